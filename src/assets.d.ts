@@ -1,0 +1,13 @@
+// Files imported `with { type: 'file' }` resolve to a path (embedded in the compiled binary).
+declare module '*.wasm' {
+  const path: string;
+  export default path;
+}
+declare module '*.data' {
+  const path: string;
+  export default path;
+}
+declare module '*.tar.gz' {
+  const path: string;
+  export default path;
+}

@@ -1,0 +1,168 @@
+// The one place that reads the environment. Every setting has an environment variable and a matching
+// `serve` flag (PORT <-> --port); flags win. A bad value is reported by naming the variable, and the
+// process exits before it opens anything.
+
+export const RATE_LIMIT_STORES = ['memory', 'postgres', 'redis'] as const;
+export type RateLimitStoreKind = (typeof RATE_LIMIT_STORES)[number];
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** `off`: the socket address is the client. `all`: believe any X-Forwarded-For. A list: believe it
+ * only from those proxy addresses. */
+export type TrustProxy = { mode: 'off' } | { mode: 'all' } | { mode: 'list'; addresses: string[] };
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  redisUrl: string | null;
+  rateLimitStore: RateLimitStoreKind;
+  reusePort: boolean;
+  publicUrl: string | null;
+  trustProxy: TrustProxy;
+  secretKey: string | null;
+  logLevel: LogLevel;
+  databasePoolSize: number;
+  bodyLimitApi: number;
+  bodyLimitImport: number;
+  bodyLimitWebhook: number;
+  anonLimitPerMinute: number;
+  anonLimitPerDay: number;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable} ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Source = Record<string, string | undefined>;
+type Parser<T> = (raw: string, name: string) => T;
+
+const MiB = 1024 * 1024;
+
+const integer =
+  (min: number, max: number): Parser<number> =>
+  (raw, name) => {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
+    return value;
+  };
+
+const oneOf =
+  <T extends string>(values: readonly T[]): Parser<T> =>
+  (raw, name) => {
+    const value = raw.trim().toLowerCase() as T;
+    if (!values.includes(value)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}"`);
+    return value;
+  };
+
+const boolean: Parser<boolean> = (raw, name) => {
+  const value = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(value)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+};
+
+const url =
+  (protocols: string[]): Parser<string> =>
+  (raw, name) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw.trim());
+    } catch {
+      throw new ConfigError(name, `must be a URL (${protocols.join(' or ')}), got an unparsable value`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(name, `must be a URL starting with ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+    }
+    return raw.trim();
+  };
+
+const nonEmpty: Parser<string> = (raw, name) => {
+  if (!raw.trim()) throw new ConfigError(name, 'must not be empty');
+  return raw.trim();
+};
+
+const trustProxy: Parser<TrustProxy> = (raw, name) => {
+  const value = raw.trim().toLowerCase();
+  if (['', '0', 'false', 'off', 'no'].includes(value)) return { mode: 'off' };
+  if (['1', 'true', 'on', 'all', 'yes'].includes(value)) return { mode: 'all' };
+  const addresses = value.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const address of addresses) {
+    if (!/^[0-9a-f:.]+$/.test(address)) {
+      throw new ConfigError(name, `must be off, all, or a comma-separated list of proxy IP addresses, got "${address}"`);
+    }
+  }
+  return { mode: 'list', addresses };
+};
+
+const secretKey: Parser<string> = (raw, name) => {
+  const value = raw.trim();
+  if (value.length < 32) throw new ConfigError(name, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)');
+  return value;
+};
+
+/** Variable name -> how to parse it -> where it goes. The flag is the variable in kebab case. */
+const SETTINGS = {
+  PORT: { key: 'port', parse: integer(0, 65535), fallback: 3000 },
+  HOST: { key: 'host', parse: nonEmpty, fallback: '0.0.0.0' },
+  DATABASE_URL: { key: 'databaseUrl', parse: url(['postgres:', 'postgresql:']), fallback: null },
+  DATA_DIR: { key: 'dataDir', parse: nonEmpty, fallback: './data' },
+  REDIS_URL: { key: 'redisUrl', parse: url(['redis:', 'rediss:']), fallback: null },
+  RATE_LIMIT_STORE: { key: 'rateLimitStore', parse: oneOf(RATE_LIMIT_STORES), fallback: undefined },
+  REUSE_PORT: { key: 'reusePort', parse: boolean, fallback: false },
+  PUBLIC_URL: { key: 'publicUrl', parse: url(['http:', 'https:']), fallback: null },
+  TRUST_PROXY: { key: 'trustProxy', parse: trustProxy, fallback: { mode: 'off' } },
+  SECRET_KEY: { key: 'secretKey', parse: secretKey, fallback: null },
+  LOG_LEVEL: { key: 'logLevel', parse: oneOf(LOG_LEVELS), fallback: 'info' },
+  DATABASE_POOL_SIZE: { key: 'databasePoolSize', parse: integer(1, 1000), fallback: 10 },
+  BODY_LIMIT_API: { key: 'bodyLimitApi', parse: integer(1024, 1024 * MiB), fallback: 1 * MiB },
+  BODY_LIMIT_IMPORT: { key: 'bodyLimitImport', parse: integer(1024, 1024 * MiB), fallback: 10 * MiB },
+  BODY_LIMIT_WEBHOOK: { key: 'bodyLimitWebhook', parse: integer(1024, 1024 * MiB), fallback: 5 * MiB },
+  RATE_LIMIT_ANON_PER_MINUTE: { key: 'anonLimitPerMinute', parse: integer(1, 10_000_000), fallback: 120 },
+  RATE_LIMIT_ANON_PER_DAY: { key: 'anonLimitPerDay', parse: integer(1, 1_000_000_000), fallback: 20_000 },
+  SHUTDOWN_TIMEOUT_MS: { key: 'shutdownTimeoutMs', parse: integer(0, 600_000), fallback: 10_000 },
+} as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
+
+export type SettingName = keyof typeof SETTINGS;
+export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+/** `DATABASE_URL` -> `database-url` */
+export const flagName = (name: SettingName) => name.toLowerCase().replaceAll('_', '-');
+
+/**
+ * Builds the configuration from the environment, overridden by flags (already parsed, keyed by
+ * variable name). Throws ConfigError naming the variable on the first bad value.
+ */
+export function loadConfig(env: Source = process.env, flags: Partial<Record<SettingName, string>> = {}): Config {
+  const values: Record<string, unknown> = {};
+  for (const name of SETTING_NAMES) {
+    const setting = SETTINGS[name];
+    const raw = flags[name] ?? env[name];
+    values[setting.key] = raw === undefined || (raw === '' && setting.fallback !== undefined && name !== 'TRUST_PROXY')
+      ? setting.fallback
+      : (setting.parse as Parser<unknown>)(raw, name);
+  }
+  const config = values as unknown as Config & { rateLimitStore: RateLimitStoreKind | undefined };
+
+  config.rateLimitStore ??= config.redisUrl ? 'redis' : config.databaseUrl ? 'postgres' : 'memory';
+  if (config.rateLimitStore === 'redis' && !config.redisUrl) {
+    throw new ConfigError('RATE_LIMIT_STORE', 'is redis but REDIS_URL is not set');
+  }
+  if (config.rateLimitStore === 'postgres' && !config.databaseUrl) {
+    throw new ConfigError('RATE_LIMIT_STORE', 'is postgres but DATABASE_URL is not set (the embedded database serves one process: use memory)');
+  }
+  if (config.reusePort && !config.databaseUrl) {
+    throw new ConfigError('REUSE_PORT', 'needs DATABASE_URL: processes sharing a port must share a PostgreSQL database (the embedded one has a single owner)');
+  }
+  if (config.reusePort && config.rateLimitStore === 'memory') {
+    throw new ConfigError('REUSE_PORT', 'needs a shared rate-limit store (RATE_LIMIT_STORE=postgres or redis): per-process counters would multiply the limits');
+  }
+  return config;
+}

@@ -1,0 +1,93 @@
+// One Drizzle schema, two drivers: postgres.js when DATABASE_URL is set, embedded PGlite otherwise.
+// Both give the same `Db` type to the rest of the code.
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { sql as rawSql } from 'drizzle-orm';
+import postgres, { type Sql } from 'postgres';
+import type { PGlite } from '@electric-sql/pglite';
+import * as schema from './schema/index.ts';
+import { openPglite } from './embedded.ts';
+import { lockDataDir } from './data-dir-lock.ts';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+
+export type DatabaseKind = 'postgres' | 'embedded';
+
+export interface Database {
+  kind: DatabaseKind;
+  db: Db;
+  /** The postgres.js client (postgres mode only): the shared rate-limit store talks to it directly. */
+  sql: Sql | null;
+  /** The PGlite instance (embedded mode only). */
+  pglite: PGlite | null;
+  /** Round trip to the database, failing after `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function connectPostgres(url: string, poolSize = 10): Database {
+  const sql = postgres(url, {
+    max: poolSize,
+    onnotice: () => {},
+    connection: { application_name: 'revintel' },
+  });
+  const db = drizzlePostgres(sql, { schema }) as unknown as Db;
+  return {
+    kind: 'postgres',
+    db,
+    sql,
+    pglite: null,
+    ping: (timeoutMs = 2000) => withTimeout(sql`select 1`.then(() => undefined), timeoutMs),
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
+
+/** Takes DATA_DIR (or throws DataDirBusyError) and opens the embedded database in it. */
+export async function openEmbedded(dataDir: string, command: string): Promise<Database> {
+  const release = lockDataDir(dataDir, command);
+  let pglite: PGlite;
+  try {
+    pglite = await openPglite(dataDir);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const db = drizzlePglite(pglite, { schema }) as unknown as Db;
+  return {
+    kind: 'embedded',
+    db,
+    sql: null,
+    pglite,
+    ping: (timeoutMs = 2000) => withTimeout(db.execute(rawSql`select 1`).then(() => undefined), timeoutMs),
+    close: async () => {
+      try {
+        await pglite.close();
+      } finally {
+        release();
+      }
+    },
+  };
+}
+
+/** `db.execute()` answers an array on postgres.js and `{ rows }` on PGlite. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+export class DatabaseTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`database did not answer within ${ms} ms`);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: Timer;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DatabaseTimeoutError(ms)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

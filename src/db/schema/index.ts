@@ -1,0 +1,5 @@
+export * from './organisations.ts';
+export * from './api-keys.ts';
+export * from './audit-log.ts';
+export * from './rate-limits.ts';
+export * from './instances.ts';

@@ -1,0 +1,19 @@
+import { randomBytes } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `length` uniformly random base62 characters (rejection sampling keeps every character equally
+ * likely, so a key of n characters carries n·log2(62) bits). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** Record ids: a type prefix and 20 base62 characters (~119 bits). */
+export const newId = (prefix: 'org' | 'key' | 'ins') => `${prefix}_${randomBase62(20)}`;

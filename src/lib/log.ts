@@ -1,0 +1,42 @@
+import type { LogLevel } from '../config.ts';
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** Keys whose values never reach a log line, wherever they appear. */
+const SECRET_KEY_PATTERN = /authorization|token|secret|password|api[-_]?key|cookie|signature/i;
+const KEY_PATTERN = /rvk_[0-9A-Za-z]+/g;
+
+export function redact(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.replace(KEY_PATTERN, 'rvk_[REDACTED]');
+  if (depth > 5 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    out[key] = SECRET_KEY_PATTERN.test(key) ? '[REDACTED]' : redact(inner, depth + 1);
+  }
+  return out;
+}
+
+/** JSON lines on stdout (stderr for warnings and errors), secrets redacted. */
+export function createLogger(level: LogLevel, base: Record<string, unknown> = {}): Logger {
+  const threshold = RANK[level];
+  const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
+    if (RANK[lvl] < threshold) return;
+    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...(fields ? (redact(fields) as object) : {}) });
+    if (RANK[lvl] >= RANK.warn) process.stderr.write(line + '\n');
+    else process.stdout.write(line + '\n');
+  };
+  return {
+    debug: (msg, fields) => write('debug', msg, fields),
+    info: (msg, fields) => write('info', msg, fields),
+    warn: (msg, fields) => write('warn', msg, fields),
+    error: (msg, fields) => write('error', msg, fields),
+  };
+}

@@ -1,0 +1,18 @@
+import { auditLog } from '../../db/schema/index.ts';
+import type { Db } from '../../db/client.ts';
+
+export type AuditAction = 'org.created' | 'org.updated' | 'key.created' | 'key.revoked';
+
+export interface AuditInput {
+  orgId: string | null;
+  actor: string;
+  action: AuditAction;
+  targetType: 'organisation' | 'api_key';
+  targetId: string;
+  details?: Record<string, unknown>;
+}
+
+/** Call inside the transaction of the change it records, so the trail never disagrees with the data. */
+export async function recordAudit(db: Db, entry: AuditInput): Promise<void> {
+  await db.insert(auditLog).values({ ...entry, details: entry.details ?? {} });
+}

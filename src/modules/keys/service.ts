@@ -1,0 +1,181 @@
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { apiKeys, organisations, type ApiKey, type Organisation } from '../../db/schema/index.ts';
+import type { Db } from '../../db/client.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { newId, randomBase62 } from '../../lib/ids.ts';
+import { recordAudit } from '../audit/service.ts';
+import { findOrg } from '../orgs/service.ts';
+
+/** `rvk_` + 40 base62 characters: about 238 random bits. */
+const KEY_BODY_LENGTH = 40;
+const KEY_PATTERN = /^rvk_[0-9A-Za-z]{32,128}$/;
+/** What listings show: enough to tell keys apart, far too little to guess one. */
+const PREFIX_LENGTH = 12;
+
+export const hashKey = (plaintext: string) => createHash('sha256').update(plaintext).digest('hex');
+
+export function generateKey() {
+  const plaintext = `rvk_${randomBase62(KEY_BODY_LENGTH)}`;
+  return { plaintext, prefix: plaintext.slice(0, PREFIX_LENGTH), hash: hashKey(plaintext) };
+}
+
+/** A key as it may be shown: never its hash. */
+export type PublicKey = Omit<ApiKey, 'hash'>;
+export function publicKey({ hash: _hash, ...rest }: ApiKey): PublicKey {
+  return rest;
+}
+
+export function keyStatus(key: Pick<ApiKey, 'revokedAt' | 'expiresAt'>, now = new Date()): 'active' | 'revoked' | 'expired' {
+  if (key.revokedAt) return 'revoked';
+  if (key.expiresAt && key.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+export interface CreateKeyInput {
+  org: string;
+  name: string;
+  expiresAt?: Date | null;
+  actor: string;
+}
+
+/** Returns the plaintext once; only its hash is kept. */
+export async function createKey(db: Db, input: CreateKeyInput): Promise<{ key: PublicKey; plaintext: string }> {
+  const org = await findOrg(db, input.org);
+  const name = input.name.trim();
+  if (!name) throw new AppError('validation_failed', 'name must not be empty');
+  if (input.expiresAt && input.expiresAt <= new Date()) throw new AppError('validation_failed', 'expires_at must be in the future');
+  const { plaintext, prefix, hash } = generateKey();
+  const [key] = await db
+    .insert(apiKeys)
+    .values({ id: newId('key'), orgId: org.id, name, prefix, hash, createdBy: input.actor, expiresAt: input.expiresAt ?? null })
+    .returning();
+  await recordAudit(db, {
+    orgId: org.id,
+    actor: input.actor,
+    action: 'key.created',
+    targetType: 'api_key',
+    targetId: key!.id,
+    details: { name, prefix, expires_at: key!.expiresAt?.toISOString() ?? null },
+  });
+  return { key: publicKey(key!), plaintext };
+}
+
+export async function listKeys(db: Db, filter: { org?: string } = {}): Promise<PublicKey[]> {
+  const orgId = filter.org ? (await findOrg(db, filter.org)).id : undefined;
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(orgId ? eq(apiKeys.orgId, orgId) : undefined)
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+  return rows.map(publicKey);
+}
+
+export interface RevokeKeyInput {
+  keyId: string;
+  /** When set, the key must belong to this organisation (API callers); the CLI operator may revoke any. */
+  orgId?: string;
+  actor: string;
+}
+
+/** Revoking twice is harmless: the second call reports the first revocation. */
+export async function revokeKey(db: Db, input: RevokeKeyInput): Promise<{ key: PublicKey; alreadyRevoked: boolean }> {
+  const scope = input.orgId ? and(eq(apiKeys.id, input.keyId), eq(apiKeys.orgId, input.orgId)) : eq(apiKeys.id, input.keyId);
+  const [revoked] = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(scope, isNull(apiKeys.revokedAt)))
+    .returning();
+  if (revoked) {
+    await recordAudit(db, {
+      orgId: revoked.orgId,
+      actor: input.actor,
+      action: 'key.revoked',
+      targetType: 'api_key',
+      targetId: revoked.id,
+      details: { name: revoked.name, prefix: revoked.prefix },
+    });
+    return { key: publicKey(revoked), alreadyRevoked: false };
+  }
+  const [existing] = await db.select().from(apiKeys).where(scope);
+  if (!existing) throw notFound(`API key ${input.keyId}`);
+  return { key: publicKey(existing), alreadyRevoked: true };
+}
+
+// --- authentication ------------------------------------------------------------------------------
+
+export interface Principal {
+  key: PublicKey;
+  org: Organisation;
+}
+
+export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'expired' | 'revoked';
+
+export const AUTH_FAILURE_MESSAGES: Record<AuthFailure, string> = {
+  missing: 'Missing API key: send it as "Authorization: Bearer <key>"',
+  malformed: 'Malformed API key: expected "Authorization: Bearer rvk_…"',
+  unknown: 'Invalid API key',
+  expired: 'API key has expired',
+  revoked: 'API key has been revoked',
+};
+
+/** How long a looked-up key is trusted before it is read again: the bound on how late a revocation
+ * made by another process (or the CLI on PostgreSQL) takes effect here. */
+export const KEY_CACHE_TTL_MS = 2_000;
+/** last_used_at is written at most this often per key, off the request path. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface Authenticator {
+  authenticate(token: string | undefined): Promise<Principal | AuthFailure>;
+  /** Forget a key now (revoked or changed in this process). */
+  invalidate(keyId?: string): void;
+}
+
+export function createAuthenticator(db: Db, onError: (error: unknown) => void = () => {}): Authenticator {
+  const byHash = db
+    .select({ key: apiKeys, org: organisations })
+    .from(apiKeys)
+    .innerJoin(organisations, eq(organisations.id, apiKeys.orgId))
+    .where(eq(apiKeys.hash, sql.placeholder('hash')))
+    .limit(1)
+    .prepare('auth_key_by_hash');
+
+  const cache = new Map<string, { row: { key: ApiKey; org: Organisation } | null; fetchedAt: number }>();
+  const lastUsedWritten = new Map<string, number>();
+
+  function touch(keyId: string, now: number) {
+    const last = lastUsedWritten.get(keyId) ?? 0;
+    if (now - last < LAST_USED_RESOLUTION_MS) return;
+    lastUsedWritten.set(keyId, now);
+    db.update(apiKeys).set({ lastUsedAt: new Date(now) }).where(eq(apiKeys.id, keyId)).then(undefined, onError);
+  }
+
+  return {
+    async authenticate(token) {
+      if (!token) return 'missing';
+      if (!KEY_PATTERN.test(token)) return 'malformed';
+      // The lookup is by SHA-256 of the key, so its timing says nothing about the key itself; the
+      // final comparison is constant-time anyway.
+      const hash = hashKey(token);
+      const now = Date.now();
+      let cached = cache.get(hash);
+      if (!cached || now - cached.fetchedAt > KEY_CACHE_TTL_MS) {
+        const [row] = await byHash.execute({ hash });
+        cached = { row: row ?? null, fetchedAt: now };
+        if (row) cache.set(hash, cached);
+        else cache.delete(hash); // unknown keys are not remembered: a new key works at once
+        if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
+      }
+      const row = cached.row;
+      if (!row || !timingSafeEqual(Buffer.from(row.key.hash, 'hex'), Buffer.from(hash, 'hex'))) return 'unknown';
+      const status = keyStatus(row.key, new Date(now));
+      if (status !== 'active') return status;
+      touch(row.key.id, now);
+      return { key: publicKey(row.key), org: row.org };
+    },
+    invalidate(keyId) {
+      if (!keyId) return cache.clear();
+      for (const [hash, entry] of cache) if (entry.row?.key.id === keyId) cache.delete(hash);
+    },
+  };
+}

@@ -1,0 +1,24 @@
+// The one JSON body parser: enforces the size limit while reading, requires a JSON content type on
+// API endpoints (415 otherwise), and turns a parse failure into a 400 that says so. Webhook routes
+// bring their own parser (they need the raw bytes for signatures).
+import { Elysia } from 'elysia';
+import { AppError } from '../lib/errors.ts';
+import { bodyLimitFor, isJsonContentType, readBodyLimited } from '../lib/body.ts';
+import type { Config } from '../config.ts';
+
+export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>) {
+  return new Elysia({ name: 'revintel/body' }).onParse({ as: 'global' }, async ({ request, path }) => {
+    if (path.startsWith('/api/webhooks/')) return;
+    const contentType = request.headers.get('content-type');
+    const bytes = await readBodyLimited(request, bodyLimitFor(path, config));
+    if (bytes.byteLength === 0) return null;
+    if (!isJsonContentType(contentType)) {
+      throw new AppError('unsupported_media_type', `Content-Type must be application/json, got "${contentType ?? 'none'}"`);
+    }
+    try {
+      return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    } catch {
+      throw new AppError('malformed_json', 'Malformed JSON in request body');
+    }
+  });
+}

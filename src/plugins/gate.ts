@@ -1,0 +1,83 @@
+// Before any route runs: refuse oversized bodies, authenticate /api callers, and count the request
+// against its rate limit (the organisation's, or the client address's when unauthenticated). This
+// runs for every request, matched route or not, so 401s and 404s carry the rate-limit headers too.
+import { Elysia } from 'elysia';
+import { AppError } from '../lib/errors.ts';
+import { bodyLimitFor, tooLarge } from '../lib/body.ts';
+import { rateLimitHeaders, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
+import { AUTH_FAILURE_MESSAGES, type Authenticator } from '../modules/keys/service.ts';
+import { limitsOf } from '../modules/orgs/service.ts';
+import type { Config } from '../config.ts';
+import type { RequestStates } from './request-state.ts';
+
+/** Paths that never need a key: liveness/readiness probes, and webhooks (their senders prove who
+ * they are with their own credentials). */
+const isPublic = (path: string) => !path.startsWith('/api/') || path.startsWith('/api/webhooks/');
+/** Probes are answered with the headers but not counted: a load balancer polling every second must
+ * not exhaust its address's budget. */
+const isProbe = (path: string) => path === '/healthz' || path === '/readyz';
+
+function bearerToken(header: string | null): string | undefined | null {
+  if (header === null) return undefined;
+  const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null; // null: a header that is not a bearer credential
+}
+
+export interface GateDeps {
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'anonLimitPerMinute' | 'anonLimitPerDay'>;
+  states: RequestStates;
+  limiter: RateLimiter;
+  authenticator: Authenticator;
+}
+
+export function gatePlugin(deps: GateDeps) {
+  const anonLimits: Limits = { perMinute: deps.config.anonLimitPerMinute, perDay: deps.config.anonLimitPerDay };
+  const unauthorized = (message: string) => new AppError('unauthorized', message, { 'www-authenticate': 'Bearer realm="revintel"' });
+
+  return new Elysia({ name: 'revintel/gate' }).onRequest(async ({ request, set }) => {
+    const state = deps.states.get(request)!;
+    const url = new URL(request.url);
+    const path = url.pathname;
+
+    const limit = bodyLimitFor(path, deps.config);
+    if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge(limit);
+
+    if (isProbe(path)) {
+      Object.assign(state.headers, rateLimitHeaders(await deps.limiter.peek(`ip:${state.clientAddress}`, anonLimits)));
+      Object.assign(set.headers, state.headers);
+      return;
+    }
+
+    let subject = `ip:${state.clientAddress}`;
+    let limits = anonLimits;
+    let authError: AppError | null = null;
+    if (!isPublic(path)) {
+      const token = bearerToken(request.headers.get('authorization'));
+      if (url.searchParams.has('access_token')) {
+        // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
+        authError = unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"');
+      } else {
+        const result = await deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
+        if (typeof result === 'string') {
+          authError = unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]);
+        } else {
+          state.principal = result;
+          subject = `org:${result.org.id}`;
+          limits = limitsOf(result.org);
+        }
+      }
+    }
+
+    const decision = await deps.limiter.consume(subject, limits);
+    state.rateLimit = decision;
+    Object.assign(state.headers, rateLimitHeaders(decision));
+    Object.assign(set.headers, state.headers);
+    if (!decision.allowed) {
+      const [limit, window] = decision.day.remaining === 0 ? [limits.perDay, 'day'] : [limits.perMinute, 'minute'];
+      throw new AppError('rate_limited', `Rate limit exceeded: ${limit} requests per ${window}; retry in ${decision.retryAfter} s`, {
+        'retry-after': String(decision.retryAfter),
+      });
+    }
+    if (authError) throw authError;
+  });
+}

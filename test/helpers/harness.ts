@@ -1,0 +1,123 @@
+// The test harness: real databases (embedded PGlite always, PostgreSQL when TEST_DATABASE_URL is
+// set), the real app, and tenant-isolated factories (each test makes its own organisation).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type AppDeps } from '../../src/app.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { connectPostgres, openEmbedded, type Database } from '../../src/db/client.ts';
+import { runMigrations } from '../../src/db/migrate.ts';
+import { createLogger } from '../../src/lib/log.ts';
+import { memoryRateLimiter, type RateLimiter } from '../../src/lib/rate-limiter.ts';
+import { createAuthenticator, createKey } from '../../src/modules/keys/service.ts';
+import { createOrg } from '../../src/modules/orgs/service.ts';
+import type { Plan } from '../../src/db/schema/index.ts';
+import { randomBase62 } from '../../src/lib/ids.ts';
+
+export type BackendKind = 'embedded' | 'postgres';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || null;
+
+/** Every suite runs on the embedded database, and on PostgreSQL too when TEST_DATABASE_URL is set. */
+export const BACKENDS: BackendKind[] = TEST_DATABASE_URL ? ['embedded', 'postgres'] : ['embedded'];
+
+export function tempDir(prefix = 'revintel-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface TestDatabase extends Database {
+  /** Closes the database and removes what the test created on disk. */
+  dispose(): Promise<void>;
+}
+
+export async function openTestDatabase(kind: BackendKind): Promise<TestDatabase> {
+  if (kind === 'postgres') {
+    if (!TEST_DATABASE_URL) throw new Error('TEST_DATABASE_URL is not set');
+    const database = connectPostgres(TEST_DATABASE_URL, 10);
+    await runMigrations(database, TEST_DATABASE_URL);
+    return { ...database, dispose: () => database.close() };
+  }
+  const dir = tempDir();
+  const database = await openEmbedded(dir, 'test');
+  await runMigrations(database, null);
+  return {
+    ...database,
+    dispose: async () => {
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ LOG_LEVEL: 'silent' }), ...overrides };
+}
+
+export function buildApp(database: Database, overrides: Partial<AppDeps> = {}) {
+  const config = overrides.config ?? testConfig({ databaseUrl: database.kind === 'postgres' ? TEST_DATABASE_URL : null });
+  const authenticator = overrides.authenticator ?? createAuthenticator(database.db);
+  const limiter: RateLimiter = overrides.limiter ?? memoryRateLimiter();
+  const app = createApp({
+    config,
+    database,
+    limiter,
+    authenticator,
+    log: createLogger('silent'),
+    readiness: async () => [{ name: 'database', ok: true }],
+    ...overrides,
+  });
+  return { app, authenticator, limiter, config };
+}
+
+export const uniqueName = (label = 'org') => `${label}-${randomBase62(10)}`;
+
+export async function createOrgWithKey(
+  database: Database,
+  options: { plan?: Plan; perMinute?: number | null; perDay?: number | null; expiresAt?: Date | null } = {},
+) {
+  return database.db.transaction(async (tx) => {
+    const org = await createOrg(tx as never, {
+      name: uniqueName(),
+      plan: options.plan ?? 'enterprise',
+      rateLimitPerMinute: options.perMinute ?? null,
+      rateLimitPerDay: options.perDay ?? null,
+      actor: 'test',
+    });
+    const { key, plaintext } = await createKey(tx as never, { org: org.id, name: 'test key', expiresAt: options.expiresAt ?? null, actor: 'test' });
+    return { org, key, secret: plaintext };
+  });
+}
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  rawBody?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** One request through the app, as a client would send it. */
+export async function call(app: { handle(request: Request): Promise<Response> }, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: BodyInit | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // leave undefined: tests asserting the envelope will fail loudly
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
