@@ -1,19 +1,27 @@
-// Routes declare `{ auth: true }` and receive `principal`. The gate has already authenticated the
-// request (it must, to rate-limit it by organisation); this macro makes the route's dependence on it
-// explicit and typed, and refuses if the gate did not vouch for the caller.
+// Routes declare `{ auth: true }` and receive `principal`. The gate authenticated the request before
+// routing (it must: every request, matched or not, is counted against its organisation's limit);
+// this macro takes the route's credential from @elysiajs/bearer and admits the request only if it is
+// the very key the gate vouched for.
 import { Elysia } from 'elysia';
+import { bearer } from '@elysiajs/bearer';
+import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '../lib/errors.ts';
 import type { RequestStates } from './request-state.ts';
-import type { Principal } from '../modules/keys/service.ts';
+import { hashKey, type Principal } from '../modules/keys/service.ts';
+
+const unauthorized = () => new AppError('unauthorized', 'Authentication required', { 'www-authenticate': 'Bearer realm="revintel"' });
 
 export function authPlugin(states: RequestStates) {
-  return new Elysia({ name: 'revintel/auth' }).macro({
-    auth: {
-      resolve({ request }): { principal: Principal } {
-        const principal = states.get(request)?.principal;
-        if (!principal) throw new AppError('unauthorized', 'Authentication required', { 'www-authenticate': 'Bearer realm="revintel"' });
-        return { principal };
+  return new Elysia({ name: 'revintel/auth' })
+    .use(bearer())
+    .macro({
+      auth: {
+        resolve({ request, bearer: token }): { principal: Principal } {
+          const state = states.get(request);
+          if (!state?.principal || !state.tokenHash || !token) throw unauthorized();
+          if (!timingSafeEqual(Buffer.from(hashKey(token), 'hex'), Buffer.from(state.tokenHash, 'hex'))) throw unauthorized();
+          return { principal: state.principal };
+        },
       },
-    },
-  });
+    });
 }

@@ -5,7 +5,7 @@ import { Elysia } from 'elysia';
 import { AppError } from '../lib/errors.ts';
 import { bodyLimitFor, tooLarge } from '../lib/body.ts';
 import { rateLimitHeaders, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
-import { AUTH_FAILURE_MESSAGES, type Authenticator } from '../modules/keys/service.ts';
+import { AUTH_FAILURE_MESSAGES, hashKey, type Authenticator } from '../modules/keys/service.ts';
 import { limitsOf } from '../modules/orgs/service.ts';
 import type { Config } from '../config.ts';
 import type { RequestStates } from './request-state.ts';
@@ -17,10 +17,11 @@ const isPublic = (path: string) => !path.startsWith('/api/') || path.startsWith(
  * not exhaust its address's budget. */
 const isProbe = (path: string) => path === '/healthz' || path === '/readyz';
 
-function bearerToken(header: string | null): string | undefined | null {
+/** Reads the credential exactly as @elysiajs/bearer does (the auth macro reads it through that
+ * plugin), so both always see the same key. null: a header that is not a bearer credential. */
+export function bearerToken(header: string | null): string | undefined | null {
   if (header === null) return undefined;
-  const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
-  return match ? match[1]! : null; // null: a header that is not a bearer credential
+  return header.startsWith('Bearer ') ? header.slice('Bearer '.length) : null;
 }
 
 export interface GateDeps {
@@ -62,6 +63,7 @@ export function gatePlugin(deps: GateDeps) {
           authError = unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]);
         } else {
           state.principal = result;
+          state.tokenHash = hashKey(token!);
           subject = `org:${result.org.id}`;
           limits = limitsOf(result.org);
         }

@@ -38,6 +38,7 @@ export function requestContextPlugin(deps: { log: Logger; states: RequestStates;
         startedAt: performance.now(),
         clientAddress: clientAddressOf(request, peer, deps.trustProxy),
         principal: null,
+        tokenHash: null,
         rateLimit: null,
         headers: {},
       });

@@ -8,6 +8,8 @@ export interface RequestState {
   startedAt: number;
   clientAddress: string;
   principal: Principal | null;
+  /** SHA-256 of the key the gate admitted. */
+  tokenHash: string | null;
   /** The rate-limit decision for this request (absent for probes, which are not counted). */
   rateLimit: Decision | null;
   /** Rate-limit headers to put on whatever response this request ends with. */

@@ -91,7 +91,7 @@ export async function createOrgWithKey(
 export interface CallOptions {
   key?: string;
   body?: unknown;
-  rawBody?: BodyInit;
+  rawBody?: string | Uint8Array | ReadableStream;
   headers?: Record<string, string>;
 }
 
@@ -106,7 +106,7 @@ export interface CallResult {
 export async function call(app: { handle(request: Request): Promise<Response> }, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
-  let body: BodyInit | undefined = options.rawBody;
+  let body: string | Uint8Array | ReadableStream | undefined = options.rawBody;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';

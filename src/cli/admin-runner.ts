@@ -1,0 +1,43 @@
+// Where an admin command runs. PostgreSQL: on the CLI's own connection. Embedded database: if a
+// `serve` process owns DATA_DIR, through its admin socket (the server runs each unit whole);
+// otherwise the CLI takes DATA_DIR itself for the duration of the command.
+import type { Config } from '../config.ts';
+import { connectPostgres, openEmbedded, type Database } from '../db/client.ts';
+import { readLockHolder } from '../db/data-dir-lock.ts';
+import { runMigrations } from '../db/migrate.ts';
+import { localRunner, type UnitRunner } from '../db/units.ts';
+import { socketRunner } from '../admin/socket.ts';
+import { adminUnits, type AdminUnits } from '../admin/units.ts';
+
+export interface AdminSession {
+  runner: UnitRunner<AdminUnits>;
+  /** How the command reached the database, for messages. */
+  via: 'postgres' | 'embedded' | 'server';
+  close(): Promise<void>;
+}
+
+export async function openAdminSession(config: Config, command: string): Promise<AdminSession> {
+  // Another CLI command holding DATA_DIR has no socket: openEmbedded below reports it as busy.
+  if (!config.databaseUrl && readLockHolder(config.dataDir)?.command === 'serve') {
+    return { runner: socketRunner(config.dataDir), via: 'server', close: async () => {} };
+  }
+  const database: Database = config.databaseUrl
+    ? connectPostgres(config.databaseUrl, 2)
+    : await openEmbedded(config.dataDir, command);
+  try {
+    await runMigrations(database, config.databaseUrl);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return { runner: localRunner(database.db, adminUnits), via: database.kind, close: () => database.close() };
+}
+
+export async function withAdminSession<T>(config: Config, command: string, fn: (session: AdminSession) => Promise<T>): Promise<T> {
+  const session = await openAdminSession(config, command);
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bun
+// The one entry of the revintel binary: parses the sub-command and runs it.
+import { exitWith } from './cli/args.ts';
+
+// Written here, in the entry: in the compiled binary `import.meta.url` of every other module is
+// the main bundle, and the worker is a second entrypoint of `bun build --compile`.
+const WORKER_URL = new URL('./jobs/worker.ts', import.meta.url);
+
+const HELP = `
+revintel — revenue intelligence: ARR data, ticket intelligence, churn predictions.
+
+Usage: revintel <command> [options]
+
+Commands:
+  serve        serve the API and run the background worker (the default)
+  migrate      apply database migrations
+  orgs         create, list and update organisations
+  keys         create, list and revoke API keys
+  version      print the version
+
+Run "revintel <command> --help" for a command's options. Every command takes --json.
+`;
+
+async function main(argv: string[]) {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+      return (await import('./cli/serve.ts')).serveCommand([], WORKER_URL);
+    case 'serve':
+      return (await import('./cli/serve.ts')).serveCommand(rest, WORKER_URL);
+    case 'migrate':
+      return (await import('./cli/migrate.ts')).migrateCommand(rest);
+    case 'orgs':
+      return (await import('./cli/orgs.ts')).orgsCommand(rest);
+    case 'keys':
+      return (await import('./cli/keys.ts')).keysCommand(rest);
+    case 'version':
+    case '--version':
+      return (await import('./cli/version.ts')).versionCommand(rest);
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(HELP.trim());
+      return;
+    default:
+      if (command.startsWith('--')) return (await import('./cli/serve.ts')).serveCommand(argv, WORKER_URL);
+      console.error(`revintel: unknown command "${command}"\n${HELP}`);
+      process.exit(2);
+  }
+}
+
+const argv = process.argv.slice(2);
+main(argv).catch((error) => exitWith(error, argv.includes('--json')));

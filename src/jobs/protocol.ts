@@ -1,0 +1,24 @@
+// Messages between the main thread and the worker thread (besides unit requests, db/units.ts).
+import type { LogLevel } from '../config.ts';
+import type { InstanceInfo } from './units.ts';
+
+export interface WorkerInit {
+  type: 'init';
+  /** postgres: the worker opens its own pool. embedded: it asks the main thread, which owns PGlite. */
+  databaseUrl: string | null;
+  instance: InstanceInfo;
+  heartbeatMs: number;
+  logLevel: LogLevel;
+}
+
+export interface WorkerStop {
+  type: 'stop';
+}
+
+export type ToWorker = WorkerInit | WorkerStop;
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'heartbeat'; at: number }
+  | { type: 'failed'; error: string }
+  | { type: 'stopped' };

@@ -1,0 +1,96 @@
+// Starts the worker thread, answers its units of work when the main thread owns the database
+// (embedded mode), watches its heartbeat, and replaces it if it dies. Stopping lets the current
+// job finish.
+import { answerUnits, localRunner } from '../db/units.ts';
+import type { Database } from '../db/client.ts';
+import type { Logger } from '../lib/log.ts';
+import type { LogLevel } from '../config.ts';
+import type { FromWorker, WorkerInit } from './protocol.ts';
+import { workerUnits, type InstanceInfo } from './units.ts';
+
+export interface Supervisor {
+  /** Resolves once the first worker has registered the instance. */
+  ready: Promise<void>;
+  /** The last heartbeat is recent enough. */
+  isAlive(): boolean;
+  lastHeartbeatAt(): number | null;
+  restarts(): number;
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+export interface SupervisorOptions {
+  workerUrl: URL | string;
+  database: Database;
+  databaseUrl: string | null;
+  instance: InstanceInfo;
+  log: Logger;
+  logLevel: LogLevel;
+  heartbeatMs?: number;
+}
+
+export function startSupervisor(options: SupervisorOptions): Supervisor {
+  const heartbeatMs = options.heartbeatMs ?? 2_000;
+  let worker: Worker | null = null;
+  let lastBeat: number | null = null;
+  let restartCount = 0;
+  let stopping = false;
+  let markReady: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  let stopped: (() => void) | null = null;
+
+  const spawn = () => {
+    const current = new Worker(options.workerUrl);
+    worker = current;
+    if (options.database.kind === 'embedded') answerUnits(current, localRunner(options.database.db, workerUnits));
+    current.addEventListener('message', (event: MessageEvent<FromWorker>) => {
+      const message = event.data;
+      if (message.type === 'ready' || message.type === 'heartbeat') {
+        lastBeat = Date.now();
+        if (message.type === 'ready') markReady();
+      } else if (message.type === 'failed') {
+        options.log.error('worker failed', { error: message.error });
+        current.terminate();
+      } else if (message.type === 'stopped') {
+        stopped?.();
+        current.terminate();
+      }
+    });
+    current.addEventListener('error', (event) => {
+      options.log.error('worker error', { error: (event as ErrorEvent).message });
+    });
+    current.addEventListener('close', () => {
+      if (worker !== current) return;
+      worker = null;
+      if (stopping) return stopped?.();
+      restartCount += 1;
+      const delay = Math.min(30_000, 250 * 2 ** Math.min(restartCount, 7));
+      options.log.warn('worker exited; restarting', { restarts: restartCount, delay_ms: delay });
+      setTimeout(() => !stopping && spawn(), delay);
+    });
+    current.postMessage({
+      type: 'init',
+      databaseUrl: options.databaseUrl,
+      instance: options.instance,
+      heartbeatMs,
+      logLevel: options.logLevel,
+    } satisfies WorkerInit);
+  };
+  spawn();
+
+  return {
+    ready,
+    isAlive: () => lastBeat !== null && Date.now() - lastBeat < heartbeatMs * 3 + 1_000,
+    lastHeartbeatAt: () => lastBeat,
+    restarts: () => restartCount,
+    async stop(timeoutMs = 10_000) {
+      stopping = true;
+      const current = worker;
+      if (!current) return;
+      const done = new Promise<void>((resolve) => (stopped = resolve));
+      current.postMessage({ type: 'stop' });
+      const timer = setTimeout(() => current.terminate(), timeoutMs);
+      await done;
+      clearTimeout(timer);
+    },
+  };
+}

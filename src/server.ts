@@ -1,0 +1,155 @@
+// `revintel serve`: open the database, migrate, start the worker thread and the HTTP server, and
+// shut all of it down in order on SIGTERM/SIGINT.
+import Redis from 'ioredis';
+import { hostname } from 'node:os';
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
+import { isMigrated, runMigrations } from './db/migrate.ts';
+import { serveAdminSocket } from './admin/socket.ts';
+import { startSupervisor } from './jobs/supervisor.ts';
+import { newId } from './lib/ids.ts';
+import { createLogger, type Logger } from './lib/log.ts';
+import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
+import { ensureSecretKey } from './lib/secret-key.ts';
+import { createAuthenticator } from './modules/keys/service.ts';
+import type { ReadinessCheck } from './modules/health/index.ts';
+import { VERSION } from './version.ts';
+
+export class PortInUseError extends Error {
+  constructor(host: string, port: number) {
+    super(
+      `PORT ${port} on ${host} is in use by another process. Choose another PORT, stop that process, ` +
+        'or — for several revintel processes on one PostgreSQL — set REUSE_PORT=true on each of them.',
+    );
+    this.name = 'PortInUseError';
+  }
+}
+
+export async function openDatabase(config: Config, command: string): Promise<Database> {
+  return config.databaseUrl ? connectPostgres(config.databaseUrl, config.databasePoolSize) : openEmbedded(config.dataDir, command);
+}
+
+async function createLimiter(config: Config, database: Database): Promise<{ limiter: RateLimiter; close: () => Promise<void> }> {
+  switch (config.rateLimitStore) {
+    case 'memory':
+      return { limiter: memoryRateLimiter(), close: async () => {} };
+    case 'postgres':
+      return { limiter: postgresRateLimiter(database.sql!), close: async () => {} };
+    case 'redis': {
+      const client = new Redis(config.redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+      await client.connect();
+      return { limiter: redisRateLimiter(client), close: async () => void (await client.quit()) };
+    }
+  }
+}
+
+export interface RunningServer {
+  url: URL;
+  port: number;
+  database: Database;
+  stop(): Promise<void>;
+}
+
+export interface ServeOptions {
+  workerUrl: URL | string;
+  log?: Logger;
+}
+
+export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
+  const startedAt = Date.now();
+  const log = options.log ?? createLogger(config.logLevel);
+  const database = await openDatabase(config, 'serve');
+  const cleanups: (() => Promise<void>)[] = [() => database.close()];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch((error) => log.error('shutdown step failed', { error: String(error) }));
+  };
+  try {
+    const migration = await runMigrations(database, config.databaseUrl);
+    ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null);
+    if (!config.secretKey && database.kind === 'postgres') {
+      log.warn('SECRET_KEY is not set: connectors with webhook secrets cannot be created until it is');
+    }
+
+    const { limiter, close: closeLimiter } = await createLimiter(config, database);
+    cleanups.push(closeLimiter);
+    const authenticator = createAuthenticator(database.db, (error) => log.warn('could not record key use', { error: String(error) }));
+
+    const instance = { id: newId('ins'), hostname: hostname(), pid: process.pid, version: VERSION, startedAt: new Date(startedAt) };
+    const supervisor = startSupervisor({
+      workerUrl: options.workerUrl,
+      database,
+      databaseUrl: config.databaseUrl,
+      instance,
+      log,
+      logLevel: config.logLevel,
+    });
+    cleanups.push(() => supervisor.stop(config.shutdownTimeoutMs));
+
+    let migrated = true;
+    const readiness = async (): Promise<ReadinessCheck[]> => {
+      const checks: ReadinessCheck[] = [];
+      try {
+        await database.ping(1_000);
+        checks.push({ name: 'database', ok: true, detail: database.kind });
+      } catch (error) {
+        checks.push({ name: 'database', ok: false, detail: (error as Error).message });
+      }
+      if (checks[0]!.ok) migrated = await isMigrated(database).catch(() => false);
+      checks.push({ name: 'migrations', ok: migrated, detail: migrated ? 'applied' : 'pending' });
+      const alive = supervisor.isAlive();
+      checks.push({ name: 'worker', ok: alive, detail: alive ? 'alive' : 'no heartbeat' });
+      return checks;
+    };
+
+    const app = createApp({ config, database, limiter, authenticator, log, readiness, startedAt });
+
+    if (database.kind === 'embedded') {
+      const socket = serveAdminSocket({ dataDir: config.dataDir, db: database.db, onAccessChange: () => authenticator.invalidate() });
+      cleanups.push(socket.stop);
+    }
+
+    await supervisor.ready;
+    try {
+      app.listen({
+        port: config.port,
+        hostname: config.host,
+        reusePort: config.reusePort,
+        development: false,
+        // Our body parser enforces the per-route limits with an envelope answer; this is only the
+        // outer bound past which Bun itself refuses.
+        maxRequestBodySize: Math.max(config.bodyLimitApi, config.bodyLimitImport, config.bodyLimitWebhook) * 2,
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === 'EADDRINUSE' || /in use/i.test(String((error as Error).message))) {
+        throw new PortInUseError(config.host, config.port);
+      }
+      throw error;
+    }
+    const server = app.server!;
+    const url = new URL(`http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${server.port}`);
+    log.info('revintel serving', {
+      url: url.href,
+      version: VERSION,
+      database: database.kind,
+      data_dir: database.kind === 'embedded' ? config.dataDir : undefined,
+      rate_limit_store: limiter.kind,
+      migrations_applied: migration.applied,
+      startup_ms: Date.now() - startedAt,
+    });
+
+    let stopping: Promise<void> | null = null;
+    const stop = () =>
+      (stopping ??= (async () => {
+        log.info('shutting down: no new connections, finishing requests in flight');
+        // stop(false) stops listening and resolves once in-flight requests have completed.
+        await Promise.race([server.stop(false), Bun.sleep(config.shutdownTimeoutMs)]);
+        await cleanup();
+        log.info('stopped');
+      })());
+    return { url, port: server.port!, database, stop };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
