@@ -5,13 +5,21 @@ import { makeSnapshot } from '../src/db/embedded.ts';
 
 export const SNAPSHOT_PATH = new URL('../build/pgdata.tar.gz', import.meta.url).pathname;
 
+const pgliteVersion = async () =>
+  (JSON.parse(await Bun.file(new URL('../node_modules/@electric-sql/pglite/package.json', import.meta.url).pathname).text()) as { version: string }).version;
+
+/** Makes the snapshot unless one made by this PGlite version exists (a cluster from another
+ * version would not open). */
 export async function ensureSnapshot(force = false): Promise<void> {
-  if (!force && existsSync(SNAPSHOT_PATH)) return;
+  const versionPath = `${SNAPSHOT_PATH}.version`;
+  const version = await pgliteVersion();
+  if (!force && existsSync(SNAPSHOT_PATH) && existsSync(versionPath) && (await Bun.file(versionPath).text()) === version) return;
   mkdirSync(new URL('../build/', import.meta.url).pathname, { recursive: true });
   const tmp = `${SNAPSHOT_PATH}.${process.pid}.tmp`;
   await Bun.write(tmp, await makeSnapshot());
   const { renameSync } = await import('node:fs');
   renameSync(tmp, SNAPSHOT_PATH);
+  await Bun.write(versionPath, version);
 }
 
 if (import.meta.main) {

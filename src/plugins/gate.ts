@@ -5,7 +5,7 @@ import { Elysia } from 'elysia';
 import { AppError } from '../lib/errors.ts';
 import { bodyLimitFor, tooLarge } from '../lib/body.ts';
 import { rateLimitHeaders, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
-import { AUTH_FAILURE_MESSAGES, hashKey, type Authenticator } from '../modules/keys/service.ts';
+import { AUTH_FAILURE_MESSAGES, hashKey, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
 import { limitsOf } from '../modules/orgs/service.ts';
 import type { Config } from '../config.ts';
 import type { RequestStates } from './request-state.ts';
@@ -40,9 +40,6 @@ export function gatePlugin(deps: GateDeps) {
     const url = new URL(request.url);
     const path = url.pathname;
 
-    const limit = bodyLimitFor(path, deps.config);
-    if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge(limit);
-
     if (isProbe(path)) {
       Object.assign(state.headers, rateLimitHeaders(await deps.limiter.peek(`ip:${state.clientAddress}`, anonLimits)));
       Object.assign(set.headers, state.headers);
@@ -51,21 +48,29 @@ export function gatePlugin(deps: GateDeps) {
 
     let subject = `ip:${state.clientAddress}`;
     let limits = anonLimits;
-    let authError: AppError | null = null;
+    // Whatever goes wrong while authenticating, the request is still counted (against the client
+    // address) so that its answer carries rate-limit headers like every other.
+    let authError: unknown = null;
     if (!isPublic(path)) {
       const token = bearerToken(request.headers.get('authorization'));
       if (url.searchParams.has('access_token')) {
         // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
         authError = unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"');
       } else {
-        const result = await deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
+        let result: Principal | AuthFailure | null = null;
+        try {
+          result = await deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
+        } catch (error) {
+          authError = error;
+        }
         if (typeof result === 'string') {
           authError = unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]);
-        } else {
-          state.principal = result;
+        } else if (result) {
+          const principal = result;
+          state.principal = principal;
           state.tokenHash = hashKey(token!);
-          subject = `org:${result.org.id}`;
-          limits = limitsOf(result.org);
+          subject = `org:${principal.org.id}`;
+          limits = limitsOf(principal.org);
         }
       }
     }
@@ -81,5 +86,7 @@ export function gatePlugin(deps: GateDeps) {
       });
     }
     if (authError) throw authError;
+    const limit = bodyLimitFor(path, deps.config);
+    if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge(limit);
   });
 }
