@@ -119,11 +119,12 @@ export function freePort(): number {
 
 // --- measurements --------------------------------------------------------------------------------
 
-/** Resident set size of a process in MiB (VmRSS in /proc/<pid>/status), or null if it is gone. */
-export function rssMiB(pid: number): number | null {
+/** Resident set size of a process in MB (10^6 bytes; VmRSS in /proc/<pid>/status is in KiB), or
+ * null if it is gone. */
+export function rssMB(pid: number): number | null {
   try {
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : null;
+    return match ? (Number(match[1]) * 1024) / 1e6 : null;
   } catch {
     return null;
   }
@@ -133,7 +134,7 @@ export function rssMiB(pid: number): number | null {
 export function sampleRss(pid: number, everyMs = 100) {
   let max = 0;
   const take = () => {
-    const rss = rssMiB(pid);
+    const rss = rssMB(pid);
     if (rss !== null && rss > max) max = rss;
   };
   take();
@@ -176,7 +177,7 @@ export async function waitFor200(url: string, proc: Subprocess, timeoutMs = 60_0
 export const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 export const fmtMs = (us: number) => (Number.isFinite(us) ? `${(us / 1000).toFixed(2)} ms` : 'n/a');
 export const fmtRatio = (r: number) => (Number.isFinite(r) ? `${r.toFixed(2)}x` : 'n/a');
-export const fmtMiB = (m: number) => (Number.isFinite(m) ? `${Math.round(m)} MB` : 'n/a');
+export const fmtMB = (m: number) => (Number.isFinite(m) ? `${Math.round(m)} MB` : 'n/a');
 export const fmtSeconds = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : 'n/a');
 
 /** A plain text table with a header rule; right-aligns columns whose cells all look numeric. */

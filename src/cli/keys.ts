@@ -26,8 +26,8 @@ const OPTIONS = {
 } as const;
 
 export async function keysCommand(argv: string[]) {
-  const [sub, ...rest] = argv;
-  const cmd = parseCommand(rest, OPTIONS, HELP);
+  const cmd = parseCommand(argv, OPTIONS, HELP);
+  const [sub, ...positionals] = cmd.positionals;
   const { values } = cmd;
   switch (sub) {
     case 'create': {
@@ -57,7 +57,7 @@ export async function keysCommand(argv: string[]) {
       );
     }
     case 'revoke': {
-      const keyId = cmd.positionals[0];
+      const keyId = positionals[0];
       if (!keyId) throw new UsageError(`keys revoke needs KEY_ID\n${HELP}`);
       const { key, alreadyRevoked } = await withAdminSession(cmd.config(), 'keys revoke', (s) =>
         s.runner.run('keys.revoke', { keyId, actor: cliActor() }),

@@ -51,8 +51,8 @@ const describe = (org: ReturnType<typeof presentOrg>) =>
   `${org.id}  ${org.name}  plan=${org.plan}  limits=${org.limit_per_minute}/min ${org.limit_per_day}/day`;
 
 export async function orgsCommand(argv: string[]) {
-  const [sub, ...rest] = argv;
-  const cmd = parseCommand(rest, OPTIONS, HELP);
+  const cmd = parseCommand(argv, OPTIONS, HELP);
+  const [sub, ...positionals] = cmd.positionals;
   const { values } = cmd;
   switch (sub) {
     case 'create': {
@@ -71,7 +71,7 @@ export async function orgsCommand(argv: string[]) {
       return cmd.print(orgs.map(presentOrg), (list) => table(list, ['id', 'name', 'plan', 'limit_per_minute', 'limit_per_day', 'created_at']));
     }
     case 'update': {
-      const org = cmd.positionals[0];
+      const org = positionals[0];
       if (!org) throw new UsageError(`orgs update needs ORG (an id or exact name)\n${HELP}`);
       const input = {
         org,

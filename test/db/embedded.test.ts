@@ -1,0 +1,70 @@
+// The embedded database: one owner per DATA_DIR, data that survives a restart, a stale lock left by
+// a killed process taken over.
+import { afterAll, describe, expect, test } from 'bun:test';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openEmbedded } from '../../src/db/client.ts';
+import { DataDirBusyError, lockPath } from '../../src/db/data-dir-lock.ts';
+import { runMigrations } from '../../src/db/migrate.ts';
+import { createOrg, listOrgs } from '../../src/modules/orgs/service.ts';
+import { tempDir } from '../helpers/harness.ts';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const newDir = () => {
+  const dir = tempDir();
+  dirs.push(dir);
+  return dir;
+};
+
+describe('embedded database', () => {
+  test('a second opener of the same DATA_DIR is refused, naming the directory and the holder', async () => {
+    const dir = newDir();
+    const first = await openEmbedded(dir, 'serve');
+    try {
+      const error = await openEmbedded(dir, 'orgs list').then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(DataDirBusyError);
+      expect((error as Error).message).toContain(dir);
+      expect((error as Error).message).toContain(`process ${process.pid}`);
+      expect((error as Error).message).toContain('revintel serve');
+    } finally {
+      await first.close();
+    }
+    expect(existsSync(lockPath(dir))).toBe(false);
+  });
+
+  test('data survives a restart', async () => {
+    const dir = newDir();
+    const first = await openEmbedded(dir, 'serve');
+    await runMigrations(first, null);
+    await first.db.transaction((tx) => createOrg(tx as never, { name: 'Persisted Ltd', plan: 'enterprise', actor: 'test' }));
+    await first.close();
+    const second = await openEmbedded(dir, 'serve');
+    try {
+      expect((await runMigrations(second, null)).applied).toBe(0);
+      expect((await listOrgs(second.db)).map((o) => o.name)).toEqual(['Persisted Ltd']);
+    } finally {
+      await second.close();
+    }
+  });
+
+  test('a lock left by a dead process is taken over', async () => {
+    const dir = newDir();
+    const first = await openEmbedded(dir, 'serve');
+    await first.close();
+    // what a process killed with -9 leaves behind: a lock naming a pid that no longer runs
+    const dead = Bun.spawnSync(['true']).pid;
+    writeFileSync(lockPath(dir), JSON.stringify({ pid: dead, startTime: '1', hostname: require('node:os').hostname(), command: 'serve', since: '2026-01-01T00:00:00Z' }));
+    const second = await openEmbedded(dir, 'serve');
+    expect(JSON.parse(readFileSync(lockPath(dir), 'utf8')).pid).toBe(process.pid);
+    await second.close();
+  });
+
+  test('a new directory is prepared aside and renamed into place', async () => {
+    const dir = newDir();
+    const database = await openEmbedded(dir, 'serve');
+    await database.close();
+    expect(existsSync(join(dir, 'pgdata', 'PG_VERSION'))).toBe(true);
+    expect(existsSync(join(dir, 'pgdata.new'))).toBe(false);
+  });
+});

@@ -1,0 +1,108 @@
+// Drives the compiled binary as an operator would: build it if it is missing or older than the
+// sources, start `serve` on a free port, run CLI commands, send signals.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Subprocess } from 'bun';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+export const BINARY = join(ROOT, 'dist/revintel');
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+let built = false;
+/** Builds dist/revintel unless it is newer than everything it is built from. */
+export function ensureBinary(): string {
+  if (built) return BINARY;
+  const sources = Math.max(newestSource(join(ROOT, 'src')), newestSource(join(ROOT, 'drizzle')), statSync(join(ROOT, 'bun.lock')).mtimeMs);
+  if (!existsSync(BINARY) || statSync(BINARY).mtimeMs < sources) {
+    const result = Bun.spawnSync(['bun', 'run', 'build'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' });
+    if (result.exitCode !== 0) throw new Error(`build failed:\n${result.stderr.toString()}`);
+  }
+  built = true;
+  return BINARY;
+}
+
+export interface ServeProcess {
+  proc: Subprocess<'ignore', 'pipe', 'pipe'>;
+  url: string;
+  port: number;
+  output: () => string;
+  kill(signal?: NodeJS.Signals | number): void;
+  exited: Promise<number>;
+}
+
+/** The environment a test binary runs with: nothing inherited that could change its behaviour. */
+function baseEnv(env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env };
+}
+
+async function collect(stream: ReadableStream<Uint8Array>, sink: string[]) {
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) sink.push(decoder.decode(chunk, { stream: true }));
+}
+
+/** Starts `revintel serve` (PORT=0 unless given) and resolves once it logs where it listens. */
+export async function startServe(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<ServeProcess> {
+  const proc = Bun.spawn([ensureBinary(), 'serve'], {
+    cwd: options.cwd ?? ROOT,
+    env: baseEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const chunks: string[] = [];
+  void collect(proc.stdout, chunks);
+  void collect(proc.stderr, chunks);
+  const output = () => chunks.join('');
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  for (;;) {
+    const match = /"msg":"revintel serving","url":"(http:\/\/[^"]+)"/.exec(output());
+    if (match) {
+      const url = match[1]!.replace(/\/$/, '');
+      return { proc, url, port: Number(new URL(url).port), output, kill: (s) => proc.kill(s), exited: proc.exited };
+    }
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`serve did not start (exit ${proc.exitCode}):\n${output()}`);
+    }
+    await Bun.sleep(20);
+  }
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+export async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<CliResult> {
+  const proc = Bun.spawn([ensureBinary(), ...args], { cwd: options.cwd ?? ROOT, env: baseEnv(env), stdout: 'pipe', stderr: 'pipe' });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout, stderr, json };
+}
+
+export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => null);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
+    await Bun.sleep(25);
+  }
+}
+
+export const get = (url: string, key?: string) => fetch(url, { headers: key ? { authorization: `Bearer ${key}` } : {} });

@@ -1,0 +1,71 @@
+// The worker thread reaches the database in both modes: on PostgreSQL with its own pool, on the
+// embedded database through units of work run by the main thread (which owns PGlite). It registers
+// the instance (a write), then beats (a write that reads its row back); a dead worker is replaced.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { BACKENDS, TEST_DATABASE_URL, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { instances } from '../../src/db/schema/index.ts';
+import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
+import { createLogger } from '../../src/lib/log.ts';
+import { newId } from '../../src/lib/ids.ts';
+
+const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
+
+async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
+    await Bun.sleep(25);
+  }
+}
+
+for (const backend of BACKENDS) {
+  describe(`worker thread (${backend})`, () => {
+    let database: TestDatabase;
+    let supervisor: Supervisor;
+    const instanceId = newId('ins');
+
+    beforeAll(async () => {
+      database = await openTestDatabase(backend);
+      supervisor = startSupervisor({
+        workerUrl: WORKER_URL,
+        database,
+        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+        instance: { id: instanceId, hostname: 'test-host', pid: process.pid, version: 'test', startedAt: new Date() },
+        log: createLogger('silent'),
+        logLevel: 'silent',
+        heartbeatMs: 100,
+      });
+    });
+    afterAll(async () => {
+      await supervisor.stop();
+      await database.dispose();
+    });
+
+    test('registers the instance and keeps its heartbeat fresh in the database', async () => {
+      await supervisor.ready;
+      const row = await until(async () => (await database.db.select().from(instances).where(eq(instances.id, instanceId)))[0]);
+      expect(row).toMatchObject({ hostname: 'test-host', pid: process.pid, version: 'test', stoppedAt: null });
+      const firstBeat = row.workerHeartbeatAt.getTime();
+      await until(async () => {
+        const [later] = await database.db.select().from(instances).where(eq(instances.id, instanceId));
+        return later!.workerHeartbeatAt.getTime() > firstBeat;
+      });
+      expect(supervisor.isAlive()).toBe(true);
+    });
+
+    test('the main thread keeps serving while the worker uses the database', async () => {
+      const before = supervisor.lastHeartbeatAt()!;
+      for (let i = 0; i < 20; i++) await database.db.select().from(instances).limit(1);
+      await until(async () => supervisor.lastHeartbeatAt()! > before);
+    });
+
+    test('stopping lets the worker mark the instance stopped', async () => {
+      await supervisor.stop();
+      const [row] = await database.db.select().from(instances).where(eq(instances.id, instanceId));
+      expect(row!.stoppedAt).toBeInstanceOf(Date);
+    });
+  });
+}
