@@ -103,6 +103,15 @@ process.on('exit', () => {
 
 // --- temp dirs, ports ----------------------------------------------------------------------------
 
+/** Removes one temp dir now (unless --keep). */
+export function removeTempDir(dir: string) {
+  if (keepTempDirs || !tempDirs.has(dir)) return;
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {}
+  tempDirs.delete(dir);
+}
+
 export function makeTempDir(label: string): string {
   const dir = mkdtempSync(join(tmpdir(), `revintel-bench-${label}-`));
   tempDirs.add(dir);
@@ -155,21 +164,24 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Polls `url` every `everyMs` until it answers 200; throws if `proc` exits first or on timeout. */
+/** Polls `url` every `everyMs` until it answers 200; throws if `proc` exits first or on timeout
+ * (naming the last answer, if any). */
 export async function waitFor200(url: string, proc: Subprocess, timeoutMs = 60_000, everyMs = 10): Promise<void> {
   const deadline = performance.now() + timeoutMs;
+  let last = 'no answer (connection refused)';
   while (performance.now() < deadline) {
     if (proc.exitCode !== null || proc.signalCode !== null) {
       throw new Error(`process exited (code ${proc.exitCode ?? proc.signalCode}) before ${url} answered 200`);
     }
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-      await response.arrayBuffer();
+      const body = await response.text();
       if (response.status === 200) return;
+      last = `${response.status} ${body.slice(0, 300)}`;
     } catch {}
     await sleep(everyMs);
   }
-  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms; last answer: ${last}`);
 }
 
 // --- formatting ----------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ import {
   fmtSeconds,
   freePort,
   makeTempDir,
+  removeTempDir,
   median,
   rssMB,
   runToEnd,
@@ -187,9 +188,15 @@ interface Running {
   logFile: string;
 }
 
-async function tail(file: string, lines = 30): Promise<string> {
+/** The last lines of a log, each cut short (a failing server can log hundreds of long lines). */
+async function tail(file: string, lines = 8): Promise<string> {
   try {
-    return (await Bun.file(file).text()).trimEnd().split('\n').slice(-lines).join('\n');
+    return (await Bun.file(file).text())
+      .trimEnd()
+      .split('\n')
+      .slice(-lines)
+      .map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l))
+      .join('\n');
   } catch {
     return '(no log)';
   }
@@ -207,7 +214,7 @@ async function startRevintel(label: string, env: Record<string, string>): Promis
     logFile,
   });
   try {
-    await waitFor200(`${base}/readyz`, proc, 60_000, 10);
+    await waitFor200(`${base}/readyz`, proc, 20_000, 10);
   } catch (error) {
     await stopProcess(proc, 3_000);
     throw new Error(`${label}: ${(error as Error).message}\n--- ${logFile} ---\n${await tail(logFile)}`);
@@ -454,6 +461,7 @@ async function embeddedPhase() {
   log(`\n[embedded] start-up, ${settings.starts} start(s) each`);
   let dataDir = '';
   await measureStart(startupFigures.fresh, () => {
+    if (dataDir) removeTempDir(dataDir); // keep only the last one (the restarts use it)
     dataDir = makeTempDir('data'); // empty: revintel creates the cluster in it
     return { DATA_DIR: dataDir };
   });

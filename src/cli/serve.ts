@@ -1,6 +1,6 @@
 import { DataDirBusyError } from '../db/data-dir-lock.ts';
 import { flagName, SETTING_NAMES } from '../config.ts';
-import { PortInUseError, startServer } from '../server.ts';
+import { PortInUseError, startServer, type RunningServer } from '../server.ts';
 import { exitWith, parseCommand } from './args.ts';
 
 const HELP = `
@@ -17,14 +17,12 @@ ${SETTING_NAMES.map((name) => `  --${flagName(name)}`.padEnd(30) + name).join('\
 export async function serveCommand(argv: string[], workerUrl: URL) {
   const cmd = parseCommand(argv, {}, HELP);
   const config = cmd.config();
-  let server;
-  try {
-    server = await startServer(config, { workerUrl });
-  } catch (error) {
-    if (error instanceof DataDirBusyError || error instanceof PortInUseError) exitWith(error, cmd.json);
-    throw error;
-  }
+  // Handlers first: a signal that arrives while starting up is honoured once the server is up.
+  let server: RunningServer | null = null;
+  let signalled: string | null = null;
   const shutdown = (signal: string) => {
+    signalled ??= signal;
+    if (!server) return;
     process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'signal received', signal }) + '\n');
     server.stop().then(
       () => process.exit(0),
@@ -33,4 +31,11 @@ export async function serveCommand(argv: string[], workerUrl: URL) {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  try {
+    server = await startServer(config, { workerUrl });
+  } catch (error) {
+    if (error instanceof DataDirBusyError || error instanceof PortInUseError) exitWith(error, cmd.json);
+    throw error;
+  }
+  if (signalled) shutdown(signalled);
 }

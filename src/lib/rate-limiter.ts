@@ -133,9 +133,10 @@ export function memoryRateLimiter(): RateLimiter {
  * through this adapter (prepared statements, so each upsert is one round trip). */
 function pgQueryAdapter(sql: Sql) {
   return {
-    query: async ({ text, values }: { text: string; values: unknown[] }) => ({
-      rows: await sql.unsafe(text, values as never[], { prepare: true }),
-    }),
+    query: async ({ text, values }: { text: string; values: unknown[] }) => {
+      const rows = await sql.unsafe(text, values as never[], { prepare: true });
+      return { rows, rowCount: rows.length };
+    },
   };
 }
 

@@ -58,7 +58,7 @@ if (TEST_DATABASE_URL) {
   STORES.push({
     name: 'postgres',
     make: async () => {
-      const pg = connectPostgres(TEST_DATABASE_URL, 10);
+      const pg = connectPostgres(TEST_DATABASE_URL!, 10);
       return { limiter: postgresRateLimiter(pg.sql!), close: () => pg.close() };
     },
   });
@@ -150,6 +150,9 @@ for (const backend of BACKENDS) {
         });
         const address = `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
         const from = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
+        const firstProbe = await call(strict, 'GET', '/readyz', from(address));
+        expect(firstProbe.status).toBe(200);
+        expect(firstProbe.headers.get('x-ratelimit-remaining')).toBe('3');
         const statuses: number[] = [];
         for (let i = 0; i < 4; i++) statuses.push((await call(strict, 'GET', '/api/me', from(address))).status);
         expect(statuses).toEqual([401, 401, 401, 429]);

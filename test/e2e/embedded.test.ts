@@ -37,7 +37,7 @@ describe('the binary on the embedded database', () => {
   });
 
   test('starts with nothing configured and is ready', async () => {
-    const ready = await (await get(`${server.url}/readyz`)).json();
+    const ready = (await (await get(`${server.url}/readyz`)).json()) as any;
     expect(ready).toMatchObject({ success: true, data: { status: 'ready' } });
     expect(ready.data.checks.map((c: { name: string }) => c.name)).toEqual(['database', 'migrations', 'worker']);
     expect(existsSync(join(cwd, 'data', 'pgdata', 'PG_VERSION'))).toBe(true);
@@ -55,7 +55,7 @@ describe('the binary on the embedded database', () => {
     expect(secret).toMatch(/^rvk_[0-9A-Za-z]{40}$/);
     const me = await get(`${server.url}/api/me`, secret);
     expect(me.status).toBe(200);
-    expect((await me.json()).data.org).toEqual({ id: orgId, name: 'Acme Corp', plan: 'growth_agents' });
+    expect(((await me.json()) as any).data.org).toEqual({ id: orgId, name: 'Acme Corp', plan: 'growth_agents' });
 
     const human = await runCli(['keys', 'create', '--org', orgId, '--name', 'human'], env, { cwd });
     expect(human.stdout).toContain('only time the key is shown');
@@ -137,7 +137,6 @@ describe('the binary on the embedded database', () => {
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
       body,
-      // @ts-expect-error Bun streams request bodies with duplex: 'half'
       duplex: 'half',
     });
     push('{"name": "made during ');
