@@ -2,7 +2,7 @@
 // with Retry-After, exact under concurrency — in memory, in PostgreSQL and in Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import Redis from 'ioredis';
-import { BACKENDS, TEST_DATABASE_URL, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { BACKENDS, TEST_DATABASE_URL, awayFromMinuteBoundary, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { connectPostgres, type Database } from '../../src/db/client.ts';
 import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from '../../src/lib/rate-limiter.ts';
 
@@ -93,6 +93,7 @@ for (const backend of BACKENDS) {
       });
 
       test('growth_agents: 60 a minute, then 429 with Retry-After; headers count down on every answer', async () => {
+        await awayFromMinuteBoundary();
         const { secret } = await createOrgWithKey(database, { plan: 'growth_agents' });
         for (let i = 1; i <= 60; i++) {
           // a mix of found and not-found routes: every authenticated request counts
@@ -114,6 +115,7 @@ for (const backend of BACKENDS) {
       });
 
       test('200 concurrent requests against a 60/min organisation: exactly 60 pass', async () => {
+        await awayFromMinuteBoundary();
         const { secret } = await createOrgWithKey(database, { plan: 'growth_agents' });
         const results = await Promise.all(Array.from({ length: 200 }, () => call(app, 'GET', '/api/me', { key: secret })));
         const statuses = results.map((r) => r.status);
@@ -124,6 +126,7 @@ for (const backend of BACKENDS) {
       });
 
       test('operator overrides replace the plan; the day window is enforced too', async () => {
+        await awayFromMinuteBoundary();
         const { secret } = await createOrgWithKey(database, { plan: 'enterprise', perDay: 3 });
         const statuses: number[] = [];
         for (let i = 0; i < 5; i++) statuses.push((await call(app, 'GET', '/api/me', { key: secret })).status);
@@ -136,6 +139,7 @@ for (const backend of BACKENDS) {
       });
 
       test('organisations do not share a budget', async () => {
+        await awayFromMinuteBoundary();
         const a = await createOrgWithKey(database, { perMinute: 2 });
         const b = await createOrgWithKey(database, { perMinute: 2 });
         for (let i = 0; i < 2; i++) expect((await call(app, 'GET', '/api/me', { key: a.secret })).status).toBe(200);
@@ -144,6 +148,7 @@ for (const backend of BACKENDS) {
       });
 
       test('unauthenticated requests are limited per client address and carry the headers', async () => {
+        await awayFromMinuteBoundary();
         const { app: strict } = buildApp(database, {
           limiter,
           config: { ...buildApp(database).config, anonLimitPerMinute: 3, trustProxy: { mode: 'all' } },

@@ -2,7 +2,7 @@
 // set (CI sets it); each run makes its own empty database and drops it afterwards.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import postgres from 'postgres';
-import { TEST_DATABASE_URL, tempDir } from '../helpers/harness.ts';
+import { TEST_DATABASE_URL, awayFromMinuteBoundary } from '../helpers/harness.ts';
 import { ensureBinary, get, runCli, startServe, waitFor, type ServeProcess } from '../helpers/binary.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
 
@@ -57,6 +57,7 @@ for (const _ of suites) {
       const org = await runCli(['orgs', 'create', '--name', 'Shared Co', '--plan', 'growth_agents', '--json'], { DATABASE_URL: url });
       expect(org.code).toBe(0);
       const key = await runCli(['keys', 'create', '--org', 'Shared Co', '--name', 'k', '--json'], { DATABASE_URL: url });
+      await awayFromMinuteBoundary();
       const statuses = await Promise.all(
         Array.from({ length: 200 }, (_, i) => get(`${(i % 2 ? a : b).url}/api/me`, key.json.secret).then((r) => r.status)),
       );
@@ -108,6 +109,7 @@ for (const _ of suites) {
         expect(a.output() + b.output()).not.toContain('error');
         await runCli(['orgs', 'create', '--name', 'Redis Co', '--plan', 'growth_agents', '--limit-per-minute', '25'], env);
         const key = await runCli(['keys', 'create', '--org', 'Redis Co', '--name', 'k', '--json'], env);
+        await awayFromMinuteBoundary();
         const statuses = await Promise.all(Array.from({ length: 80 }, (_, i) => get(`${(i % 2 ? a : b).url}/api/me`, key.json.secret).then((r) => r.status)));
         expect(statuses.filter((s) => s === 200).length).toBe(25);
       });

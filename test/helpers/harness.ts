@@ -121,3 +121,11 @@ export async function call(app: { handle(request: Request): Promise<Response> },
   }
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
+
+/** Limits use fixed windows aligned to the UTC minute: a test that counts up to a limit must not
+ * straddle a boundary, or the new window would rightly admit more. Waits for the next minute when
+ * fewer than `marginMs` are left in this one. */
+export async function awayFromMinuteBoundary(marginMs = 8_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < marginMs) await Bun.sleep(left + 50);
+}
