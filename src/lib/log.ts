@@ -24,14 +24,20 @@ export function redact(value: unknown, depth = 0): unknown {
   return out;
 }
 
+export type LogSink = (line: string, level: Exclude<LogLevel, 'silent'>) => void;
+
+const stdSink: LogSink = (line, level) => {
+  if (RANK[level] >= RANK.warn) process.stderr.write(line + '\n');
+  else process.stdout.write(line + '\n');
+};
+
 /** JSON lines on stdout (stderr for warnings and errors), secrets redacted. */
-export function createLogger(level: LogLevel, base: Record<string, unknown> = {}): Logger {
+export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, sink: LogSink = stdSink): Logger {
   const threshold = RANK[level];
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < threshold) return;
     const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...(fields ? (redact(fields) as object) : {}) });
-    if (RANK[lvl] >= RANK.warn) process.stderr.write(line + '\n');
-    else process.stdout.write(line + '\n');
+    sink(line, lvl);
   };
   return {
     debug: (msg, fields) => write('debug', msg, fields),

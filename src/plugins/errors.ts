@@ -37,8 +37,10 @@ export function errorsPlugin(deps: { log: Logger; states: RequestStates; allowed
     const state = deps.states.get(request);
     const headers: Record<string, string> = { ...(state?.headers ?? {}) };
     if (state) headers['x-request-id'] = state.id;
-    const answer = (errorCode: ErrorCode, message: string, extra: Record<string, string> = {}) =>
-      envelopeResponse(ERROR_STATUS[errorCode], message, errorCode, { ...headers, ...extra });
+    const answer = (errorCode: ErrorCode, message: string, extra: Record<string, string> = {}) => {
+      if (state) state.errorStatus = ERROR_STATUS[errorCode];
+      return envelopeResponse(ERROR_STATUS[errorCode], message, errorCode, { ...headers, ...extra });
+    };
 
     // Elysia wraps whatever a parse hook throws in its ParseError: ours (413, 415) is the cause.
     const appError = error instanceof AppError ? error : (error as { cause?: unknown })?.cause instanceof AppError ? ((error as { cause: AppError }).cause) : null;

@@ -39,6 +39,7 @@ export function requestContextPlugin(deps: { log: Logger; states: RequestStates;
         clientAddress: clientAddressOf(request, peer, deps.trustProxy),
         principal: null,
         tokenHash: null,
+        errorStatus: null,
         rateLimit: null,
         headers: {},
       });
@@ -47,7 +48,7 @@ export function requestContextPlugin(deps: { log: Logger; states: RequestStates;
     .onAfterResponse({ as: 'global' }, ({ request, set, responseValue }) => {
       const state = deps.states.get(request);
       if (!state) return;
-      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200;
+      const status = state.errorStatus ?? (responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200);
       deps.log.info('request', {
         request_id: state.id,
         method: request.method,

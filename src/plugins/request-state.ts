@@ -12,6 +12,8 @@ export interface RequestState {
   tokenHash: string | null;
   /** The rate-limit decision for this request (absent for probes, which are not counted). */
   rateLimit: Decision | null;
+  /** The status of an error answer (Elysia does not tell onAfterResponse what onError sent). */
+  errorStatus: number | null;
   /** Rate-limit headers to put on whatever response this request ends with. */
   headers: Record<string, string>;
 }
