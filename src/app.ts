@@ -1,5 +1,12 @@
-// createApp(deps): the whole HTTP surface, built from explicit dependencies so tests run the very
-// same app through app.handle() and the server runs it through listen().
+// createApp(deps): the whole HTTP surface, built from explicit dependencies so the tests run the
+// very same pipeline through app.handle() that the server runs for every connection.
+//
+// Every request goes through `handle`: start it (id, client address), pass the gate (authenticate,
+// rate-limit), let the Elysia routes answer, then put the request id and rate-limit headers on
+// whatever came out — success or error, matched route or not — and write the log line. The
+// cross-cutting steps live here rather than in Elysia lifecycle hooks because each global hook was
+// measured to cost on every request, and because only here is the final response (and its status)
+// known for certain.
 import { Elysia } from 'elysia';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
@@ -7,10 +14,9 @@ import type { Logger } from './lib/log.ts';
 import type { RateLimiter } from './lib/rate-limiter.ts';
 import type { Authenticator } from './modules/keys/service.ts';
 import type { RequestStates } from './plugins/request-state.ts';
-import { requestContextPlugin } from './plugins/request-context.ts';
-import { errorsPlugin } from './plugins/errors.ts';
-import { gatePlugin } from './plugins/gate.ts';
-import { bodyPlugin } from './plugins/body.ts';
+import { beginRequest, logRequest, type Peer } from './plugins/request-context.ts';
+import { errorResponse, errorsPlugin } from './plugins/errors.ts';
+import { createGate, pathOf } from './plugins/gate.ts';
 import { healthModule, type ReadinessProbe } from './modules/health/index.ts';
 import { meModule } from './modules/me/index.ts';
 import { keysModule } from './modules/keys/index.ts';
@@ -25,6 +31,13 @@ export interface AppDeps {
   startedAt?: number;
 }
 
+export interface App {
+  /** Answers one request. `server` (Bun's) tells the client address; tests pass none. */
+  handle(request: Request, server?: Peer): Promise<Response>;
+  /** The Elysia application with the routes. */
+  routes: ReturnType<typeof createRoutes>;
+}
+
 /** `/api/keys/:id` -> a matcher, to tell "wrong method" (405) from "no such route" (404). */
 function routeMatcher(pattern: string): RegExp {
   const source = pattern
@@ -34,25 +47,57 @@ function routeMatcher(pattern: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-export function createApp(deps: AppDeps) {
-  const states: RequestStates = new WeakMap();
+function createRoutes(deps: AppDeps, states: RequestStates) {
   let routeTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (routeTable ??= routesOf().map((route) => ({ method: route.method, matcher: routeMatcher(route.path) })));
     return [...new Set(table.filter((r) => r.matcher.test(path)).map((r) => r.method))];
   };
   // Read lazily: the route list is complete only once every module below is registered.
-  const routesOf = (): { method: string; path: string }[] => app.routes;
+  const routesOf = (): { method: string; path: string }[] => routes.routes;
 
-  const app = new Elysia({ normalize: true })
-    .use(requestContextPlugin({ log: deps.log, states, trustProxy: deps.config.trustProxy }))
-    .use(errorsPlugin({ log: deps.log, states, allowedMethods }))
-    .use(gatePlugin({ config: deps.config, states, limiter: deps.limiter, authenticator: deps.authenticator }))
-    .use(bodyPlugin(deps.config))
+  const routes = new Elysia({ normalize: false })
+    .use(errorsPlugin({ log: deps.log, requestIdOf: (request) => states.get(request)?.id ?? 'unknown', allowedMethods }))
     .use(healthModule({ readiness: deps.readiness, startedAt: deps.startedAt ?? Date.now() }))
     .use(meModule({ states }))
-    .use(keysModule({ database: deps.database, states, authenticator: deps.authenticator }));
-  return app;
+    .use(keysModule({ database: deps.database, states, authenticator: deps.authenticator, config: deps.config }));
+  return routes;
 }
 
-export type App = ReturnType<typeof createApp>;
+/** Headers on a response we did not build may be immutable; copy it then. */
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  try {
+    for (const name in headers) response.headers.set(name, headers[name]!);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    for (const name in headers) copy.headers.set(name, headers[name]!);
+    return copy;
+  }
+}
+
+export function createApp(deps: AppDeps): App {
+  const states: RequestStates = new WeakMap();
+  const routes = createRoutes(deps, states);
+  const admit = createGate(deps);
+  const trustProxy = deps.config.trustProxy;
+
+  async function handle(request: Request, server?: Peer): Promise<Response> {
+    const path = pathOf(request.url);
+    const state = beginRequest(request, path, server, trustProxy);
+    states.set(request, state);
+    let response: Response;
+    try {
+      await admit(state, request);
+      response = await routes.handle(request);
+    } catch (error) {
+      response = errorResponse(error, { log: deps.log, requestId: state.id, method: request.method, path });
+    }
+    state.headers['x-request-id'] = state.id;
+    response = withHeaders(response, state.headers);
+    logRequest(deps.log, state, request, response.status);
+    return response;
+  }
+
+  return { handle, routes };
+}

@@ -110,15 +110,19 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     }
 
     await supervisor.ready;
+    let server: ReturnType<typeof Bun.serve>;
     try {
-      app.listen({
+      server = Bun.serve({
         port: config.port,
         hostname: config.host,
+        // Off unless asked: a second process on a taken port must fail, not silently share it.
         reusePort: config.reusePort,
         development: false,
-        // Our body parser enforces the per-route limits with an envelope answer; this is only the
+        idleTimeout: 30,
+        // Our body reader enforces the per-route limits with an envelope answer; this is only the
         // outer bound past which Bun itself refuses.
         maxRequestBodySize: Math.max(config.bodyLimitApi, config.bodyLimitImport, config.bodyLimitWebhook) * 2,
+        fetch: (request, bunServer) => app.handle(request, bunServer),
       });
     } catch (error) {
       if ((error as { code?: string }).code === 'EADDRINUSE' || /in use/i.test(String((error as Error).message))) {
@@ -126,7 +130,6 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       }
       throw error;
     }
-    const server = app.server!;
     const url = new URL(`http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${server.port}`);
     log.info('revintel serving', {
       url: url.href,

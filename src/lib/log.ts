@@ -3,6 +3,8 @@ import type { LogLevel } from '../config.ts';
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 export interface Logger {
+  /** Whether a line at this level would be written: lets hot paths skip building it. */
+  enabled(level: Exclude<LogLevel, 'silent'>): boolean;
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
@@ -40,6 +42,7 @@ export function createLogger(level: LogLevel, base: Record<string, unknown> = {}
     sink(line, lvl);
   };
   return {
+    enabled: (lvl) => RANK[lvl] >= threshold,
     debug: (msg, fields) => write('debug', msg, fields),
     info: (msg, fields) => write('info', msg, fields),
     warn: (msg, fields) => write('warn', msg, fields),

@@ -4,10 +4,10 @@
 // the very key the gate vouched for.
 import { Elysia } from 'elysia';
 import { bearer } from '@elysiajs/bearer';
-import { timingSafeEqual } from 'node:crypto';
+import { constantTimeEqual } from '../lib/ids.ts';
 import { AppError } from '../lib/errors.ts';
 import type { RequestStates } from './request-state.ts';
-import { hashKey, type Principal } from '../modules/keys/service.ts';
+import type { Principal } from '../modules/keys/service.ts';
 
 const unauthorized = () => new AppError('unauthorized', 'Authentication required', { 'www-authenticate': 'Bearer realm="revintel"' });
 
@@ -18,8 +18,7 @@ export function authPlugin(states: RequestStates) {
       auth: {
         resolve({ request, bearer: token }): { principal: Principal } {
           const state = states.get(request);
-          if (!state?.principal || !state.tokenHash || !token) throw unauthorized();
-          if (!timingSafeEqual(Buffer.from(hashKey(token), 'hex'), Buffer.from(state.tokenHash, 'hex'))) throw unauthorized();
+          if (!state?.principal || !state.token || !token || !constantTimeEqual(token, state.token)) throw unauthorized();
           return { principal: state.principal };
         },
       },

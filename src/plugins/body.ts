@@ -1,14 +1,14 @@
 // The one JSON body parser: enforces the size limit while reading, requires a JSON content type on
-// API endpoints (415 otherwise), and turns a parse failure into a 400 that says so. Webhook routes
-// bring their own parser (they need the raw bytes for signatures).
+// API endpoints (415 otherwise), and turns a parse failure into a 400 that says so. Modules whose
+// routes take a body `.use()` it (scoped to them: a parse hook on every route costs GETs too).
+// Webhook routes bring their own parser (they need the raw bytes for signatures).
 import { Elysia } from 'elysia';
 import { AppError } from '../lib/errors.ts';
 import { bodyLimitFor, isJsonContentType, readBodyLimited } from '../lib/body.ts';
 import type { Config } from '../config.ts';
 
 export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>) {
-  return new Elysia({ name: 'revintel/body' }).onParse({ as: 'global' }, async ({ request, path }) => {
-    if (path.startsWith('/api/webhooks/')) return;
+  return new Elysia({ name: 'revintel/body' }).onParse({ as: 'scoped' }, async ({ request, path }) => {
     const contentType = request.headers.get('content-type');
     const bytes = await readBodyLimited(request, bodyLimitFor(path, config));
     if (bytes.byteLength === 0) return null;

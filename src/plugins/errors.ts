@@ -1,11 +1,11 @@
-// One onError for the whole app: every failure leaves as the envelope with the status of SPEC §3,
-// with the request id and rate-limit headers; only 5xx are logged, and never with internals in the
-// answer.
+// Every failure leaves as the envelope with the status of SPEC §3 — one mapping, used by the
+// request pipeline (app.ts) for what fails before routing and by Elysia's onError for the rest.
+// Only 5xx are logged, without the query parameters drizzle puts in its messages, and the answer
+// never carries internals.
 import { Elysia } from 'elysia';
 import { AppError, type ErrorCode, ERROR_STATUS } from '../lib/errors.ts';
 import { failure } from '../lib/envelope.ts';
 import type { Logger } from '../lib/log.ts';
-import type { RequestStates } from './request-state.ts';
 import { DatabaseTimeoutError } from '../db/client.ts';
 
 export function envelopeResponse(status: number, message: string, code: string, headers: Record<string, string> = {}): Response {
@@ -14,6 +14,9 @@ export function envelopeResponse(status: number, message: string, code: string, 
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
   });
 }
+
+const answer = (code: ErrorCode, message: string, headers: Record<string, string> = {}) =>
+  envelopeResponse(ERROR_STATUS[code], message, code, headers);
 
 /** TypeBox's errors name the field by JSON pointer (`/limit`); say it the way a client wrote it. */
 function validationMessage(error: unknown): string {
@@ -26,50 +29,60 @@ function validationMessage(error: unknown): string {
   return field ? `Invalid ${where} "${field}": ${rule}` : `Invalid ${e.type ?? 'request'}: ${rule}`;
 }
 
-function isDatabaseDown(error: unknown): boolean {
-  if (error instanceof DatabaseTimeoutError) return true;
-  const code = (error as { code?: string })?.code;
-  return code === 'ECONNREFUSED' || code === 'CONNECTION_CLOSED' || code === 'CONNECTION_ENDED' || code === 'CONNECT_TIMEOUT' || code === '57P01' || code === '57P03';
+/** The errors on the way down, outermost first: drizzle wraps the driver's error in `cause`. */
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e = error; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  return chain;
 }
 
-export function errorsPlugin(deps: { log: Logger; states: RequestStates; allowedMethods: (path: string) => string[] }) {
-  return new Elysia({ name: 'revintel/errors' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
-    const state = deps.states.get(request);
-    const headers: Record<string, string> = { ...(state?.headers ?? {}) };
-    if (state) headers['x-request-id'] = state.id;
-    const answer = (errorCode: ErrorCode, message: string, extra: Record<string, string> = {}) => {
-      if (state) state.errorStatus = ERROR_STATUS[errorCode];
-      return envelopeResponse(ERROR_STATUS[errorCode], message, errorCode, { ...headers, ...extra });
-    };
+const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P03', '53300']);
 
-    // Elysia wraps whatever a parse hook throws in its ParseError: ours (413, 415) is the cause.
-    const appError = error instanceof AppError ? error : (error as { cause?: unknown })?.cause instanceof AppError ? ((error as { cause: AppError }).cause) : null;
-    if (appError) return answer(appError.code, appError.message, appError.headers);
-    switch (code) {
-      case 'NOT_FOUND': {
-        const allowed = deps.allowedMethods(path);
-        if (allowed.length > 0) {
-          return answer('method_not_allowed', `Method ${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
-        }
-        return answer('not_found', `Route ${request.method} ${path} not found`);
+function isDatabaseDown(error: unknown): boolean {
+  return causes(error).some((e) => e instanceof DatabaseTimeoutError || DOWN_CODES.has((e as { code?: string })?.code ?? ''));
+}
+
+/** What a log line may say about an error: messages and codes down the chain, with drizzle's
+ * "params: …" (the query's values: key hashes today, customer data tomorrow) cut off. */
+export function describeError(error: unknown): Record<string, unknown> {
+  return {
+    error: causes(error)
+      .map((e) => String((e as Error)?.message ?? e).replace(/\nparams: [\s\S]*$/, '\nparams: [REDACTED]'))
+      .join(' <- '),
+    code: causes(error).map((e) => (e as { code?: string })?.code).find(Boolean),
+  };
+}
+
+/** Maps anything thrown while answering a request to its envelope. */
+export function errorResponse(error: unknown, context: { log: Logger; requestId: string; method: string; path: string; allowedMethods?: (path: string) => string[]; elysiaCode?: string | number }): Response {
+  // Elysia wraps whatever a parse hook throws in its ParseError: ours (413, 415) is the cause.
+  const appError = causes(error).find((e): e is AppError => e instanceof AppError);
+  if (appError) return answer(appError.code, appError.message, appError.headers);
+  switch (context.elysiaCode) {
+    case 'NOT_FOUND': {
+      const allowed = context.allowedMethods?.(context.path) ?? [];
+      if (allowed.length > 0) {
+        return answer('method_not_allowed', `Method ${context.method} is not allowed on ${context.path}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
       }
-      case 'VALIDATION':
-        return answer('validation_failed', validationMessage(error));
-      case 'PARSE':
-        return answer('malformed_json', 'Malformed JSON in request body');
-      case 'INVALID_COOKIE_SIGNATURE':
-        return answer('bad_request', 'Invalid cookie signature');
+      return answer('not_found', `Route ${context.method} ${context.path} not found`);
     }
-    if (isDatabaseDown(error)) {
-      deps.log.error('database unavailable', { request_id: state?.id, error: String((error as Error)?.message ?? error) });
-      return answer('database_unavailable', `Database unavailable, retry shortly (request ${state?.id})`, { 'retry-after': '5' });
-    }
-    deps.log.error('unhandled error', {
-      request_id: state?.id,
-      path,
-      error: (error as Error)?.message ?? String(error),
-      stack: (error as Error)?.stack,
-    });
-    return answer('internal', `Internal server error (request ${state?.id ?? 'unknown'})`);
-  });
+    case 'VALIDATION':
+      return answer('validation_failed', validationMessage(error));
+    case 'PARSE':
+      return answer('malformed_json', 'Malformed JSON in request body');
+    case 'INVALID_COOKIE_SIGNATURE':
+      return answer('bad_request', 'Invalid cookie signature');
+  }
+  if (isDatabaseDown(error)) {
+    context.log.error('database unavailable', { request_id: context.requestId, ...describeError(error) });
+    return answer('database_unavailable', `Database unavailable, retry shortly (request ${context.requestId})`, { 'retry-after': '5' });
+  }
+  context.log.error('unhandled error', { request_id: context.requestId, path: context.path, ...describeError(error) });
+  return answer('internal', `Internal server error (request ${context.requestId})`);
+}
+
+export function errorsPlugin(deps: { log: Logger; requestIdOf: (request: Request) => string; allowedMethods: (path: string) => string[] }) {
+  return new Elysia({ name: 'revintel/errors' }).onError({ as: 'global' }, ({ code, error, request, path }) =>
+    errorResponse(error, { log: deps.log, requestId: deps.requestIdOf(request), method: request.method, path, allowedMethods: deps.allowedMethods, elysiaCode: code }),
+  );
 }

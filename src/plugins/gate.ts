@@ -1,14 +1,14 @@
-// Before any route runs: refuse oversized bodies, authenticate /api callers, and count the request
-// against its rate limit (the organisation's, or the client address's when unauthenticated). This
-// runs for every request, matched route or not, so 401s and 404s carry the rate-limit headers too.
-import { Elysia } from 'elysia';
+// Before any route runs: authenticate /api callers, count the request against its rate limit (the
+// organisation's, or the client address's when unauthenticated), and refuse a declared body over
+// the limit. It runs for every request, matched route or not, so 401s and 404s carry the
+// rate-limit headers too, and every request of an organisation counts against its limit.
 import { AppError } from '../lib/errors.ts';
 import { bodyLimitFor, tooLarge } from '../lib/body.ts';
 import { rateLimitHeaders, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
-import { AUTH_FAILURE_MESSAGES, hashKey, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
+import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
 import { limitsOf } from '../modules/orgs/service.ts';
 import type { Config } from '../config.ts';
-import type { RequestStates } from './request-state.ts';
+import type { RequestState } from './request-state.ts';
 
 /** Paths that never need a key: liveness/readiness probes, and webhooks (their senders prove who
  * they are with their own credentials). */
@@ -16,6 +16,14 @@ const isPublic = (path: string) => !path.startsWith('/api/') || path.startsWith(
 /** Probes are answered with the headers but not counted: a load balancer polling every second must
  * not exhaust its address's budget. */
 const isProbe = (path: string) => path === '/healthz' || path === '/readyz';
+
+/** The path of an absolute URL without building a URL object (this runs on every request). */
+export function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const end = url.indexOf('?', start);
+  return url.slice(start, end < 0 ? undefined : end);
+}
 
 /** Reads the credential exactly as @elysiajs/bearer does (the auth macro reads it through that
  * plugin), so both always see the same key. null: a header that is not a bearer credential. */
@@ -26,23 +34,20 @@ export function bearerToken(header: string | null): string | undefined | null {
 
 export interface GateDeps {
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'anonLimitPerMinute' | 'anonLimitPerDay'>;
-  states: RequestStates;
   limiter: RateLimiter;
   authenticator: Authenticator;
 }
 
-export function gatePlugin(deps: GateDeps) {
+const unauthorized = (message: string) => new AppError('unauthorized', message, { 'www-authenticate': 'Bearer realm="revintel"' });
+
+export function createGate(deps: GateDeps) {
   const anonLimits: Limits = { perMinute: deps.config.anonLimitPerMinute, perDay: deps.config.anonLimitPerDay };
-  const unauthorized = (message: string) => new AppError('unauthorized', message, { 'www-authenticate': 'Bearer realm="revintel"' });
 
-  return new Elysia({ name: 'revintel/gate' }).onRequest(async ({ request, set }) => {
-    const state = deps.states.get(request)!;
-    const url = new URL(request.url);
-    const path = url.pathname;
-
+  /** Resolves when the request may proceed; throws the AppError (or failure) it must end with. */
+  return async function admit(state: RequestState, request: Request): Promise<void> {
+    const path = state.path;
     if (isProbe(path)) {
-      Object.assign(state.headers, rateLimitHeaders(await deps.limiter.peek(`ip:${state.clientAddress}`, anonLimits)));
-      Object.assign(set.headers, state.headers);
+      state.headers = rateLimitHeaders(await deps.limiter.peek(`ip:${state.clientAddress}`, anonLimits));
       return;
     }
 
@@ -53,7 +58,7 @@ export function gatePlugin(deps: GateDeps) {
     let authError: unknown = null;
     if (!isPublic(path)) {
       const token = bearerToken(request.headers.get('authorization'));
-      if (url.searchParams.has('access_token')) {
+      if (request.url.includes('access_token') && new URL(request.url).searchParams.has('access_token')) {
         // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
         authError = unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"');
       } else {
@@ -66,19 +71,18 @@ export function gatePlugin(deps: GateDeps) {
         if (typeof result === 'string') {
           authError = unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]);
         } else if (result) {
-          const principal = result;
-          state.principal = principal;
-          state.tokenHash = hashKey(token!);
-          subject = `org:${principal.org.id}`;
-          limits = limitsOf(principal.org);
+          state.principal = result;
+          state.token = token!;
+          subject = `org:${result.org.id}`;
+          limits = limitsOf(result.org);
         }
       }
     }
 
-    const decision = await deps.limiter.consume(subject, limits);
+    const pending = deps.limiter.consume(subject, limits);
+    const decision = pending instanceof Promise ? await pending : pending;
     state.rateLimit = decision;
-    Object.assign(state.headers, rateLimitHeaders(decision));
-    Object.assign(set.headers, state.headers);
+    state.headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
       const [limit, window] = decision.day.remaining === 0 ? [limits.perDay, 'day'] : [limits.perMinute, 'minute'];
       throw new AppError('rate_limited', `Rate limit exceeded: ${limit} requests per ${window}; retry in ${decision.retryAfter} s`, {
@@ -88,5 +92,5 @@ export function gatePlugin(deps: GateDeps) {
     if (authError) throw authError;
     const limit = bodyLimitFor(path, deps.config);
     if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge(limit);
-  });
+  };
 }

@@ -18,9 +18,10 @@ const newDir = () => {
 };
 const track = (server: ServeProcess) => (servers.push(server), server);
 
+// Building the binary (when it is older than the sources) takes longer than a hook's default.
 beforeAll(() => {
   ensureBinary();
-});
+}, 180_000);
 
 describe('the binary on the embedded database', () => {
   let cwd: string;

@@ -26,9 +26,10 @@ for (const _ of suites) {
       return url.href;
     }
 
+    // Building the binary (when it is older than the sources) takes longer than a hook's default.
     beforeAll(() => {
       ensureBinary();
-    });
+    }, 180_000);
     afterAll(async () => {
       servers.forEach((s) => s.kill('SIGKILL'));
       await Promise.all(servers.map((s) => s.exited));

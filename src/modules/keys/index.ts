@@ -4,15 +4,18 @@ import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { authPlugin } from '../../plugins/auth.ts';
+import { bodyPlugin } from '../../plugins/body.ts';
+import type { Config } from '../../config.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { CreateKeyBody, KeyIdParams } from './model.ts';
 import { presentKey } from './present.ts';
 import { createKey, listKeys, revokeKey, type Authenticator } from './service.ts';
 
-export function keysModule(deps: { database: Database; states: RequestStates; authenticator: Authenticator }) {
+export function keysModule(deps: { database: Database; states: RequestStates; authenticator: Authenticator; config: Config }) {
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/keys' })
     .use(authPlugin(deps.states))
+    .use(bodyPlugin(deps.config))
     .get('/api/keys', async ({ principal }) => ok((await listKeys(db, { org: principal.org.id })).map(presentKey)), { auth: true })
     .post(
       '/api/keys',

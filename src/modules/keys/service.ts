@@ -1,9 +1,8 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { apiKeys, organisations, type ApiKey, type Organisation } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { newId, randomBase62 } from '../../lib/ids.ts';
+import { constantTimeEqual, newId, randomBase62 } from '../../lib/ids.ts';
 import { recordAudit } from '../audit/service.ts';
 import { findOrg } from '../orgs/service.ts';
 
@@ -13,7 +12,7 @@ const KEY_PATTERN = /^rvk_[0-9A-Za-z]{32,128}$/;
 /** What listings show: enough to tell keys apart, far too little to guess one. */
 const PREFIX_LENGTH = 12;
 
-export const hashKey = (plaintext: string) => createHash('sha256').update(plaintext).digest('hex');
+export const hashKey = (plaintext: string): string => Bun.SHA256.hash(plaintext, 'hex') as string;
 
 export function generateKey() {
   const plaintext = `rvk_${randomBase62(KEY_BODY_LENGTH)}`;
@@ -26,9 +25,9 @@ export function publicKey({ hash: _hash, ...rest }: ApiKey): PublicKey {
   return rest;
 }
 
-export function keyStatus(key: Pick<ApiKey, 'revokedAt' | 'expiresAt'>, now = new Date()): 'active' | 'revoked' | 'expired' {
+export function keyStatus(key: Pick<ApiKey, 'revokedAt' | 'expiresAt'>, now = Date.now()): 'active' | 'revoked' | 'expired' {
   if (key.revokedAt) return 'revoked';
-  if (key.expiresAt && key.expiresAt <= now) return 'expired';
+  if (key.expiresAt && key.expiresAt.getTime() <= now) return 'expired';
   return 'active';
 }
 
@@ -140,7 +139,7 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
     .limit(1)
     .prepare('auth_key_by_hash');
 
-  const cache = new Map<string, { row: { key: ApiKey; org: Organisation } | null; fetchedAt: number }>();
+  const cache = new Map<string, { row: { key: ApiKey; org: Organisation }; principal: Principal; fetchedAt: number }>();
   const lastUsedWritten = new Map<string, number>();
 
   function touch(keyId: string, now: number) {
@@ -161,21 +160,23 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
       let cached = cache.get(hash);
       if (!cached || now - cached.fetchedAt > KEY_CACHE_TTL_MS) {
         const [row] = await byHash.execute({ hash });
-        cached = { row: row ?? null, fetchedAt: now };
-        if (row) cache.set(hash, cached);
-        else cache.delete(hash); // unknown keys are not remembered: a new key works at once
+        if (!row) {
+          cache.delete(hash); // unknown keys are not remembered: a new key works at once
+          return 'unknown';
+        }
+        cached = { row, principal: { key: publicKey(row.key), org: row.org }, fetchedAt: now };
+        cache.set(hash, cached);
         if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
       }
-      const row = cached.row;
-      if (!row || !timingSafeEqual(Buffer.from(row.key.hash, 'hex'), Buffer.from(hash, 'hex'))) return 'unknown';
-      const status = keyStatus(row.key, new Date(now));
+      if (!constantTimeEqual(cached.row.key.hash, hash)) return 'unknown';
+      const status = keyStatus(cached.row.key, now);
       if (status !== 'active') return status;
-      touch(row.key.id, now);
-      return { key: publicKey(row.key), org: row.org };
+      touch(cached.row.key.id, now);
+      return cached.principal;
     },
     invalidate(keyId) {
       if (!keyId) return cache.clear();
-      for (const [hash, entry] of cache) if (entry.row?.key.id === keyId) cache.delete(hash);
+      for (const [hash, entry] of cache) if (entry.row.key.id === keyId) cache.delete(hash);
     },
   };
 }
