@@ -1,0 +1,202 @@
+// Helpers for bench/run.ts: every process and temp dir the benchmark makes is registered here, so
+// that one cleanup (normal end, error, Ctrl-C, SIGTERM) stops and removes all of them.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Subprocess } from 'bun';
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// --- processes -----------------------------------------------------------------------------------
+
+const live = new Set<Subprocess>();
+const tempDirs = new Set<string>();
+export let keepTempDirs = false;
+export const setKeepTempDirs = (keep: boolean) => void (keepTempDirs = keep);
+
+export interface SpawnOptions {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Where the child's stdout and stderr go (a file, so an unread pipe can never stall it). */
+  logFile?: string;
+}
+
+/** Spawns a long-running child and registers it for cleanup. */
+export function spawnTracked(cmd: string[], options: SpawnOptions = {}): Subprocess {
+  const out = options.logFile ? Bun.file(options.logFile) : 'ignore';
+  const proc = Bun.spawn(cmd, {
+    cwd: options.cwd,
+    env: options.env as Record<string, string>,
+    stdin: 'ignore',
+    stdout: out,
+    stderr: out,
+  });
+  live.add(proc);
+  proc.exited.then(() => live.delete(proc));
+  return proc;
+}
+
+/** Runs a command to completion (registered while it runs) and returns its output. */
+export async function runToEnd(
+  cmd: string[],
+  options: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(cmd, {
+    cwd: options.cwd,
+    env: options.env as Record<string, string>,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  live.add(proc);
+  const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+  try {
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    return { code, stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+    live.delete(proc);
+  }
+}
+
+/** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+export async function stopProcess(proc: Subprocess, graceMs = 10_000): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  proc.kill('SIGTERM');
+  const exited = await Promise.race([proc.exited.then(() => true), sleep(graceMs).then(() => false)]);
+  if (!exited) {
+    proc.kill('SIGKILL');
+    await proc.exited;
+  }
+}
+
+/** Stops every child still running, then removes the temp dirs. */
+export async function cleanupAll(): Promise<void> {
+  await Promise.all([...live].map((proc) => stopProcess(proc, 5_000).catch(() => {})));
+  removeTempDirs();
+}
+
+function removeTempDirs() {
+  if (keepTempDirs) return;
+  for (const dir of tempDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {}
+    tempDirs.delete(dir);
+  }
+}
+
+// Last resort when the process is ending without having run cleanupAll (uncaught error, exit()):
+// only synchronous work is possible here, so children get SIGKILL.
+process.on('exit', () => {
+  for (const proc of live) {
+    try {
+      proc.kill('SIGKILL');
+    } catch {}
+  }
+  removeTempDirs();
+});
+
+// --- temp dirs, ports ----------------------------------------------------------------------------
+
+/** Removes one temp dir now (unless --keep). */
+export function removeTempDir(dir: string) {
+  if (keepTempDirs || !tempDirs.has(dir)) return;
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {}
+  tempDirs.delete(dir);
+}
+
+export function makeTempDir(label: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `revintel-bench-${label}-`));
+  tempDirs.add(dir);
+  return dir;
+}
+
+/** A port nobody listens on right now (the OS picks it; we release it at once). */
+export function freePort(): number {
+  const listener = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } });
+  const port = listener.port;
+  listener.stop(true);
+  return port;
+}
+
+// --- measurements --------------------------------------------------------------------------------
+
+/** Resident set size of a process in MB (10^6 bytes; VmRSS in /proc/<pid>/status is in KiB), or
+ * null if it is gone. */
+export function rssMB(pid: number): number | null {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? (Number(match[1]) * 1024) / 1e6 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the maximum seen. */
+export function sampleRss(pid: number, everyMs = 100) {
+  let max = 0;
+  const take = () => {
+    const rss = rssMB(pid);
+    if (rss !== null && rss > max) max = rss;
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop(): number {
+      clearInterval(timer);
+      take();
+      return max;
+    },
+  };
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Polls `url` every `everyMs` until it answers 200; throws if `proc` exits first or on timeout
+ * (naming the last answer, if any). */
+export async function waitFor200(url: string, proc: Subprocess, timeoutMs = 60_000, everyMs = 10): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let last = 'no answer (connection refused)';
+  while (performance.now() < deadline) {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      throw new Error(`process exited (code ${proc.exitCode ?? proc.signalCode}) before ${url} answered 200`);
+    }
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      const body = await response.text();
+      if (response.status === 200) return;
+      last = `${response.status} ${body.slice(0, 300)}`;
+    } catch {}
+    await sleep(everyMs);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms; last answer: ${last}`);
+}
+
+// --- formatting ----------------------------------------------------------------------------------
+
+export const fmtInt = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+export const fmtMs = (us: number) => (Number.isFinite(us) ? `${(us / 1000).toFixed(2)} ms` : 'n/a');
+export const fmtRatio = (r: number) => (Number.isFinite(r) ? `${r.toFixed(2)}x` : 'n/a');
+export const fmtMB = (m: number) => (Number.isFinite(m) ? `${Math.round(m)} MB` : 'n/a');
+export const fmtSeconds = (ms: number) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : 'n/a');
+
+/** A plain text table with a header rule; right-aligns columns whose cells all look numeric. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => /^[\d,.]+( ?(ms|s|MB|x))?$|^n\/a$|^—$/.test(r[i] ?? '')));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
