@@ -1,24 +1,27 @@
-// Two PGlite processes on one directory corrupt it, so a DATA_DIR has one owner at a time. The lock is
-// a file created with O_EXCL holding the owner's pid and its kernel start time: a lock left by a
-// process that died (kill -9, power loss) is recognised as stale even if its pid was reused since.
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+// Two PGlite processes on one directory corrupt it, so a DATA_DIR has one owner at a time.
+//
+// The owner holds an exclusive flock(2) on DATA_DIR/revintel.lock for as long as it lives. The
+// kernel drops the lock when the process ends, however it ends (kill -9, OOM, power loss), so there
+// is no stale lock to recognise — whatever pid or hostname the file last named. The file's content
+// (pid, command, since) only serves the message a second process prints.
+import { dlopen, FFIType } from 'bun:ffi';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export interface LockHolder {
   pid: number;
-  startTime: string | null;
   hostname: string;
   command: string;
   since: string;
 }
 
 export class DataDirBusyError extends Error {
-  constructor(readonly dataDir: string, readonly holder: LockHolder) {
+  constructor(readonly dataDir: string, readonly holder: LockHolder | null) {
+    const who = holder ? `process ${holder.pid} (revintel ${holder.command} on ${holder.hostname}, since ${holder.since})` : 'another process';
     super(
-      `DATA_DIR ${dataDir} is in use by process ${holder.pid} (revintel ${holder.command}, since ${holder.since}); ` +
-        'only one process may open an embedded database. Stop it, or run this command while it serves: ' +
-        'the CLI then goes through the running server.',
+      `DATA_DIR ${dataDir} is in use by ${who}; only one process may open an embedded database. ` +
+        'Stop it, or run this command while it serves: the CLI then goes through the running server.',
     );
     this.name = 'DataDirBusyError';
   }
@@ -26,79 +29,65 @@ export class DataDirBusyError extends Error {
 
 export const lockPath = (dataDir: string) => join(dataDir, 'revintel.lock');
 
-/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot. */
-function processStartTime(pid: number): string | null {
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+
+let flock: ((fd: number, operation: number) => number) | null = null;
+function kernelFlock(): (fd: number, operation: number) => number {
+  if (!flock) {
+    const libc = dlopen('libc.so.6', { flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 } });
+    flock = libc.symbols.flock as (fd: number, operation: number) => number;
+  }
+  return flock;
+}
+
+function readHolder(path: string): LockHolder | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    return JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
   } catch {
     return null;
   }
 }
 
-function isAlive(holder: LockHolder): boolean {
-  if (holder.hostname !== hostname()) return true; // a shared volume: we cannot tell, so be safe
-  try {
-    process.kill(holder.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const startTime = processStartTime(holder.pid);
-  return holder.startTime === null || startTime === null || startTime === holder.startTime;
-}
-
+/** Whether a process holds DATA_DIR now, and which (as far as the lock file says). */
 export function readLockHolder(dataDir: string): LockHolder | null {
+  const path = lockPath(dataDir);
+  let fd: number;
   try {
-    const holder = JSON.parse(readFileSync(lockPath(dataDir), 'utf8')) as LockHolder;
-    return isAlive(holder) ? holder : null;
+    fd = openSync(path, 'r');
   } catch {
-    return null;
+    return null; // never locked
+  }
+  try {
+    if (kernelFlock()(fd, LOCK_EX | LOCK_NB) === 0) {
+      kernelFlock()(fd, LOCK_UN);
+      return null; // nobody holds it
+    }
+    return readHolder(path) ?? { pid: 0, hostname: 'unknown', command: 'unknown', since: 'unknown' };
+  } finally {
+    closeSync(fd);
   }
 }
 
-/** Takes the directory or throws DataDirBusyError. Returns the release function. */
+/** Takes DATA_DIR for this process or throws DataDirBusyError. Returns the release function. */
 export function lockDataDir(dataDir: string, command: string): () => void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = lockPath(dataDir);
-  const me: LockHolder = {
-    pid: process.pid,
-    startTime: processStartTime(process.pid),
-    hostname: hostname(),
-    command,
-    since: new Date().toISOString(),
-  };
-  for (let attempt = 0; attempt < 5; attempt++) {
-    let fd: number;
-    try {
-      fd = openSync(path, 'wx', 0o600);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      let holder: LockHolder | null = null;
-      try {
-        holder = JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
-      } catch {
-        // half-written by a process that died while creating it: stale
-      }
-      if (holder && isAlive(holder)) throw new DataDirBusyError(resolve(dataDir), holder);
-      // Stale: move it aside (rename is atomic, so two contenders cannot both remove a fresh lock).
-      try {
-        renameSync(path, `${path}.stale-${process.pid}`);
-        unlinkSync(`${path}.stale-${process.pid}`);
-      } catch {
-        // someone else cleared it first; try again
-      }
-      continue;
-    }
-    writeSync(fd, JSON.stringify(me));
+  const fd = openSync(path, 'a+', 0o600);
+  if (kernelFlock()(fd, LOCK_EX | LOCK_NB) !== 0) {
     closeSync(fd);
-    return () => {
-      try {
-        const holder = JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
-        if (holder.pid === process.pid) unlinkSync(path);
-      } catch {
-        // already gone
-      }
-    };
+    throw new DataDirBusyError(resolve(dataDir), readHolder(path));
   }
-  throw new Error(`could not lock DATA_DIR ${resolve(dataDir)}: its lock file keeps changing`);
+  const me: LockHolder = { pid: process.pid, hostname: hostname(), command, since: new Date().toISOString() };
+  ftruncateSync(fd, 0);
+  writeSync(fd, JSON.stringify(me), 0);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    // The file stays: removing it would let a newcomer lock a fresh inode while a waiter holds
+    // the old one. Closing the descriptor drops the lock.
+    closeSync(fd);
+  };
 }

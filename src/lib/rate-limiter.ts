@@ -104,14 +104,19 @@ export function createRateLimiter(kind: RateLimitStoreKind, counters: Record<Win
       // synchronous, and the request then pays for no promise at all until the gate's own await.
       const minuteKey = key(subject, 'minute', nowMs);
       const dayKey = key(subject, 'day', nowMs);
+      // A refused request is taken back out of every window it was counted in, so it counts
+      // nowhere: raising a limit mid-window admits at once, whatever was refused before.
       return andThen(counters.minute.increment(minuteKey), (minuteCount) => {
         if (minuteCount > limits.perMinute) {
-          return andThen(counters.day.read(dayKey), (dayCount) => decide(limits, minuteCount, dayCount, nowMs, false));
+          return andThen(counters.minute.decrement(minuteKey), () =>
+            andThen(counters.day.read(dayKey), (dayCount) => decide(limits, minuteCount - 1, dayCount, nowMs, false)),
+          );
         }
         return andThen(counters.day.increment(dayKey), (dayCount) => {
           if (dayCount <= limits.perDay) return decide(limits, minuteCount, dayCount, nowMs, true);
-          // Refused by the day: take the request back out of the minute so it counts nowhere.
-          return andThen(counters.minute.decrement(minuteKey), () => decide(limits, minuteCount - 1, dayCount, nowMs, false));
+          return andThen(counters.day.decrement(dayKey), () =>
+            andThen(counters.minute.decrement(minuteKey), () => decide(limits, minuteCount - 1, dayCount - 1, nowMs, false)),
+          );
         });
       });
     },

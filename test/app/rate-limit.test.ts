@@ -43,8 +43,26 @@ describe('rate-limit windows (memory store)', () => {
     expect(refused.retryAfter).toBe(60); // the day ends at midnight UTC
     const state = await limiter.peek('subject-b', limits, now);
     expect(state.minute.remaining).toBe(8);
+    expect(state.day.remaining).toBe(0);
+    // the refusals left no trace: a day limit raised mid-window admits exactly the difference
+    for (let i = 0; i < 20; i++) await limiter.consume('subject-b', limits, now);
+    const raised = { perMinute: 10, perDay: 4 };
+    expect((await limiter.consume('subject-b', raised, now)).allowed).toBe(true);
+    expect((await limiter.consume('subject-b', raised, now)).allowed).toBe(true);
+    expect((await limiter.consume('subject-b', raised, now)).allowed).toBe(false);
     // midnight: both windows start over
     expect((await limiter.consume('subject-b', limits, now + 60_000)).allowed).toBe(true);
+  });
+
+  test('a request refused by the minute counts in neither window either', async () => {
+    const limiter = memoryRateLimiter();
+    const now = Date.UTC(2026, 10, 25, 10, 0, 0);
+    for (let i = 0; i < 30; i++) await limiter.consume('subject-c', { perMinute: 5, perDay: 100 }, now);
+    const state = await limiter.peek('subject-c', { perMinute: 5, perDay: 100 }, now);
+    expect(state.day.remaining).toBe(95);
+    // raising the minute limit mid-minute admits at once
+    expect((await limiter.consume('subject-c', { perMinute: 6, perDay: 100 }, now)).allowed).toBe(true);
+    expect((await limiter.consume('subject-c', { perMinute: 6, perDay: 100 }, now)).allowed).toBe(false);
   });
 });
 

@@ -4,6 +4,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureBinary, get, runCli, startServe, waitFor, type ServeProcess } from '../helpers/binary.ts';
 import { tempDir } from '../helpers/harness.ts';
+import { readLockHolder } from '../../src/db/data-dir-lock.ts';
 
 const dirs: string[] = [];
 const servers: ServeProcess[] = [];
@@ -150,7 +151,7 @@ describe('the binary on the embedded database', () => {
     expect(response.status).toBe(201);
     expect(await server.exited).toBe(0);
     expect(server.output()).toContain('"msg":"stopped"');
-    expect(existsSync(join(cwd, 'data', 'revintel.lock'))).toBe(false);
+    expect(readLockHolder(join(cwd, 'data'))).toBeNull();
     // and the key made during shutdown was committed
     const list = await runCli(['keys', 'list', '--org', orgId, '--json'], env, { cwd });
     expect(list.json.map((k: { name: string }) => k.name)).toContain('made during shutdown');
