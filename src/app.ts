@@ -7,7 +7,7 @@
 // cross-cutting steps live here rather than in Elysia lifecycle hooks because each global hook was
 // measured to cost on every request, and because only here is the final response (and its status)
 // known for certain.
-import { Elysia } from 'elysia';
+import { Elysia, type AnyElysia } from 'elysia';
 import type { Config } from './config.ts';
 import type { Database } from './db/client.ts';
 import type { Logger } from './lib/log.ts';
@@ -29,6 +29,8 @@ export interface AppDeps {
   log: Logger;
   readiness: ReadinessProbe;
   startedAt?: number;
+  /** More feature modules to mount beside the built-in ones (the tests mount fixtures here). */
+  modules?: AnyElysia[];
 }
 
 export interface App {
@@ -60,7 +62,8 @@ function createRoutes(deps: AppDeps, states: RequestStates) {
     .use(errorsPlugin({ log: deps.log, requestIdOf: (request) => states.get(request)?.id ?? 'unknown', allowedMethods }))
     .use(healthModule({ readiness: deps.readiness, startedAt: deps.startedAt ?? Date.now() }))
     .use(meModule({ states }))
-    .use(keysModule({ database: deps.database, states, authenticator: deps.authenticator, config: deps.config }));
+    .use(keysModule({ database: deps.database, states }));
+  for (const module of deps.modules ?? []) routes.use(module);
   return routes;
 }
 

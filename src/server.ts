@@ -2,7 +2,8 @@
 // shut all of it down in order on SIGTERM/SIGINT.
 import Redis from 'ioredis';
 import { hostname } from 'node:os';
-import { createApp } from './app.ts';
+import { createApp, type AppDeps } from './app.ts';
+import { describeError } from './plugins/errors.ts';
 import type { Config } from './config.ts';
 import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
 import { isMigrated, runMigrations } from './db/migrate.ts';
@@ -54,6 +55,28 @@ export interface RunningServer {
 export interface ServeOptions {
   workerUrl: URL | string;
   log?: Logger;
+  /** More feature modules to mount (the tests mount fixtures here). */
+  modules?: AppDeps['modules'];
+}
+
+/** IPv6 literals go in brackets in a URL. */
+const urlHost = (host: string) => (host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host);
+
+/** /readyz runs at most one check at a time and reuses a result for a second: probes from anyone
+ * cost the database next to nothing. */
+function cachedReadiness(log: Logger, check: () => Promise<ReadinessCheck[]>): () => Promise<ReadinessCheck[]> {
+  let last: { at: number; checks: Promise<ReadinessCheck[]> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.at > 1_000) {
+      const checks = check().catch((error) => {
+        log.error('readiness check failed', describeError(error));
+        return [{ name: 'readiness', ok: false, detail: 'check failed' }];
+      });
+      last = { at: now, checks };
+    }
+    return last.checks;
+  };
 }
 
 export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
@@ -84,25 +107,30 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       log,
       logLevel: config.logLevel,
     });
-    cleanups.push(() => supervisor.stop(config.shutdownTimeoutMs));
+    cleanups.push(() => supervisor.stop(1_000)); // a no-op once stop() has stopped it
 
-    let migrated = true;
-    const readiness = async (): Promise<ReadinessCheck[]> => {
+    const readiness = cachedReadiness(log, async (): Promise<ReadinessCheck[]> => {
       const checks: ReadinessCheck[] = [];
+      let reachable = true;
       try {
         await database.ping(1_000);
-        checks.push({ name: 'database', ok: true, detail: database.kind });
       } catch (error) {
-        checks.push({ name: 'database', ok: false, detail: (error as Error).message });
+        reachable = false;
+        log.warn('readiness: database unreachable', describeError(error));
       }
-      if (checks[0]!.ok) migrated = await isMigrated(database).catch(() => false);
-      checks.push({ name: 'migrations', ok: migrated, detail: migrated ? 'applied' : 'pending' });
+      checks.push({ name: 'database', ok: reachable, detail: reachable ? database.kind : 'unreachable' });
+      const migrated = reachable && (await isMigrated(database).catch(() => false));
+      checks.push({ name: 'migrations', ok: migrated, detail: migrated ? 'applied' : reachable ? 'pending' : 'unknown' });
       const alive = supervisor.isAlive();
       checks.push({ name: 'worker', ok: alive, detail: alive ? 'alive' : 'no heartbeat' });
       return checks;
-    };
+    });
 
-    const app = createApp({ config, database, limiter, authenticator, log, readiness, startedAt });
+    if (config.rateLimitStore === 'memory' && database.kind === 'postgres') {
+      log.warn('RATE_LIMIT_STORE=memory on PostgreSQL: each process counts alone, so N processes admit N times the limits');
+    }
+
+    const app = createApp({ config, database, limiter, authenticator, log, readiness, startedAt, modules: options.modules });
 
     if (database.kind === 'embedded') {
       const socket = serveAdminSocket({ dataDir: config.dataDir, db: database.db, onAccessChange: () => authenticator.invalidate() });
@@ -119,9 +147,9 @@ export async function startServer(config: Config, options: ServeOptions): Promis
         reusePort: config.reusePort,
         development: false,
         idleTimeout: 30,
-        // Our body reader enforces the per-route limits with an envelope answer; this is only the
-        // outer bound past which Bun itself refuses.
-        maxRequestBodySize: Math.max(config.bodyLimitApi, config.bodyLimitImport, config.bodyLimitWebhook) * 2,
+        // The gate refuses a declared length over the route's limit and the body reader stops a
+        // streamed one at it, both with the envelope; Bun's own bare 413 is only a last resort.
+        maxRequestBodySize: 1024 * 1024 * 1024,
         fetch: (request, bunServer) => app.handle(request, bunServer),
       });
     } catch (error) {
@@ -130,7 +158,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       }
       throw error;
     }
-    const url = new URL(`http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${server.port}`);
+    const url = new URL(`http://${urlHost(config.host)}:${server.port}`);
     log.info('revintel serving', {
       url: url.href,
       version: VERSION,
@@ -144,9 +172,17 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     let stopping: Promise<void> | null = null;
     const stop = () =>
       (stopping ??= (async () => {
+        // One deadline for the whole shutdown, so it ends inside an orchestrator's grace period.
+        const deadline = Date.now() + config.shutdownTimeoutMs;
+        const left = () => Math.max(0, deadline - Date.now());
         log.info('shutting down: no new connections, finishing requests in flight');
-        // stop(false) stops listening and resolves once in-flight requests have completed.
-        await Promise.race([server.stop(false), Bun.sleep(config.shutdownTimeoutMs)]);
+        // stop(false) stops listening and resolves once the requests in flight have completed.
+        const drained = await Promise.race([server.stop(false).then(() => true), Bun.sleep(left() * 0.6).then(() => false)]);
+        if (!drained) {
+          log.warn('requests still in flight at the deadline: closing their connections');
+          await server.stop(true);
+        }
+        await supervisor.stop(left());
         await cleanup();
         log.info('stopped');
       })());

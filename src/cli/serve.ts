@@ -17,12 +17,19 @@ ${SETTING_NAMES.map((name) => `  --${flagName(name)}`.padEnd(30) + name).join('\
 export async function serveCommand(argv: string[], workerUrl: URL) {
   const cmd = parseCommand(argv, {}, HELP);
   const config = cmd.config();
-  // Handlers first: a signal that arrives while starting up is honoured once the server is up.
+  // Handlers first: a signal that arrives while starting up is honoured once the server is up (the
+  // start-up itself is bounded: the worker must register within 30 s). A second signal exits at once.
   let server: RunningServer | null = null;
   let signalled: string | null = null;
+  let stopping = false;
   const shutdown = (signal: string) => {
+    if (stopping) {
+      process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'second signal: exiting now', signal }) + '\n');
+      process.exit(1);
+    }
     signalled ??= signal;
     if (!server) return;
+    stopping = true;
     process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'signal received', signal }) + '\n');
     server.stop().then(
       () => process.exit(0),

@@ -26,6 +26,7 @@ export interface SupervisorOptions {
   log: Logger;
   logLevel: LogLevel;
   heartbeatMs?: number;
+  startTimeoutMs?: number;
 }
 
 export function startSupervisor(options: SupervisorOptions): Supervisor {
@@ -35,7 +36,18 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let restartCount = 0;
   let stopping = false;
   let markReady: () => void;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  let failStart: (error: Error) => void;
+  let started = false;
+  const ready = new Promise<void>((resolve, reject) => {
+    markReady = () => {
+      started = true;
+      resolve();
+    };
+    failStart = reject;
+  });
+  // A worker that cannot register the instance fails the start-up instead of hanging it.
+  const startDeadline = setTimeout(() => failStart(new Error('the worker thread did not start within 30 s')), options.startTimeoutMs ?? 30_000);
+  ready.then(() => clearTimeout(startDeadline), () => clearTimeout(startDeadline));
   let stopped: (() => void) | null = null;
 
   const spawn = () => {
@@ -49,6 +61,10 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
         if (message.type === 'ready') markReady();
       } else if (message.type === 'failed') {
         options.log.error('worker failed', { error: message.error });
+        if (!started) {
+          stopping = true; // nothing to restart: the start-up fails
+          failStart(new Error(`the worker thread could not start: ${message.error}`));
+        }
         current.terminate();
       } else if (message.type === 'stopped') {
         stopped?.();

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { createLogger, redact } from '../../src/lib/log.ts';
+import { ECHO_PATH } from '../helpers/fixture-routes.ts';
 
 describe('request log', () => {
   let database: TestDatabase;
@@ -30,7 +31,7 @@ describe('request log', () => {
     const { secret } = await createOrgWithKey(database);
     lines.length = 0;
     await call(app, 'GET', `/api/me?access_token=${secret}&limit=5`, { key: secret });
-    await call(app, 'POST', '/api/keys', { key: secret, rawBody: `{"name": "${secret}"`, headers: { 'content-type': 'application/json' } });
+    await call(app, 'POST', ECHO_PATH, { key: secret, rawBody: `{"name": "${secret}"`, headers: { 'content-type': 'application/json' } });
     await Bun.sleep(10);
     expect(lines.length).toBe(2);
     for (const line of lines) expect(line).not.toContain(secret.slice(4));

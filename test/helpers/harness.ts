@@ -13,6 +13,7 @@ import { createAuthenticator, createKey } from '../../src/modules/keys/service.t
 import { createOrg } from '../../src/modules/orgs/service.ts';
 import type { Plan } from '../../src/db/schema/index.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
+import { echoModule } from './fixture-routes.ts';
 
 export type BackendKind = 'embedded' | 'postgres';
 
@@ -64,6 +65,7 @@ export function buildApp(database: Database, overrides: Partial<AppDeps> = {}) {
     authenticator,
     log: createLogger('silent'),
     readiness: async () => [{ name: 'database', ok: true }],
+    modules: [echoModule(config)],
     ...overrides,
   });
   return { app, authenticator, limiter, config };
