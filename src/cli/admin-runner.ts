@@ -4,7 +4,7 @@
 import type { Config } from '../config.ts';
 import { connectPostgres, openEmbedded, type Database } from '../db/client.ts';
 import { readLockHolder } from '../db/data-dir-lock.ts';
-import { runMigrations } from '../db/migrate.ts';
+import { isMigrated, runMigrations } from '../db/migrate.ts';
 import { localRunner, type UnitRunner } from '../db/units.ts';
 import { socketRunner } from '../admin/socket.ts';
 import { adminUnits, type AdminUnits } from '../admin/units.ts';
@@ -25,7 +25,13 @@ export async function openAdminSession(config: Config, command: string): Promise
     ? connectPostgres(config.databaseUrl, 2)
     : await openEmbedded(config.dataDir, command);
   try {
-    await runMigrations(database, config.databaseUrl);
+    if (database.kind === 'embedded') {
+      // Nobody else can be using this database: bring it up to date, as serve would.
+      await runMigrations(database, null);
+    } else if (!(await isMigrated(database))) {
+      // Servers may be running on it: changing the schema is `revintel migrate`'s job alone.
+      throw new Error(`the database at DATABASE_URL is not migrated to this version of revintel: run "revintel migrate" first`);
+    }
   } catch (error) {
     await database.close();
     throw error;

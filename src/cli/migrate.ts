@@ -23,8 +23,8 @@ export async function migrateCommand(argv: string[]) {
   const config = cmd.config();
   if (!config.databaseUrl && readLockHolder(config.dataDir)?.command === 'serve') {
     const status = await socketRunner(config.dataDir).run('migrations.status', {});
-    return cmd.print({ applied: 0, total: status.applied, via: 'server' }, () =>
-      `the running server owns ${config.dataDir} and applied its migrations at start (${status.applied} applied)`,
+    return cmd.print({ applied: 0, total: status.known, via: 'server' }, () =>
+      `the running server owns ${config.dataDir} and applied its migrations at start (${status.applied} applied, ${status.known} in this build)`,
     );
   }
   const database = await openDatabase(config, 'migrate');

@@ -1,7 +1,7 @@
 // Bearer authentication: who gets in, who gets a 401 (always with WWW-Authenticate), and that an
 // organisation's key never reaches another organisation's records.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { apiKeys, auditLog } from '../../src/db/schema/index.ts';
 import { KEY_CACHE_TTL_MS } from '../../src/modules/keys/service.ts';
@@ -135,6 +135,8 @@ for (const backend of BACKENDS) {
       expect(update).toContain('audit_log is append-only (UPDATE refused)');
       const deletion = await database.db.delete(auditLog).then(() => null, refusal);
       expect(deletion).toContain('audit_log is append-only (DELETE refused)');
+      const truncation = await database.db.execute(sql`truncate audit_log`).then(() => null, refusal);
+      expect(truncation).toContain('audit_log is append-only (TRUNCATE refused)');
     });
   });
 }

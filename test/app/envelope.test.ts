@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { ECHO_PATH } from '../helpers/fixture-routes.ts';
-import { DatabaseTimeoutError } from '../../src/db/client.ts';
+import { DatabaseTimeoutError, connectPostgres } from '../../src/db/client.ts';
+import { createLogger } from '../../src/lib/log.ts';
+import { hashKey } from '../../src/modules/keys/service.ts';
 import type { Authenticator } from '../../src/modules/keys/service.ts';
 
 function expectEnvelopeError(result: Awaited<ReturnType<typeof call>>, status: number, message: RegExp) {
@@ -142,3 +144,23 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+describe('database outage', () => {
+  test('unreachable database: 503 with Retry-After; the log names the failure but not the query values', async () => {
+    const lines: string[] = [];
+    const unreachable = connectPostgres('postgres://postgres@127.0.0.1:1/nothing', 1);
+    try {
+      const { app } = buildApp(unreachable, { log: createLogger('error', {}, (line) => lines.push(line)) });
+      const key = `rvk_${'B'.repeat(40)}`;
+      const result = await call(app, 'GET', '/api/me', { key });
+      expectEnvelopeError(result, 503, /Database unavailable/);
+      expect(result.headers.get('retry-after')).toBe('5');
+      expect(lines.length).toBe(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', msg: 'database unavailable', code: 'ECONNREFUSED' });
+      expect(lines[0]).not.toContain(hashKey(key));
+      expect(lines[0]).not.toContain(key);
+    } finally {
+      await unreachable.close();
+    }
+  });
+});

@@ -100,6 +100,28 @@ describe('the binary on the embedded database', () => {
     expect(list.json.map((o: { name: string }) => o.name)).toEqual(['Acme Corp']);
   });
 
+  test('a client that dies mid-command on the admin socket never wedges the server; a whole command it sent is done', async () => {
+    const socketPath = join(cwd, 'data', 'run', 'revintel.sock');
+    const connect = () => Bun.connect({ unix: socketPath, socket: { data() {} } });
+    // half a request, then gone
+    const half = await connect();
+    half.write('POST /units/keys.create HTTP/1.1\r\nHost: revintel\r\nContent-Length: 500\r\n\r\n{"org": "');
+    half.terminate();
+    // a whole request, then gone before the answer
+    const body = JSON.stringify({ org: orgId, name: 'sent-then-gone', expiresAt: null, actor: 'cli:test' });
+    const whole = await connect();
+    whole.write(`POST /units/keys.create HTTP/1.1\r\nHost: revintel\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    whole.terminate();
+    const names = await waitFor(async () => {
+      const list = await runCli(['keys', 'list', '--org', orgId, '--json'], env, { cwd });
+      const found = list.json.map((k: { name: string }) => k.name);
+      return found.includes('sent-then-gone') && found;
+    });
+    expect(names.filter((n: string) => n === 'sent-then-gone')).toHaveLength(1);
+    expect((await get(`${server.url}/readyz`)).status).toBe(200);
+    expect((await get(`${server.url}/api/me`, secret)).status).toBe(200);
+  });
+
   test('a second serve on the same DATA_DIR exits at once, naming the directory and the holder', async () => {
     const second = await runCli(['serve'], { PORT: '0' }, { cwd });
     expect(second.code).toBe(1);

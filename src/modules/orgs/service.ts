@@ -1,4 +1,4 @@
-import { asc, eq, or } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import { organisations, type Organisation, type Plan } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -27,8 +27,7 @@ export interface CreateOrgInput {
 }
 
 export async function createOrg(db: Db, input: CreateOrgInput): Promise<Organisation> {
-  const name = input.name.trim();
-  if (!name) throw new AppError('validation_failed', 'name must not be empty');
+  const name = validName(input.name);
   const [existing] = await db.select({ id: organisations.id }).from(organisations).where(eq(organisations.name, name));
   if (existing) throw new AppError('conflict', `an organisation named "${name}" already exists (${existing.id})`);
   const [org] = await db
@@ -56,14 +55,22 @@ export function listOrgs(db: Db): Promise<Organisation[]> {
   return db.select().from(organisations).orderBy(asc(organisations.createdAt), asc(organisations.id));
 }
 
-/** `--org` takes an id or the exact name. */
+/** `--org` takes an id or the exact name (names cannot look like ids, so the two never clash). */
 export async function findOrg(db: Db, idOrName: string): Promise<Organisation> {
   const [org] = await db
     .select()
     .from(organisations)
-    .where(or(eq(organisations.id, idOrName), eq(organisations.name, idOrName)));
+    .where(idOrName.startsWith('org_') ? eq(organisations.id, idOrName) : eq(organisations.name, idOrName));
   if (!org) throw notFound(`Organisation "${idOrName}"`);
   return org;
+}
+
+function validName(raw: string): string {
+  const name = raw.trim();
+  if (!name) throw new AppError('validation_failed', 'name must not be empty');
+  if (name.startsWith('org_')) throw new AppError('validation_failed', 'name must not start with "org_" (that is how ids start)');
+  if (name.length > 200) throw new AppError('validation_failed', 'name must be at most 200 characters');
+  return name;
 }
 
 export interface UpdateOrgInput {
@@ -80,8 +87,7 @@ export async function updateOrg(db: Db, input: UpdateOrgInput): Promise<Organisa
   const org = await findOrg(db, input.org);
   const changes: Partial<Organisation> = {};
   if (input.name !== undefined && input.name.trim() !== org.name) {
-    const name = input.name.trim();
-    if (!name) throw new AppError('validation_failed', 'name must not be empty');
+    const name = validName(input.name);
     const [clash] = await db.select({ id: organisations.id }).from(organisations).where(eq(organisations.name, name));
     if (clash) throw new AppError('conflict', `an organisation named "${name}" already exists (${clash.id})`);
     changes.name = name;
