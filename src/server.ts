@@ -82,13 +82,23 @@ function cachedReadiness(log: Logger, check: () => Promise<ReadinessCheck[]>): (
 export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
   const startedAt = Date.now();
   const log = options.log ?? createLogger(config.logLevel);
+  // How long each step of start-up took, reported on the "serving" line.
+  const phases: Record<string, number> = {};
+  let phaseStart = performance.now();
+  const phase = (name: string) => {
+    const now = performance.now();
+    phases[name] = Math.round(now - phaseStart);
+    phaseStart = now;
+  };
   const database = await openDatabase(config, 'serve');
+  phase('open_database_ms');
   const cleanups: (() => Promise<void>)[] = [() => database.close()];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch((error) => log.error('shutdown step failed', { error: String(error) }));
   };
   try {
     const migration = await runMigrations(database, config.databaseUrl);
+    phase('migrations_ms');
     ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null);
     if (!config.secretKey && database.kind === 'postgres') {
       log.warn('SECRET_KEY is not set: connectors with webhook secrets cannot be created until it is');
@@ -137,7 +147,9 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       cleanups.push(socket.stop);
     }
 
+    phase('prepare_ms');
     await supervisor.ready;
+    phase('worker_ready_ms');
     let server: ReturnType<typeof Bun.serve>;
     try {
       server = Bun.serve({
@@ -167,6 +179,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       rate_limit_store: limiter.kind,
       migrations_applied: migration.applied,
       startup_ms: Date.now() - startedAt,
+      ...phases,
     });
 
     let stopping: Promise<void> | null = null;

@@ -2,23 +2,56 @@
 //
 // PGlite's wasm and data files are imported `with { type: 'file' }` so `bun build --compile` embeds
 // them; from source they resolve to node_modules. A fresh directory is not initdb'd (about 7 s here)
-// but unpacked from a snapshot of an empty cluster made at build time (scripts/pgdata-snapshot.ts),
-// which takes about half a second.
+// but unpacked from a snapshot of a migrated cluster made at build time (scripts/pgdata-snapshot.ts).
 import { PGlite } from '@electric-sql/pglite';
 import pgliteWasmPath from '@electric-sql/pglite/pglite.wasm' with { type: 'file' };
 import initdbWasmPath from '@electric-sql/pglite/initdb.wasm' with { type: 'file' };
 import pgliteDataPath from '@electric-sql/pglite/pglite.data' with { type: 'file' };
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export const pgdataDir = (dataDir: string) => join(dataDir, 'pgdata');
 
-async function pgliteAssets() {
+/** PGlite's code and data; initdb's only when a cluster has to be made from nothing. */
+async function pgliteAssets(withInitdb: boolean) {
   const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
     WebAssembly.compile(await Bun.file(pgliteWasmPath).arrayBuffer()),
-    WebAssembly.compile(await Bun.file(initdbWasmPath).arrayBuffer()),
+    withInitdb ? WebAssembly.compile(await Bun.file(initdbWasmPath).arrayBuffer()) : undefined,
   ]);
   return { pgliteWasmModule, initdbWasmModule, fsBundle: Bun.file(pgliteDataPath) };
+}
+
+/**
+ * Unpacks a gzipped tarball of a data directory (ustar, as PGlite's dumpDataDir writes it: regular
+ * files and directories, short names) into `dir`. Doing it ourselves, rather than through PGlite's
+ * loadDataDir, lets a new cluster be started once instead of started, stopped and started again.
+ */
+export function unpackDataDir(tarball: Uint8Array<ArrayBuffer>, dir: string): void {
+  const tar = Bun.gunzipSync(tarball);
+  const text = (offset: number, length: number) => {
+    const bytes = tar.subarray(offset, offset + length);
+    const end = bytes.indexOf(0);
+    return new TextDecoder().decode(end < 0 ? bytes : bytes.subarray(0, end));
+  };
+  for (let offset = 0; offset + 512 <= tar.length; ) {
+    const name = text(offset, 100);
+    if (!name) break; // the two zero blocks that end the archive
+    const size = parseInt(text(offset + 124, 12).trim() || '0', 8);
+    const type = String.fromCharCode(tar[offset + 156] ?? 48);
+    const prefix = text(offset + 345, 155);
+    const relative = `${prefix ? `${prefix}/` : ''}${name}`.replace(/^\/+/, '');
+    const target = join(dir, relative);
+    if (!target.startsWith(dir) || relative.split('/').includes('..')) throw new Error(`unsafe path in data-dir snapshot: ${relative}`);
+    if (type === '5') {
+      mkdirSync(target, { recursive: true, mode: 0o700 });
+    } else if (type === '0' || type === '\0') {
+      mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+      writeFileSync(target, tar.subarray(offset + 512, offset + 512 + size), { mode: 0o600 });
+    } else {
+      throw new Error(`unexpected entry type "${type}" in data-dir snapshot: ${relative}`);
+    }
+    offset += 512 + Math.ceil(size / 512) * 512;
+  }
 }
 
 /** The snapshot is a build product: present in the binary and after `bun run snapshot` (the test
@@ -40,22 +73,33 @@ async function loadSnapshot(): Promise<Blob | undefined> {
  */
 export async function openPglite(dataDir: string): Promise<PGlite> {
   const target = pgdataDir(dataDir);
-  const assets = await pgliteAssets();
   if (!existsSync(join(target, 'PG_VERSION'))) {
+    if (existsSync(target) && readdirSync(target).length > 0) {
+      // Not ours to delete: someone's files, or a cluster damaged by hand.
+      throw new Error(`${target} exists but holds no PostgreSQL cluster (no PG_VERSION): move it away or point DATA_DIR elsewhere`);
+    }
     const staging = `${target}.new`;
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging, { recursive: true, mode: 0o700 });
-    const fresh = await PGlite.create(staging, { ...assets, loadDataDir: await loadSnapshot() });
-    await fresh.close();
+    const snapshot = await loadSnapshot();
+    if (snapshot) {
+      unpackDataDir(new Uint8Array(await snapshot.arrayBuffer()), staging);
+    } else {
+      const fresh = await PGlite.create(staging, await pgliteAssets(true));
+      await fresh.close();
+    }
     rmSync(target, { recursive: true, force: true });
     renameSync(staging, target);
   }
-  return PGlite.create(target, assets);
+  return PGlite.create(target, await pgliteAssets(false));
 }
 
-/** Used by the build and the test preload: an empty, initdb'd cluster as a gzipped tarball. */
-export async function makeSnapshot(): Promise<Blob> {
-  const pglite = await PGlite.create({ ...(await pgliteAssets()) });
+/** Used by the build and the test preload: a new cluster with the migrations of this build
+ * applied, as a gzipped tarball. (A snapshot older than the migrations is still correct: serve
+ * applies the rest at start.) */
+export async function makeSnapshot(migrate: (pglite: PGlite) => Promise<void>): Promise<Blob> {
+  const pglite = await PGlite.create({ ...(await pgliteAssets(true)) });
+  await migrate(pglite);
   const tarball = await pglite.dumpDataDir('gzip');
   await pglite.close();
   return tarball;

@@ -1,11 +1,11 @@
 // The embedded database: one owner per DATA_DIR, data that survives a restart, a stale lock left by
 // a killed process taken over.
 import { afterAll, describe, expect, test } from 'bun:test';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEmbedded } from '../../src/db/client.ts';
 import { DataDirBusyError, lockPath, readLockHolder } from '../../src/db/data-dir-lock.ts';
-import { runMigrations } from '../../src/db/migrate.ts';
+import { isMigrated, runMigrations } from '../../src/db/migrate.ts';
 import { createOrg, listOrgs } from '../../src/modules/orgs/service.ts';
 import { tempDir } from '../helpers/harness.ts';
 
@@ -80,11 +80,25 @@ describe('embedded database', () => {
     await second.close();
   });
 
-  test('a new directory is prepared aside and renamed into place', async () => {
+  test('a new directory is prepared aside, renamed into place, and starts migrated', async () => {
     const dir = newDir();
     const database = await openEmbedded(dir, 'serve');
-    await database.close();
-    expect(existsSync(join(dir, 'pgdata', 'PG_VERSION'))).toBe(true);
-    expect(existsSync(join(dir, 'pgdata.new'))).toBe(false);
+    try {
+      expect(existsSync(join(dir, 'pgdata', 'PG_VERSION'))).toBe(true);
+      expect(existsSync(join(dir, 'pgdata.new'))).toBe(false);
+      expect(await isMigrated(database)).toBe(true); // the snapshot carries this build's migrations
+    } finally {
+      await database.close();
+    }
+  });
+
+  test('a pgdata directory with something else in it is refused, never deleted', async () => {
+    const dir = newDir();
+    mkdirSync(join(dir, 'pgdata'), { recursive: true });
+    writeFileSync(join(dir, 'pgdata', 'precious.txt'), 'not a cluster');
+    const error = await openEmbedded(dir, 'serve').then(() => null, (e: unknown) => e);
+    expect(String((error as Error)?.message)).toContain('holds no PostgreSQL cluster');
+    expect(readFileSync(join(dir, 'pgdata', 'precious.txt'), 'utf8')).toBe('not a cluster');
+    expect(readLockHolder(dir)).toBeNull();
   });
 });
