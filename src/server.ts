@@ -33,14 +33,25 @@ export async function openDatabase(config: Config, command: string): Promise<Dat
 
 async function createLimiter(config: Config, database: Database): Promise<{ limiter: RateLimiter; close: () => Promise<void> }> {
   switch (config.rateLimitStore) {
-    case 'memory':
-      return { limiter: memoryRateLimiter(), close: async () => {} };
-    case 'postgres':
-      return { limiter: postgresRateLimiter(database.sql!), close: async () => {} };
+    case 'memory': {
+      const limiter = memoryRateLimiter();
+      return { limiter, close: () => limiter.close() };
+    }
+    case 'postgres': {
+      const limiter = postgresRateLimiter(database.sql!);
+      return { limiter, close: () => limiter.close() };
+    }
     case 'redis': {
       const client = new Redis(config.redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
       await client.connect();
-      return { limiter: redisRateLimiter(client), close: async () => void (await client.quit()) };
+      const limiter = redisRateLimiter(client);
+      return {
+        limiter,
+        close: async () => {
+          await limiter.close();
+          await client.quit();
+        },
+      };
     }
   }
 }

@@ -8,64 +8,6 @@ import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimi
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL || null;
 
-describe('rate-limit windows (memory store)', () => {
-  test('fixed windows aligned to the UTC minute and day; the window in force is the one with fewest left', async () => {
-    const limiter = memoryRateLimiter();
-    const now = Date.UTC(2026, 10, 25, 13, 37, 42, 500);
-    const first = await limiter.consume('subject-a', { perMinute: 3, perDay: 5 }, now);
-    expect(first.allowed).toBe(true);
-    expect(first.minute).toEqual({ limit: 3, remaining: 2, reset: Date.UTC(2026, 10, 25, 13, 38) / 1000 });
-    expect(first.day).toEqual({ limit: 5, remaining: 4, reset: Date.UTC(2026, 10, 26) / 1000 });
-    expect(first.inForce).toBe(first.minute);
-    await limiter.consume('subject-a', { perMinute: 3, perDay: 5 }, now);
-    await limiter.consume('subject-a', { perMinute: 3, perDay: 5 }, now);
-    const refused = await limiter.consume('subject-a', { perMinute: 3, perDay: 5 }, now);
-    expect(refused.allowed).toBe(false);
-    expect(refused.retryAfter).toBe(18); // 13:37:42.5 -> 13:38:00
-    // the next minute is a new window; the day remembers
-    const nextMinute = await limiter.consume('subject-a', { perMinute: 3, perDay: 5 }, now + 18_000);
-    expect(nextMinute.allowed).toBe(true);
-    expect(nextMinute.minute.remaining).toBe(2);
-    expect(nextMinute.day.remaining).toBe(1);
-    expect(nextMinute.inForce).toBe(nextMinute.day);
-  });
-
-  test('a request refused by the day counts in neither window', async () => {
-    const limiter = memoryRateLimiter();
-    const now = Date.UTC(2026, 10, 25, 23, 59, 0);
-    const limits = { perMinute: 10, perDay: 2 };
-    await limiter.consume('subject-b', limits, now);
-    await limiter.consume('subject-b', limits, now);
-    const refused = await limiter.consume('subject-b', limits, now);
-    expect(refused.allowed).toBe(false);
-    expect(refused.minute.remaining).toBe(8);
-    expect(refused.inForce).toBe(refused.day);
-    expect(refused.retryAfter).toBe(60); // the day ends at midnight UTC
-    const state = await limiter.peek('subject-b', limits, now);
-    expect(state.minute.remaining).toBe(8);
-    expect(state.day.remaining).toBe(0);
-    // the refusals left no trace: a day limit raised mid-window admits exactly the difference
-    for (let i = 0; i < 20; i++) await limiter.consume('subject-b', limits, now);
-    const raised = { perMinute: 10, perDay: 4 };
-    expect((await limiter.consume('subject-b', raised, now)).allowed).toBe(true);
-    expect((await limiter.consume('subject-b', raised, now)).allowed).toBe(true);
-    expect((await limiter.consume('subject-b', raised, now)).allowed).toBe(false);
-    // midnight: both windows start over
-    expect((await limiter.consume('subject-b', limits, now + 60_000)).allowed).toBe(true);
-  });
-
-  test('a request refused by the minute counts in neither window either', async () => {
-    const limiter = memoryRateLimiter();
-    const now = Date.UTC(2026, 10, 25, 10, 0, 0);
-    for (let i = 0; i < 30; i++) await limiter.consume('subject-c', { perMinute: 5, perDay: 100 }, now);
-    const state = await limiter.peek('subject-c', { perMinute: 5, perDay: 100 }, now);
-    expect(state.day.remaining).toBe(95);
-    // raising the minute limit mid-minute admits at once
-    expect((await limiter.consume('subject-c', { perMinute: 6, perDay: 100 }, now)).allowed).toBe(true);
-    expect((await limiter.consume('subject-c', { perMinute: 6, perDay: 100 }, now)).allowed).toBe(false);
-  });
-});
-
 interface StoreCase {
   name: string;
   make: () => Promise<{ limiter: RateLimiter; close: () => Promise<void> }>;
@@ -89,6 +31,75 @@ if (TEST_REDIS_URL) {
       return { limiter: redisRateLimiter(client), close: async () => void (await client.quit()) };
     },
   });
+}
+
+for (const store of STORES) {
+describe(`rate-limit windows (${store.name} store)`, () => {
+  let limiter: RateLimiter;
+  let closeStore: () => Promise<void>;
+  // Counters in PostgreSQL and Redis outlive a run: every run counts under subjects of its own.
+  const run = Math.random().toString(36).slice(2);
+  beforeAll(async () => {
+    ({ limiter, close: closeStore } = await store.make());
+  });
+  afterAll(() => closeStore());
+
+  test('fixed windows aligned to the UTC minute and day; the window in force is the one with fewest left', async () => {
+    // Times in the near future, not the past: Redis expires a counter whose window has ended.
+    const minuteStart = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
+    const now = minuteStart + 42_500;
+    const nextMidnight = (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+    const first = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
+    expect(first.allowed).toBe(true);
+    expect(first.minute).toEqual({ limit: 3, remaining: 2, reset: minuteStart / 1000 + 60 });
+    expect(first.day).toEqual({ limit: 5, remaining: 4, reset: nextMidnight / 1000 });
+    expect(first.inForce).toBe(first.minute);
+    await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
+    await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
+    const refused = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
+    expect(refused.allowed).toBe(false);
+    expect(refused.retryAfter).toBe(18); // hh:mm:42.5 -> the next minute
+    // the next minute is a new window; the day remembers
+    const nextMinute = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now + 18_000);
+    expect(nextMinute.allowed).toBe(true);
+    expect(nextMinute.minute.remaining).toBe(2);
+    expect(nextMinute.day.remaining).toBe(1);
+    expect(nextMinute.inForce).toBe(nextMinute.day);
+  });
+
+  test('a request refused by the day counts in neither window', async () => {
+    const now = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000 - 60_000; // a minute before midnight UTC
+    const limits = { perMinute: 10, perDay: 2 };
+    await limiter.consume(`subject-b-${run}`, limits, now);
+    await limiter.consume(`subject-b-${run}`, limits, now);
+    const refused = await limiter.consume(`subject-b-${run}`, limits, now);
+    expect(refused.allowed).toBe(false);
+    expect(refused.minute.remaining).toBe(8);
+    expect(refused.inForce).toBe(refused.day);
+    expect(refused.retryAfter).toBe(60); // the day ends at midnight UTC
+    const state = await limiter.peek(`subject-b-${run}`, limits, now);
+    expect(state.minute.remaining).toBe(8);
+    expect(state.day.remaining).toBe(0);
+    // the refusals left no trace: a day limit raised mid-window admits exactly the difference
+    for (let i = 0; i < 20; i++) await limiter.consume(`subject-b-${run}`, limits, now);
+    const raised = { perMinute: 10, perDay: 4 };
+    expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(true);
+    expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(true);
+    expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(false);
+    // midnight: both windows start over
+    expect((await limiter.consume(`subject-b-${run}`, limits, now + 60_000)).allowed).toBe(true);
+  });
+
+  test('a request refused by the minute counts in neither window either', async () => {
+    const now = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
+    for (let i = 0; i < 30; i++) await limiter.consume(`subject-c-${run}`, { perMinute: 5, perDay: 100 }, now);
+    const state = await limiter.peek(`subject-c-${run}`, { perMinute: 5, perDay: 100 }, now);
+    expect(state.day.remaining).toBe(95);
+    // raising the minute limit mid-minute admits at once
+    expect((await limiter.consume(`subject-c-${run}`, { perMinute: 6, perDay: 100 }, now)).allowed).toBe(true);
+    expect((await limiter.consume(`subject-c-${run}`, { perMinute: 6, perDay: 100 }, now)).allowed).toBe(false);
+  });
+});
 }
 
 for (const backend of BACKENDS) {
