@@ -157,44 +157,101 @@ export function memoryRateLimiter(): RateLimiter {
 // --- PostgreSQL ------------------------------------------------------------------------------------
 
 /**
- * One statement: the minute counter goes up only while below its limit, the day counter only if
- * the minute did and only while below its own. When the day refuses, the minute is given back by a
- * second statement (refusals are rare); until then the minute reads one high, which can only
- * refuse requests that the full day refuses anyway (a day that is full stays full until midnight).
- * The table is unlogged (migration 0002): counters are worth nothing after a crash.
+ * Requests of one subject are counted in batches: while a statement for the subject is in flight,
+ * the requests that arrive wait, and the next statement asks for all of them at once. The
+ * statement locks the subject's two counters, grants as many requests as both windows have room
+ * for, and adds exactly that many — so the database, not this process, decides, and limits stay
+ * exact across processes. Under load this is one statement per batch instead of one per request
+ * (every request of an organisation otherwise queues on the same two rows). Refused requests count
+ * nowhere. The table is unlogged (migration 0002): counters are worth nothing after a crash.
  */
 export function postgresRateLimiter(sql: Sql): RateLimiter {
   const sweep = setInterval(() => {
     sql`delete from rate_limit_counters where expire < ${Date.now()}`.catch(() => {});
   }, 10 * 60_000);
   sweep.unref?.();
-  const read = async (keys: WindowKeys) => {
-    const rows = await sql<{ key: string; points: number }[]>`
-      select key, points from rate_limit_counters where key in (${keys.minuteKey}, ${keys.dayKey})`;
-    const find = (key: string) => rows.find((r) => r.key === key)?.points ?? 0;
-    return { minute: find(keys.minuteKey), day: find(keys.dayKey) };
+
+  /** Window keys whose rows this process has already created: `for update` locks only rows that exist. */
+  const created = new Set<string>();
+  const ensureRows = async (keys: WindowKeys) => {
+    if (created.has(keys.minuteKey) && created.has(keys.dayKey)) return;
+    await sql`
+      insert into rate_limit_counters (key, points, expire)
+      values (${keys.minuteKey}, 0, ${keys.minuteExpiresAt}), (${keys.dayKey}, 0, ${keys.dayExpiresAt})
+      on conflict (key) do nothing`;
+    if (created.size > 100_000) created.clear();
+    created.add(keys.minuteKey);
+    created.add(keys.dayKey);
   };
+
+  /** Grants up to `wanted` requests; answers how many, and the counts before them. */
+  const grant = async (keys: WindowKeys, limits: Limits, wanted: number): Promise<{ granted: number; minute: number; day: number }> => {
+    await ensureRows(keys);
+    const [row] = await sql<{ granted: number; minute: number; day: number; found: number }[]>`
+      with old as (
+        select key, points from rate_limit_counters where key in (${keys.minuteKey}, ${keys.dayKey}) for update
+      ), granted as (
+        select greatest(0, least(
+          ${wanted}::int,
+          ${limits.perMinute}::int - coalesce((select points from old where key = ${keys.minuteKey}), 0),
+          ${limits.perDay}::int - coalesce((select points from old where key = ${keys.dayKey}), 0)
+        )) as n
+      ), counted as (
+        update rate_limit_counters set points = points + (select n from granted)
+        where key in (${keys.minuteKey}, ${keys.dayKey}) and (select n from granted) > 0
+      )
+      select (select n from granted) as granted,
+             coalesce((select points from old where key = ${keys.minuteKey}), 0) as minute,
+             coalesce((select points from old where key = ${keys.dayKey}), 0) as day,
+             (select count(*)::int from old) as found`;
+    if (row!.found < 2) {
+      // The rows this process created are gone (someone cleared the table): nothing was locked
+      // or counted; create them again and ask again.
+      created.delete(keys.minuteKey);
+      created.delete(keys.dayKey);
+      return grant(keys, limits, wanted);
+    }
+    return row!;
+  };
+
+  type Waiter = { limits: Limits; resolve: (counts: Counts) => void; reject: (error: unknown) => void };
+  const queues = new Map<string, { keys: WindowKeys; waiting: Waiter[]; busy: boolean }>();
+
+  const flush = (id: string) => {
+    const queue = queues.get(id)!;
+    const batch = queue.waiting.splice(0);
+    queue.busy = true;
+    const limits = batch[batch.length - 1]!.limits; // the latest limits, if they changed meanwhile
+    grant(queue.keys, limits, batch.length).then(
+      ({ granted, minute, day }) => {
+        batch.forEach((waiter, i) =>
+          waiter.resolve(i < granted ? { minute: minute + i + 1, day: day + i + 1, allowed: true } : { minute: minute + granted, day: day + granted, allowed: false }),
+        );
+      },
+      (error) => batch.forEach((waiter) => waiter.reject(error)),
+    ).finally(() => {
+      queue.busy = false;
+      if (queue.waiting.length > 0) flush(id);
+      else queues.delete(id);
+    });
+  };
+
   return createRateLimiter('postgres', {
-    async countBoth(keys, limits) {
-      const [row] = await sql<{ minute: number | null; day: number | null }[]>`
-        with m as (
-          insert into rate_limit_counters as c (key, points, expire) values (${keys.minuteKey}, 1, ${keys.minuteExpiresAt})
-          on conflict (key) do update set points = c.points + 1 where c.points < ${limits.perMinute}
-          returning points
-        ), d as (
-          insert into rate_limit_counters as c (key, points, expire)
-          select ${keys.dayKey}, 1, ${keys.dayExpiresAt} where exists (select 1 from m)
-          on conflict (key) do update set points = c.points + 1 where c.points < ${limits.perDay}
-          returning points
-        )
-        select (select points from m) as minute, (select points from d) as day`;
-      if (row!.minute !== null && row!.day !== null) return { minute: row!.minute, day: row!.day, allowed: true };
-      if (row!.minute !== null) {
-        await sql`update rate_limit_counters set points = points - 1 where key = ${keys.minuteKey}`;
-      }
-      return { ...(await read(keys)), allowed: false };
+    countBoth(keys, limits) {
+      return new Promise<Counts>((resolve, reject) => {
+        const id = keys.minuteKey;
+        let queue = queues.get(id);
+        if (!queue) queues.set(id, (queue = { keys, waiting: [], busy: false }));
+        queue.waiting.push({ limits, resolve, reject });
+        if (!queue.busy) flush(id);
+      });
     },
-    read,
+    async read(keys) {
+      const rows = await sql<{ key: string; points: number }[]>`
+        select key, points from rate_limit_counters where key in (${keys.minuteKey}, ${keys.dayKey})`;
+      const find = (key: string) => rows.find((r) => r.key === key)?.points ?? 0;
+      return { minute: find(keys.minuteKey), day: find(keys.dayKey) };
+    },
     close: async () => clearInterval(sweep),
   });
 }

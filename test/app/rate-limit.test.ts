@@ -102,6 +102,37 @@ describe(`rate-limit windows (${store.name} store)`, () => {
 });
 }
 
+if (TEST_DATABASE_URL) {
+  describe('PostgreSQL store: batches decided by the database', () => {
+    const pools = [connectPostgres(TEST_DATABASE_URL!, 5), connectPostgres(TEST_DATABASE_URL!, 5)];
+    const [one, two] = pools.map((pool) => postgresRateLimiter(pool.sql!));
+    afterAll(async () => {
+      for (const pool of pools) await pool.close();
+    });
+
+    test('two limiters (two processes) on one database: 300 concurrent requests, exactly 60 pass, each with its own count', async () => {
+      await awayFromMinuteBoundary();
+      const subject = `batch-${Math.random()}`;
+      const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? one! : two!).consume(subject, { perMinute: 60, perDay: 1_000 })));
+      const admitted = decisions.filter((d) => d.allowed);
+      expect(admitted).toHaveLength(60);
+      expect(new Set(admitted.map((d) => d.minute.remaining)).size).toBe(60);
+      const state = await one!.peek(subject, { perMinute: 60, perDay: 1_000 });
+      expect(state.minute.remaining).toBe(0);
+      expect(state.day.remaining).toBe(940); // the 240 refused counted nowhere
+    });
+
+    test('counters cleared behind its back are recreated, not silently skipped', async () => {
+      await awayFromMinuteBoundary();
+      const subject = `cleared-${Math.random()}`;
+      await one!.consume(subject, { perMinute: 5, perDay: 100 });
+      await pools[0]!.sql!`delete from rate_limit_counters where key like ${subject + '%'}`;
+      await one!.consume(subject, { perMinute: 5, perDay: 100 });
+      expect((await one!.peek(subject, { perMinute: 5, perDay: 100 })).minute.remaining).toBe(4);
+    });
+  });
+}
+
 for (const backend of BACKENDS) {
   for (const store of STORES) {
     if (store.name === 'postgres' && backend === 'embedded') continue; // the shared stores serve PostgreSQL deployments
