@@ -51,7 +51,9 @@ export function createGate(deps: GateDeps) {
       return;
     }
 
-    let subject = `ip:${state.clientAddress}`;
+    // The organisation's budget when authenticated; the client address's otherwise (looked up only
+    // then: it costs a system call).
+    let subject: string | null = null;
     let limits = anonLimits;
     // Whatever goes wrong while authenticating, the request is still counted (against the client
     // address) so that its answer carries rate-limit headers like every other.
@@ -64,7 +66,8 @@ export function createGate(deps: GateDeps) {
       } else {
         let result: Principal | AuthFailure | null = null;
         try {
-          result = await deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
+          const pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
+          result = pending instanceof Promise ? await pending : pending;
         } catch (error) {
           authError = error;
         }
@@ -79,7 +82,7 @@ export function createGate(deps: GateDeps) {
       }
     }
 
-    const pending = deps.limiter.consume(subject, limits);
+    const pending = deps.limiter.consume(subject ?? `ip:${state.clientAddress}`, limits);
     const decision = pending instanceof Promise ? await pending : pending;
     state.rateLimit = decision;
     state.headers = rateLimitHeaders(decision);

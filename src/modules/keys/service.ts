@@ -125,7 +125,8 @@ export const KEY_CACHE_TTL_MS = 2_000;
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 export interface Authenticator {
-  authenticate(token: string | undefined): Promise<Principal | AuthFailure>;
+  /** Synchronous when the key is in the cache (most requests): no promise on the hot path. */
+  authenticate(token: string | undefined): Principal | AuthFailure | Promise<Principal | AuthFailure>;
   /** Forget a key now (revoked or changed in this process). */
   invalidate(keyId?: string): void;
 }
@@ -142,6 +143,14 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
   const cache = new Map<string, { row: { key: ApiKey; org: Organisation }; principal: Principal; fetchedAt: number }>();
   const lastUsedWritten = new Map<string, number>();
 
+  function admit(entry: { row: { key: ApiKey }; principal: Principal }, hash: string, now: number): Principal | AuthFailure {
+    if (!constantTimeEqual(entry.row.key.hash, hash)) return 'unknown';
+    const status = keyStatus(entry.row.key, now);
+    if (status !== 'active') return status;
+    touch(entry.row.key.id, now);
+    return entry.principal;
+  }
+
   function touch(keyId: string, now: number) {
     const last = lastUsedWritten.get(keyId) ?? 0;
     if (now - last < LAST_USED_RESOLUTION_MS) return;
@@ -150,29 +159,25 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
   }
 
   return {
-    async authenticate(token) {
+    authenticate(token) {
       if (!token) return 'missing';
       if (!KEY_PATTERN.test(token)) return 'malformed';
       // The lookup is by SHA-256 of the key, so its timing says nothing about the key itself; the
       // final comparison is constant-time anyway.
       const hash = hashKey(token);
       const now = Date.now();
-      let cached = cache.get(hash);
-      if (!cached || now - cached.fetchedAt > KEY_CACHE_TTL_MS) {
-        const [row] = await byHash.execute({ hash });
+      const cached = cache.get(hash);
+      if (cached && now - cached.fetchedAt <= KEY_CACHE_TTL_MS) return admit(cached, hash, now);
+      return byHash.execute({ hash }).then(([row]) => {
         if (!row) {
           cache.delete(hash); // unknown keys are not remembered: a new key works at once
-          return 'unknown';
+          return 'unknown' as const;
         }
-        cached = { row, principal: { key: publicKey(row.key), org: row.org }, fetchedAt: now };
-        cache.set(hash, cached);
+        const entry = { row, principal: { key: publicKey(row.key), org: row.org }, fetchedAt: now };
+        cache.set(hash, entry);
         if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
-      }
-      if (!constantTimeEqual(cached.row.key.hash, hash)) return 'unknown';
-      const status = keyStatus(cached.row.key, now);
-      if (status !== 'active') return status;
-      touch(cached.row.key.id, now);
-      return cached.principal;
+        return admit(entry, hash, now);
+      });
     },
     invalidate(keyId) {
       if (!keyId) return cache.clear();
