@@ -32,6 +32,18 @@ export function bearerToken(header: string | null): string | undefined | null {
   return header.startsWith('Bearer ') ? header.slice('Bearer '.length) : null;
 }
 
+/** Whose budget an unauthenticated request spends: its address, or for IPv6 its /64 — one host
+ * commonly holds a whole /64 and could otherwise rotate through it. */
+export function anonSubject(address: string): string {
+  const plain = address.replace(/^::ffff:/, '').replace(/%.*$/, '');
+  if (!plain.includes(':')) return `ip:${plain}`;
+  const [head = '', tail = ''] = plain.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const groups = plain.includes('::') ? [...front, ...Array(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back] : front;
+  return `ip6:${groups.slice(0, 4).map((g) => parseInt(g || '0', 16).toString(16)).join(':')}::/64`;
+}
+
 export interface GateDeps {
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'anonLimitPerMinute' | 'anonLimitPerDay'>;
   limiter: RateLimiter;
@@ -47,7 +59,7 @@ export function createGate(deps: GateDeps) {
   return async function admit(state: RequestState, request: Request): Promise<void> {
     const path = state.path;
     if (isProbe(path)) {
-      state.headers = rateLimitHeaders(await deps.limiter.peek(`ip:${state.clientAddress}`, anonLimits));
+      state.headers = rateLimitHeaders(await deps.limiter.peek(anonSubject(state.clientAddress), anonLimits));
       return;
     }
 
@@ -64,14 +76,22 @@ export function createGate(deps: GateDeps) {
         // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
         authError = unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"');
       } else {
-        let result: Principal | AuthFailure | null = null;
+        let result: Principal | AuthFailure | 'throttled' | null = null;
         try {
-          const pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
+          // A key the database must be asked about is a request from a client we do not know yet:
+          // one already over its address's budget gets its 429 without costing a query.
+          const addressHasRoom = async () => {
+            const state_ = await deps.limiter.peek(anonSubject(state.clientAddress), anonLimits);
+            return state_.minute.remaining > 0 && state_.day.remaining > 0;
+          };
+          const pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token, addressHasRoom);
           result = pending instanceof Promise ? await pending : pending;
         } catch (error) {
           authError = error;
         }
-        if (typeof result === 'string') {
+        if (result === 'throttled') {
+          // counted below against the address, which refuses it
+        } else if (typeof result === 'string') {
           authError = unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]);
         } else if (result) {
           state.principal = result;
@@ -82,7 +102,7 @@ export function createGate(deps: GateDeps) {
       }
     }
 
-    const pending = deps.limiter.consume(subject ?? `ip:${state.clientAddress}`, limits);
+    const pending = deps.limiter.consume(subject ?? anonSubject(state.clientAddress), limits);
     const decision = pending instanceof Promise ? await pending : pending;
     state.rateLimit = decision;
     state.headers = rateLimitHeaders(decision);

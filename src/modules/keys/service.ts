@@ -125,8 +125,10 @@ export const KEY_CACHE_TTL_MS = 2_000;
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 export interface Authenticator {
-  /** Synchronous when the key is in the cache (most requests): no promise on the hot path. */
-  authenticate(token: string | undefined): Principal | AuthFailure | Promise<Principal | AuthFailure>;
+  /** Synchronous when the key is in the cache (most requests): no promise on the hot path.
+   * `beforeLookup` runs only when the database must be asked; returning false skips the lookup
+   * (the caller is over its budget) and answers 'throttled'. */
+  authenticate(token: string | undefined, beforeLookup?: () => boolean | Promise<boolean>): Principal | AuthFailure | 'throttled' | Promise<Principal | AuthFailure | 'throttled'>;
   /** Forget a key now (revoked or changed in this process). */
   invalidate(keyId?: string): void;
 }
@@ -159,7 +161,7 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
   }
 
   return {
-    authenticate(token) {
+    authenticate(token, beforeLookup) {
       if (!token) return 'missing';
       if (!KEY_PATTERN.test(token)) return 'malformed';
       // The lookup is by SHA-256 of the key, so its timing says nothing about the key itself; the
@@ -168,7 +170,7 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
       const now = Date.now();
       const cached = cache.get(hash);
       if (cached && now - cached.fetchedAt <= KEY_CACHE_TTL_MS) return admit(cached, hash, now);
-      return byHash.execute({ hash }).then(([row]) => {
+      const lookup = () => byHash.execute({ hash }).then(([row]) => {
         if (!row) {
           cache.delete(hash); // unknown keys are not remembered: a new key works at once
           return 'unknown' as const;
@@ -178,6 +180,8 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
         if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
         return admit(entry, hash, now);
       });
+      if (!beforeLookup) return lookup();
+      return Promise.resolve(beforeLookup()).then((proceed): Promise<Principal | AuthFailure | 'throttled'> | 'throttled' => (proceed ? lookup() : 'throttled'));
     },
     invalidate(keyId) {
       if (!keyId) return cache.clear();
