@@ -7,6 +7,13 @@ import { AppError } from '../lib/errors.ts';
 
 export class UsageError extends Error {}
 
+/** The options every database command shares, for its --help. */
+export const DATABASE_OPTIONS_HELP = `Options:
+  --json               machine-readable output
+  --database-url URL   PostgreSQL (default: the embedded database in --data-dir)
+  --data-dir DIR       embedded database directory (default ./data)
+  -h, --help           this help`;
+
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 const SETTING_FLAGS: Options = Object.fromEntries(SETTING_NAMES.map((name) => [flagName(name), { type: 'string' as const }]));

@@ -1,5 +1,5 @@
 import { presentKey } from '../modules/keys/present.ts';
-import { cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
+import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
 const HELP = `
@@ -12,11 +12,7 @@ Usage: revintel keys <create|list|revoke> [options]
 ORG is an organisation id or its exact name. A revoked key stops working within 2 seconds on
 every instance (at once on the instance that revoked it).
 
-Options:
-  --json               machine-readable output
-  --database-url URL   PostgreSQL (default: the embedded database in --data-dir)
-  --data-dir DIR       embedded database directory (default ./data)
-  -h, --help           this help
+${DATABASE_OPTIONS_HELP}
 `;
 
 const OPTIONS = {

@@ -2,7 +2,7 @@ import { readLockHolder } from '../db/data-dir-lock.ts';
 import { runMigrations } from '../db/migrate.ts';
 import { socketRunner } from '../admin/socket.ts';
 import { openDatabase } from '../server.ts';
-import { parseCommand } from './args.ts';
+import { DATABASE_OPTIONS_HELP, parseCommand } from './args.ts';
 
 const HELP = `
 Usage: revintel migrate [options]
@@ -11,11 +11,7 @@ Applies the database migrations embedded in this binary (serve does it at start 
 PostgreSQL it takes an advisory lock, so it is safe while other instances run or boot. On the
 embedded database while serve runs, it reports what the server applied.
 
-Options:
-  --json               machine-readable output
-  --database-url URL   PostgreSQL (default: the embedded database in --data-dir)
-  --data-dir DIR       embedded database directory (default ./data)
-  -h, --help           this help
+${DATABASE_OPTIONS_HELP}
 `;
 
 export async function migrateCommand(argv: string[]) {

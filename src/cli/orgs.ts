@@ -1,6 +1,6 @@
 import { PLANS, type Organisation, type Plan } from '../db/schema/index.ts';
 import { limitsOf } from '../modules/orgs/service.ts';
-import { cliActor, optionalLimit, parseCommand, requireString, table, UsageError } from './args.ts';
+import { DATABASE_OPTIONS_HELP, cliActor, optionalLimit, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
 const HELP = `
@@ -14,11 +14,7 @@ ORG is an organisation id or its exact name. PLAN is ${PLANS.join(' or ')}; the 
 rate limits (growth_agents 60/min and 10,000/day, enterprise 300/min and 100,000/day) unless
 overridden; "plan" clears an override.
 
-Options:
-  --json               machine-readable output
-  --database-url URL   PostgreSQL (default: the embedded database in --data-dir)
-  --data-dir DIR       embedded database directory (default ./data)
-  -h, --help           this help
+${DATABASE_OPTIONS_HELP}
 `;
 
 const OPTIONS = {
