@@ -91,7 +91,8 @@ export function createApp(deps: AppDeps): App {
     states.set(request, state);
     let response: Response;
     try {
-      await admit(state, request);
+      const admitted = admit(state, request);
+      if (admitted) await admitted;
       response = await routes.handle(request);
     } catch (error) {
       response = errorResponse(error, { log: deps.log, requestId: state.id, method: request.method, path });

@@ -4,7 +4,7 @@
 // rate-limit headers too, and every request of an organisation counts against its limit.
 import { AppError } from '../lib/errors.ts';
 import { bodyLimitFor, tooLarge } from '../lib/body.ts';
-import { rateLimitHeaders, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
+import { rateLimitHeaders, type Decision, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
 import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
 import { limitsOf } from '../modules/orgs/service.ts';
 import type { Config } from '../config.ts';
@@ -55,65 +55,76 @@ const unauthorized = (message: string) => new AppError('unauthorized', message, 
 export function createGate(deps: GateDeps) {
   const anonLimits: Limits = { perMinute: deps.config.anonLimitPerMinute, perDay: deps.config.anonLimitPerDay };
 
-  /** Resolves when the request may proceed; throws the AppError (or failure) it must end with. */
-  return async function admit(state: RequestState, request: Request): Promise<void> {
+  /** Counts the request and decides it; throws the AppError (or failure) it must end with. */
+  function decide(state: RequestState, request: Request, subject: string | null, limits: Limits, authError: unknown): void | Promise<void> {
+    const settle = (decision: Decision) => {
+      state.rateLimit = decision;
+      state.headers = rateLimitHeaders(decision);
+      if (!decision.allowed) {
+        const [limit, window] = decision.day.remaining === 0 ? [limits.perDay, 'day'] : [limits.perMinute, 'minute'];
+        throw new AppError('rate_limited', `Rate limit exceeded: ${limit} requests per ${window}; retry in ${decision.retryAfter} s`, {
+          'retry-after': String(decision.retryAfter),
+        });
+      }
+      if (authError) throw authError;
+      const limit = bodyLimitFor(state.path, deps.config);
+      if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge(limit);
+    };
+    const pending = deps.limiter.consume(subject ?? anonSubject(state.clientAddress), limits);
+    return pending instanceof Promise ? pending.then(settle) : settle(pending);
+  }
+
+  /** Turns what authentication said into whose budget the request spends, then decides it. */
+  function authenticated(state: RequestState, request: Request, token: string | null | undefined, result: Principal | AuthFailure | 'throttled' | null, error: unknown) {
+    if (error) return decide(state, request, null, anonLimits, error);
+    if (result === 'throttled') return decide(state, request, null, anonLimits, null); // the address refuses it
+    if (typeof result === 'string') {
+      return decide(state, request, null, anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
+    }
+    state.principal = result;
+    state.token = token!;
+    return decide(state, request, `org:${result!.org.id}`, limitsOf(result!.org), null);
+  }
+
+  /**
+   * Resolves when the request may proceed; throws (or rejects with) what it must end with. Written
+   * without async/await: for a cached key and the in-process store every step is synchronous, and
+   * the request then pays for no promise at all.
+   */
+  return function admit(state: RequestState, request: Request): void | Promise<void> {
     const path = state.path;
     if (isProbe(path)) {
-      state.headers = rateLimitHeaders(await deps.limiter.peek(anonSubject(state.clientAddress), anonLimits));
-      return;
-    }
-
-    // The organisation's budget when authenticated; the client address's otherwise (looked up only
-    // then: it costs a system call).
-    let subject: string | null = null;
-    let limits = anonLimits;
-    // Whatever goes wrong while authenticating, the request is still counted (against the client
-    // address) so that its answer carries rate-limit headers like every other.
-    let authError: unknown = null;
-    if (!isPublic(path)) {
-      const token = bearerToken(request.headers.get('authorization'));
-      if (request.url.includes('access_token') && new URL(request.url).searchParams.has('access_token')) {
-        // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
-        authError = unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"');
-      } else {
-        let result: Principal | AuthFailure | 'throttled' | null = null;
-        try {
-          // A key the database must be asked about is a request from a client we do not know yet:
-          // one already over its address's budget gets its 429 without costing a query.
-          const addressHasRoom = async () => {
-            const state_ = await deps.limiter.peek(anonSubject(state.clientAddress), anonLimits);
-            return state_.minute.remaining > 0 && state_.day.remaining > 0;
-          };
-          const pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token, addressHasRoom);
-          result = pending instanceof Promise ? await pending : pending;
-        } catch (error) {
-          authError = error;
-        }
-        if (result === 'throttled') {
-          // counted below against the address, which refuses it
-        } else if (typeof result === 'string') {
-          authError = unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]);
-        } else if (result) {
-          state.principal = result;
-          state.token = token!;
-          subject = `org:${result.org.id}`;
-          limits = limitsOf(result.org);
-        }
-      }
-    }
-
-    const pending = deps.limiter.consume(subject ?? anonSubject(state.clientAddress), limits);
-    const decision = pending instanceof Promise ? await pending : pending;
-    state.rateLimit = decision;
-    state.headers = rateLimitHeaders(decision);
-    if (!decision.allowed) {
-      const [limit, window] = decision.day.remaining === 0 ? [limits.perDay, 'day'] : [limits.perMinute, 'minute'];
-      throw new AppError('rate_limited', `Rate limit exceeded: ${limit} requests per ${window}; retry in ${decision.retryAfter} s`, {
-        'retry-after': String(decision.retryAfter),
+      return deps.limiter.peek(anonSubject(state.clientAddress), anonLimits).then((decision) => {
+        state.headers = rateLimitHeaders(decision);
       });
     }
-    if (authError) throw authError;
-    const limit = bodyLimitFor(path, deps.config);
-    if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge(limit);
+    // Public paths spend the client address's budget. Whatever goes wrong while authenticating,
+    // the request is still counted (against the address), so its answer carries rate-limit
+    // headers like every other.
+    if (isPublic(path)) return decide(state, request, null, anonLimits, null);
+    const token = bearerToken(request.headers.get('authorization'));
+    if (request.url.includes('access_token') && new URL(request.url).searchParams.has('access_token')) {
+      // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
+      return decide(state, request, null, anonLimits, unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"'));
+    }
+    // A key the database must be asked about is a request from a client we do not know yet: one
+    // already over its address's budget gets its 429 without costing a query.
+    const addressHasRoom = async () => {
+      const current = await deps.limiter.peek(anonSubject(state.clientAddress), anonLimits);
+      return current.minute.remaining > 0 && current.day.remaining > 0;
+    };
+    let pending: ReturnType<Authenticator['authenticate']>;
+    try {
+      pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token, addressHasRoom);
+    } catch (error) {
+      return authenticated(state, request, token, null, error);
+    }
+    if (pending instanceof Promise) {
+      return pending.then(
+        (result) => authenticated(state, request, token, result, null),
+        (error) => authenticated(state, request, token, null, error),
+      );
+    }
+    return authenticated(state, request, token, pending, null);
   };
 }

@@ -45,10 +45,12 @@ describe(`rate-limit windows (${store.name} store)`, () => {
   afterAll(() => closeStore());
 
   test('fixed windows aligned to the UTC minute and day; the window in force is the one with fewest left', async () => {
-    // Times in the near future, not the past: Redis expires a counter whose window has ended.
-    const minuteStart = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
+    // Times in the future, not the past (Redis expires a counter whose window has ended), and well
+    // inside one day: ten minutes into tomorrow (UTC).
+    const tomorrow = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000;
+    const minuteStart = tomorrow + 10 * 60_000;
     const now = minuteStart + 42_500;
-    const nextMidnight = (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+    const nextMidnight = tomorrow + 86_400_000;
     const first = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
     expect(first.allowed).toBe(true);
     expect(first.minute).toEqual({ limit: 3, remaining: 2, reset: minuteStart / 1000 + 60 });
