@@ -34,6 +34,9 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let worker: Worker | null = null;
   let lastBeat: number | null = null;
   let restartCount = 0;
+  /** Deaths in a row without a minute of healthy running between them: what the back-off grows with. */
+  let consecutiveDeaths = 0;
+  let spawnedAt = 0;
   let stopping = false;
   let markReady: () => void;
   let failStart: (error: Error) => void;
@@ -51,6 +54,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let stopped: (() => void) | null = null;
 
   const spawn = () => {
+    spawnedAt = Date.now();
     const current = new Worker(options.workerUrl);
     worker = current;
     if (options.database.kind === 'embedded') answerUnits(current, localRunner(options.database.db, workerUnits));
@@ -79,7 +83,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       worker = null;
       if (stopping) return stopped?.();
       restartCount += 1;
-      const delay = Math.min(30_000, 250 * 2 ** Math.min(restartCount, 7));
+      consecutiveDeaths = Date.now() - spawnedAt > 60_000 ? 1 : consecutiveDeaths + 1;
+      const delay = Math.min(30_000, 250 * 2 ** Math.min(consecutiveDeaths, 7));
       options.log.warn('worker exited; restarting', { restarts: restartCount, delay_ms: delay });
       setTimeout(() => !stopping && spawn(), delay);
     });

@@ -69,3 +69,26 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+describe('worker supervision', () => {
+  test('a worker thread that dies is replaced', async () => {
+    const database = await openTestDatabase('embedded');
+    const supervisor = startSupervisor({
+      workerUrl: new URL('../helpers/crashing-worker.ts', import.meta.url),
+      database,
+      databaseUrl: null,
+      instance: { id: newId('ins'), hostname: 'test-host', pid: process.pid, version: 'test', startedAt: new Date() },
+      log: createLogger('silent'),
+      logLevel: 'silent',
+      heartbeatMs: 100,
+    });
+    try {
+      await supervisor.ready;
+      // each replacement starts, announces itself, and dies again: the count keeps rising
+      await until(async () => supervisor.restarts() >= 2, 15_000);
+    } finally {
+      await supervisor.stop(1_000);
+      await database.dispose();
+    }
+  });
+});
