@@ -8,3 +8,4 @@ self.addEventListener('message', (event: MessageEvent<{ type: string }>) => {
     throw new Error('a job went wrong');
   }, 50);
 });
+export {};

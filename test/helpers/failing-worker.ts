@@ -4,3 +4,4 @@ declare const self: Worker;
 self.addEventListener('message', (event: MessageEvent<{ type: string }>) => {
   if (event.data.type === 'init') self.postMessage({ type: 'failed', error: 'relation "instances" does not exist' });
 });
+export {};
