@@ -73,6 +73,9 @@ async function loadSnapshot(): Promise<Blob | undefined> {
  */
 export async function openPglite(dataDir: string): Promise<PGlite> {
   const target = pgdataDir(dataDir);
+  // Compiling PGlite's wasm runs in the background while a new cluster is unpacked.
+  const assets = pgliteAssets(false);
+  assets.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
   if (!existsSync(join(target, 'PG_VERSION'))) {
     if (existsSync(target) && readdirSync(target).length > 0) {
       // Not ours to delete: someone's files, or a cluster damaged by hand.
@@ -91,7 +94,7 @@ export async function openPglite(dataDir: string): Promise<PGlite> {
     rmSync(target, { recursive: true, force: true });
     renameSync(staging, target);
   }
-  return PGlite.create(target, { ...(await pgliteAssets(false)), postgresqlconf: EMBEDDED_POSTGRESQL_CONF });
+  return PGlite.create(target, { ...(await assets), postgresqlconf: EMBEDDED_POSTGRESQL_CONF });
 }
 
 /** PGlite's default shared_buffers is 128 MB, all of it resident once touched: 32 MB keeps an
