@@ -14,8 +14,6 @@ import type { Sql } from 'postgres';
 import type Redis from 'ioredis';
 import type { RateLimitStoreKind } from '../config.ts';
 
-export type WindowName = 'minute' | 'day';
-const WINDOW_SECONDS: Record<WindowName, number> = { minute: 60, day: 86_400 };
 /** Counters outlive their window by this much, then are swept. */
 const EXPIRY_GRACE_SECONDS = 5;
 
@@ -73,20 +71,20 @@ interface Store {
   close(): Promise<void>;
 }
 
-function windowOf(name: WindowName, nowMs: number) {
-  const seconds = WINDOW_SECONDS[name];
-  const index = Math.floor(nowMs / 1000 / seconds);
-  return { index, reset: (index + 1) * seconds };
+/** The windows a moment falls in: each one's number and the epoch second it ends. */
+function windowsAt(nowMs: number) {
+  const minute = Math.floor(nowMs / 60_000);
+  const day = Math.floor(nowMs / 86_400_000);
+  return { minute, day, minuteReset: (minute + 1) * 60, dayReset: (day + 1) * 86_400 };
 }
+type Windows = ReturnType<typeof windowsAt>;
 
-function keysOf(subject: string, nowMs: number): WindowKeys {
-  const minute = windowOf('minute', nowMs);
-  const day = windowOf('day', nowMs);
+function keysOf(subject: string, w: Windows): WindowKeys {
   return {
-    minuteKey: `${subject}:m:${minute.index}`,
-    dayKey: `${subject}:d:${day.index}`,
-    minuteExpiresAt: (minute.reset + EXPIRY_GRACE_SECONDS) * 1000,
-    dayExpiresAt: (day.reset + EXPIRY_GRACE_SECONDS) * 1000,
+    minuteKey: `${subject}:m:${w.minute}`,
+    dayKey: `${subject}:d:${w.day}`,
+    minuteExpiresAt: (w.minuteReset + EXPIRY_GRACE_SECONDS) * 1000,
+    dayExpiresAt: (w.dayReset + EXPIRY_GRACE_SECONDS) * 1000,
   };
 }
 
@@ -94,9 +92,9 @@ function stateOf(limit: number, count: number, reset: number): WindowState {
   return { limit, remaining: Math.max(0, limit - count), reset };
 }
 
-function decide(limits: Limits, counts: Counts, nowMs: number): Decision {
-  const minute = stateOf(limits.perMinute, counts.minute, windowOf('minute', nowMs).reset);
-  const day = stateOf(limits.perDay, counts.day, windowOf('day', nowMs).reset);
+function decide(limits: Limits, counts: Counts, nowMs: number, w: Windows): Decision {
+  const minute = stateOf(limits.perMinute, counts.minute, w.minuteReset);
+  const day = stateOf(limits.perDay, counts.day, w.dayReset);
   const inForce = day.remaining < minute.remaining ? day : minute;
   let retryAfter = 0;
   if (!counts.allowed) {
@@ -111,13 +109,15 @@ function createRateLimiter(kind: RateLimitStoreKind, store: Store): RateLimiter 
   return {
     kind,
     consume(subject, limits, nowMs = Date.now()) {
-      const counted = store.countBoth(keysOf(subject, nowMs), limits);
+      const w = windowsAt(nowMs);
+      const counted = store.countBoth(keysOf(subject, w), limits);
       // No promise at all when the store answered synchronously (the in-process one).
-      return counted instanceof Promise ? counted.then((c) => decide(limits, c, nowMs)) : decide(limits, counted, nowMs);
+      return counted instanceof Promise ? counted.then((c) => decide(limits, c, nowMs, w)) : decide(limits, counted, nowMs, w);
     },
     async peek(subject, limits, nowMs = Date.now()) {
-      const counts = await store.read(keysOf(subject, nowMs));
-      return decide(limits, { ...counts, allowed: true }, nowMs);
+      const w = windowsAt(nowMs);
+      const counts = await store.read(keysOf(subject, w));
+      return decide(limits, { ...counts, allowed: true }, nowMs, w);
     },
     close: () => store.close(),
   };
