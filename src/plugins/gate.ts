@@ -9,6 +9,7 @@ import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Princ
 import { limitsOf } from '../modules/orgs/service.ts';
 import type { Config } from '../config.ts';
 import type { RequestState } from './request-state.ts';
+import { bearerToken } from './bearer-token.ts';
 
 /** Paths that never need a key: liveness/readiness probes, and webhooks (their senders prove who
  * they are with their own credentials). */
@@ -23,13 +24,6 @@ export function pathOf(url: string): string {
   if (start < 0) return '/';
   const end = url.indexOf('?', start);
   return url.slice(start, end < 0 ? undefined : end);
-}
-
-/** Reads the credential exactly as @elysiajs/bearer does (the auth macro reads it through that
- * plugin), so both always see the same key. null: a header that is not a bearer credential. */
-export function bearerToken(header: string | null): string | undefined | null {
-  if (header === null) return undefined;
-  return header.startsWith('Bearer ') ? header.slice('Bearer '.length) : null;
 }
 
 /** Whose budget an unauthenticated request spends: its address, or for IPv6 its /64 — one host
@@ -82,7 +76,6 @@ export function createGate(deps: GateDeps) {
       return decide(state, request, null, anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
     }
     state.principal = result;
-    state.token = token!;
     return decide(state, request, `org:${result!.org.id}`, limitsOf(result!.org), null);
   }
 

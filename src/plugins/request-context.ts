@@ -33,7 +33,6 @@ export type Peer = { requestIP(request: Request): { address: string } | null } |
  * literal with an accessor takes the engine's slow path. */
 class LiveRequestState implements RequestState {
   principal: RequestState['principal'] = null;
-  token: string | null = null;
   rateLimit: RequestState['rateLimit'] = null;
   headers: Record<string, string> = {};
   readonly startedAt = performance.now();

@@ -9,8 +9,6 @@ export interface RequestState {
   startedAt: number;
   readonly clientAddress: string;
   principal: Principal | null;
-  /** The key the gate admitted (lives as long as the request). */
-  token: string | null;
   /** The rate-limit decision for this request (absent for probes, which are not counted). */
   rateLimit: Decision | null;
   /** Rate-limit headers to put on whatever response this request ends with. */
