@@ -16,7 +16,7 @@ export function randomBase62(length: number): string {
 }
 
 /** Record ids: a type prefix and 20 base62 characters (~119 bits). */
-export const newId = (prefix: 'org' | 'key' | 'ins') => `${prefix}_${randomBase62(20)}`;
+export const newId = (prefix: 'org' | 'key' | 'ins' | 'cus' | 'ctr' | 'inv') => `${prefix}_${randomBase62(20)}`;
 
 /** Equality of two strings in time that depends only on their length (no early exit on the first
  * differing character), without allocating: it runs on every authenticated request. */
