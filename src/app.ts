@@ -20,6 +20,7 @@ import { createGate, pathOf } from './plugins/gate.ts';
 import { healthModule, type ReadinessProbe } from './modules/health/index.ts';
 import { meModule } from './modules/me/index.ts';
 import { keysModule } from './modules/keys/index.ts';
+import { customersModule } from './modules/customers/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -62,7 +63,8 @@ function createRoutes(deps: AppDeps, states: RequestStates) {
     .use(errorsPlugin({ log: deps.log, requestIdOf: (request) => states.get(request)?.id ?? 'unknown', allowedMethods }))
     .use(healthModule({ readiness: deps.readiness, startedAt: deps.startedAt ?? Date.now() }))
     .use(meModule({ states }))
-    .use(keysModule({ database: deps.database, states }));
+    .use(keysModule({ database: deps.database, states }))
+    .use(customersModule({ database: deps.database, states }));
   for (const module of deps.modules ?? []) routes.use(module);
   return routes;
 }

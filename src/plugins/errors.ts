@@ -20,8 +20,12 @@ const answer = (code: ErrorCode, message: string, headers: Record<string, string
 
 /** TypeBox's errors name the field by JSON pointer (`/limit`); say it the way a client wrote it. */
 function validationMessage(error: unknown): string {
-  const e = error as { all?: { path?: string; message?: string; summary?: string }[]; type?: string };
+  const e = error as { all?: { path?: string; message?: string; summary?: string; schema?: { anyOf?: { const?: unknown }[] } }[]; type?: string };
   const first = e.all?.[0];
+  const choices = first?.schema?.anyOf?.map((option) => option.const);
+  if (first && choices?.length && choices.every((c) => typeof c === 'string')) {
+    first.message = `must be one of ${choices.join(', ')}`;
+  }
   const where = e.type === 'query' ? 'query parameter' : e.type === 'params' ? 'path parameter' : e.type === 'headers' ? 'header' : 'field';
   if (!first) return 'Invalid request';
   const field = (first.path ?? '').replace(/^\//, '').replaceAll('/', '.');
