@@ -21,6 +21,8 @@ import { healthModule, type ReadinessProbe } from './modules/health/index.ts';
 import { meModule } from './modules/me/index.ts';
 import { keysModule } from './modules/keys/index.ts';
 import { customersModule } from './modules/customers/index.ts';
+import { contractsModule } from './modules/contracts/index.ts';
+import { invoicesModule } from './modules/invoices/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -64,7 +66,9 @@ function createRoutes(deps: AppDeps, states: RequestStates) {
     .use(healthModule({ readiness: deps.readiness, startedAt: deps.startedAt ?? Date.now() }))
     .use(meModule({ states }))
     .use(keysModule({ database: deps.database, states }))
-    .use(customersModule({ database: deps.database, states }));
+    .use(customersModule({ database: deps.database, states }))
+    .use(contractsModule({ database: deps.database, states }))
+    .use(invoicesModule({ database: deps.database, states }));
   for (const module of deps.modules ?? []) routes.use(module);
   return routes;
 }

@@ -1,0 +1,25 @@
+// Keyset pagination in SQL: the order of a list and "after this row" for a cursor, for the default
+// order of every list (newest first, ties by id). The sort value is the timestamp as PostgreSQL's
+// text, to the microsecond: a JavaScript Date would round it to the millisecond and skip rows.
+import { sql, type SQL } from 'drizzle-orm';
+import type { CursorValue } from '../lib/pagination.ts';
+
+export interface Keyset {
+  /** The sort value of a row, selected as `sort_value`. */
+  value: SQL;
+  order: SQL;
+  after: (value: CursorValue, id: string) => SQL;
+}
+
+/** Newest first by `created_at` of the table aliased `alias`. */
+export function newestFirst(alias: string): Keyset {
+  const a = sql.raw(alias);
+  return {
+    value: sql`${a}.created_at::text`,
+    order: sql`${a}.created_at desc, ${a}.id desc`,
+    after: (value, id) => sql`(${a}.created_at, ${a}.id) < (${value}::timestamptz, ${id})`,
+  };
+}
+
+/** ISO 8601 UTC with milliseconds, as the API shows times. */
+export const isoTime = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

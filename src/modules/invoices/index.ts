@@ -1,0 +1,52 @@
+// GET /api/invoices and GET /api/invoices/:id: the caller's organisation's invoices, newest first,
+// each with how many days it is past due today (UTC).
+import { Elysia } from 'elysia';
+import type { Database } from '../../db/client.ts';
+import { ok } from '../../lib/envelope.ts';
+import { listResponse } from '../../lib/list-response.ts';
+import { authPlugin } from '../../plugins/auth.ts';
+import type { RequestStates } from '../../plugins/request-state.ts';
+import { utcToday } from '../../lib/today.ts';
+import { InvoiceParams, ListInvoicesQuery } from './model.ts';
+import { getInvoice, listInvoices, presentInvoice } from './service.ts';
+
+export function invoicesModule(deps: { database: Database; states: RequestStates }) {
+  const { db } = deps.database;
+  return new Elysia({ name: 'revintel/invoices' })
+    .use(authPlugin(deps.states))
+    .get(
+      '/api/invoices',
+      ({ principal, query, request, set }) =>
+        listResponse({
+          request,
+          set,
+          known: Object.keys(ListInvoicesQuery.properties),
+          limit: query.limit,
+          sort: 'created_at',
+          fetch: (limit) =>
+            listInvoices(db, {
+              orgId: principal.org.id,
+              today: utcToday(),
+              limit,
+              cursor: query.cursor,
+              filters: {
+                customerId: query.customer_id,
+                contractId: query.contract_id,
+                status: query.status,
+                overdue: query.overdue,
+                issuedAfter: query.issued_after,
+                issuedBefore: query.issued_before,
+                updatedSince: query.updated_since,
+                includeDeleted: query.include_deleted,
+              },
+            }),
+          positionOf: (row) => ({ value: row.sort_value, id: row.id }),
+          present: presentInvoice,
+        }),
+      { auth: true, query: ListInvoicesQuery },
+    )
+    .get('/api/invoices/:id', async ({ principal, params }) => ok(presentInvoice(await getInvoice(db, principal.org.id, params.id, utcToday()))), {
+      auth: true,
+      params: InvoiceParams,
+    });
+}
