@@ -23,3 +23,9 @@ export function newestFirst(alias: string): Keyset {
 
 /** ISO 8601 UTC with milliseconds, as the API shows times. */
 export const isoTime = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** The row a path names: its id, or `ext:<external_id>` (the id in the source system). */
+export function idOrExternal(alias: string, ref: string): SQL {
+  const a = sql.raw(alias);
+  return ref.startsWith('ext:') ? sql`${a}.external_id = ${ref.slice(4)}` : sql`${a}.id = ${ref}`;
+}

@@ -2,7 +2,7 @@
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import { isoTime, newestFirst } from '../../db/keyset.ts';
+import { idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
 import { notFound } from '../../lib/errors.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
@@ -65,10 +65,10 @@ export async function listContracts(db: Db, input: { orgId: string; filters: Con
   return rowsOf<ContractRow>(await db.execute(sql`${selectContracts(input.orgId, where)} order by ${keyset.order} limit ${input.limit + 1}`));
 }
 
-export async function getContract(db: Db, orgId: string, idOrExternal: string): Promise<ContractRow> {
-  const match = idOrExternal.startsWith('ext:') ? sql`ct.external_id = ${idOrExternal.slice(4)}` : sql`ct.id = ${idOrExternal}`;
+export async function getContract(db: Db, orgId: string, ref: string): Promise<ContractRow> {
+  const match = idOrExternal('ct', ref);
   const [row] = rowsOf<ContractRow>(await db.execute(selectContracts(orgId, [match, sql`ct.deleted_at is null`])));
-  if (!row) throw notFound(`Contract ${idOrExternal}`);
+  if (!row) throw notFound(`Contract ${ref}`);
   return row;
 }
 

@@ -5,6 +5,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import type { Csm, CustomerStatus } from '../../db/schema/index.ts';
 import { notFound } from '../../lib/errors.ts';
+import { idOrExternal, isoTime } from '../../db/keyset.ts';
 import { decodeCursor, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerSort } from './model.ts';
 
@@ -48,9 +49,7 @@ function customersWithDerived(orgId: string, today: string, where: SQL[]): SQL {
   return sql`
     select c.id, c.external_id, c.name, c.domain, c.email, c.status, c.segment, c.country, c.currency, c.csm, c.metadata,
            coalesce(d.arr, 0) as arr, revintel_mrr(coalesce(d.arr, 0)) as mrr, d.renewal_date::text as renewal_date,
-           to_char(c.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
-           to_char(c.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at,
-           to_char(c.deleted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as deleted_at,
+           ${isoTime(sql`c.created_at`)} as created_at, ${isoTime(sql`c.updated_at`)} as updated_at, ${isoTime(sql`c.deleted_at`)} as deleted_at,
            c.created_at::text as created_at_exact
     from customers c
     left join lateral (
@@ -120,10 +119,10 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
 }
 
 /** By id, or by `ext:<external_id>`; deleted customers are not found. */
-export async function getCustomer(db: Db, orgId: string, idOrExternal: string, today: string): Promise<CustomerRow> {
-  const match = idOrExternal.startsWith('ext:') ? sql`c.external_id = ${idOrExternal.slice(4)}` : sql`c.id = ${idOrExternal}`;
+export async function getCustomer(db: Db, orgId: string, ref: string, today: string): Promise<CustomerRow> {
+  const match = idOrExternal('c', ref);
   const [row] = rowsOf<CustomerRow>(await db.execute(customersWithDerived(orgId, today, [match, sql`c.deleted_at is null`])));
-  if (!row) throw notFound(`Customer ${idOrExternal}`);
+  if (!row) throw notFound(`Customer ${ref}`);
   return row;
 }
 

@@ -2,7 +2,7 @@
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import { isoTime, newestFirst } from '../../db/keyset.ts';
+import { idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
 import { notFound } from '../../lib/errors.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
@@ -72,10 +72,10 @@ export async function listInvoices(db: Db, input: { orgId: string; today: string
   return rowsOf<InvoiceRow>(await db.execute(sql`${selectInvoices(input.orgId, input.today, where)} order by ${keyset.order} limit ${input.limit + 1}`));
 }
 
-export async function getInvoice(db: Db, orgId: string, idOrExternal: string, today: string): Promise<InvoiceRow> {
-  const match = idOrExternal.startsWith('ext:') ? sql`i.external_id = ${idOrExternal.slice(4)}` : sql`i.id = ${idOrExternal}`;
+export async function getInvoice(db: Db, orgId: string, ref: string, today: string): Promise<InvoiceRow> {
+  const match = idOrExternal('i', ref);
   const [row] = rowsOf<InvoiceRow>(await db.execute(selectInvoices(orgId, today, [match, sql`i.deleted_at is null`])));
-  if (!row) throw notFound(`Invoice ${idOrExternal}`);
+  if (!row) throw notFound(`Invoice ${ref}`);
   return row;
 }
 
