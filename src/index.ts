@@ -16,6 +16,7 @@ Commands:
   migrate      apply database migrations
   orgs         create, list and update organisations
   keys         create, list and revoke API keys
+  demo         load a demo organisation with realistic ARR data, and print its API key
   version      print the version
 
 Run "revintel <command> --help" for a command's options. Every command takes --json.
@@ -34,6 +35,8 @@ async function main(argv: string[]) {
       return (await import('./cli/orgs.ts')).orgsCommand(rest);
     case 'keys':
       return (await import('./cli/keys.ts')).keysCommand(rest);
+    case 'demo':
+      return (await import('./cli/demo.ts')).demoCommand(rest);
     case 'version':
     case '--version':
       return (await import('./cli/version.ts')).versionCommand(rest);

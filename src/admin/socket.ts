@@ -56,7 +56,7 @@ export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessCha
 export function socketRunner(dataDir: string): UnitRunner<AdminUnits> {
   const path = adminSocketPath(dataDir);
   const send = (name: string, args: unknown) =>
-    fetch(`http://revintel/units/${name}`, { method: 'POST', unix: path, body: JSON.stringify(args), signal: AbortSignal.timeout(60_000) } as RequestInit);
+    fetch(`http://revintel/units/${name}`, { method: 'POST', unix: path, body: JSON.stringify(args), signal: AbortSignal.timeout(30 * 60_000) } as RequestInit);
   return {
     async run(name, args) {
       // A server that has just taken DATA_DIR opens its socket a moment later: wait for it briefly.

@@ -8,6 +8,7 @@ import type { UnitRegistry } from '../db/units.ts';
 import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
+import { loadDemo, type DemoInput } from '../modules/demo/service.ts';
 
 export const adminUnits = {
   'orgs.create': (db: Db, input: CreateOrgInput & { plan: Plan }) => createOrg(db, input),
@@ -17,6 +18,9 @@ export const adminUnits = {
     createKey(db, { ...input, expiresAt: input.expiresAt ? new Date(input.expiresAt) : null }),
   'keys.list': (db: Db, filter: { org?: string }) => listKeys(db, filter),
   'keys.revoke': (db: Db, input: RevokeKeyInput) => revokeKey(db, input),
+  /** Creates or refreshes the demo organisation: its ARR data is replaced, row for row the same for
+   * the same seed and day, and a new key is made for it. One transaction: all or nothing. */
+  'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {
     const [row] = rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`));
