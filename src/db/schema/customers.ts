@@ -44,6 +44,7 @@ export const customers = pgTable(
     uniqueIndex('customers_org_external_id_unique').on(table.orgId, table.externalId).where(sql`${table.externalId} is not null`),
     index('customers_org_created_idx').on(table.orgId, table.createdAt.desc(), table.id.desc()),
     index('customers_org_updated_idx').on(table.orgId, table.updatedAt, table.id),
+    index('customers_org_name_idx').on(table.orgId, table.name, table.id),
     index('customers_org_status_idx').on(table.orgId, table.status),
     index('customers_org_segment_idx').on(table.orgId, table.segment),
     index('customers_org_csm_email_idx').on(table.orgId, sql`(${table.csm}->>'email')`),

@@ -44,10 +44,12 @@ export interface CustomerFilters {
 /** `%` and `_` in a search are letters, not wildcards. */
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/** The customer with its derived values for `today`; `where` narrows it. */
-function customersWithDerived(orgId: string, today: string, where: SQL[]): SQL {
+/** The customer with its derived values for `today`; `where` narrows it, `tail` may order and limit
+ * it (on the customers' own columns, so an index is walked and the derived values are computed for
+ * the rows of the page only). */
+function customersWithDerived(orgId: string, today: string, where: SQL[], extra: SQL = sql``, tail: SQL = sql``): SQL {
   return sql`
-    select c.id, c.external_id, c.name, c.domain, c.email, c.status, c.segment, c.country, c.currency, c.csm, c.metadata,
+    select ${extra} c.id, c.external_id, c.name, c.domain, c.email, c.status, c.segment, c.country, c.currency, c.csm, c.metadata,
            coalesce(d.arr, 0) as arr, revintel_mrr(coalesce(d.arr, 0)) as mrr, d.renewal_date::text as renewal_date,
            ${isoTime(sql`c.created_at`)} as created_at, ${isoTime(sql`c.updated_at`)} as updated_at, ${isoTime(sql`c.deleted_at`)} as deleted_at,
            c.created_at::text as created_at_exact
@@ -59,7 +61,8 @@ function customersWithDerived(orgId: string, today: string, where: SQL[]): SQL {
       where ct.org_id = c.org_id and ct.customer_id = c.id and ct.deleted_at is null
         and revintel_contract_active_on(ct.status, ct.start_date, ct.end_date, ${today}::date)
     ) d on true
-    where c.org_id = ${orgId} ${sql.join(where.map((w) => sql` and ${w}`), sql``)}`;
+    where c.org_id = ${orgId} ${sql.join(where.map((w) => sql` and ${w}`), sql``)}
+    ${tail}`;
 }
 
 export interface ListCustomersInput {
@@ -86,35 +89,58 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   if (filters.updatedSince) where.push(sql`c.updated_at >= ${filters.updatedSince}::timestamptz`);
 
   // The sort key, and how a cursor's position continues the walk: newest first by creation; names
-  // A to Z; largest ARR first. Ties are broken by id, in the sort's direction.
+  // A to Z; largest ARR first. Ties are broken by id, in the sort's direction. Sorts on the
+  // customers' own columns order and limit the customers themselves (walking an index; the orders
+  // match the indexes' NULLS LAST); a sort or filter on a derived value needs every customer's.
   const position = input.cursor ? decodeCursor(input.cursor, input.sort) : null;
-  const key: Record<CustomerSort, { expr: SQL; order: SQL; after: (value: CursorValue, id: string) => SQL }> = {
+  type Keyset = { value: SQL; order: SQL; after: (value: CursorValue, id: string) => SQL };
+  const onColumns: Partial<Record<CustomerSort, Keyset>> = {
     created_at: {
-      expr: sql`x.created_at_exact`,
+      value: sql`c.created_at::text`,
+      order: sql`c.created_at desc nulls last, c.id desc nulls last`,
+      after: (value, id) => sql`(c.created_at, c.id) < (${value}::timestamptz, ${id})`,
+    },
+    name: {
+      value: sql`c.name`,
+      order: sql`c.name asc, c.id asc`,
+      after: (value, id) => sql`(c.name, c.id) > (${value}, ${id})`,
+    },
+  };
+  const limit = input.limit + 1;
+  const direct = onColumns[input.sort];
+  if (direct && !filters.renewingBefore) {
+    if (position) where.push(direct.after(position.value, position.id));
+    const query = customersWithDerived(input.orgId, input.today, where, sql`${direct.value} as sort_value,`, sql`order by ${direct.order} limit ${limit}`);
+    return rowsOf<CustomerRow>(await db.execute(query));
+  }
+
+  const onDerived: Record<CustomerSort, Keyset> = {
+    created_at: {
+      value: sql`x.created_at_exact`,
       order: sql`x.created_at_exact::timestamptz desc, x.id desc`,
       after: (value, id) => sql`(x.created_at_exact::timestamptz, x.id) < (${value}::timestamptz, ${id})`,
     },
     name: {
-      expr: sql`x.name`,
+      value: sql`x.name`,
       order: sql`x.name asc, x.id asc`,
       after: (value, id) => sql`(x.name, x.id) > (${value}, ${id})`,
     },
     arr: {
-      expr: sql`x.arr`,
+      value: sql`x.arr`,
       order: sql`x.arr desc, x.id desc`,
       after: (value, id) => sql`(x.arr, x.id) < (${value}::bigint, ${id})`,
     },
   };
-  const sorting = key[input.sort];
+  const sorting = onDerived[input.sort];
   const outer: SQL[] = [];
   if (filters.renewingBefore) outer.push(sql`x.renewal_date is not null and x.renewal_date::date < ${filters.renewingBefore}::date`);
   if (position) outer.push(sorting.after(position.value, position.id));
   const query = sql`
-    select x.*, ${sorting.expr} as sort_value
+    select x.*, ${sorting.value} as sort_value
     from (${customersWithDerived(input.orgId, input.today, where)}) x
     ${outer.length ? sql`where ${sql.join(outer, sql` and `)}` : sql``}
     order by ${sorting.order}
-    limit ${input.limit + 1}`;
+    limit ${limit}`;
   return rowsOf<CustomerRow>(await db.execute(query));
 }
 

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { contracts, customers, invoices, type Organisation } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -42,6 +42,9 @@ export async function loadDemo(db: Db, input: DemoInput): Promise<DemoResult> {
   await insertInBatches(data.customers, (batch) => db.insert(customers).values(batch));
   await insertInBatches(data.contracts, (batch) => db.insert(contracts).values(batch));
   await insertInBatches(data.invoices, (batch) => db.insert(invoices).values(batch));
+  // Fresh statistics, or the planner (seeing the tables as they were) walks every customer to
+  // answer a page: measured 250 ms instead of 0.6 ms at 30,000 customers.
+  await db.execute(sql`analyze customers, contracts, invoices`);
   const { key, plaintext } = await createKey(db, { org: org.id, name: 'demo', actor: input.actor });
   return {
     org,

@@ -1,0 +1,1 @@
+CREATE INDEX "customers_org_name_idx" ON "customers" USING btree ("org_id","name","id");
