@@ -16,7 +16,9 @@ export function newestFirst(alias: string): Keyset {
   const a = sql.raw(alias);
   return {
     value: sql`${a}.created_at::text`,
-    order: sql`${a}.created_at desc, ${a}.id desc`,
+    // NULLS LAST as in the (org_id, created_at desc, id desc) indexes drizzle-kit writes, so they
+    // are walked rather than sorted.
+    order: sql`${a}.created_at desc nulls last, ${a}.id desc nulls last`,
     after: (value, id) => sql`(${a}.created_at, ${a}.id) < (${value}::timestamptz, ${id})`,
   };
 }
