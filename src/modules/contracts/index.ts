@@ -4,19 +4,20 @@ import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
-import { authPlugin } from '../../plugins/auth.ts';
+import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { ContractParams, ListContractsQuery } from './model.ts';
 import { getContract, listContracts, presentContract } from './service.ts';
 
 export function contractsModule(deps: { database: Database; states: RequestStates }) {
+  const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/contracts' })
-    .use(authPlugin(deps.states))
     .get(
       '/api/contracts',
-      ({ principal, query, request, set }) =>
-        listResponse({
+      ({ query, request, set }) => {
+        const principal = principalOf(request);
+        return listResponse({
           request,
           set,
           known: Object.keys(ListContractsQuery.properties),
@@ -38,11 +39,11 @@ export function contractsModule(deps: { database: Database; states: RequestState
             }),
           positionOf: (row) => ({ value: row.sort_value, id: row.id }),
           present: presentContract,
-        }),
-      { auth: true, query: ListContractsQuery },
+        });
+      },
+      { query: ListContractsQuery },
     )
-    .get('/api/contracts/:id', async ({ principal, params }) => ok(presentContract(await getContract(db, principal.org.id, params.id))), {
-      auth: true,
+    .get('/api/contracts/:id', async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id))), {
       params: ContractParams,
     });
 }

@@ -5,18 +5,19 @@ import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import { utcToday } from '../../lib/today.ts';
-import { authPlugin } from '../../plugins/auth.ts';
+import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { CustomerParams, ListCustomersQuery } from './model.ts';
 import { getCustomer, listCustomers, presentCustomer } from './service.ts';
 
 export function customersModule(deps: { database: Database; states: RequestStates }) {
+  const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/customers' })
-    .use(authPlugin(deps.states))
     .get(
       '/api/customers',
-      ({ principal, query, request, set }) => {
+      ({ query, request, set }) => {
+        const principal = principalOf(request);
         const sort = query.sort ?? 'created_at';
         return listResponse({
           request,
@@ -45,11 +46,11 @@ export function customersModule(deps: { database: Database; states: RequestState
           present: presentCustomer,
         });
       },
-      { auth: true, query: ListCustomersQuery },
+      { query: ListCustomersQuery },
     )
     .get(
       '/api/customers/:id',
-      async ({ principal, params }) => ok(presentCustomer(await getCustomer(db, principal.org.id, params.id, utcToday()))),
-      { auth: true, params: CustomerParams },
+      async ({ request, params }) => ok(presentCustomer(await getCustomer(db, principalOf(request).org.id, params.id, utcToday()))),
+      { params: CustomerParams },
     );
 }

@@ -4,20 +4,21 @@ import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
-import { authPlugin } from '../../plugins/auth.ts';
+import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { utcToday } from '../../lib/today.ts';
 import { InvoiceParams, ListInvoicesQuery } from './model.ts';
 import { getInvoice, listInvoices, presentInvoice } from './service.ts';
 
 export function invoicesModule(deps: { database: Database; states: RequestStates }) {
+  const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/invoices' })
-    .use(authPlugin(deps.states))
     .get(
       '/api/invoices',
-      ({ principal, query, request, set }) =>
-        listResponse({
+      ({ query, request, set }) => {
+        const principal = principalOf(request);
+        return listResponse({
           request,
           set,
           known: Object.keys(ListInvoicesQuery.properties),
@@ -42,11 +43,11 @@ export function invoicesModule(deps: { database: Database; states: RequestStates
             }),
           positionOf: (row) => ({ value: row.sort_value, id: row.id }),
           present: presentInvoice,
-        }),
-      { auth: true, query: ListInvoicesQuery },
+        });
+      },
+      { query: ListInvoicesQuery },
     )
-    .get('/api/invoices/:id', async ({ principal, params }) => ok(presentInvoice(await getInvoice(db, principal.org.id, params.id, utcToday()))), {
-      auth: true,
+    .get('/api/invoices/:id', async ({ request, params }) => ok(presentInvoice(await getInvoice(db, principalOf(request).org.id, params.id, utcToday()))), {
       params: InvoiceParams,
     });
 }

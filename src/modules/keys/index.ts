@@ -4,14 +4,14 @@
 import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
-import { authPlugin } from '../../plugins/auth.ts';
+import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { presentKey } from './present.ts';
 import { listKeys } from './service.ts';
 
 export function keysModule(deps: { database: Database; states: RequestStates }) {
+  const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/keys' })
-    .use(authPlugin(deps.states))
-    .get('/api/keys', async ({ principal }) => ok((await listKeys(db, { org: principal.org.id })).map(presentKey)), { auth: true });
+    .get('/api/keys', async ({ request }) => ok((await listKeys(db, { org: principalOf(request).org.id })).map(presentKey)));
 }

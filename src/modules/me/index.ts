@@ -2,23 +2,18 @@
 // its key before doing anything else.
 import { Elysia } from 'elysia';
 import { ok } from '../../lib/envelope.ts';
-import { authPlugin } from '../../plugins/auth.ts';
+import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 
 export function meModule(deps: { states: RequestStates }) {
-  return new Elysia({ name: 'revintel/me' })
-    .use(authPlugin(deps.states))
-    .get(
-      '/api/me',
-      ({ principal, request }) => {
-        const { org, key } = principal;
-        const rate = deps.states.get(request)!.rateLimit!;
-        return ok({
-          org: { id: org.id, name: org.name, plan: org.plan },
-          key: { id: key.id, name: key.name, prefix: key.prefix, expires_at: key.expiresAt?.toISOString() ?? null },
-          rate_limit: { minute: rate.minute, day: rate.day },
-        });
-      },
-      { auth: true },
-    );
+  const principalOf = principalAccessor(deps.states);
+  return new Elysia({ name: 'revintel/me' }).get('/api/me', ({ request }) => {
+    const { org, key } = principalOf(request);
+    const rate = deps.states.get(request)!.rateLimit!;
+    return ok({
+      org: { id: org.id, name: org.name, plan: org.plan },
+      key: { id: key.id, name: key.name, prefix: key.prefix, expires_at: key.expiresAt?.toISOString() ?? null },
+      rate_limit: { minute: rate.minute, day: rate.day },
+    });
+  });
 }
