@@ -2,7 +2,7 @@ import type { Principal } from '../modules/keys/service.ts';
 import type { Decision } from '../lib/rate-limiter.ts';
 
 /** What the request pipeline learns about a request before a route runs. Kept in a WeakMap on the
- * Request, so routes (the auth macro) can read it. */
+ * Request, so routes (through principalOf) can read it. */
 export interface RequestState {
   id: string;
   path: string;
