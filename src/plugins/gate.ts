@@ -6,7 +6,6 @@ import { AppError } from '../lib/errors.ts';
 import { bodyLimitFor, tooLarge } from '../lib/body.ts';
 import { rateLimitHeaders, type Decision, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
 import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
-import { limitsOf } from '../modules/orgs/service.ts';
 import type { Config } from '../config.ts';
 import type { RequestState } from './request-state.ts';
 import { bearerToken } from './bearer-token.ts';
@@ -76,7 +75,7 @@ export function createGate(deps: GateDeps) {
       return decide(state, request, null, anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
     }
     state.principal = result;
-    return decide(state, request, `org:${result!.org.id}`, limitsOf(result!.org), null);
+    return decide(state, request, result!.rateSubject, result!.limits, null);
   }
 
   /**

@@ -4,7 +4,8 @@ import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { constantTimeEqual, newId, randomBase62 } from '../../lib/ids.ts';
 import { recordAudit } from '../audit/service.ts';
-import { findOrg } from '../orgs/service.ts';
+import { findOrg, limitsOf } from '../orgs/service.ts';
+import type { Limits } from '../../lib/rate-limiter.ts';
 
 /** `rvk_` + 40 base62 characters: about 238 random bits. */
 const KEY_BODY_LENGTH = 40;
@@ -106,6 +107,9 @@ export async function revokeKey(db: Db, input: RevokeKeyInput): Promise<{ key: P
 export interface Principal {
   key: PublicKey;
   org: Organisation;
+  /** Whose budget its requests spend, and the limits in force: worked out once per cached key. */
+  rateSubject: string;
+  limits: Limits;
 }
 
 export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'expired' | 'revoked';
@@ -175,7 +179,8 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
           cache.delete(hash); // unknown keys are not remembered: a new key works at once
           return 'unknown' as const;
         }
-        const entry = { row, principal: { key: publicKey(row.key), org: row.org }, fetchedAt: now };
+        const principal = { key: publicKey(row.key), org: row.org, rateSubject: `org:${row.org.id}`, limits: limitsOf(row.org) };
+        const entry = { row, principal, fetchedAt: now };
         cache.set(hash, entry);
         if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
         return admit(entry, hash, now);
