@@ -23,6 +23,9 @@ export function newestFirst(alias: string): Keyset {
   };
 }
 
+/** ` and a and b …`: narrowing conditions appended to a WHERE that already has one. */
+export const andAll = (conditions: SQL[]) => sql.join(conditions.map((c) => sql` and ${c}`), sql``);
+
 /** ISO 8601 UTC with milliseconds, as the API shows times. */
 export const isoTime = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 

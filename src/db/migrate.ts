@@ -44,18 +44,21 @@ async function appliedMigrations(database: Pick<Database, 'db'>): Promise<number
  */
 export async function runMigrations(database: Database, databaseUrl: string | null): Promise<MigrationResult> {
   const folder = migrationsFolder();
-  const before = await appliedMigrations(database);
+  let before: number;
   if (database.kind === 'postgres') {
     if (!databaseUrl) throw new Error('postgres migrations need DATABASE_URL');
     const lockSql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connection: { application_name: 'revintel-migrate' } });
     try {
       await lockSql`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
+      // Counted under the lock: an instance that migrated while we waited is not "applied now".
+      before = await appliedMigrations(database);
       await migratePostgres(drizzlePostgres(lockSql), { migrationsFolder: folder });
       await lockSql`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`;
     } finally {
       await lockSql.end({ timeout: 5 });
     }
   } else {
+    before = await appliedMigrations(database);
     await migratePglite(drizzlePglite(database.pglite!), { migrationsFolder: folder });
   }
   const after = await appliedMigrations(database);

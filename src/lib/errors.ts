@@ -32,4 +32,3 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
-export const badRequest = (message: string) => new AppError('bad_request', message);

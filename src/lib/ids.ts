@@ -18,11 +18,3 @@ export function randomBase62(length: number): string {
 /** Record ids: a type prefix and 20 base62 characters (~119 bits). */
 export const newId = (prefix: 'org' | 'key' | 'ins' | 'cus' | 'ctr' | 'inv') => `${prefix}_${randomBase62(20)}`;
 
-/** Equality of two strings in time that depends only on their length (no early exit on the first
- * differing character), without allocating: it runs on every authenticated request. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}

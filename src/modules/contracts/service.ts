@@ -2,7 +2,7 @@
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import { idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
+import { andAll, idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
 import { notFound } from '../../lib/errors.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
@@ -37,7 +37,7 @@ function selectContracts(orgId: string, where: SQL[]): SQL {
            ${isoTime(sql`ct.created_at`)} as created_at, ${isoTime(sql`ct.updated_at`)} as updated_at, ${isoTime(sql`ct.deleted_at`)} as deleted_at,
            ${keyset.value} as sort_value
     from contracts ct
-    where ct.org_id = ${orgId} ${sql.join(where.map((w) => sql` and ${w}`), sql``)}`;
+    where ct.org_id = ${orgId} ${andAll(where)}`;
 }
 
 export interface ContractFilters {

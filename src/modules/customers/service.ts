@@ -5,7 +5,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import type { Csm, CustomerStatus } from '../../db/schema/index.ts';
 import { notFound } from '../../lib/errors.ts';
-import { idOrExternal, isoTime } from '../../db/keyset.ts';
+import { andAll, idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
 import { decodeCursor, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerSort } from './model.ts';
 
@@ -61,7 +61,7 @@ function customersWithDerived(orgId: string, today: string, where: SQL[], extra:
       where ct.org_id = c.org_id and ct.customer_id = c.id and ct.deleted_at is null
         and revintel_contract_active_on(ct.status, ct.start_date, ct.end_date, ${today}::date)
     ) d on true
-    where c.org_id = ${orgId} ${sql.join(where.map((w) => sql` and ${w}`), sql``)}
+    where c.org_id = ${orgId} ${andAll(where)}
     ${tail}`;
 }
 
@@ -95,11 +95,7 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   const position = input.cursor ? decodeCursor(input.cursor, input.sort) : null;
   type Keyset = { value: SQL; order: SQL; after: (value: CursorValue, id: string) => SQL };
   const onColumns: Partial<Record<CustomerSort, Keyset>> = {
-    created_at: {
-      value: sql`c.created_at::text`,
-      order: sql`c.created_at desc nulls last, c.id desc nulls last`,
-      after: (value, id) => sql`(c.created_at, c.id) < (${value}::timestamptz, ${id})`,
-    },
+    created_at: newestFirst('c'),
     name: {
       value: sql`c.name`,
       order: sql`c.name asc, c.id asc`,

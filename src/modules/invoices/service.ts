@@ -2,7 +2,7 @@
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import { idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
+import { andAll, idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
 import { notFound } from '../../lib/errors.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
@@ -37,7 +37,7 @@ function selectInvoices(orgId: string, today: string, where: SQL[]): SQL {
            ${isoTime(sql`i.created_at`)} as created_at, ${isoTime(sql`i.updated_at`)} as updated_at, ${isoTime(sql`i.deleted_at`)} as deleted_at,
            ${keyset.value} as sort_value
     from invoices i
-    where i.org_id = ${orgId} ${sql.join(where.map((w) => sql` and ${w}`), sql``)}`;
+    where i.org_id = ${orgId} ${andAll(where)}`;
 }
 
 export interface InvoiceFilters {

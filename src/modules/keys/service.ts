@@ -2,7 +2,7 @@ import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { apiKeys, organisations, type ApiKey, type Organisation } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { constantTimeEqual, newId, randomBase62 } from '../../lib/ids.ts';
+import { newId, randomBase62 } from '../../lib/ids.ts';
 import { recordAudit } from '../audit/service.ts';
 import { findOrg, limitsOf } from '../orgs/service.ts';
 import type { Limits } from '../../lib/rate-limiter.ts';
@@ -133,8 +133,8 @@ export interface Authenticator {
    * `beforeLookup` runs only when the database must be asked; returning false skips the lookup
    * (the caller is over its budget) and answers 'throttled'. */
   authenticate(token: string | undefined, beforeLookup?: () => boolean | Promise<boolean>): Principal | AuthFailure | 'throttled' | Promise<Principal | AuthFailure | 'throttled'>;
-  /** Forget a key now (revoked or changed in this process). */
-  invalidate(keyId?: string): void;
+  /** Forget every cached key now (a key revoked or a limit changed in this process). */
+  invalidate(): void;
 }
 
 export function createAuthenticator(db: Db, onError: (error: unknown) => void = () => {}): Authenticator {
@@ -149,8 +149,7 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
   const cache = new Map<string, { row: { key: ApiKey; org: Organisation }; principal: Principal; fetchedAt: number }>();
   const lastUsedWritten = new Map<string, number>();
 
-  function admit(entry: { row: { key: ApiKey }; principal: Principal }, hash: string, now: number): Principal | AuthFailure {
-    if (!constantTimeEqual(entry.row.key.hash, hash)) return 'unknown';
+  function admit(entry: { row: { key: ApiKey }; principal: Principal }, now: number): Principal | AuthFailure {
     const status = keyStatus(entry.row.key, now);
     if (status !== 'active') return status;
     touch(entry.row.key.id, now);
@@ -168,12 +167,12 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
     authenticate(token, beforeLookup) {
       if (!token) return 'missing';
       if (!KEY_PATTERN.test(token)) return 'malformed';
-      // The lookup is by SHA-256 of the key, so its timing says nothing about the key itself; the
-      // final comparison is constant-time anyway.
+      // The lookup (the cache's, then the unique index's) is by SHA-256 of the key: its timing can
+      // reveal something about a hash, nothing about a key.
       const hash = hashKey(token);
       const now = Date.now();
       const cached = cache.get(hash);
-      if (cached && now - cached.fetchedAt <= KEY_CACHE_TTL_MS) return admit(cached, hash, now);
+      if (cached && now - cached.fetchedAt <= KEY_CACHE_TTL_MS) return admit(cached, now);
       const lookup = () => byHash.execute({ hash }).then(([row]) => {
         if (!row) {
           cache.delete(hash); // unknown keys are not remembered: a new key works at once
@@ -183,14 +182,13 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
         const entry = { row, principal, fetchedAt: now };
         cache.set(hash, entry);
         if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
-        return admit(entry, hash, now);
+        return admit(entry, now);
       });
       if (!beforeLookup) return lookup();
       return Promise.resolve(beforeLookup()).then((proceed): Promise<Principal | AuthFailure | 'throttled'> | 'throttled' => (proceed ? lookup() : 'throttled'));
     },
-    invalidate(keyId) {
-      if (!keyId) return cache.clear();
-      for (const [hash, entry] of cache) if (entry.row.key.id === keyId) cache.delete(hash);
+    invalidate() {
+      cache.clear();
     },
   };
 }
