@@ -1,7 +1,8 @@
 // The ARR tables keep each organisation's data consistent by construction: a contract or invoice
-// can only point at a customer (and contract) of its own organisation, external ids are unique per
-// organisation, money and dates obey their rules.
+// can only point at a customer (and contract) of its own organisation and is in that customer's
+// currency, external ids are unique per organisation, money and dates obey their rules.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
 import { contracts, customers, invoices } from '../../src/db/schema/index.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
@@ -44,7 +45,48 @@ for (const backend of BACKENDS) {
         .insert(invoices)
         .values({ id: newId('inv'), orgId: mine.org.id, customerId: myCustomer.id, contractId: theirContract!.id, currency: 'EUR', amountDue: 100, issuedAt: new Date() })
         .then(() => null, refusal);
-      expect(error).toContain('invoices_org_id_contract_id_contracts_org_id_id_fk');
+      expect(error).toContain('invoices_customer_contract_fk');
+    });
+
+    test("an invoice's contract is one of its own customer's", async () => {
+      const { org } = await createOrgWithKey(database);
+      const [alice, bob] = [await customer(org.id), await customer(org.id)];
+      const contract = { id: newId('ctr'), orgId: org.id, customerId: bob.id, name: 'Pro', startDate: '2026-01-01', billingInterval: 'year' as const, amount: 1, currency: 'EUR' };
+      await database.db.insert(contracts).values(contract);
+      const invoice = (customerId: string) =>
+        database.db
+          .insert(invoices)
+          .values({ id: newId('inv'), orgId: org.id, customerId, contractId: contract.id, currency: 'EUR', amountDue: 100, issuedAt: new Date() })
+          .then(() => null, refusal);
+      expect(await invoice(alice.id)).toContain('invoices_customer_contract_fk');
+      expect(await invoice(bob.id)).toBeNull();
+    });
+
+    test("contracts and invoices are in their customer's currency, which cannot change under them", async () => {
+      const { org } = await createOrgWithKey(database);
+      const c = await customer(org.id, { currency: 'EUR' });
+      const contract = (currency: string) =>
+        database.db
+          .insert(contracts)
+          .values({ id: newId('ctr'), orgId: org.id, customerId: c.id, name: 'Pro', startDate: '2026-01-01', billingInterval: 'month', amount: 1000, currency })
+          .then(() => null, refusal);
+      const invoice = (currency: string) =>
+        database.db
+          .insert(invoices)
+          .values({ id: newId('inv'), orgId: org.id, customerId: c.id, currency, amountDue: 100, issuedAt: new Date() })
+          .then(() => null, refusal);
+      expect(await contract('USD')).toContain('contracts_customer_currency_fk');
+      expect(await invoice('USD')).toContain('invoices_customer_currency_fk');
+      expect(await contract('EUR')).toBeNull();
+      const change = await database.db
+        .update(customers)
+        .set({ currency: 'USD' })
+        .where(eq(customers.id, c.id))
+        .then(() => null, refusal);
+      expect(change).toContain('contracts_customer_currency_fk');
+      // Without contracts or invoices a customer may change currency.
+      const other = await customer(org.id, { currency: 'EUR' });
+      await database.db.update(customers).set({ currency: 'USD' }).where(eq(customers.id, other.id));
     });
 
     test('external ids are unique within an organisation, free across organisations, optional', async () => {

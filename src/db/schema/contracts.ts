@@ -33,7 +33,15 @@ export const contracts = pgTable(
   },
   (table) => [
     foreignKey({ columns: [table.orgId, table.customerId], foreignColumns: [customers.orgId, customers.id] }).onDelete('cascade'),
+    // A contract is in its customer's currency, and the customer's currency cannot change under it.
+    foreignKey({
+      name: 'contracts_customer_currency_fk',
+      columns: [table.orgId, table.customerId, table.currency],
+      foreignColumns: [customers.orgId, customers.id, customers.currency],
+    }).onDelete('cascade'),
     unique('contracts_org_id_id_unique').on(table.orgId, table.id),
+    // What an invoice references, so its contract is one of its own customer's.
+    unique('contracts_org_customer_id_unique').on(table.orgId, table.customerId, table.id),
     uniqueIndex('contracts_org_external_id_unique').on(table.orgId, table.externalId).where(sql`${table.externalId} is not null`),
     index('contracts_org_customer_idx').on(table.orgId, table.customerId),
     index('contracts_org_created_idx').on(table.orgId, table.createdAt.desc(), table.id.desc()),

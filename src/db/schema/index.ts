@@ -6,3 +6,4 @@ export * from './instances.ts';
 export * from './customers.ts';
 export * from './contracts.ts';
 export * from './invoices.ts';
+export * from './idempotency-keys.ts';

@@ -29,7 +29,17 @@ export const invoices = pgTable(
   },
   (table) => [
     foreignKey({ columns: [table.orgId, table.customerId], foreignColumns: [customers.orgId, customers.id] }).onDelete('cascade'),
-    foreignKey({ columns: [table.orgId, table.contractId], foreignColumns: [contracts.orgId, contracts.id] }),
+    foreignKey({
+      name: 'invoices_customer_currency_fk',
+      columns: [table.orgId, table.customerId, table.currency],
+      foreignColumns: [customers.orgId, customers.id, customers.currency],
+    }).onDelete('cascade'),
+    // Null contract_id: no contract, nothing checked (MATCH SIMPLE).
+    foreignKey({
+      name: 'invoices_customer_contract_fk',
+      columns: [table.orgId, table.customerId, table.contractId],
+      foreignColumns: [contracts.orgId, contracts.customerId, contracts.id],
+    }),
     unique('invoices_org_id_id_unique').on(table.orgId, table.id),
     uniqueIndex('invoices_org_external_id_unique').on(table.orgId, table.externalId).where(sql`${table.externalId} is not null`),
     index('invoices_org_customer_idx').on(table.orgId, table.customerId),

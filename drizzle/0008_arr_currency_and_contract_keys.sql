@@ -1,0 +1,5 @@
+ALTER TABLE "invoices" DROP CONSTRAINT "invoices_org_id_contract_id_contracts_org_id_id_fk";
+--> statement-breakpoint
+ALTER TABLE "contracts" ADD CONSTRAINT "contracts_customer_currency_fk" FOREIGN KEY ("org_id","customer_id","currency") REFERENCES "public"."customers"("org_id","id","currency") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "invoices" ADD CONSTRAINT "invoices_customer_currency_fk" FOREIGN KEY ("org_id","customer_id","currency") REFERENCES "public"."customers"("org_id","id","currency") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "invoices" ADD CONSTRAINT "invoices_customer_contract_fk" FOREIGN KEY ("org_id","customer_id","contract_id") REFERENCES "public"."contracts"("org_id","customer_id","id") ON DELETE no action ON UPDATE no action;
