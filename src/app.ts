@@ -23,6 +23,7 @@ import { keysModule } from './modules/keys/index.ts';
 import { customersModule } from './modules/customers/index.ts';
 import { contractsModule } from './modules/contracts/index.ts';
 import { invoicesModule } from './modules/invoices/index.ts';
+import { recordWritesModule } from './modules/record-writes/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -68,7 +69,8 @@ function createRoutes(deps: AppDeps, states: RequestStates) {
     .use(keysModule({ database: deps.database, states }))
     .use(customersModule({ database: deps.database, states }))
     .use(contractsModule({ database: deps.database, states }))
-    .use(invoicesModule({ database: deps.database, states }));
+    .use(invoicesModule({ database: deps.database, states }))
+    .use(recordWritesModule({ database: deps.database, states, config: deps.config }));
   for (const module of deps.modules ?? []) routes.use(module);
   return routes;
 }

@@ -34,3 +34,7 @@ export function idOrExternal(alias: string, ref: string): SQL {
   const a = sql.raw(alias);
   return ref.startsWith('ext:') ? sql`${a}.external_id = ${ref.slice(4)}` : sql`${a}.id = ${ref}`;
 }
+
+/** `column in (…)`, false for an empty list (SQL has no empty IN list). */
+export const inList = (column: SQL, values: readonly unknown[]): SQL =>
+  values.length === 0 ? sql`false` : sql`${column} in (${sql.join(values.map((v) => sql`${v}`), sql`, `)})`;

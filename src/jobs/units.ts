@@ -3,6 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import { instances } from '../db/schema/index.ts';
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry } from '../db/units.ts';
+import { purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.ts';
 
 export interface InstanceInfo {
   id: string;
@@ -33,6 +34,8 @@ export const workerUnits = {
     if (!row) throw new Error(`instance ${args.id} is not registered`);
     return row;
   },
+  /** Forgets Idempotency-Key answers past their replay window. */
+  'idempotency.purge': (db: Db, _args: Record<string, never>) => purgeExpiredIdempotencyKeys(db),
   'instances.stop': async (db: Db, args: { id: string }) => {
     await db.update(instances).set({ stoppedAt: new Date() }).where(eq(instances.id, args.id));
     return true;

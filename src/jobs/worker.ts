@@ -10,6 +10,9 @@ import { workerUnits, type WorkerUnits } from './units.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
+/** How often housekeeping (expired idempotency keys) runs. */
+const HOUSEKEEPING_MS = 10 * 60_000;
+
 let stopping = false;
 let wake: (() => void) | null = null;
 
@@ -20,7 +23,12 @@ async function run(init: WorkerInit) {
   try {
     await units.run('instances.register', init.instance);
     send({ type: 'ready' });
+    let housekeptAt = 0;
     while (!stopping) {
+      if (Date.now() - housekeptAt >= HOUSEKEEPING_MS) {
+        housekeptAt = Date.now();
+        await units.run('idempotency.purge', {}).catch((error) => log.warn('housekeeping failed', { error: (error as Error).message }));
+      }
       try {
         await units.run('instances.heartbeat', { id: init.instance.id });
         send({ type: 'heartbeat', at: Date.now() });

@@ -7,6 +7,7 @@ import { AppError, type ErrorCode, ERROR_STATUS } from '../lib/errors.ts';
 import { failure } from '../lib/envelope.ts';
 import type { Logger } from '../lib/log.ts';
 import { DatabaseTimeoutError } from '../db/client.ts';
+import { describeSchemaError, type SchemaError, type Where } from '../lib/validation.ts';
 
 export function envelopeResponse(status: number, message: string, code: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(failure(message, code)), {
@@ -20,17 +21,9 @@ const answer = (code: ErrorCode, message: string, headers: Record<string, string
 
 /** TypeBox's errors name the field by JSON pointer (`/limit`); say it the way a client wrote it. */
 function validationMessage(error: unknown): string {
-  const e = error as { all?: { path?: string; message?: string; summary?: string; schema?: { anyOf?: { const?: unknown }[] } }[]; type?: string };
-  const first = e.all?.[0];
-  const choices = first?.schema?.anyOf?.map((option) => option.const);
-  if (first && choices?.length && choices.every((c) => typeof c === 'string')) {
-    first.message = `must be one of ${choices.join(', ')}`;
-  }
-  const where = e.type === 'query' ? 'query parameter' : e.type === 'params' ? 'path parameter' : e.type === 'headers' ? 'header' : 'field';
-  if (!first) return 'Invalid request';
-  const field = (first.path ?? '').replace(/^\//, '').replaceAll('/', '.');
-  const rule = (first.message ?? first.summary ?? 'is invalid').replace(/^Expected/, 'expected');
-  return field ? `Invalid ${where} "${field}": ${rule}` : `Invalid ${e.type ?? 'request'}: ${rule}`;
+  const e = error as { all?: SchemaError[]; type?: string };
+  const where: Where = e.type === 'query' ? 'query parameter' : e.type === 'params' ? 'path parameter' : e.type === 'headers' ? 'header' : 'field';
+  return describeSchemaError(e.all?.[0], where, e.type ?? 'request');
 }
 
 /** The errors on the way down, outermost first: drizzle wraps the driver's error in `cause`. */

@@ -1,4 +1,4 @@
-import { foreignKey, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { foreignKey, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { organisations } from './organisations.ts';
 import { timestamptz } from './columns.ts';
 
@@ -12,7 +12,8 @@ export const idempotencyKeys = pgTable(
     /** SHA-256 of method, path and the body's canonical JSON: the same key with another request is a 409. */
     fingerprint: text('fingerprint').notNull(),
     responseStatus: integer('response_status').notNull(),
-    responseBody: jsonb('response_body').notNull(),
+    /** The answer's JSON as it was sent (text, not jsonb: a replay is the same bytes, keys in order). */
+    responseBody: text('response_body').notNull(),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [

@@ -1,12 +1,13 @@
 import { t } from 'elysia';
-import { CONTRACT_STATUSES } from '../../db/schema/index.ts';
+import { BILLING_INTERVALS, CONTRACT_STATUSES } from '../../db/schema/index.ts';
+import { currency, day, enumOf, externalId, instant, label, metadata, money, nullable } from '../../lib/record-fields.ts';
 
 export const ListContractsQuery = t.Object({
   customer_id: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
   status: t.Optional(t.Union(CONTRACT_STATUSES.map((s) => t.Literal(s)))),
-  ending_before: t.Optional(t.String({ format: 'date' })),
-  ending_after: t.Optional(t.String({ format: 'date' })),
-  updated_since: t.Optional(t.String({ format: 'date-time' })),
+  ending_before: t.Optional(day),
+  ending_after: t.Optional(day),
+  updated_since: t.Optional(instant),
   include_deleted: t.Optional(t.BooleanString()),
   limit: t.Optional(t.String()),
   cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })),
@@ -14,3 +15,26 @@ export const ListContractsQuery = t.Object({
 export type ListContractsQuery = typeof ListContractsQuery.static;
 
 export const ContractParams = t.Object({ id: t.String({ minLength: 1, maxLength: 300 }) });
+
+/** A contract's writable fields (SPEC §5). Its customer is named by `customer_id` or
+ * `customer_external_id`; `currency` defaults to the customer's and may not differ from it. */
+const contractFields = {
+  external_id: t.Optional(nullable(externalId)),
+  customer_id: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
+  customer_external_id: t.Optional(externalId),
+  name: label(),
+  status: t.Optional(enumOf(CONTRACT_STATUSES)),
+  start_date: day,
+  end_date: t.Optional(nullable(day)),
+  auto_renew: t.Optional(t.Boolean()),
+  billing_interval: enumOf(BILLING_INTERVALS),
+  amount: money,
+  currency: t.Optional(currency),
+  seats: t.Optional(nullable(t.Integer({ minimum: 0, maximum: 2_147_483_647 }))),
+  metadata: t.Optional(metadata),
+};
+
+export const ContractCreate = t.Object(contractFields, { additionalProperties: false });
+export type ContractCreate = typeof ContractCreate.static;
+export const ContractPatch = t.Partial(t.Object(contractFields, { additionalProperties: false }));
+export type ContractPatch = typeof ContractPatch.static;

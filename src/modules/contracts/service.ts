@@ -2,8 +2,11 @@
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import { andAll, idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
-import { notFound } from '../../lib/errors.ts';
+import { andAll, idOrExternal, inList, isoTime, newestFirst } from '../../db/keyset.ts';
+import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome, type RowToWrite } from '../../db/upsert.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { resolveCustomerReferences } from '../customers/service.ts';
+import type { ContractPatch } from './model.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
 export interface ContractRow {
@@ -65,9 +68,9 @@ export async function listContracts(db: Db, input: { orgId: string; filters: Con
   return rowsOf<ContractRow>(await db.execute(sql`${selectContracts(input.orgId, where)} order by ${keyset.order} limit ${input.limit + 1}`));
 }
 
-export async function getContract(db: Db, orgId: string, ref: string): Promise<ContractRow> {
+export async function getContract(db: Db, orgId: string, ref: string, options: { includeDeleted?: boolean } = {}): Promise<ContractRow> {
   const match = idOrExternal('ct', ref);
-  const [row] = rowsOf<ContractRow>(await db.execute(selectContracts(orgId, [match, sql`ct.deleted_at is null`])));
+  const [row] = rowsOf<ContractRow>(await db.execute(selectContracts(orgId, options.includeDeleted ? [match] : [match, sql`ct.deleted_at is null`])));
   if (!row) throw notFound(`Contract ${ref}`);
   return row;
 }
@@ -92,4 +95,117 @@ export function presentContract(row: ContractRow) {
     updated_at: row.updated_at,
     ...(row.deleted_at ? { deleted_at: row.deleted_at } : {}),
   };
+}
+
+// --- writes -----------------------------------------------------------------------------------
+
+export const CONTRACTS_TABLE: RecordTable = {
+  name: 'contracts',
+  idPrefix: 'ctr',
+  columns: {
+    external_id: 'text',
+    customer_id: 'text',
+    name: 'text',
+    status: 'text',
+    start_date: 'date',
+    end_date: 'date',
+    auto_renew: 'boolean',
+    billing_interval: 'text',
+    amount: 'bigint',
+    currency: 'text',
+    seats: 'integer',
+    metadata: 'jsonb',
+  },
+};
+
+export function explainContractViolation(violation: ConstraintViolation): AppError {
+  switch (violation.constraint) {
+    case 'contracts_org_external_id_unique':
+      return new AppError('conflict', 'external_id is already used by another contract');
+    case 'contracts_dates_check':
+      return new AppError('unprocessable', 'end_date must not be before start_date');
+    case 'contracts_customer_currency_fk':
+      return new AppError('unprocessable', "currency must be the customer's currency (no FX conversion)");
+    case 'contracts_org_id_customer_id_customers_org_id_id_fk':
+      return new AppError('unprocessable', 'customer is not a customer of this organisation');
+    case 'invoices_customer_contract_fk':
+      return new AppError('unprocessable', 'the customer of a contract with invoices cannot change');
+    default:
+      return new AppError('unprocessable', `contract breaks the rule ${violation.constraint || violation.code}`);
+  }
+}
+
+/** Column values of a contract input: its customer reference resolved to `customer_id` and the
+ * customer's `currency` (unless the input leaves both out, on a PATCH). */
+function contractValues(input: ContractPatch, customer: { customer_id: string; currency: string } | null): Record<string, unknown> {
+  const { customer_id: _id, customer_external_id: _external, ...values } = input;
+  return customer ? { ...values, ...customer } : values;
+}
+
+/** Creates contracts, or updates the ones whose external_id is known. */
+export async function writeContracts(db: Db, orgId: string, rows: { index: number; input: ContractPatch }[]): Promise<RowOutcome[]> {
+  const customers = await resolveCustomerReferences(db, orgId, rows.map((row) => row.input), true);
+  const rejected: RowOutcome[] = [];
+  const writable: RowToWrite[] = [];
+  rows.forEach((row, i) => {
+    const customer = customers[i]!;
+    if (customer instanceof AppError) rejected.push({ index: row.index, outcome: 'rejected', error: customer });
+    else writable.push({ index: row.index, values: contractValues(row.input, customer) });
+  });
+  return [...rejected, ...(await upsertRecords(db, CONTRACTS_TABLE, orgId, writable, explainContractViolation))].sort((a, b) => a.index - b.index);
+}
+
+export async function patchContract(db: Db, orgId: string, ref: string, patch: ContractPatch): Promise<PatchOutcome> {
+  const [customer] = await resolveCustomerReferences(db, orgId, [patch], false);
+  if (customer instanceof AppError) throw customer;
+  try {
+    return await db.transaction((tx) => patchRecord(tx as unknown as Db, CONTRACTS_TABLE, orgId, idOrExternal('contracts', ref), contractValues(patch, customer ?? null)));
+  } catch (error) {
+    const violation = constraintViolation(error);
+    throw violation ? explainContractViolation(violation) : error;
+  }
+}
+
+/** Soft-deletes the contract; its invoices stay (they were issued) and keep pointing at it. */
+export const deleteContract = (db: Db, orgId: string, ref: string) => softDeleteRecord(db, CONTRACTS_TABLE, orgId, idOrExternal('contracts', ref));
+
+/** How an invoice names its contract. */
+export interface ContractReference {
+  contract_id?: string | null;
+  contract_external_id?: string | null;
+}
+
+/** The contract each reference names (id and customer), or why it cannot be used; null where
+ * none is named (an explicit null clears it). */
+export async function resolveContractReferences(db: Db, orgId: string, refs: ContractReference[]): Promise<({ contract_id: string | null; customer_id: string | null } | AppError | undefined)[]> {
+  const ids = [...new Set(refs.flatMap((r) => (r.contract_id ? [r.contract_id] : [])))];
+  const externalIds = [...new Set(refs.flatMap((r) => (r.contract_external_id ? [r.contract_external_id] : [])))];
+  const byId = new Map<string, { id: string; customer_id: string }>();
+  const byExternal = new Map<string, { id: string; customer_id: string }>();
+  if (ids.length + externalIds.length > 0) {
+    const rows = rowsOf<{ id: string; external_id: string | null; customer_id: string }>(
+      await db.execute(sql`
+        select id, external_id, customer_id from contracts
+        where org_id = ${orgId} and (${inList(sql`id`, ids)} or ${inList(sql`external_id`, externalIds)})`),
+    );
+    for (const row of rows) {
+      byId.set(row.id, row);
+      if (row.external_id !== null) byExternal.set(row.external_id, row);
+    }
+  }
+  return refs.map((ref) => {
+    if (ref.contract_id === undefined && ref.contract_external_id === undefined) return undefined;
+    if (!ref.contract_id && !ref.contract_external_id) return { contract_id: null, customer_id: null };
+    const named = ref.contract_id ? byId.get(ref.contract_id) : undefined;
+    const namedExternally = ref.contract_external_id ? byExternal.get(ref.contract_external_id) : undefined;
+    if (ref.contract_id && !named) return new AppError('unprocessable', `contract_id "${ref.contract_id}" is not a contract of this organisation`);
+    if (ref.contract_external_id && !namedExternally) {
+      return new AppError('unprocessable', `contract_external_id "${ref.contract_external_id}" is not a contract of this organisation`);
+    }
+    if (named && namedExternally && named.id !== namedExternally.id) {
+      return new AppError('unprocessable', 'contract_id and contract_external_id name different contracts');
+    }
+    const contract = (named ?? namedExternally)!;
+    return { contract_id: contract.id, customer_id: contract.customer_id };
+  });
 }

@@ -1,5 +1,6 @@
 import { t } from 'elysia';
 import { CUSTOMER_STATUSES } from '../../db/schema/index.ts';
+import { currency, day, email, enumOf, externalId, instant, label, metadata, nullable } from '../../lib/record-fields.ts';
 
 export const CUSTOMER_SORTS = ['created_at', 'name', 'arr'] as const;
 export type CustomerSort = (typeof CUSTOMER_SORTS)[number];
@@ -11,8 +12,8 @@ export const ListCustomersQuery = t.Object(
     segment: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     csm_email: t.Optional(t.String({ minLength: 3, maxLength: 320 })),
     q: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-    updated_since: t.Optional(t.String({ format: 'date-time' })),
-    renewing_before: t.Optional(t.String({ format: 'date' })),
+    updated_since: t.Optional(instant),
+    renewing_before: t.Optional(day),
     include_deleted: t.Optional(t.BooleanString()),
     sort: t.Optional(t.Union(CUSTOMER_SORTS.map((s) => t.Literal(s)))),
     limit: t.Optional(t.String()), // checked by parseLimit, so the message names it
@@ -24,3 +25,35 @@ export type ListCustomersQuery = typeof ListCustomersQuery.static;
 
 /** A customer id, or `ext:<external_id>`. */
 export const CustomerParams = t.Object({ id: t.String({ minLength: 1, maxLength: 300 }) });
+
+const csm = t.Object(
+  {
+    name: t.Optional(nullable(label(200))),
+    email: t.Optional(nullable(email)),
+    phone: t.Optional(nullable(t.String({ minLength: 1, maxLength: 50 }))),
+    slack_user_id: t.Optional(nullable(t.String({ minLength: 1, maxLength: 50 }))),
+  },
+  { additionalProperties: false },
+);
+
+/** A customer's writable fields (SPEC §5); the derived values are not among them. */
+const customerFields = {
+  external_id: t.Optional(nullable(externalId)),
+  name: label(),
+  domain: t.Optional(nullable(t.String({ maxLength: 253, pattern: '^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$', error: 'must be a domain name such as acme.com' }))),
+  email: t.Optional(nullable(email)),
+  status: t.Optional(enumOf(CUSTOMER_STATUSES)),
+  segment: t.Optional(nullable(label(100))),
+  country: t.Optional(nullable(t.String({ pattern: '^[A-Z]{2}$', error: 'must be an ISO 3166-1 alpha-2 country code such as DE' }))),
+  currency,
+  csm: t.Optional(nullable(csm)),
+  metadata: t.Optional(metadata),
+};
+
+/** POST /api/customers: create, or update the customer with this external_id. */
+export const CustomerCreate = t.Object(customerFields, { additionalProperties: false });
+export type CustomerCreate = typeof CustomerCreate.static;
+
+/** PATCH /api/customers/:id: any of the fields; null clears the ones that may be empty. */
+export const CustomerPatch = t.Partial(t.Object(customerFields, { additionalProperties: false }));
+export type CustomerPatch = typeof CustomerPatch.static;

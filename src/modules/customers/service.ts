@@ -4,10 +4,11 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import type { Csm, CustomerStatus } from '../../db/schema/index.ts';
-import { notFound } from '../../lib/errors.ts';
-import { andAll, idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { andAll, idOrExternal, inList, isoTime, newestFirst } from '../../db/keyset.ts';
+import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { decodeCursor, type CursorValue } from '../../lib/pagination.ts';
-import type { CustomerSort } from './model.ts';
+import type { CustomerPatch, CustomerSort } from './model.ts';
 
 export interface CustomerRow {
   id: string;
@@ -140,10 +141,11 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   return rowsOf<CustomerRow>(await db.execute(query));
 }
 
-/** By id, or by `ext:<external_id>`; deleted customers are not found. */
-export async function getCustomer(db: Db, orgId: string, ref: string, today: string): Promise<CustomerRow> {
+/** By id, or by `ext:<external_id>`; deleted customers are not found unless asked for. */
+export async function getCustomer(db: Db, orgId: string, ref: string, today: string, options: { includeDeleted?: boolean } = {}): Promise<CustomerRow> {
   const match = idOrExternal('c', ref);
-  const [row] = rowsOf<CustomerRow>(await db.execute(customersWithDerived(orgId, today, [match, sql`c.deleted_at is null`])));
+  const where = options.includeDeleted ? [match] : [match, sql`c.deleted_at is null`];
+  const [row] = rowsOf<CustomerRow>(await db.execute(customersWithDerived(orgId, today, where)));
   if (!row) throw notFound(`Customer ${ref}`);
   return row;
 }
@@ -170,4 +172,106 @@ export function presentCustomer(row: CustomerRow) {
     updated_at: row.updated_at,
     ...(row.deleted_at ? { deleted_at: row.deleted_at } : {}),
   };
+}
+
+// --- writes -----------------------------------------------------------------------------------
+
+export const CUSTOMERS_TABLE: RecordTable = {
+  name: 'customers',
+  idPrefix: 'cus',
+  columns: {
+    external_id: 'text',
+    name: 'text',
+    domain: 'text',
+    email: 'text',
+    status: 'text',
+    segment: 'text',
+    country: 'text',
+    currency: 'text',
+    csm: 'jsonb',
+    metadata: 'jsonb',
+  },
+};
+
+/** What a broken database rule means for a customer write. */
+export function explainCustomerViolation(violation: ConstraintViolation): AppError {
+  if (violation.constraint === 'customers_org_external_id_unique') {
+    return new AppError('conflict', 'external_id is already used by another customer');
+  }
+  if (violation.constraint === 'contracts_customer_currency_fk' || violation.constraint === 'invoices_customer_currency_fk') {
+    return new AppError('unprocessable', "currency cannot change while the customer has contracts or invoices in its current currency (SPEC: no FX conversion)");
+  }
+  return new AppError('unprocessable', `customer breaks the rule ${violation.constraint || violation.code}`);
+}
+
+/** Creates customers, or updates the ones whose external_id is known (bringing back deleted ones). */
+export async function writeCustomers(db: Db, orgId: string, rows: { index: number; input: CustomerPatch }[]): Promise<RowOutcome[]> {
+  return upsertRecords(db, CUSTOMERS_TABLE, orgId, rows.map((row) => ({ index: row.index, values: { ...row.input } })), explainCustomerViolation);
+}
+
+export async function patchCustomer(db: Db, orgId: string, ref: string, patch: CustomerPatch): Promise<PatchOutcome> {
+  try {
+    return await db.transaction((tx) => patchRecord(tx as unknown as Db, CUSTOMERS_TABLE, orgId, idOrExternal('customers', ref), { ...patch }));
+  } catch (error) {
+    const violation = constraintViolation(error);
+    throw violation ? explainCustomerViolation(violation) : error;
+  }
+}
+
+/** Soft-deletes the customer and, with it, its contracts and invoices: they leave the lists and
+ * reach `updated_since` syncs as tombstones together. */
+export async function deleteCustomer(db: Db, orgId: string, ref: string): Promise<string | null> {
+  const id = await softDeleteRecord(db, CUSTOMERS_TABLE, orgId, idOrExternal('customers', ref));
+  if (id) {
+    await db.execute(sql`update contracts set deleted_at = now(), updated_at = now() where org_id = ${orgId} and customer_id = ${id} and deleted_at is null`);
+    await db.execute(sql`update invoices set deleted_at = now(), updated_at = now() where org_id = ${orgId} and customer_id = ${id} and deleted_at is null`);
+  }
+  return id;
+}
+
+/** How a contract or invoice names its customer (SPEC §5), and the currency it says it is in. */
+export interface CustomerReference {
+  customer_id?: string;
+  customer_external_id?: string;
+  currency?: string;
+}
+
+/** The customer (id and currency) each reference names, or why it cannot be used: unknown or
+ * deleted, two names for two customers, or a currency other than the customer's (no FX). Null
+ * where a reference is optional and absent. One query for all of them. */
+export async function resolveCustomerReferences(db: Db, orgId: string, refs: CustomerReference[], required: boolean): Promise<({ customer_id: string; currency: string } | AppError | null)[]> {
+  const ids = [...new Set(refs.flatMap((r) => (r.customer_id ? [r.customer_id] : [])))];
+  const externalIds = [...new Set(refs.flatMap((r) => (r.customer_external_id ? [r.customer_external_id] : [])))];
+  const byId = new Map<string, { id: string; currency: string }>();
+  const byExternal = new Map<string, { id: string; currency: string }>();
+  if (ids.length + externalIds.length > 0) {
+    const rows = rowsOf<{ id: string; external_id: string | null; currency: string }>(
+      await db.execute(sql`
+        select id, external_id, currency from customers
+        where org_id = ${orgId} and deleted_at is null and (${inList(sql`id`, ids)} or ${inList(sql`external_id`, externalIds)})`),
+    );
+    for (const row of rows) {
+      byId.set(row.id, row);
+      if (row.external_id !== null) byExternal.set(row.external_id, row);
+    }
+  }
+  return refs.map((ref) => {
+    if (!ref.customer_id && !ref.customer_external_id) {
+      return required ? new AppError('unprocessable', 'customer_id or customer_external_id is required') : null;
+    }
+    const named = ref.customer_id ? byId.get(ref.customer_id) : undefined;
+    const namedExternally = ref.customer_external_id ? byExternal.get(ref.customer_external_id) : undefined;
+    if (ref.customer_id && !named) return new AppError('unprocessable', `customer_id "${ref.customer_id}" is not a customer of this organisation`);
+    if (ref.customer_external_id && !namedExternally) {
+      return new AppError('unprocessable', `customer_external_id "${ref.customer_external_id}" is not a customer of this organisation`);
+    }
+    const customer = (named ?? namedExternally)!;
+    if (named && namedExternally && named.id !== namedExternally.id) {
+      return new AppError('unprocessable', 'customer_id and customer_external_id name different customers');
+    }
+    if (ref.currency && ref.currency !== customer.currency) {
+      return new AppError('unprocessable', `currency ${ref.currency} is not the customer's currency ${customer.currency} (no FX conversion: a customer's records share its currency)`);
+    }
+    return { customer_id: customer.id, currency: customer.currency };
+  });
 }

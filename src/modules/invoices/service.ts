@@ -3,7 +3,11 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { andAll, idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
-import { notFound } from '../../lib/errors.ts';
+import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome, type RowToWrite } from '../../db/upsert.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { resolveContractReferences } from '../contracts/service.ts';
+import { resolveCustomerReferences } from '../customers/service.ts';
+import type { InvoicePatch } from './model.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
 export interface InvoiceRow {
@@ -72,9 +76,9 @@ export async function listInvoices(db: Db, input: { orgId: string; today: string
   return rowsOf<InvoiceRow>(await db.execute(sql`${selectInvoices(input.orgId, input.today, where)} order by ${keyset.order} limit ${input.limit + 1}`));
 }
 
-export async function getInvoice(db: Db, orgId: string, ref: string, today: string): Promise<InvoiceRow> {
+export async function getInvoice(db: Db, orgId: string, ref: string, today: string, options: { includeDeleted?: boolean } = {}): Promise<InvoiceRow> {
   const match = idOrExternal('i', ref);
-  const [row] = rowsOf<InvoiceRow>(await db.execute(selectInvoices(orgId, today, [match, sql`i.deleted_at is null`])));
+  const [row] = rowsOf<InvoiceRow>(await db.execute(selectInvoices(orgId, today, options.includeDeleted ? [match] : [match, sql`i.deleted_at is null`])));
   if (!row) throw notFound(`Invoice ${ref}`);
   return row;
 }
@@ -100,3 +104,89 @@ export function presentInvoice(row: InvoiceRow) {
     ...(row.deleted_at ? { deleted_at: row.deleted_at } : {}),
   };
 }
+
+// --- writes -----------------------------------------------------------------------------------
+
+export const INVOICES_TABLE: RecordTable = {
+  name: 'invoices',
+  idPrefix: 'inv',
+  columns: {
+    external_id: 'text',
+    customer_id: 'text',
+    contract_id: 'text',
+    number: 'text',
+    status: 'text',
+    currency: 'text',
+    amount_due: 'bigint',
+    amount_paid: 'bigint',
+    issued_at: 'timestamptz',
+    due_date: 'date',
+    paid_at: 'timestamptz',
+    metadata: 'jsonb',
+  },
+};
+
+export function explainInvoiceViolation(violation: ConstraintViolation): AppError {
+  switch (violation.constraint) {
+    case 'invoices_org_external_id_unique':
+      return new AppError('conflict', 'external_id is already used by another invoice');
+    case 'invoices_customer_currency_fk':
+      return new AppError('unprocessable', "currency must be the customer's currency (no FX conversion)");
+    case 'invoices_customer_contract_fk':
+      return new AppError('unprocessable', "contract is not one of the invoice's customer's contracts");
+    case 'invoices_org_id_customer_id_customers_org_id_id_fk':
+      return new AppError('unprocessable', 'customer is not a customer of this organisation');
+    default:
+      return new AppError('unprocessable', `invoice breaks the rule ${violation.constraint || violation.code}`);
+  }
+}
+
+/** Resolves the customer and contract each input names: column values, or why not. A new invoice
+ * that names only its contract belongs to the contract's customer (a PATCH never moves an invoice
+ * to another customer by the way). */
+async function invoiceValues(db: Db, orgId: string, inputs: InvoicePatch[], creating: boolean): Promise<(Record<string, unknown> | AppError)[]> {
+  const contractsOf = await resolveContractReferences(db, orgId, inputs);
+  const customerRefs = inputs.map((input, i) => {
+    const contract = contractsOf[i];
+    const namesCustomer = input.customer_id !== undefined || input.customer_external_id !== undefined;
+    return creating && !namesCustomer && contract && !(contract instanceof AppError) && contract.customer_id ? { customer_id: contract.customer_id, currency: input.currency } : input;
+  });
+  const customersOf = await resolveCustomerReferences(db, orgId, customerRefs, creating);
+  return inputs.map((input, i) => {
+    const contract = contractsOf[i];
+    const customer = customersOf[i];
+    if (contract instanceof AppError) return contract;
+    if (customer instanceof AppError) return customer;
+    if (customer && contract?.customer_id && contract.customer_id !== customer.customer_id) {
+      return new AppError('unprocessable', `contract ${contract.contract_id} is not a contract of customer ${customer.customer_id}`);
+    }
+    const { customer_id: _c, customer_external_id: _ce, contract_id: _k, contract_external_id: _ke, ...values } = input;
+    return { ...values, ...(customer ?? {}), ...(contract ? { contract_id: contract.contract_id } : {}) };
+  });
+}
+
+/** Creates invoices, or updates the ones whose external_id is known. */
+export async function writeInvoices(db: Db, orgId: string, rows: { index: number; input: InvoicePatch }[]): Promise<RowOutcome[]> {
+  const values = await invoiceValues(db, orgId, rows.map((row) => row.input), true);
+  const rejected: RowOutcome[] = [];
+  const writable: RowToWrite[] = [];
+  rows.forEach((row, i) => {
+    const v = values[i]!;
+    if (v instanceof AppError) rejected.push({ index: row.index, outcome: 'rejected', error: v });
+    else writable.push({ index: row.index, values: v });
+  });
+  return [...rejected, ...(await upsertRecords(db, INVOICES_TABLE, orgId, writable, explainInvoiceViolation))].sort((a, b) => a.index - b.index);
+}
+
+export async function patchInvoice(db: Db, orgId: string, ref: string, patch: InvoicePatch): Promise<PatchOutcome> {
+  const [values] = await invoiceValues(db, orgId, [patch], false);
+  if (values instanceof AppError) throw values;
+  try {
+    return await db.transaction((tx) => patchRecord(tx as unknown as Db, INVOICES_TABLE, orgId, idOrExternal('invoices', ref), values!));
+  } catch (error) {
+    const violation = constraintViolation(error);
+    throw violation ? explainInvoiceViolation(violation) : error;
+  }
+}
+
+export const deleteInvoice = (db: Db, orgId: string, ref: string) => softDeleteRecord(db, INVOICES_TABLE, orgId, idOrExternal('invoices', ref));
