@@ -17,6 +17,7 @@ Commands:
   orgs         create, list and update organisations
   keys         create, list and revoke API keys
   demo         load a demo organisation with realistic ARR data, and print its API key
+  import       import customers, contracts or invoices from CSV, JSON or NDJSON
   version      print the version
 
 Run "revintel <command> --help" for a command's options. Every command takes --json.
@@ -37,6 +38,8 @@ async function main(argv: string[]) {
       return (await import('./cli/keys.ts')).keysCommand(rest);
     case 'demo':
       return (await import('./cli/demo.ts')).demoCommand(rest);
+    case 'import':
+      return (await import('./cli/import.ts')).importCommand(rest);
     case 'version':
     case '--version':
       return (await import('./cli/version.ts')).versionCommand(rest);

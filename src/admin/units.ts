@@ -9,6 +9,7 @@ import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
 import { loadDemo, type DemoInput } from '../modules/demo/service.ts';
+import { finishImport, importBatch, importTarget } from '../modules/imports/service.ts';
 
 export const adminUnits = {
   'orgs.create': (db: Db, input: CreateOrgInput & { plan: Plan }) => createOrg(db, input),
@@ -21,6 +22,11 @@ export const adminUnits = {
   /** Creates or refreshes the demo organisation: its ARR data is replaced, row for row the same for
    * the same seed and day, and a new key is made for it. One transaction: all or nothing. */
   'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),
+  /** `revintel import`: the target organisation, then each batch of rows in its own transaction
+   * (a crash keeps every committed batch), then fresh statistics. */
+  'import.target': (db: Db, input: { org?: string }) => importTarget(db, input),
+  'import.batch': (db: Db, input: Parameters<typeof importBatch>[1]) => importBatch(db, input),
+  'import.finish': (db: Db, input: Parameters<typeof finishImport>[1]) => finishImport(db, input),
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {
     const [row] = rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`));

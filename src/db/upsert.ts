@@ -61,14 +61,14 @@ const cast = (value: unknown, type: ColumnType): SQL => {
 
 const ident = (name: string) => sql.raw(`"${name}"`);
 
-/** One INSERT … ON CONFLICT for rows that all set `columns`, with no external_id twice. */
-async function upsertStatement(db: Db, table: RecordTable, orgId: string, columns: string[], rows: RowToWrite[]) {
+/** One INSERT … ON CONFLICT for rows that all set `columns`, with no external_id twice. The rows
+ * travel as one JSON parameter read by jsonb_to_recordset: a parameter per value (12,000 for a
+ * batch of customers) was measured to cost more to build than the insert itself. */
+async function upsertStatement(db: Db, table: RecordTable, orgId: string, columns: string[], rows: (RowToWrite & { id: string })[]) {
   const t = ident(table.name);
-  const insertColumns = sql.join(['id', 'org_id', ...columns].map(ident), sql`, `);
-  const values = sql.join(
-    rows.map((row) => sql`(${newId(table.idPrefix)}, ${orgId}, ${sql.join(columns.map((c) => cast(row.values[c], table.columns[c]!)), sql`, `)})`),
-    sql`, `,
-  );
+  const all = ['id', ...columns];
+  const recordType = sql.raw(all.map((c) => `"${c}" ${c === 'id' ? 'text' : table.columns[c]}`).join(', '));
+  const payload = JSON.stringify(rows.map((row) => ({ ...row.values, id: row.id })));
   const updatable = columns.filter((c) => c !== 'external_id');
   const mine = (c: string) => sql`${t}.${ident(c)}`;
   const theirs = (c: string) => sql`excluded.${ident(c)}`;
@@ -77,7 +77,8 @@ async function upsertStatement(db: Db, table: RecordTable, orgId: string, column
   const current = sql.join([...updatable.map(mine), sql`${t}.deleted_at is not null`], sql`, `);
   const incoming = sql.join([...updatable.map(theirs), sql`false`], sql`, `);
   const result = await db.execute(sql`
-    insert into ${t} (${insertColumns}) values ${values}
+    insert into ${t} (org_id, ${sql.join(all.map(ident), sql`, `)})
+    select ${orgId}, ${sql.join(all.map((c) => sql`r.${ident(c)}`), sql`, `)} from jsonb_to_recordset(${payload}::jsonb) as r(${recordType})
     on conflict (org_id, external_id) where external_id is not null
     do update set ${assignments}
     where (${current}) is distinct from (${incoming})
@@ -87,19 +88,18 @@ async function upsertStatement(db: Db, table: RecordTable, orgId: string, column
 
 /** Outcomes of one statement's rows: returned rows were created or updated; a row with an
  * external_id that came back with nothing was already as it says. */
-async function outcomesOf(db: Db, table: RecordTable, orgId: string, rows: RowToWrite[], returned: { id: string; external_id: string | null; created: boolean }[]): Promise<RowOutcome[]> {
+async function outcomesOf(db: Db, table: RecordTable, orgId: string, rows: (RowToWrite & { id: string })[], returned: { id: string; external_id: string | null; created: boolean }[]): Promise<RowOutcome[]> {
   const byExternal = new Map(returned.filter((r) => r.external_id !== null).map((r) => [r.external_id!, r]));
-  const withoutExternal = returned.filter((r) => r.external_id === null);
   const missing = rows.filter((row) => row.values.external_id != null && !byExternal.has(String(row.values.external_id))).map((row) => String(row.values.external_id));
   const unchangedIds = new Map<string, string>();
   if (missing.length > 0) {
     const found = await db.execute(sql`select id, external_id from ${ident(table.name)} where org_id = ${orgId} and ${inList(sql`external_id`, missing)}`);
     for (const r of rowsOf<{ id: string; external_id: string }>(found)) unchangedIds.set(r.external_id, r.id);
   }
-  let next = 0;
   return rows.map((row): RowOutcome => {
     const external = row.values.external_id == null ? null : String(row.values.external_id);
-    if (external === null) return { index: row.index, outcome: 'created', id: withoutExternal[next++]!.id };
+    // Without an external_id a row can only have been created, with the id it was given.
+    if (external === null) return { index: row.index, outcome: 'created', id: row.id };
     const hit = byExternal.get(external);
     if (hit) return { index: row.index, outcome: hit.created ? 'created' : 'updated', id: hit.id };
     return { index: row.index, outcome: 'unchanged', id: unchangedIds.get(external)! };
@@ -108,9 +108,10 @@ async function outcomesOf(db: Db, table: RecordTable, orgId: string, rows: RowTo
 
 /** Statements for `rows`: consecutive rows that set the same columns share one, and an
  * external_id seen twice starts a new one (one statement cannot update a row twice). */
-function statementsOf(rows: RowToWrite[]): { columns: string[]; rows: RowToWrite[] }[] {
-  const groups: { columns: string[]; signature: string; externals: Set<string>; rows: RowToWrite[] }[] = [];
-  for (const row of rows) {
+function statementsOf(table: RecordTable, rows: RowToWrite[]): { columns: string[]; rows: (RowToWrite & { id: string })[] }[] {
+  const groups: { columns: string[]; signature: string; externals: Set<string>; rows: (RowToWrite & { id: string })[] }[] = [];
+  for (const given of rows) {
+    const row = { ...given, id: newId(table.idPrefix) };
     const columns = Object.keys(row.values).sort();
     const signature = columns.join(',');
     const external = row.values.external_id == null ? null : String(row.values.external_id);
@@ -131,12 +132,12 @@ function statementsOf(rows: RowToWrite[]): { columns: string[]; rows: RowToWrite
  * errors that are not a broken rule (the database went away) are thrown.
  */
 export async function upsertRecords(db: Db, table: RecordTable, orgId: string, rows: RowToWrite[], explain: (violation: ConstraintViolation) => AppError): Promise<RowOutcome[]> {
-  const attempt = async (statement: { columns: string[]; rows: RowToWrite[] }): Promise<RowOutcome[]> => {
+  const attempt = async (statement: { columns: string[]; rows: (RowToWrite & { id: string })[] }): Promise<RowOutcome[]> => {
     const returned = await db.transaction((tx) => upsertStatement(tx as unknown as Db, table, orgId, statement.columns, statement.rows));
     return outcomesOf(db, table, orgId, statement.rows, returned);
   };
   const outcomes: RowOutcome[] = [];
-  for (const statement of statementsOf(rows)) {
+  for (const statement of statementsOf(table, rows)) {
     try {
       outcomes.push(...(await attempt(statement)));
     } catch (error) {

@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { BILLING_INTERVALS, CONTRACT_STATUSES } from '../../db/schema/index.ts';
-import { currency, day, enumOf, externalId, instant, label, metadata, money, nullable } from '../../lib/record-fields.ts';
+import { count, currency, day, enumOf, externalId, instant, label, metadata, money, nullable } from '../../lib/record-fields.ts';
 
 export const ListContractsQuery = t.Object({
   customer_id: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
@@ -30,7 +30,7 @@ const contractFields = {
   billing_interval: enumOf(BILLING_INTERVALS),
   amount: money,
   currency: t.Optional(currency),
-  seats: t.Optional(nullable(t.Integer({ minimum: 0, maximum: 2_147_483_647 }))),
+  seats: t.Optional(nullable(count(2_147_483_647))),
   metadata: t.Optional(metadata),
 };
 
