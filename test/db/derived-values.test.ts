@@ -44,9 +44,9 @@ for (const backend of BACKENDS) {
       expect(Number(await one(sql`select revintel_mrr(0)`))).toBe(0);
     });
 
-    test('days past due: open invoices only, counted in calendar days across leap years', async () => {
-      const days = (status: string, due: string | null, day: string) =>
-        one<number>(sql`select revintel_days_past_due(${status}, ${due}::date, ${day}::date)`);
+    test('days past due: open invoices with something to pay, counted in calendar days across leap years', async () => {
+      const days = (status: string, due: string | null, day: string, amountDue = 100, amountPaid = 0) =>
+        one<number>(sql`select revintel_days_past_due(${status}, ${due}::date, ${amountDue}::bigint, ${amountPaid}::bigint, ${day}::date)`);
       expect(await days('open', '2024-02-28', '2024-03-01')).toBe(2); // 2024 has a 29 February
       expect(await days('open', '2025-02-28', '2025-03-01')).toBe(1);
       expect(await days('open', '2026-11-25', '2026-11-25')).toBe(0); // due today is not late
@@ -54,6 +54,9 @@ for (const backend of BACKENDS) {
       expect(await days('paid', '2026-01-01', '2026-01-31')).toBe(0);
       expect(await days('void', '2026-01-01', '2026-01-31')).toBe(0);
       expect(await days('open', null, '2026-01-31')).toBe(0); // no due date, never late
+      expect(await days('open', '2026-01-01', '2026-01-31', 0)).toBe(0); // zero-amount: nothing to pay
+      expect(await days('open', '2026-01-01', '2026-01-31', 100, 100)).toBe(0); // paid in full, status lagging
+      expect(await days('open', '2026-01-01', '2026-01-31', 100, 40)).toBe(30); // partly paid: still late
     });
   });
 }

@@ -37,7 +37,7 @@ function selectInvoices(orgId: string, today: string, where: SQL[]): SQL {
   return sql`
     select i.id, i.external_id, i.customer_id, i.contract_id, i.number, i.status, i.currency, i.amount_due, i.amount_paid,
            ${isoTime(sql`i.issued_at`)} as issued_at, i.due_date::text as due_date, ${isoTime(sql`i.paid_at`)} as paid_at,
-           revintel_days_past_due(i.status, i.due_date, ${today}::date) as days_past_due, i.metadata,
+           revintel_days_past_due(i.status, i.due_date, i.amount_due, i.amount_paid, ${today}::date) as days_past_due, i.metadata,
            ${isoTime(sql`i.created_at`)} as created_at, ${isoTime(sql`i.updated_at`)} as updated_at, ${isoTime(sql`i.deleted_at`)} as deleted_at,
            ${keyset.value} as sort_value
     from invoices i
@@ -63,8 +63,8 @@ export async function listInvoices(db: Db, input: { orgId: string; today: string
   if (filters.contractId) where.push(sql`i.contract_id = ${filters.contractId}`);
   if (filters.status) where.push(sql`i.status = ${filters.status}`);
   if (filters.overdue !== undefined) {
-    const pastDue = sql`revintel_days_past_due(i.status, i.due_date, ${input.today}::date) > 0`;
-    where.push(filters.overdue ? pastDue : sql`not (${pastDue})`);
+    const overdue = sql`revintel_invoice_overdue_on(i.status, i.due_date, i.amount_due, i.amount_paid, ${input.today}::date)`;
+    where.push(filters.overdue ? overdue : sql`not coalesce(${overdue}, false)`);
   }
   if (filters.issuedAfter) where.push(sql`i.issued_at > ${filters.issuedAfter}::timestamptz`);
   if (filters.issuedBefore) where.push(sql`i.issued_at < ${filters.issuedBefore}::timestamptz`);
