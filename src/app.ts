@@ -13,7 +13,7 @@ import type { Database } from './db/client.ts';
 import type { Logger } from './lib/log.ts';
 import type { RateLimiter } from './lib/rate-limiter.ts';
 import type { Authenticator } from './modules/keys/service.ts';
-import type { RequestStates } from './plugins/request-state.ts';
+import type { RequestState, RequestStates } from './plugins/request-state.ts';
 import { beginRequest, logRequest, type Peer } from './plugins/request-context.ts';
 import { errorResponse, errorsPlugin } from './plugins/errors.ts';
 import { createGate, pathOf } from './plugins/gate.ts';
@@ -38,8 +38,11 @@ export interface AppDeps {
 }
 
 export interface App {
-  /** Answers one request. `server` (Bun's) tells the client address; tests pass none. */
-  handle(request: Request, server?: Peer): Promise<Response>;
+  /** Answers one request. `server` (Bun's) tells the client address; tests pass none. A Response
+   * when every step was synchronous (a cached key, the in-process limiter, a synchronous route),
+   * else its promise: Bun writes a Response handed back at once without a round through the
+   * microtask queue. */
+  handle(request: Request, server?: Peer): Response | Promise<Response>;
   /** The Elysia application with the routes. */
   routes: ReturnType<typeof createRoutes>;
 }
@@ -93,22 +96,32 @@ export function createApp(deps: AppDeps): App {
   const admit = createGate(deps);
   const trustProxy = deps.config.trustProxy;
 
-  async function handle(request: Request, server?: Peer): Promise<Response> {
+  const fetchRoute = routes.fetch;
+
+  function finish(state: RequestState, request: Request, response: Response): Response {
+    state.headers['x-request-id'] = state.id;
+    const final = withHeaders(response, state.headers);
+    logRequest(deps.log, state, request, final.status);
+    return final;
+  }
+  const failed = (state: RequestState, request: Request, error: unknown) =>
+    finish(state, request, errorResponse(error, { log: deps.log, requestId: state.id, method: request.method, path: state.path }));
+  const routed = (state: RequestState, request: Request): Response | Promise<Response> => {
+    const answer = fetchRoute(request) as Response | Promise<Response>;
+    return answer instanceof Promise ? answer.then((response) => finish(state, request, response), (error) => failed(state, request, error)) : finish(state, request, answer);
+  };
+
+  function handle(request: Request, server?: Peer): Response | Promise<Response> {
     const path = pathOf(request.url);
     const state = beginRequest(request, path, server, trustProxy);
     states.set(request, state);
-    let response: Response;
     try {
       const admitted = admit(state, request);
-      if (admitted) await admitted;
-      response = await routes.handle(request);
+      if (admitted) return admitted.then(() => routed(state, request), (error) => failed(state, request, error));
+      return routed(state, request);
     } catch (error) {
-      response = errorResponse(error, { log: deps.log, requestId: state.id, method: request.method, path });
+      return failed(state, request, error);
     }
-    state.headers['x-request-id'] = state.id;
-    response = withHeaders(response, state.headers);
-    logRequest(deps.log, state, request, response.status);
-    return response;
   }
 
   return { handle, routes };

@@ -105,7 +105,7 @@ export interface CallResult {
 }
 
 /** One request through the app, as a client would send it. */
-export async function call(app: { handle(request: Request): Promise<Response> }, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+export async function call(app: { handle(request: Request): Response | Promise<Response> }, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   let body: string | Uint8Array | ReadableStream | undefined = options.rawBody;
