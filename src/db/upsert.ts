@@ -24,7 +24,7 @@ export interface RecordTable {
 }
 
 export interface RowToWrite {
-  /** The row's position in what the caller sent (0-based), to report outcomes against. */
+  /** The row's position in what the caller sent, to report outcomes against. */
   index: number;
   /** Column -> value, for the columns this row sets (a subset of the table's columns). */
   values: Record<string, unknown>;
@@ -60,6 +60,14 @@ const cast = (value: unknown, type: ColumnType): SQL => {
 };
 
 const ident = (name: string) => sql.raw(`"${name}"`);
+
+/** Column names reach the SQL as identifiers: only the table's own may (the schemas already refuse
+ * unknown fields; this keeps it so whatever a caller passes). */
+function checkColumns(table: RecordTable, columns: string[]): void {
+  for (const column of columns) {
+    if (!Object.hasOwn(table.columns, column)) throw new Error(`${table.name} has no writable column ${JSON.stringify(column)}`);
+  }
+}
 
 /** One INSERT … ON CONFLICT for rows that all set `columns`, with no external_id twice. The rows
  * travel as one JSON parameter read by jsonb_to_recordset: a parameter per value (12,000 for a
@@ -113,6 +121,7 @@ function statementsOf(table: RecordTable, rows: RowToWrite[]): { columns: string
   for (const given of rows) {
     const row = { ...given, id: newId(table.idPrefix) };
     const columns = Object.keys(row.values).sort();
+    checkColumns(table, columns);
     const signature = columns.join(',');
     const external = row.values.external_id == null ? null : String(row.values.external_id);
     const open = groups.at(-1);
@@ -163,6 +172,7 @@ export type PatchOutcome = { outcome: 'updated' | 'unchanged'; id: string } | { 
 export async function patchRecord(db: Db, table: RecordTable, orgId: string, match: SQL, values: Record<string, unknown>): Promise<PatchOutcome> {
   const t = ident(table.name);
   const columns = Object.keys(values);
+  checkColumns(table, columns);
   const scope = sql`${t}.org_id = ${orgId} and ${match} and ${t}.deleted_at is null`;
   if (columns.length > 0) {
     const assignments = sql.join([...columns.map((c) => sql`${ident(c)} = ${cast(values[c], table.columns[c]!)}`), sql`updated_at = now()`], sql`, `);

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../src/db/client.ts';
+import { writeCustomers } from '../../src/modules/customers/service.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
@@ -294,6 +295,13 @@ for (const backend of BACKENDS) {
       expect(later.status).toBe(201);
       expect(later.headers.get('idempotent-replayed')).toBeNull();
       expect(later.body.data.id).not.toBe(fixed.body.data.id);
+    });
+
+    test('only a table\'s own columns ever reach the SQL, whatever a caller passes', async () => {
+      const kept = await customer();
+      const hostile = { name: 'X', currency: 'EUR', 'name" = null; drop table customers; --': 'x' } as never;
+      await expect(database.db.transaction((tx) => writeCustomers(tx as never, orgId, [{ index: 0, input: hostile }]))).rejects.toThrow('has no writable column');
+      expect((await get(`/api/customers/${kept.id}`)).status).toBe(200);
     });
 
     test('Idempotency-Key: concurrent retries of one request create one record', async () => {
