@@ -38,3 +38,12 @@ export function idOrExternal(alias: string, ref: string): SQL {
 /** `column in (…)`, false for an empty list (SQL has no empty IN list). */
 export const inList = (column: SQL, values: readonly unknown[]): SQL =>
   values.length === 0 ? sql`false` : sql`${column} in (${sql.join(values.map((v) => sql`${v}`), sql`, `)})`;
+
+/** `limit n` with n written into the text, not bound: given a parameter, PostgreSQL plans a
+ * prepared statement for an unknown limit, and the generic plan it settles on served a page of 50
+ * customers in 450 µs instead of 210 µs. n is a checked integer, so the text stays safe and its
+ * shapes few (one per page size). */
+export function limitTo(n: number): SQL {
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new Error(`a page is 1 to 10,000 rows, got ${n}`);
+  return sql.raw(`limit ${n}`);
+}

@@ -1,8 +1,8 @@
 // Contracts as the API shows them, with their annualised `arr` (README "ARR data"), always scoped
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
-import { rowsOf, type Db } from '../../db/client.ts';
-import { andAll, idOrExternal, inList, isoTime, newestFirst } from '../../db/keyset.ts';
+import { queryRows, rowsOf, type Db } from '../../db/client.ts';
+import { andAll, idOrExternal, inList, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome, type RowToWrite } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
@@ -65,12 +65,12 @@ export async function listContracts(db: Db, input: { orgId: string; filters: Con
     const position = decodeCursor(input.cursor, 'created_at');
     where.push(keyset.after(position.value, position.id));
   }
-  return rowsOf<ContractRow>(await db.execute(sql`${selectContracts(input.orgId, where)} order by ${keyset.order} limit ${input.limit + 1}`));
+  return await queryRows<ContractRow>(db, sql`${selectContracts(input.orgId, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);
 }
 
 export async function getContract(db: Db, orgId: string, ref: string, options: { includeDeleted?: boolean } = {}): Promise<ContractRow> {
   const match = idOrExternal('ct', ref);
-  const [row] = rowsOf<ContractRow>(await db.execute(selectContracts(orgId, options.includeDeleted ? [match] : [match, sql`ct.deleted_at is null`])));
+  const [row] = await queryRows<ContractRow>(db, selectContracts(orgId, options.includeDeleted ? [match] : [match, sql`ct.deleted_at is null`]));
   if (!row) throw notFound(`Contract ${ref}`);
   return row;
 }

@@ -2,10 +2,10 @@
 // query by the SQL functions of migration 0005 for the day the caller names, always scoped to one
 // organisation.
 import { sql, type SQL } from 'drizzle-orm';
-import { rowsOf, type Db } from '../../db/client.ts';
+import { queryRows, rowsOf, type Db } from '../../db/client.ts';
 import type { Csm, CustomerStatus } from '../../db/schema/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { andAll, idOrExternal, inList, isoTime, newestFirst } from '../../db/keyset.ts';
+import { andAll, idOrExternal, inList, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { decodeCursor, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerPatch, CustomerSort } from './model.ts';
@@ -119,8 +119,8 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   const direct = onColumns[input.sort];
   if (direct && !filters.renewingBefore) {
     if (position) where.push(direct.after(position.value, position.id));
-    const query = customersWithDerived(input.orgId, input.today, where, { extra: sql`${direct.value} as sort_value,`, tail: sql`order by ${direct.order} limit ${limit}` });
-    return rowsOf<CustomerRow>(await db.execute(query));
+    const query = customersWithDerived(input.orgId, input.today, where, { extra: sql`${direct.value} as sort_value,`, tail: sql`order by ${direct.order} ${limitTo(limit)}` });
+    return await queryRows<CustomerRow>(db, query);
   }
 
   const onDerived: Record<CustomerSort, Keyset> = {
@@ -151,19 +151,19 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
     select x.id from (${everyCustomerDerived(input.orgId, input.today, where)}) x
     ${outer.length ? sql`where ${sql.join(outer, sql` and `)}` : sql``}
     order by ${sorting.order}
-    limit ${limit}`;
+    ${limitTo(limit)}`;
   const query = sql`
     select x.*, ${sorting.value} as sort_value
     from (${customersWithDerived(input.orgId, input.today, [sql`c.id in (${page})`])}) x
     order by ${sorting.order}`;
-  return rowsOf<CustomerRow>(await db.execute(query));
+  return await queryRows<CustomerRow>(db, query);
 }
 
 /** By id, or by `ext:<external_id>`; deleted customers are not found unless asked for. */
 export async function getCustomer(db: Db, orgId: string, ref: string, today: string, options: { includeDeleted?: boolean } = {}): Promise<CustomerRow> {
   const match = idOrExternal('c', ref);
   const where = options.includeDeleted ? [match] : [match, sql`c.deleted_at is null`];
-  const [row] = rowsOf<CustomerRow>(await db.execute(customersWithDerived(orgId, today, where)));
+  const [row] = await queryRows<CustomerRow>(db, customersWithDerived(orgId, today, where));
   if (!row) throw notFound(`Customer ${ref}`);
   return row;
 }

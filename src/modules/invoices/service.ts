@@ -1,8 +1,8 @@
 // Invoices as the API shows them, with `days_past_due` for today (README "ARR data"), always scoped
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
-import { rowsOf, type Db } from '../../db/client.ts';
-import { andAll, idOrExternal, isoTime, newestFirst } from '../../db/keyset.ts';
+import { queryRows, rowsOf, type Db } from '../../db/client.ts';
+import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome, type RowToWrite } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveContractReferences } from '../contracts/service.ts';
@@ -73,12 +73,12 @@ export async function listInvoices(db: Db, input: { orgId: string; today: string
     const position = decodeCursor(input.cursor, 'created_at');
     where.push(keyset.after(position.value, position.id));
   }
-  return rowsOf<InvoiceRow>(await db.execute(sql`${selectInvoices(input.orgId, input.today, where)} order by ${keyset.order} limit ${input.limit + 1}`));
+  return await queryRows<InvoiceRow>(db, sql`${selectInvoices(input.orgId, input.today, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);
 }
 
 export async function getInvoice(db: Db, orgId: string, ref: string, today: string, options: { includeDeleted?: boolean } = {}): Promise<InvoiceRow> {
   const match = idOrExternal('i', ref);
-  const [row] = rowsOf<InvoiceRow>(await db.execute(selectInvoices(orgId, today, options.includeDeleted ? [match] : [match, sql`i.deleted_at is null`])));
+  const [row] = await queryRows<InvoiceRow>(db, selectInvoices(orgId, today, options.includeDeleted ? [match] : [match, sql`i.deleted_at is null`]));
   if (!row) throw notFound(`Invoice ${ref}`);
   return row;
 }
