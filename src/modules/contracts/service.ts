@@ -1,8 +1,9 @@
 // Contracts as the API shows them, with their annualised `arr` (README "ARR data"), always scoped
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
-import { queryRows, rowsOf, type Db } from '../../db/client.ts';
-import { andAll, idOrExternal, inList, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
+import { queryRows, type Db } from '../../db/client.ts';
+import { findNamed } from '../../db/references.ts';
+import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome, type RowToWrite } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
@@ -149,21 +150,10 @@ export interface ContractReference {
 /** The contract each reference names (id and customer), or why it cannot be used; null where
  * none is named (an explicit null clears it). */
 export async function resolveContractReferences(db: Db, orgId: string, refs: ContractReference[]): Promise<({ contract_id: string | null; customer_id: string | null } | AppError | undefined)[]> {
-  const ids = [...new Set(refs.flatMap((r) => (r.contract_id ? [r.contract_id] : [])))];
-  const externalIds = [...new Set(refs.flatMap((r) => (r.contract_external_id ? [r.contract_external_id] : [])))];
-  const byId = new Map<string, { id: string; customer_id: string }>();
-  const byExternal = new Map<string, { id: string; customer_id: string }>();
-  if (ids.length + externalIds.length > 0) {
-    const rows = rowsOf<{ id: string; external_id: string | null; customer_id: string }>(
-      await db.execute(sql`
-        select id, external_id, customer_id from contracts
-        where org_id = ${orgId} and (${inList(sql`id`, ids)} or ${inList(sql`external_id`, externalIds)})`),
-    );
-    for (const row of rows) {
-      byId.set(row.id, row);
-      if (row.external_id !== null) byExternal.set(row.external_id, row);
-    }
-  }
+  const { byId, byExternal } = await findNamed<{ id: string; external_id: string | null; customer_id: string }>(db, 'contracts', orgId, {
+    ids: refs.flatMap((r) => (r.contract_id ? [r.contract_id] : [])),
+    externalIds: refs.flatMap((r) => (r.contract_external_id ? [r.contract_external_id] : [])),
+  }, sql`customer_id`);
   return refs.map((ref) => {
     if (ref.contract_id === undefined && ref.contract_external_id === undefined) return undefined;
     if (!ref.contract_id && !ref.contract_external_id) return { contract_id: null, customer_id: null };

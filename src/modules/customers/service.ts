@@ -2,10 +2,11 @@
 // query by the SQL functions of migration 0005 for the day the caller names, always scoped to one
 // organisation.
 import { sql, type SQL } from 'drizzle-orm';
-import { queryRows, rowsOf, type Db } from '../../db/client.ts';
+import { queryRows, type Db } from '../../db/client.ts';
+import { findNamed } from '../../db/references.ts';
 import type { CustomerStatus } from '../../db/schema/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { andAll, idOrExternal, inList, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
+import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { decodeCursor, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerPatch, CustomerSort } from './model.ts';
@@ -233,21 +234,14 @@ export interface CustomerReference {
  * deleted, two names for two customers, or a currency other than the customer's (no FX). Null
  * where a reference is optional and absent. One query for all of them. */
 export async function resolveCustomerReferences(db: Db, orgId: string, refs: CustomerReference[], required: boolean): Promise<({ customer_id: string; currency: string } | AppError | null)[]> {
-  const ids = [...new Set(refs.flatMap((r) => (r.customer_id ? [r.customer_id] : [])))];
-  const externalIds = [...new Set(refs.flatMap((r) => (r.customer_external_id ? [r.customer_external_id] : [])))];
-  const byId = new Map<string, { id: string; currency: string }>();
-  const byExternal = new Map<string, { id: string; currency: string }>();
-  if (ids.length + externalIds.length > 0) {
-    const rows = rowsOf<{ id: string; external_id: string | null; currency: string }>(
-      await db.execute(sql`
-        select id, external_id, currency from customers
-        where org_id = ${orgId} and deleted_at is null and (${inList(sql`id`, ids)} or ${inList(sql`external_id`, externalIds)})`),
-    );
-    for (const row of rows) {
-      byId.set(row.id, row);
-      if (row.external_id !== null) byExternal.set(row.external_id, row);
-    }
-  }
+  const { byId, byExternal } = await findNamed<{ id: string; external_id: string | null; currency: string }>(
+    db,
+    'customers',
+    orgId,
+    { ids: refs.flatMap((r) => (r.customer_id ? [r.customer_id] : [])), externalIds: refs.flatMap((r) => (r.customer_external_id ? [r.customer_external_id] : [])) },
+    sql`currency`,
+    sql`deleted_at is null`,
+  );
   return refs.map((ref) => {
     if (!ref.customer_id && !ref.customer_external_id) {
       return required ? new AppError('unprocessable', 'customer_id or customer_external_id is required') : null;
