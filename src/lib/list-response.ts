@@ -1,21 +1,22 @@
 // The one way a list endpoint answers (SPEC §4): refuse unknown parameters, read `limit`, fetch
-// limit + 1 rows, and answer `data` with `meta` and a `Link` header to the next page. The rows come
-// with their JSON made by the database; the envelope is put around it as text.
-import { jsonEnvelope } from './envelope.ts';
+// limit + 1 rows, and answer `data` with `meta` and a `Link` header to the next page.
+import { ok } from './envelope.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type CursorValue } from './pagination.ts';
 import { parseLimit, refuseUnknownParams } from './query.ts';
 
-export interface ListRequest<Row extends { json: string }> {
+export interface ListRequest<Row, T> {
   request: Request;
+  set: { headers: Record<string, string | number> };
   /** The parameters this list understands (its query schema's). */
   known: readonly string[];
   limit: string | undefined;
   sort: string;
   fetch: (limit: number) => Promise<Row[]>;
   positionOf: (row: Row) => { value: CursorValue | bigint; id: string };
+  present: (row: Row) => T;
 }
 
-export async function listResponse<Row extends { json: string }>(list: ListRequest<Row>): Promise<Response> {
+export async function listResponse<Row, T>(list: ListRequest<Row, T>) {
   refuseUnknownParams(list.request.url, list.known);
   const limit = parseLimit(list.limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
   const rows = await list.fetch(limit);
@@ -27,8 +28,9 @@ export async function listResponse<Row extends { json: string }>(list: ListReque
       const { value, id } = list.positionOf(row);
       return { value: typeof value === 'bigint' ? String(value) : value, id };
     },
-    (row) => row.json,
+    list.present,
     list.request.url,
   );
-  return jsonEnvelope(`[${page.data.join(',')}]`, page.meta, page.link ? { link: page.link } : {});
+  if (page.link) list.set.headers.link = page.link;
+  return ok(page.data, page.meta);
 }

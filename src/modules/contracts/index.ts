@@ -2,12 +2,12 @@
 // first, each with its annualised ARR.
 import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
-import { jsonEnvelope } from '../../lib/envelope.ts';
+import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { ContractParams, ListContractsQuery } from './model.ts';
-import { getContract, listContracts } from './service.ts';
+import { getContract, listContracts, presentContract } from './service.ts';
 
 export function contractsModule(deps: { database: Database; states: RequestStates }) {
   const principalOf = principalAccessor(deps.states);
@@ -15,10 +15,11 @@ export function contractsModule(deps: { database: Database; states: RequestState
   return new Elysia({ name: 'revintel/contracts' })
     .get(
       '/api/contracts',
-      ({ query, request }) => {
+      ({ query, request, set }) => {
         const principal = principalOf(request);
         return listResponse({
           request,
+          set,
           known: Object.keys(ListContractsQuery.properties),
           limit: query.limit,
           sort: 'created_at',
@@ -37,11 +38,12 @@ export function contractsModule(deps: { database: Database; states: RequestState
               },
             }),
           positionOf: (row) => ({ value: row.sort_value, id: row.id }),
+          present: presentContract,
         });
       },
       { query: ListContractsQuery },
     )
-    .get('/api/contracts/:id', async ({ request, params }) => jsonEnvelope((await getContract(db, principalOf(request).org.id, params.id)).json), {
+    .get('/api/contracts/:id', async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id))), {
       params: ContractParams,
     });
 }

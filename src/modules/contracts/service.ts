@@ -10,29 +10,36 @@ import { resolveCustomerReferences } from '../customers/service.ts';
 import type { ContractPatch } from './model.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
-/** A contract as a query answers it: the API's JSON of it (see selectContracts) and its cursor
- * position. */
 export interface ContractRow {
   id: string;
-  /** The contract as the API shows it (SPEC §5), as JSON text made by the database. */
-  json: string;
+  external_id: string | null;
+  customer_id: string;
+  name: string;
+  status: string;
+  start_date: string;
+  end_date: string | null;
+  auto_renew: boolean;
+  billing_interval: string;
+  amount: string | number;
+  currency: string;
+  seats: number | null;
+  arr: string | number;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
   sort_value: string;
 }
 
 const keyset = newestFirst('ct');
 
-/** The contracts `where` names, each as the API shows it (SPEC §5) — JSON written by the database,
- * the one place its fields are named (`deleted_at` null unless deleted) — with its annualised
- * `arr` (README "ARR data"). */
 function selectContracts(orgId: string, where: SQL[]): SQL {
   return sql`
-    select ct.id, ${keyset.value} as sort_value, json_build_object(
-      'id', ct.id, 'external_id', ct.external_id, 'customer_id', ct.customer_id, 'name', ct.name, 'status', ct.status,
-      'start_date', ct.start_date, 'end_date', ct.end_date, 'auto_renew', ct.auto_renew, 'billing_interval', ct.billing_interval,
-      'amount', ct.amount, 'currency', ct.currency, 'seats', ct.seats, 'arr', revintel_contract_arr(ct.billing_interval, ct.amount),
-      'metadata', ct.metadata,
-      'created_at', ${isoTime(sql`ct.created_at`)}, 'updated_at', ${isoTime(sql`ct.updated_at`)}, 'deleted_at', ${isoTime(sql`ct.deleted_at`)}
-    )::text as json
+    select ct.id, ct.external_id, ct.customer_id, ct.name, ct.status, ct.start_date::text as start_date, ct.end_date::text as end_date,
+           ct.auto_renew, ct.billing_interval, ct.amount, ct.currency, ct.seats,
+           revintel_contract_arr(ct.billing_interval, ct.amount) as arr, ct.metadata,
+           ${isoTime(sql`ct.created_at`)} as created_at, ${isoTime(sql`ct.updated_at`)} as updated_at, ${isoTime(sql`ct.deleted_at`)} as deleted_at,
+           ${keyset.value} as sort_value
     from contracts ct
     where ct.org_id = ${orgId} ${andAll(where)}`;
 }
@@ -67,6 +74,28 @@ export async function getContract(db: Db, orgId: string, ref: string, options: {
   const [row] = await queryRows<ContractRow>(db, selectContracts(orgId, options.includeDeleted ? [match] : [match, sql`ct.deleted_at is null`]));
   if (!row) throw notFound(`Contract ${ref}`);
   return row;
+}
+
+export function presentContract(row: ContractRow) {
+  return {
+    id: row.id,
+    external_id: row.external_id,
+    customer_id: row.customer_id,
+    name: row.name,
+    status: row.status,
+    start_date: row.start_date,
+    end_date: row.end_date,
+    auto_renew: row.auto_renew,
+    billing_interval: row.billing_interval,
+    amount: Number(row.amount),
+    currency: row.currency,
+    seats: row.seats,
+    arr: Number(row.arr),
+    metadata: row.metadata,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    deleted_at: row.deleted_at,
+  };
 }
 
 // --- writes -----------------------------------------------------------------------------------

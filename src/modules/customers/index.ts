@@ -2,13 +2,13 @@
 // customers, with their derived values as of today (UTC).
 import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
-import { jsonEnvelope } from '../../lib/envelope.ts';
+import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import { utcToday } from '../../lib/today.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { CustomerParams, ListCustomersQuery } from './model.ts';
-import { getCustomer, listCustomers } from './service.ts';
+import { getCustomer, listCustomers, presentCustomer } from './service.ts';
 
 export function customersModule(deps: { database: Database; states: RequestStates }) {
   const principalOf = principalAccessor(deps.states);
@@ -16,11 +16,12 @@ export function customersModule(deps: { database: Database; states: RequestState
   return new Elysia({ name: 'revintel/customers' })
     .get(
       '/api/customers',
-      ({ query, request }) => {
+      ({ query, request, set }) => {
         const principal = principalOf(request);
         const sort = query.sort ?? 'created_at';
         return listResponse({
           request,
+          set,
           known: Object.keys(ListCustomersQuery.properties),
           limit: query.limit,
           sort,
@@ -42,13 +43,14 @@ export function customersModule(deps: { database: Database; states: RequestState
               },
             }),
           positionOf: (row) => ({ value: row.sort_value, id: row.id }),
+          present: presentCustomer,
         });
       },
       { query: ListCustomersQuery },
     )
     .get(
       '/api/customers/:id',
-      async ({ request, params }) => jsonEnvelope((await getCustomer(db, principalOf(request).org.id, params.id, utcToday())).json),
+      async ({ request, params }) => ok(presentCustomer(await getCustomer(db, principalOf(request).org.id, params.id, utcToday()))),
       { params: CustomerParams },
     );
 }

@@ -4,20 +4,32 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { findNamed } from '../../db/references.ts';
-import type { CustomerStatus } from '../../db/schema/index.ts';
+import type { Csm, CustomerStatus } from '../../db/schema/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { decodeCursor, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerPatch, CustomerSort } from './model.ts';
 
-/** A customer as a query answers it: the API's JSON of it, made by the database (see
- * customerJson), and what the page around it needs. */
 export interface CustomerRow {
   id: string;
-  /** The customer as the API shows it (SPEC §5), as JSON text. */
-  json: string;
-  /** The sort key at full database precision, for the cursor (lists only). */
+  external_id: string | null;
+  name: string;
+  domain: string | null;
+  email: string | null;
+  status: CustomerStatus;
+  segment: string | null;
+  country: string | null;
+  currency: string;
+  csm: Csm | null;
+  metadata: Record<string, unknown>;
+  arr: string | number;
+  mrr: string | number;
+  renewal_date: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+  /** The sort key at full database precision, for the cursor. */
   sort_value: string | number | null;
 }
 
@@ -47,26 +59,15 @@ const derivedColumns = (today: string) => sql`
  * page's contracts are read. */
 function customersWithDerived(orgId: string, today: string, where: SQL[], options: { extra?: SQL; tail?: SQL } = {}): SQL {
   return sql`
-    select ${options.extra ?? sql``} c.id, c.name, c.created_at::text as created_at_exact, coalesce(d.arr, 0) as arr, ${customerJson} as json
+    select ${options.extra ?? sql``} c.id, c.external_id, c.name, c.domain, c.email, c.status, c.segment, c.country, c.currency, c.csm, c.metadata,
+           coalesce(d.arr, 0) as arr, revintel_mrr(coalesce(d.arr, 0)) as mrr, d.renewal_date::text as renewal_date,
+           ${isoTime(sql`c.created_at`)} as created_at, ${isoTime(sql`c.updated_at`)} as updated_at, ${isoTime(sql`c.deleted_at`)} as deleted_at,
+           c.created_at::text as created_at_exact
     from customers c
     left join lateral (select ${derivedColumns(today)} and ct.org_id = c.org_id and ct.customer_id = c.id) d on true
     where c.org_id = ${orgId} ${andAll(where)}
     ${options.tail ?? sql``}`;
 }
-
-/**
- * The API's view of a customer (SPEC §5), written by the database as JSON: the one place its
- * fields are named. Built here rather than in JavaScript, a page costs the server no row parsing,
- * no mapping and no serialising — measured the larger part of a list's CPU. `deleted_at` is null
- * unless the customer is deleted.
- */
-const customerJson = sql`json_build_object(
-  'id', c.id, 'external_id', c.external_id, 'name', c.name, 'domain', c.domain, 'email', c.email,
-  'status', c.status, 'segment', c.segment, 'country', c.country, 'currency', c.currency, 'csm', c.csm,
-  'arr', coalesce(d.arr, 0), 'mrr', revintel_mrr(coalesce(d.arr, 0)), 'renewal_date', d.renewal_date,
-  'churn_risk', null, 'metadata', c.metadata,
-  'created_at', ${isoTime(sql`c.created_at`)}, 'updated_at', ${isoTime(sql`c.updated_at`)}, 'deleted_at', ${isoTime(sql`c.deleted_at`)}
-)::text`;
 
 /** Every customer of the organisation with just what a derived sort or filter needs, computed in
  * one pass over its contracts (grouped) rather than customer by customer. */
@@ -166,6 +167,30 @@ export async function getCustomer(db: Db, orgId: string, ref: string, today: str
   const [row] = await queryRows<CustomerRow>(db, customersWithDerived(orgId, today, where));
   if (!row) throw notFound(`Customer ${ref}`);
   return row;
+}
+
+/** The API's view of a customer (SPEC §5). */
+export function presentCustomer(row: CustomerRow) {
+  return {
+    id: row.id,
+    external_id: row.external_id,
+    name: row.name,
+    domain: row.domain,
+    email: row.email,
+    status: row.status,
+    segment: row.segment,
+    country: row.country,
+    currency: row.currency,
+    csm: row.csm,
+    arr: Number(row.arr),
+    mrr: Number(row.mrr),
+    renewal_date: row.renewal_date,
+    churn_risk: null as string | null, // the churn predictions issue fills this
+    metadata: row.metadata,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    deleted_at: row.deleted_at,
+  };
 }
 
 // --- writes -----------------------------------------------------------------------------------

@@ -2,13 +2,13 @@
 // each with how many days it is past due today (UTC).
 import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
-import { jsonEnvelope } from '../../lib/envelope.ts';
+import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { utcToday } from '../../lib/today.ts';
 import { InvoiceParams, ListInvoicesQuery } from './model.ts';
-import { getInvoice, listInvoices } from './service.ts';
+import { getInvoice, listInvoices, presentInvoice } from './service.ts';
 
 export function invoicesModule(deps: { database: Database; states: RequestStates }) {
   const principalOf = principalAccessor(deps.states);
@@ -16,10 +16,11 @@ export function invoicesModule(deps: { database: Database; states: RequestStates
   return new Elysia({ name: 'revintel/invoices' })
     .get(
       '/api/invoices',
-      ({ query, request }) => {
+      ({ query, request, set }) => {
         const principal = principalOf(request);
         return listResponse({
           request,
+          set,
           known: Object.keys(ListInvoicesQuery.properties),
           limit: query.limit,
           sort: 'created_at',
@@ -41,11 +42,12 @@ export function invoicesModule(deps: { database: Database; states: RequestStates
               },
             }),
           positionOf: (row) => ({ value: row.sort_value, id: row.id }),
+          present: presentInvoice,
         });
       },
       { query: ListInvoicesQuery },
     )
-    .get('/api/invoices/:id', async ({ request, params }) => jsonEnvelope((await getInvoice(db, principalOf(request).org.id, params.id, utcToday())).json), {
+    .get('/api/invoices/:id', async ({ request, params }) => ok(presentInvoice(await getInvoice(db, principalOf(request).org.id, params.id, utcToday()))), {
       params: InvoiceParams,
     });
 }

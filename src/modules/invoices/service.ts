@@ -10,29 +10,36 @@ import { resolveCustomerReferences } from '../customers/service.ts';
 import type { InvoicePatch } from './model.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
-/** An invoice as a query answers it: the API's JSON of it (see selectInvoices) and its cursor
- * position. */
 export interface InvoiceRow {
   id: string;
-  /** The invoice as the API shows it (SPEC §5), as JSON text made by the database. */
-  json: string;
+  external_id: string | null;
+  customer_id: string;
+  contract_id: string | null;
+  number: string | null;
+  status: string;
+  currency: string;
+  amount_due: string | number;
+  amount_paid: string | number;
+  issued_at: string;
+  due_date: string | null;
+  paid_at: string | null;
+  days_past_due: number;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
   sort_value: string;
 }
 
 const keyset = newestFirst('i');
 
-/** The invoices `where` names, each as the API shows it (SPEC §5) — JSON written by the database,
- * the one place its fields are named (`deleted_at` null unless deleted) — with `days_past_due` on
- * `today` (README "ARR data"). */
 function selectInvoices(orgId: string, today: string, where: SQL[]): SQL {
   return sql`
-    select i.id, ${keyset.value} as sort_value, json_build_object(
-      'id', i.id, 'external_id', i.external_id, 'customer_id', i.customer_id, 'contract_id', i.contract_id, 'number', i.number,
-      'status', i.status, 'currency', i.currency, 'amount_due', i.amount_due, 'amount_paid', i.amount_paid,
-      'issued_at', ${isoTime(sql`i.issued_at`)}, 'due_date', i.due_date, 'paid_at', ${isoTime(sql`i.paid_at`)},
-      'days_past_due', revintel_days_past_due(i.status, i.due_date, i.amount_due, i.amount_paid, ${today}::date), 'metadata', i.metadata,
-      'created_at', ${isoTime(sql`i.created_at`)}, 'updated_at', ${isoTime(sql`i.updated_at`)}, 'deleted_at', ${isoTime(sql`i.deleted_at`)}
-    )::text as json
+    select i.id, i.external_id, i.customer_id, i.contract_id, i.number, i.status, i.currency, i.amount_due, i.amount_paid,
+           ${isoTime(sql`i.issued_at`)} as issued_at, i.due_date::text as due_date, ${isoTime(sql`i.paid_at`)} as paid_at,
+           revintel_days_past_due(i.status, i.due_date, i.amount_due, i.amount_paid, ${today}::date) as days_past_due, i.metadata,
+           ${isoTime(sql`i.created_at`)} as created_at, ${isoTime(sql`i.updated_at`)} as updated_at, ${isoTime(sql`i.deleted_at`)} as deleted_at,
+           ${keyset.value} as sort_value
     from invoices i
     where i.org_id = ${orgId} ${andAll(where)}`;
 }
@@ -74,6 +81,28 @@ export async function getInvoice(db: Db, orgId: string, ref: string, today: stri
   const [row] = await queryRows<InvoiceRow>(db, selectInvoices(orgId, today, options.includeDeleted ? [match] : [match, sql`i.deleted_at is null`]));
   if (!row) throw notFound(`Invoice ${ref}`);
   return row;
+}
+
+export function presentInvoice(row: InvoiceRow) {
+  return {
+    id: row.id,
+    external_id: row.external_id,
+    customer_id: row.customer_id,
+    contract_id: row.contract_id,
+    number: row.number,
+    status: row.status,
+    currency: row.currency,
+    amount_due: Number(row.amount_due),
+    amount_paid: Number(row.amount_paid),
+    issued_at: row.issued_at,
+    due_date: row.due_date,
+    paid_at: row.paid_at,
+    days_past_due: Number(row.days_past_due),
+    metadata: row.metadata,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    deleted_at: row.deleted_at,
+  };
 }
 
 // --- writes -----------------------------------------------------------------------------------

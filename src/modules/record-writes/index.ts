@@ -21,11 +21,11 @@ import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { answerOnce, idempotencyKeyOf, requestFingerprint } from '../idempotency/service.ts';
 import { CustomerCreate, CustomerParams, CustomerPatch } from '../customers/model.ts';
-import { deleteCustomer, getCustomer, patchCustomer, writeCustomers } from '../customers/service.ts';
+import { deleteCustomer, getCustomer, patchCustomer, presentCustomer, writeCustomers } from '../customers/service.ts';
 import { ContractCreate, ContractParams, ContractPatch } from '../contracts/model.ts';
-import { deleteContract, getContract, patchContract, writeContracts } from '../contracts/service.ts';
+import { deleteContract, getContract, patchContract, presentContract, writeContracts } from '../contracts/service.ts';
 import { InvoiceCreate, InvoiceParams, InvoicePatch } from '../invoices/model.ts';
-import { deleteInvoice, getInvoice, patchInvoice, writeInvoices } from '../invoices/service.ts';
+import { deleteInvoice, getInvoice, patchInvoice, presentInvoice, writeInvoices } from '../invoices/service.ts';
 
 /** What the routes need to know of one record type. */
 interface RecordKind<Input> {
@@ -52,7 +52,7 @@ const KINDS = [
     write: writeCustomers,
     update: patchCustomer,
     remove: deleteCustomer,
-    show: async (db, orgId, id) => JSON.parse((await getCustomer(db, orgId, id, utcToday(), { includeDeleted: true })).json),
+    show: async (db, orgId, id) => presentCustomer(await getCustomer(db, orgId, id, utcToday(), { includeDeleted: true })),
   } satisfies RecordKind<CustomerPatch>,
   {
     noun: 'Contract',
@@ -63,7 +63,7 @@ const KINDS = [
     write: writeContracts,
     update: patchContract,
     remove: deleteContract,
-    show: async (db, orgId, id) => JSON.parse((await getContract(db, orgId, id, { includeDeleted: true })).json),
+    show: async (db, orgId, id) => presentContract(await getContract(db, orgId, id, { includeDeleted: true })),
   } satisfies RecordKind<ContractPatch>,
   {
     noun: 'Invoice',
@@ -74,7 +74,7 @@ const KINDS = [
     write: writeInvoices,
     update: patchInvoice,
     remove: deleteInvoice,
-    show: async (db, orgId, id) => JSON.parse((await getInvoice(db, orgId, id, utcToday(), { includeDeleted: true })).json),
+    show: async (db, orgId, id) => presentInvoice(await getInvoice(db, orgId, id, utcToday(), { includeDeleted: true })),
   } satisfies RecordKind<InvoicePatch>,
 ] as RecordKind<unknown>[];
 
