@@ -1,0 +1,67 @@
+// `revintel demo` in chunks: the chunks are the same rows whatever their size, and what lands in the
+// database through json_to_recordset is exactly what the generator made (dates, times, jsonb, nulls).
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
+import { generateDemoChunks, generateDemoData } from '../../src/modules/demo/generate.ts';
+import { loadDemo } from '../../src/modules/demo/service.ts';
+import { contracts, customers, invoices } from '../../src/db/schema/index.ts';
+import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+
+const TODAY = '2026-11-25';
+
+describe('demo data in chunks', () => {
+  test('any chunk size gives the same rows in the same order as the whole', () => {
+    const options = { orgId: 'org_x', customers: 250, seed: 42, today: TODAY };
+    const whole = JSON.stringify(generateDemoData(options));
+    for (const size of [1, 7, 100, 250, 1_000]) {
+      const joined = { customers: [] as unknown[], contracts: [] as unknown[], invoices: [] as unknown[] };
+      let chunks = 0;
+      for (const chunk of generateDemoChunks(options, size)) {
+        chunks++;
+        joined.customers.push(...chunk.customers);
+        joined.contracts.push(...chunk.contracts);
+        joined.invoices.push(...chunk.invoices);
+      }
+      expect(chunks).toBe(Math.ceil(250 / size));
+      expect(JSON.stringify(joined)).toBe(whole);
+    }
+  });
+});
+
+/** A row as the database gave it back, without what the database adds (timestamps, tombstone). */
+const stored = <T extends { createdAt: Date; updatedAt: Date; deletedAt: Date | null }>({ createdAt: _c, updatedAt: _u, deletedAt: _d, ...rest }: T) => rest;
+const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+for (const backend of BACKENDS) {
+  describe(`demo load in chunks (${backend})`, () => {
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await openTestDatabase(backend);
+    });
+    afterAll(() => database.dispose());
+
+    test('what is stored is what was generated, over several chunks, and a refresh stores it again', async () => {
+      const orgName = uniqueName('demo-chunks');
+      const input = { orgName, customers: 40, seed: 9, today: TODAY, actor: 'test' };
+      const first = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 7 }));
+      const expected = generateDemoData({ orgId: first.org.id, customers: 40, seed: 9, today: TODAY });
+      expect(first.counts).toEqual({ customers: 40, contracts: expected.contracts.length, invoices: expected.invoices.length });
+
+      const read = async () => ({
+        customers: byId(await database.db.select().from(customers).where(eq(customers.orgId, first.org.id))).map(stored),
+        contracts: byId(await database.db.select().from(contracts).where(eq(contracts.orgId, first.org.id))).map(stored),
+        invoices: byId(await database.db.select().from(invoices).where(eq(invoices.orgId, first.org.id))).map(stored),
+      });
+      const rows = await read();
+      expect(rows.customers).toEqual(byId(expected.customers) as never);
+      expect(rows.contracts).toEqual(byId(expected.contracts) as never);
+      expect(rows.invoices).toEqual(byId(expected.invoices) as never);
+
+      // A refresh in one chunk replaces them with the same rows.
+      const again = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 1_000 }));
+      expect(again.org.id).toBe(first.org.id);
+      expect(again.counts).toEqual(first.counts);
+      expect(await read()).toEqual(rows);
+    });
+  });
+}
