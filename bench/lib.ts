@@ -39,7 +39,7 @@ export function spawnTracked(cmd: string[], options: SpawnOptions = {}): Subproc
 /** Runs a command to completion (registered while it runs) and returns its output. */
 export async function runToEnd(
   cmd: string[],
-  options: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+  options: { cwd?: string; env?: Record<string, string | undefined>; timeoutMs?: number; onSpawn?: (proc: Subprocess) => void } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn(cmd, {
     cwd: options.cwd,
@@ -49,6 +49,7 @@ export async function runToEnd(
     stderr: 'pipe',
   });
   live.add(proc);
+  options.onSpawn?.(proc);
   const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs ?? 120_000);
   try {
     const [stdout, stderr, code] = await Promise.all([
@@ -155,6 +156,18 @@ export function sampleRss(pid: number, everyMs = 100) {
       return max;
     },
   };
+}
+
+/** CPU time a process has used so far (user + system, all its threads), in milliseconds, or null
+ * if it is gone. /proc/<pid>/stat fields 14 and 15, in clock ticks (100 per second on Linux). */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the name may contain spaces
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }
 
 export function median(values: number[]): number {

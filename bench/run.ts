@@ -46,10 +46,9 @@
 // postgres://postgres@127.0.0.1:5432/postgres), BENCH_PG_DB (default revintel_bench),
 // BENCH_REDIS_URL (default redis://127.0.0.1:6379). PostgreSQL/Redis set-ups that cannot connect
 // are reported as skipped.
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Subprocess } from 'bun';
 import {
   cleanupAll,
   fmtInt,
@@ -62,7 +61,6 @@ import {
   removeTempDir,
   median,
   rssMB,
-  runToEnd,
   sampleRss,
   setKeepTempDirs,
   sleep,
@@ -71,11 +69,19 @@ import {
   table,
   waitFor200,
 } from './lib.ts';
-
-const REPO = new URL('..', import.meta.url).pathname;
-const BENCH = new URL('.', import.meta.url).pathname;
-const BIN = join(REPO, 'dist', 'revintel');
-const BUN = process.execPath;
+import {
+  BENCH,
+  BIN,
+  BUN,
+  chooseLoadTool,
+  dropDatabase as dropBenchDatabase,
+  ensureBinary,
+  loadRun as runLoad,
+  recreateDatabase as recreateBenchDatabase,
+  revintelRunner,
+  type LoadResult,
+  type Running,
+} from './revintel.ts';
 
 // --- options -------------------------------------------------------------------------------------
 
@@ -136,104 +142,14 @@ const TARGETS = {
 
 const log = (msg: string) => console.log(msg);
 
-// --- the binary and its environment --------------------------------------------------------------
-
-/** Every variable revintel reads: removed from the inherited environment so the caller's shell
- * cannot change what is measured; each run sets what it needs. */
-const REVINTEL_VARS = [
-  'PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'RATE_LIMIT_STORE', 'REUSE_PORT', 'PUBLIC_URL',
-  'TRUST_PROXY', 'SECRET_KEY', 'LOG_LEVEL', 'DATABASE_POOL_SIZE', 'BODY_LIMIT_API', 'BODY_LIMIT_IMPORT',
-  'BODY_LIMIT_WEBHOOK', 'RATE_LIMIT_ANON_PER_MINUTE', 'RATE_LIMIT_ANON_PER_DAY', 'SHUTDOWN_TIMEOUT_MS',
-];
-
-function revintelEnv(extra: Record<string, string>): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...process.env };
-  for (const name of REVINTEL_VARS) delete env[name];
-  // warn: no per-request log line (at info every request writes one JSON line to stdout).
-  return { ...env, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '3000', ...extra };
-}
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  if (!existsSync(dir)) return newest;
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
-async function ensureBinary() {
-  if (opts.build || !existsSync(BIN)) {
-    log(`building dist/revintel (bun run build)…`);
-    const proc = Bun.spawn([BUN, 'run', 'build'], { cwd: REPO, stdout: 'inherit', stderr: 'inherit', stdin: 'ignore' });
-    if ((await proc.exited) !== 0 || !existsSync(BIN)) throw new Error('bun run build failed');
-  }
-  const builtAt = statSync(BIN).mtimeMs;
-  if (Math.max(newestMtime(join(REPO, 'src')), newestMtime(join(REPO, 'drizzle'))) > builtAt) {
-    log('note: src/ or drizzle/ changed after dist/revintel was built; these figures are for the built binary (use --build).');
-  }
-}
+// --- the binary ----------------------------------------------------------------------------------
 
 const workDir = makeTempDir('work'); // cwd of every revintel process (so nothing lands in the repo)
 const logDir = makeTempDir('logs');
-let logCounter = 0;
-
-interface Running {
-  proc: Subprocess;
-  port: number;
-  base: string;
-  /** Spawn to first 200 from /readyz. */
-  readyMs: number;
-  logFile: string;
-}
-
-/** The last lines of a log, each cut short (a failing server can log hundreds of long lines). */
-async function tail(file: string, lines = 8): Promise<string> {
-  try {
-    return (await Bun.file(file).text())
-      .trimEnd()
-      .split('\n')
-      .slice(-lines)
-      .map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l))
-      .join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
-/** Spawns `dist/revintel serve` and waits for /readyz to answer 200, timing it. */
-async function startRevintel(label: string, env: Record<string, string>): Promise<Running> {
-  const port = freePort();
-  const logFile = join(logDir, `${String(++logCounter).padStart(2, '0')}-${label.replace(/\W+/g, '_')}.log`);
-  const base = `http://127.0.0.1:${port}`;
-  const started = performance.now();
-  const proc = spawnTracked([BIN, 'serve'], {
-    cwd: workDir,
-    env: revintelEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
-    logFile,
-  });
-  try {
-    await waitFor200(`${base}/readyz`, proc, 20_000, 10);
-  } catch (error) {
-    await stopProcess(proc, 3_000);
-    throw new Error(`${label}: ${(error as Error).message}\n--- ${logFile} ---\n${await tail(logFile)}`);
-  }
-  return { proc, port, base, readyMs: performance.now() - started, logFile };
-}
-
-async function stopRevintel(server: Running, label: string) {
-  await stopProcess(server.proc, 10_000);
-  if (server.proc.signalCode === 'SIGKILL') log(`  warning: ${label} did not stop within 10 s of SIGTERM (killed)`);
-}
-
-/** Runs a revintel CLI command with --json and returns the parsed output. */
-async function cli(args: string[], env: Record<string, string>): Promise<any> {
-  const result = await runToEnd([BIN, ...args, '--json'], { cwd: workDir, env: revintelEnv(env), timeoutMs: 60_000 });
-  if (result.code !== 0) throw new Error(`revintel ${args.join(' ')} exited ${result.code}: ${result.stderr || result.stdout}`);
-  const text = result.stdout;
-  return JSON.parse(text.slice(Math.min(...['{', '['].map((c) => (text.includes(c) ? text.indexOf(c) : Infinity)))));
-}
+const revintel = revintelRunner({ workDir, logDir });
+const startRevintel = revintel.start;
+const stopRevintel = (server: Running, label: string) => revintel.stop(server, label, log);
+const cli = (args: string[], env: Record<string, string>) => revintel.cli(args, env);
 
 /** An organisation whose limits nothing in this benchmark can reach, and a key for it. */
 async function createBenchKey(env: Record<string, string>): Promise<{ orgId: string; secret: string }> {
@@ -249,30 +165,10 @@ async function createBenchKey(env: Record<string, string>): Promise<{ orgId: str
 
 // --- load ----------------------------------------------------------------------------------------
 
-const wrkPath = Bun.which('wrk');
-const loadTool: 'wrk' | 'bun' = opts.loadgen === 'bun' || (opts.loadgen !== 'wrk' && !wrkPath) ? 'bun' : 'wrk';
-if (loadTool === 'wrk' && !wrkPath) throw new Error('--loadgen wrk: wrk is not on PATH');
-
-interface LoadResult {
-  rps: number;
-  p50Us: number;
-  p99Us: number;
-  errors: number;
-}
+const loadTool = chooseLoadTool(opts.loadgen);
 
 /** One closed-loop load run against `url` with the load tool; returns req/s and latency percentiles. */
-async function loadRun(url: string, authorization: string, seconds: number): Promise<LoadResult> {
-  const cmd =
-    loadTool === 'wrk'
-      ? [wrkPath!, `-t${settings.threads}`, `-c${settings.connections}`, `-d${seconds}s`, '--latency', '--timeout', '5s', '-s', join(BENCH, 'wrk-report.lua'), url]
-      : [BUN, join(BENCH, 'loadgen.ts'), '--url', url, '--connections', String(settings.connections), '--duration', String(seconds), '--header', `Authorization: ${authorization}`];
-  const result = await runToEnd(cmd, { env: { ...process.env, BENCH_AUTHORIZATION: authorization }, timeoutMs: (seconds + 60) * 1000 });
-  const line = result.stdout.split('\n').find((l) => l.startsWith('BENCH_JSON '));
-  if (result.code !== 0 || !line) throw new Error(`load run failed (${loadTool} exit ${result.code}): ${result.stderr || result.stdout}`);
-  const r = JSON.parse(line.slice('BENCH_JSON '.length));
-  const errors = Object.values(r.errors as Record<string, number>).reduce((a, b) => a + b, 0);
-  return { rps: r.requests / (r.duration_us / 1e6), p50Us: r.p50_us, p99Us: r.p99_us, errors };
-}
+const loadRun = (url: string, authorization: string, seconds: number) => runLoad(loadTool, url, authorization, seconds, settings);
 
 interface LoadScenario {
   name: string;
@@ -304,7 +200,7 @@ async function measureLoad(scenario: LoadScenario, server: Running, secret: stri
   writeFileSync(responseFile, JSON.stringify({ body, headers }));
 
   const baselinePort = freePort();
-  const baselineLog = join(logDir, `${String(++logCounter).padStart(2, '0')}-baseline.log`);
+  const baselineLog = revintel.logFile('baseline');
   const baseline = spawnTracked([BUN, join(BENCH, 'baseline.ts'), responseFile], {
     cwd: workDir,
     env: { ...process.env, PORT: String(baselinePort), HOST: '127.0.0.1' },
@@ -339,7 +235,7 @@ async function measureLoad(scenario: LoadScenario, server: Running, secret: stri
 
 /** Starts revintel with `env`, reads idle RSS, then measures load; records failures in the scenario. */
 async function loadScenario(scenario: LoadScenario, env: Record<string, string>, secret: () => Promise<string>) {
-  log(`\n[${scenario.name}] load: ${settings.rounds} round(s) of ${settings.duration} s, ${settings.connections} connections, ${loadTool}`);
+  log(`\n[${scenario.name}] load: ${settings.rounds} round(s) of ${settings.duration} s, ${settings.connections} connections, ${loadTool.name}`);
   let server: Running | null = null;
   try {
     server = await startRevintel(scenario.name, env);
@@ -390,29 +286,8 @@ async function measureStart(figure: StartupFigure, env: () => Record<string, str
 
 // --- PostgreSQL and Redis set-up -----------------------------------------------------------------
 
-async function withAdminSql<T>(fn: (sql: any) => Promise<T>): Promise<T> {
-  const postgres = (await import('postgres')).default;
-  const sql = postgres(PG_ADMIN_URL, { max: 1, connect_timeout: 5, onnotice: () => {} });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
-
-async function recreateDatabase(): Promise<string> {
-  await withAdminSql(async (sql) => {
-    await sql.unsafe(`drop database if exists "${PG_DB}" with (force)`);
-    await sql.unsafe(`create database "${PG_DB}"`);
-  });
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${PG_DB}`;
-  return url.href;
-}
-
-async function dropDatabase() {
-  await withAdminSql((sql) => sql.unsafe(`drop database if exists "${PG_DB}" with (force)`));
-}
+const recreateDatabase = () => recreateBenchDatabase(PG_ADMIN_URL, PG_DB);
+const dropDatabase = () => dropBenchDatabase(PG_ADMIN_URL, PG_DB);
 
 async function redisReachable(): Promise<boolean> {
   try {
@@ -581,7 +456,7 @@ function report() {
   log('\n' + '='.repeat(100));
   log(
     `revintel benchmark — ${new Date().toISOString()} — ${navigator.hardwareConcurrency} CPUs, bun ${Bun.version}, ` +
-      `load tool ${loadTool}${loadTool === 'wrk' ? ` -t${settings.threads}` : ''} -c${settings.connections}, ` +
+      `load tool ${loadTool.name}${loadTool.name === 'wrk' ? ` -t${settings.threads}` : ''} -c${settings.connections}, ` +
       `${settings.rounds} round(s) × ${settings.duration} s per side (+${settings.warmup} s warm-up each), ${settings.starts} start(s) per start-up figure`,
   );
   log('Throughput: medians over the rounds; ratio = revintel req/s ÷ baseline req/s (plain Bun.serve, same bytes, same run).\n');
@@ -610,9 +485,9 @@ process.on('SIGTERM', () => onSignal('SIGTERM'));
 
 const began = performance.now();
 try {
-  await ensureBinary();
+  await ensureBinary(opts.build!, log);
   log(
-    `revintel bench: ${BIN}\nload tool: ${loadTool === 'wrk' ? wrkPath : 'bench/loadgen.ts (wrk not found)'}; ` +
+    `revintel bench: ${BIN}\nload tool: ${loadTool.name === 'wrk' ? loadTool.wrkPath : 'bench/loadgen.ts (wrk not found)'}; ` +
       `${quick ? 'QUICK smoke run' : 'full run'}; logs in ${logDir}${opts.keep ? ' (kept)' : ''}`,
   );
   if (only.has('embedded')) await embeddedPhase();
