@@ -185,6 +185,32 @@ for (const backend of BACKENDS) {
       expect(moved.status).toBe(422);
     });
 
+    test('mixed currencies: each customer\'s ARR stays in its own currency, never summed or converted; lists filter by currency', async () => {
+      const made = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
+      const as = made.secret;
+      const yen = (await post('/api/customers', { name: 'Tokyo KK', currency: 'JPY' }, {}, as)).body.data;
+      const dollars = (await post('/api/customers', { name: 'Boston Inc', currency: 'USD' }, {}, as)).body.data;
+      const euros = (await post('/api/customers', { name: 'Berlin GmbH', currency: 'EUR' }, {}, as)).body.data;
+      await post('/api/contracts', { customer_id: yen.id, name: 'Annual', start_date: day(-10), billing_interval: 'year', amount: 1_200_000 }, {}, as);
+      await post('/api/contracts', { customer_id: dollars.id, name: 'Monthly', start_date: day(-10), billing_interval: 'month', amount: 50_000 }, {}, as);
+      await post('/api/contracts', { customer_id: dollars.id, name: 'Add-on', start_date: day(-10), billing_interval: 'quarter', amount: 0 }, {}, as);
+      await post('/api/contracts', { customer_id: euros.id, name: 'Monthly', start_date: day(-10), billing_interval: 'month', amount: 10_000 }, {}, as);
+      await post('/api/invoices', { customer_id: dollars.id, amount_due: 0, issued_at: `${day(-40)}T00:00:00Z`, due_date: day(-10) }, {}, as);
+      expect((await get(`/api/customers/${yen.id}`, as)).body.data).toMatchObject({ currency: 'JPY', arr: 1_200_000, mrr: 100_000 });
+      expect((await get(`/api/customers/${dollars.id}`, as)).body.data).toMatchObject({ currency: 'USD', arr: 600_000, mrr: 50_000 }); // the zero-amount add-on adds nothing
+      expect((await get(`/api/customers/${euros.id}`, as)).body.data).toMatchObject({ currency: 'EUR', arr: 120_000, mrr: 10_000 });
+      const usd = (await get('/api/customers?currency=USD&sort=arr', as)).body.data;
+      expect(usd.map((c: { id: string }) => c.id)).toEqual([dollars.id]);
+      expect((await get('/api/contracts?currency=JPY', as)).body.data.map((c: { customer_id: string }) => c.customer_id)).toEqual([yen.id]);
+      const invoices = (await get('/api/invoices?currency=USD', as)).body.data;
+      expect(invoices).toHaveLength(1);
+      expect(invoices[0]).toMatchObject({ amount_due: 0, days_past_due: 0 }); // nothing to pay is never overdue
+      expect((await get('/api/invoices?currency=USD&overdue=true', as)).body.data).toHaveLength(0);
+      const bad = await get('/api/customers?currency=usd', as);
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toContain('Invalid query parameter "currency"');
+    });
+
     test('a contract ending before it starts is a 422, whether created so or patched so', async () => {
       const c = await customer();
       const bad = await post('/api/contracts', { customer_id: c.id, name: 'X', start_date: '2026-03-01', end_date: '2026-02-28', billing_interval: 'month', amount: 1 });

@@ -31,6 +31,7 @@ export function contractsModule(deps: { database: Database; states: RequestState
               filters: {
                 customerId: query.customer_id,
                 status: query.status,
+                currency: query.currency,
                 endingBefore: query.ending_before,
                 endingAfter: query.ending_after,
                 updatedSince: query.updated_since,

@@ -4,6 +4,7 @@ import { count, currency, day, enumOf, externalId, instant, label, metadata, mon
 
 export const ListContractsQuery = t.Object({
   customer_id: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
+  currency: t.Optional(currency),
   status: t.Optional(t.Union(CONTRACT_STATUSES.map((s) => t.Literal(s)))),
   ending_before: t.Optional(day),
   ending_after: t.Optional(day),

@@ -47,6 +47,7 @@ function selectContracts(orgId: string, where: SQL[]): SQL {
 export interface ContractFilters {
   customerId?: string;
   status?: string;
+  currency?: string;
   endingBefore?: string;
   endingAfter?: string;
   updatedSince?: string;
@@ -59,6 +60,7 @@ export async function listContracts(db: Db, input: { orgId: string; filters: Con
   if (!filters.includeDeleted) where.push(sql`ct.deleted_at is null`);
   if (filters.customerId) where.push(sql`ct.customer_id = ${filters.customerId}`);
   if (filters.status) where.push(sql`ct.status = ${filters.status}`);
+  if (filters.currency) where.push(sql`ct.currency = ${filters.currency}`);
   if (filters.endingBefore) where.push(sql`ct.end_date < ${filters.endingBefore}::date`);
   if (filters.endingAfter) where.push(sql`ct.end_date > ${filters.endingAfter}::date`);
   if (filters.updatedSince) where.push(sql`ct.updated_at >= ${filters.updatedSince}::timestamptz`);

@@ -35,6 +35,7 @@ export function customersModule(deps: { database: Database; states: RequestState
               filters: {
                 status: query.status,
                 segment: query.segment,
+                currency: query.currency,
                 csmEmail: query.csm_email,
                 q: query.q,
                 updatedSince: query.updated_since,

@@ -10,6 +10,7 @@ export const ListCustomersQuery = t.Object(
   {
     status: t.Optional(t.Union(CUSTOMER_STATUSES.map((s) => t.Literal(s)))),
     segment: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    currency: t.Optional(currency),
     csm_email: t.Optional(t.String({ minLength: 3, maxLength: 320 })),
     q: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     updated_since: t.Optional(instant),

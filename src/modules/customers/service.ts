@@ -36,6 +36,7 @@ export interface CustomerRow {
 export interface CustomerFilters {
   status?: CustomerStatus;
   segment?: string;
+  currency?: string;
   csmEmail?: string;
   q?: string;
   updatedSince?: string;
@@ -95,6 +96,7 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   if (!filters.includeDeleted) where.push(sql`c.deleted_at is null`);
   if (filters.status) where.push(sql`c.status = ${filters.status}`);
   if (filters.segment) where.push(sql`c.segment = ${filters.segment}`);
+  if (filters.currency) where.push(sql`c.currency = ${filters.currency}`);
   if (filters.csmEmail) where.push(sql`lower(c.csm->>'email') = lower(${filters.csmEmail})`);
   if (filters.q) {
     const pattern = likePattern(filters.q);

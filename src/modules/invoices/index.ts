@@ -34,6 +34,7 @@ export function invoicesModule(deps: { database: Database; states: RequestStates
                 customerId: query.customer_id,
                 contractId: query.contract_id,
                 status: query.status,
+                currency: query.currency,
                 overdue: query.overdue,
                 issuedAfter: query.issued_after,
                 issuedBefore: query.issued_before,

@@ -5,6 +5,7 @@ import { currency, day, enumOf, externalId, instant, label, metadata, money, nul
 export const ListInvoicesQuery = t.Object({
   customer_id: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
   contract_id: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
+  currency: t.Optional(currency),
   status: t.Optional(t.Union(INVOICE_STATUSES.map((s) => t.Literal(s)))),
   overdue: t.Optional(t.BooleanString()),
   issued_after: t.Optional(instant),

@@ -48,6 +48,7 @@ export interface InvoiceFilters {
   customerId?: string;
   contractId?: string;
   status?: string;
+  currency?: string;
   overdue?: boolean;
   issuedAfter?: string;
   issuedBefore?: string;
@@ -62,6 +63,7 @@ export async function listInvoices(db: Db, input: { orgId: string; today: string
   if (filters.customerId) where.push(sql`i.customer_id = ${filters.customerId}`);
   if (filters.contractId) where.push(sql`i.contract_id = ${filters.contractId}`);
   if (filters.status) where.push(sql`i.status = ${filters.status}`);
+  if (filters.currency) where.push(sql`i.currency = ${filters.currency}`);
   if (filters.overdue !== undefined) {
     const overdue = sql`revintel_invoice_overdue_on(i.status, i.due_date, i.amount_due, i.amount_paid, ${input.today}::date)`;
     where.push(filters.overdue ? overdue : sql`not coalesce(${overdue}, false)`);
