@@ -14,8 +14,8 @@ import { adminUnits, CHANGES_ACCESS, type AdminUnits } from './units.ts';
 const socketDir = (dataDir: string) => join(dataDir, 'run');
 export const adminSocketPath = (dataDir: string) => join(socketDir(dataDir), 'revintel.sock');
 
-/** Dates cross the socket as ISO strings; bring back the fields that are dates (`createdAt`, …),
- * and only those: a name that looks like a date stays a string. */
+/** Dates cross the socket as ISO strings; bring back the fields of a unit's result that are dates
+ * (`createdAt`, …), and only those: a name that looks like a date stays a string. */
 const reviveDates = (key: string, value: unknown) =>
   typeof value === 'string' && key.endsWith('At') && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value) ? new Date(value) : value;
 
@@ -33,7 +33,9 @@ export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessCha
         return Response.json({ ok: false, error: { name: 'Error', message: `unknown admin unit ${name}` } }, { status: 404 });
       }
       try {
-        const args = JSON.parse(await request.text(), reviveDates);
+        // Plain JSON: no unit takes a Date, and reviving would rewrite users' data in transit (an
+        // import row's metadata.syncedAt "…T00:00:00Z" would come back as "…T00:00:00.000Z").
+        const args = JSON.parse(await request.text());
         const result = await runner.run(name, args);
         if (CHANGES_ACCESS.has(name)) options.onAccessChange();
         return Response.json({ ok: true, result });

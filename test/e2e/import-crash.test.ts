@@ -71,6 +71,12 @@ describe('an import killed with SIGKILL, then run again (embedded, through the s
     expect(third.json).toMatchObject({ created: 0, updated: 0, unchanged: ROWS, rejected: 0 });
     const last = await get(`${server.url}/api/customers/ext:cus-${ROWS - 1}`, key.json.secret);
     expect(((await last.json()) as any).data.name).toBe(`Company ${ROWS - 1}, Ltd`);
+    // Rows cross the admin socket as they are: a metadata value that looks like a time stays as written.
+    const ndjson = join(cwd, 'more.ndjson');
+    writeFileSync(ndjson, `${JSON.stringify({ external_id: 'cus-meta', name: 'Meta', currency: 'EUR', metadata: { syncedAt: '2026-01-01T00:00:00Z' } })}\n`);
+    expect((await runCli(['import', 'customers', ndjson, '--org', org.json.id, '--json'], {}, { cwd })).json).toMatchObject({ created: 1 });
+    const meta = await get(`${server.url}/api/customers/ext:cus-meta`, key.json.secret);
+    expect(((await meta.json()) as any).data.metadata).toEqual({ syncedAt: '2026-01-01T00:00:00Z' });
   }, 120_000);
 });
 
