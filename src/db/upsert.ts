@@ -10,8 +10,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { rowsOf, type Db } from './client.ts';
 import { newId } from '../lib/ids.ts';
-import type { AppError } from '../lib/errors.ts';
-import { inList } from './keyset.ts';
+import { AppError } from '../lib/errors.ts';
+import { idOrExternal, inList } from './keyset.ts';
 
 /** How a column's value is written (the cast of its parameter). */
 export type ColumnType = 'text' | 'jsonb' | 'date' | 'timestamptz' | 'bigint' | 'integer' | 'boolean';
@@ -21,6 +21,9 @@ export interface RecordTable {
   idPrefix: 'cus' | 'ctr' | 'inv';
   /** Every column a write may set, with its type. */
   columns: Record<string, ColumnType>;
+  /** What a broken database rule (a constraint of this table, or one pointing at it) means for
+   * a write, as the error the client gets. */
+  explain: (violation: ConstraintViolation) => AppError;
 }
 
 export interface RowToWrite {
@@ -29,6 +32,9 @@ export interface RowToWrite {
   /** Column -> value, for the columns this row sets (a subset of the table's columns). */
   values: Record<string, unknown>;
 }
+
+/** A row to write, or why it cannot be (its references did not resolve). */
+export type RowOrRejection = { index: number; values: Record<string, unknown> | AppError };
 
 export type RowOutcome =
   | { index: number; outcome: 'created' | 'updated' | 'unchanged'; id: string }
@@ -136,16 +142,22 @@ function statementsOf(table: RecordTable, rows: RowToWrite[]): { columns: string
 }
 
 /**
- * Creates or updates `rows` of `table` in organisation `orgId`. Must run inside a transaction (it
- * uses savepoints). `explain` turns a broken database rule into the error reported for the row;
- * errors that are not a broken rule (the database went away) are thrown.
+ * Creates or updates `rows` of `table` in organisation `orgId`, in the order given; a row that is
+ * already a rejection is reported as one. Must run inside a transaction (it uses savepoints). A
+ * broken database rule is reported for its row (`table.explain`); errors that are not a broken rule
+ * (the database went away) are thrown.
  */
-export async function upsertRecords(db: Db, table: RecordTable, orgId: string, rows: RowToWrite[], explain: (violation: ConstraintViolation) => AppError): Promise<RowOutcome[]> {
+export async function upsertRecords(db: Db, table: RecordTable, orgId: string, given: RowOrRejection[]): Promise<RowOutcome[]> {
+  const outcomes: RowOutcome[] = [];
+  const rows: RowToWrite[] = [];
+  for (const row of given) {
+    if (row.values instanceof AppError) outcomes.push({ index: row.index, outcome: 'rejected', error: row.values });
+    else rows.push({ index: row.index, values: row.values });
+  }
   const attempt = async (statement: { columns: string[]; rows: (RowToWrite & { id: string })[] }): Promise<RowOutcome[]> => {
     const returned = await db.transaction((tx) => upsertStatement(tx as unknown as Db, table, orgId, statement.columns, statement.rows));
     return outcomesOf(db, table, orgId, statement.rows, returned);
   };
-  const outcomes: RowOutcome[] = [];
   for (const statement of statementsOf(table, rows)) {
     try {
       outcomes.push(...(await attempt(statement)));
@@ -158,18 +170,28 @@ export async function upsertRecords(db: Db, table: RecordTable, orgId: string, r
         } catch (rowError) {
           const violation = constraintViolation(rowError);
           if (!violation) throw rowError;
-          outcomes.push({ index: row.index, outcome: 'rejected', error: explain(violation) });
+          outcomes.push({ index: row.index, outcome: 'rejected', error: table.explain(violation) });
         }
       }
     }
   }
-  return outcomes;
+  return outcomes.sort((a, b) => a.index - b.index);
 }
 
 export type PatchOutcome = { outcome: 'updated' | 'unchanged'; id: string } | { outcome: 'not_found' };
 
-/** Sets `values` on the live record `match` names (an id or external-id condition on alias `t`). */
-export async function patchRecord(db: Db, table: RecordTable, orgId: string, match: SQL, values: Record<string, unknown>): Promise<PatchOutcome> {
+/** Sets `values` on the live record `ref` names (an id or `ext:<external_id>`), in a savepoint; a
+ * broken database rule is thrown as `table.explain` says. */
+export async function patchRecord(db: Db, table: RecordTable, orgId: string, ref: string, values: Record<string, unknown>): Promise<PatchOutcome> {
+  try {
+    return await db.transaction((tx) => patchStatements(tx as unknown as Db, table, orgId, idOrExternal(table.name, ref), values));
+  } catch (error) {
+    const violation = constraintViolation(error);
+    throw violation ? table.explain(violation) : error;
+  }
+}
+
+async function patchStatements(db: Db, table: RecordTable, orgId: string, match: SQL, values: Record<string, unknown>): Promise<PatchOutcome> {
   const t = ident(table.name);
   const columns = Object.keys(values);
   checkColumns(table, columns);
@@ -187,9 +209,11 @@ export async function patchRecord(db: Db, table: RecordTable, orgId: string, mat
   return existing ? { outcome: 'unchanged', id: existing.id } : { outcome: 'not_found' };
 }
 
-/** Soft delete: the record gets `deleted_at` (and a new `updated_at`, so syncs see the tombstone). */
-export async function softDeleteRecord(db: Db, table: RecordTable, orgId: string, match: SQL): Promise<string | null> {
+/** Soft delete of the live record `ref` names: it gets `deleted_at` (and a new `updated_at`, so
+ * syncs see the tombstone). */
+export async function softDeleteRecord(db: Db, table: RecordTable, orgId: string, ref: string): Promise<string | null> {
   const t = ident(table.name);
+  const match = idOrExternal(table.name, ref);
   const [row] = rowsOf<{ id: string }>(
     await db.execute(sql`update ${t} set deleted_at = now(), updated_at = now() where ${t}.org_id = ${orgId} and ${match} and ${t}.deleted_at is null returning ${t}.id`),
   );

@@ -4,7 +4,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { findNamed } from '../../db/references.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome, type RowToWrite } from '../../db/upsert.ts';
+import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
 import type { ContractPatch } from './model.ts';
@@ -119,9 +119,10 @@ export const CONTRACTS_TABLE: RecordTable = {
     seats: 'integer',
     metadata: 'jsonb',
   },
+  explain: explainContractViolation,
 };
 
-export function explainContractViolation(violation: ConstraintViolation): AppError {
+function explainContractViolation(violation: ConstraintViolation): AppError {
   switch (violation.constraint) {
     case 'contracts_org_external_id_unique':
       return new AppError('conflict', 'external_id is already used by another contract');
@@ -148,29 +149,25 @@ function contractValues(input: ContractPatch, customer: { customer_id: string; c
 /** Creates contracts, or updates the ones whose external_id is known. */
 export async function writeContracts(db: Db, orgId: string, rows: { index: number; input: ContractPatch }[]): Promise<RowOutcome[]> {
   const customers = await resolveCustomerReferences(db, orgId, rows.map((row) => row.input), true);
-  const rejected: RowOutcome[] = [];
-  const writable: RowToWrite[] = [];
-  rows.forEach((row, i) => {
-    const customer = customers[i]!;
-    if (customer instanceof AppError) rejected.push({ index: row.index, outcome: 'rejected', error: customer });
-    else writable.push({ index: row.index, values: contractValues(row.input, customer) });
-  });
-  return [...rejected, ...(await upsertRecords(db, CONTRACTS_TABLE, orgId, writable, explainContractViolation))].sort((a, b) => a.index - b.index);
+  return upsertRecords(
+    db,
+    CONTRACTS_TABLE,
+    orgId,
+    rows.map((row, i) => {
+      const customer = customers[i]!;
+      return { index: row.index, values: customer instanceof AppError ? customer : contractValues(row.input, customer) };
+    }),
+  );
 }
 
 export async function patchContract(db: Db, orgId: string, ref: string, patch: ContractPatch): Promise<PatchOutcome> {
   const [customer] = await resolveCustomerReferences(db, orgId, [patch], false);
   if (customer instanceof AppError) throw customer;
-  try {
-    return await db.transaction((tx) => patchRecord(tx as unknown as Db, CONTRACTS_TABLE, orgId, idOrExternal('contracts', ref), contractValues(patch, customer ?? null)));
-  } catch (error) {
-    const violation = constraintViolation(error);
-    throw violation ? explainContractViolation(violation) : error;
-  }
+  return patchRecord(db, CONTRACTS_TABLE, orgId, ref, contractValues(patch, customer ?? null));
 }
 
 /** Soft-deletes the contract; its invoices stay (they were issued) and keep pointing at it. */
-export const deleteContract = (db: Db, orgId: string, ref: string) => softDeleteRecord(db, CONTRACTS_TABLE, orgId, idOrExternal('contracts', ref));
+export const deleteContract = (db: Db, orgId: string, ref: string) => softDeleteRecord(db, CONTRACTS_TABLE, orgId, ref);
 
 /** How an invoice names its contract. */
 export interface ContractReference {

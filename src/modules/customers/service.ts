@@ -7,7 +7,7 @@ import { findNamed } from '../../db/references.ts';
 import type { Csm, CustomerStatus } from '../../db/schema/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
+import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { decodeCursor, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerPatch, CustomerSort } from './model.ts';
 
@@ -197,6 +197,17 @@ export function presentCustomer(row: CustomerRow) {
 
 // --- writes -----------------------------------------------------------------------------------
 
+/** What a broken database rule means for a customer write. */
+function explainCustomerViolation(violation: ConstraintViolation): AppError {
+  if (violation.constraint === 'customers_org_external_id_unique') {
+    return new AppError('conflict', 'external_id is already used by another customer');
+  }
+  if (violation.constraint === 'contracts_customer_currency_fk' || violation.constraint === 'invoices_customer_currency_fk') {
+    return new AppError('unprocessable', "currency cannot change while the customer has contracts or invoices in its current currency (SPEC: no FX conversion)");
+  }
+  return new AppError('unprocessable', `customer breaks the rule ${violation.constraint || violation.code}`);
+}
+
 export const CUSTOMERS_TABLE: RecordTable = {
   name: 'customers',
   idPrefix: 'cus',
@@ -212,37 +223,20 @@ export const CUSTOMERS_TABLE: RecordTable = {
     csm: 'jsonb',
     metadata: 'jsonb',
   },
+  explain: explainCustomerViolation,
 };
 
-/** What a broken database rule means for a customer write. */
-export function explainCustomerViolation(violation: ConstraintViolation): AppError {
-  if (violation.constraint === 'customers_org_external_id_unique') {
-    return new AppError('conflict', 'external_id is already used by another customer');
-  }
-  if (violation.constraint === 'contracts_customer_currency_fk' || violation.constraint === 'invoices_customer_currency_fk') {
-    return new AppError('unprocessable', "currency cannot change while the customer has contracts or invoices in its current currency (SPEC: no FX conversion)");
-  }
-  return new AppError('unprocessable', `customer breaks the rule ${violation.constraint || violation.code}`);
-}
-
 /** Creates customers, or updates the ones whose external_id is known (bringing back deleted ones). */
-export async function writeCustomers(db: Db, orgId: string, rows: { index: number; input: CustomerPatch }[]): Promise<RowOutcome[]> {
-  return upsertRecords(db, CUSTOMERS_TABLE, orgId, rows.map((row) => ({ index: row.index, values: { ...row.input } })), explainCustomerViolation);
+export function writeCustomers(db: Db, orgId: string, rows: { index: number; input: CustomerPatch }[]): Promise<RowOutcome[]> {
+  return upsertRecords(db, CUSTOMERS_TABLE, orgId, rows.map((row) => ({ index: row.index, values: { ...row.input } })));
 }
 
-export async function patchCustomer(db: Db, orgId: string, ref: string, patch: CustomerPatch): Promise<PatchOutcome> {
-  try {
-    return await db.transaction((tx) => patchRecord(tx as unknown as Db, CUSTOMERS_TABLE, orgId, idOrExternal('customers', ref), { ...patch }));
-  } catch (error) {
-    const violation = constraintViolation(error);
-    throw violation ? explainCustomerViolation(violation) : error;
-  }
-}
+export const patchCustomer = (db: Db, orgId: string, ref: string, patch: CustomerPatch): Promise<PatchOutcome> => patchRecord(db, CUSTOMERS_TABLE, orgId, ref, { ...patch });
 
 /** Soft-deletes the customer and, with it, its contracts and invoices: they leave the lists and
  * reach `updated_since` syncs as tombstones together. */
 export async function deleteCustomer(db: Db, orgId: string, ref: string): Promise<string | null> {
-  const id = await softDeleteRecord(db, CUSTOMERS_TABLE, orgId, idOrExternal('customers', ref));
+  const id = await softDeleteRecord(db, CUSTOMERS_TABLE, orgId, ref);
   if (id) {
     await db.execute(sql`update contracts set deleted_at = now(), updated_at = now() where org_id = ${orgId} and customer_id = ${id} and deleted_at is null`);
     await db.execute(sql`update invoices set deleted_at = now(), updated_at = now() where org_id = ${orgId} and customer_id = ${id} and deleted_at is null`);

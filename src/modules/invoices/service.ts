@@ -3,7 +3,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, rowsOf, type Db } from '../../db/client.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { constraintViolation, patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome, type RowToWrite } from '../../db/upsert.ts';
+import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveContractReferences } from '../contracts/service.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
@@ -126,9 +126,10 @@ export const INVOICES_TABLE: RecordTable = {
     paid_at: 'timestamptz',
     metadata: 'jsonb',
   },
+  explain: explainInvoiceViolation,
 };
 
-export function explainInvoiceViolation(violation: ConstraintViolation): AppError {
+function explainInvoiceViolation(violation: ConstraintViolation): AppError {
   switch (violation.constraint) {
     case 'invoices_org_external_id_unique':
       return new AppError('conflict', 'external_id is already used by another invoice');
@@ -170,25 +171,13 @@ async function invoiceValues(db: Db, orgId: string, inputs: InvoicePatch[], crea
 /** Creates invoices, or updates the ones whose external_id is known. */
 export async function writeInvoices(db: Db, orgId: string, rows: { index: number; input: InvoicePatch }[]): Promise<RowOutcome[]> {
   const values = await invoiceValues(db, orgId, rows.map((row) => row.input), true);
-  const rejected: RowOutcome[] = [];
-  const writable: RowToWrite[] = [];
-  rows.forEach((row, i) => {
-    const v = values[i]!;
-    if (v instanceof AppError) rejected.push({ index: row.index, outcome: 'rejected', error: v });
-    else writable.push({ index: row.index, values: v });
-  });
-  return [...rejected, ...(await upsertRecords(db, INVOICES_TABLE, orgId, writable, explainInvoiceViolation))].sort((a, b) => a.index - b.index);
+  return upsertRecords(db, INVOICES_TABLE, orgId, rows.map((row, i) => ({ index: row.index, values: values[i]! })));
 }
 
 export async function patchInvoice(db: Db, orgId: string, ref: string, patch: InvoicePatch): Promise<PatchOutcome> {
   const [values] = await invoiceValues(db, orgId, [patch], false);
   if (values instanceof AppError) throw values;
-  try {
-    return await db.transaction((tx) => patchRecord(tx as unknown as Db, INVOICES_TABLE, orgId, idOrExternal('invoices', ref), values!));
-  } catch (error) {
-    const violation = constraintViolation(error);
-    throw violation ? explainInvoiceViolation(violation) : error;
-  }
+  return patchRecord(db, INVOICES_TABLE, orgId, ref, values!);
 }
 
-export const deleteInvoice = (db: Db, orgId: string, ref: string) => softDeleteRecord(db, INVOICES_TABLE, orgId, idOrExternal('invoices', ref));
+export const deleteInvoice = (db: Db, orgId: string, ref: string) => softDeleteRecord(db, INVOICES_TABLE, orgId, ref);
