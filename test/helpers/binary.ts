@@ -83,8 +83,15 @@ export interface CliResult {
   json: any;
 }
 
-export async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<CliResult> {
-  const proc = Bun.spawn([ensureBinary(), ...args], { cwd: options.cwd ?? ROOT, env: baseEnv(env), stdout: 'pipe', stderr: 'pipe' });
+/** The compiled binary with `args`. */
+export const runCli = (args: string[], env: Record<string, string>, options: { cwd?: string } = {}) => runCommand([ensureBinary(), ...args], env, options);
+
+/** The CLI from source (`bun src/index.ts`): for tests of commands that need no binary. */
+export const runSourceCli = (args: string[], env: Record<string, string>, options: { cwd?: string } = {}) =>
+  runCommand(['bun', join(ROOT, 'src/index.ts'), ...args], env, options);
+
+async function runCommand(command: string[], env: Record<string, string>, options: { cwd?: string }): Promise<CliResult> {
+  const proc = Bun.spawn(command, { cwd: options.cwd ?? ROOT, env: baseEnv(env), stdout: 'pipe', stderr: 'pipe' });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   let json: unknown;
   try {

@@ -9,26 +9,12 @@ import { rowsOf } from '../../src/db/client.ts';
 import { openEmbedded } from '../../src/db/client.ts';
 import { readImportFile } from '../../src/modules/imports/read.ts';
 import { rowPreparer } from '../../src/modules/imports/rows.ts';
+import { runSourceCli } from '../helpers/binary.ts';
 import { BACKENDS, createOrgWithKey, openTestDatabase, TEST_DATABASE_URL, tempDir } from '../helpers/harness.ts';
 
-const ROOT = join(import.meta.dir, '../..');
 const FIXTURES = join(import.meta.dir, '../fixtures/import');
 
-async function cli(args: string[], env: Record<string, string>) {
-  const proc = Bun.spawn(['bun', join(ROOT, 'src/index.ts'), ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', ...env },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  let json: any;
-  try {
-    json = JSON.parse(stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
-}
+const cli = (args: string[], env: Record<string, string>) => runSourceCli(args, { LOG_LEVEL: 'silent', ...env });
 
 async function readAll(path: string, format: 'csv' | 'json' | 'ndjson', entity: 'customers' | 'contracts' | 'invoices') {
   const prepare = rowPreparer(entity);
