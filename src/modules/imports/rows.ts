@@ -39,7 +39,7 @@ function describeField(schema: TSchema): { type: string; format?: string; nullab
 }
 
 /** The CSV columns an entity's file may have. */
-export function knownColumns(entity: ImportEntity): string[] {
+function knownColumns(entity: ImportEntity): string[] {
   const fields = Object.keys(SCHEMAS[entity].properties);
   return entity === 'customers' ? [...fields.filter((f) => f !== 'csm'), ...CSM_COLUMNS] : fields;
 }
