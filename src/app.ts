@@ -24,6 +24,12 @@ import { customersModule } from './modules/customers/index.ts';
 import { contractsModule } from './modules/contracts/index.ts';
 import { invoicesModule } from './modules/invoices/index.ts';
 import { recordWritesModule } from './modules/record-writes/index.ts';
+import { webhooksModule } from './modules/webhooks/index.ts';
+import { connectorsModule } from './modules/connectors/index.ts';
+import { ticketsModule } from './modules/tickets/index.ts';
+import { ticketImportModule } from './modules/ticket-import/index.ts';
+import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
+import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
 
 export interface AppDeps {
   config: Config;
@@ -35,6 +41,10 @@ export interface AppDeps {
   startedAt?: number;
   /** More feature modules to mount beside the built-in ones (the tests mount fixtures here). */
   modules?: AnyElysia[];
+  /** Called when new ticket events are committed: the worker thread takes them at once. */
+  wakeWorker?: () => void;
+  /** The time signature windows are judged by (tests replay platforms' recorded deliveries). */
+  clock?: () => number;
 }
 
 export interface App {
@@ -45,6 +55,10 @@ export interface App {
   handle(request: Request, server?: Peer): Response | Promise<Response>;
   /** The Elysia application with the routes. */
   routes: ReturnType<typeof createRoutes>;
+  /** Webhook connectors as this process knows them (forget after an admin change). */
+  connectors: ConnectorLookup;
+  /** Where inbound ticket events are written (group commit). */
+  events: EventWriter;
 }
 
 /** `/api/keys/:id` -> a matcher, to tell "wrong method" (405) from "no such route" (404). */
@@ -56,7 +70,7 @@ function routeMatcher(pattern: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-function createRoutes(deps: AppDeps, states: RequestStates) {
+function createRoutes(deps: AppDeps, states: RequestStates, ingest: { connectors: ConnectorLookup; events: EventWriter }) {
   let routeTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (routeTable ??= routesOf().map((route) => ({ method: route.method, matcher: routeMatcher(route.path) })));
@@ -73,7 +87,11 @@ function createRoutes(deps: AppDeps, states: RequestStates) {
     .use(customersModule({ database: deps.database, states }))
     .use(contractsModule({ database: deps.database, states }))
     .use(invoicesModule({ database: deps.database, states }))
-    .use(recordWritesModule({ database: deps.database, states, config: deps.config }));
+    .use(recordWritesModule({ database: deps.database, states, config: deps.config }))
+    .use(connectorsModule({ database: deps.database, states, config: deps.config }))
+    .use(ticketsModule({ database: deps.database, states }))
+    .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
+    .use(webhooksModule({ config: deps.config, states, limiter: deps.limiter, connectors: ingest.connectors, writer: ingest.events, clock: deps.clock }));
   for (const module of deps.modules ?? []) routes.use(module);
   return routes;
 }
@@ -92,7 +110,9 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 
 export function createApp(deps: AppDeps): App {
   const states: RequestStates = new WeakMap();
-  const routes = createRoutes(deps, states);
+  const connectors = createConnectorLookup(deps.database.db, deps.config.secretKey, deps.log);
+  const events = createEventWriter(deps.database.db, () => deps.wakeWorker?.());
+  const routes = createRoutes(deps, states, { connectors, events });
   const admit = createGate(deps);
   const trustProxy = deps.config.trustProxy;
 
@@ -124,5 +144,5 @@ export function createApp(deps: AppDeps): App {
     }
   }
 
-  return { handle, routes };
+  return { handle, routes, connectors, events };
 }

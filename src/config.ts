@@ -30,6 +30,10 @@ export interface Config {
   bodyLimitWebhook: number;
   anonLimitPerMinute: number;
   anonLimitPerDay: number;
+  /** Ticket webhook deliveries a connector may make (its own budget: a support platform's bursts
+   * must not be refused by the API limits of its organisation's plan). */
+  webhookLimitPerMinute: number;
+  webhookLimitPerDay: number;
   shutdownTimeoutMs: number;
 }
 
@@ -127,6 +131,8 @@ const SETTINGS = {
   BODY_LIMIT_WEBHOOK: { key: 'bodyLimitWebhook', parse: integer(1024, 1024 * MiB), fallback: 5 * MiB },
   RATE_LIMIT_ANON_PER_MINUTE: { key: 'anonLimitPerMinute', parse: integer(1, 10_000_000), fallback: 120 },
   RATE_LIMIT_ANON_PER_DAY: { key: 'anonLimitPerDay', parse: integer(1, 1_000_000_000), fallback: 20_000 },
+  RATE_LIMIT_WEBHOOK_PER_MINUTE: { key: 'webhookLimitPerMinute', parse: integer(1, 100_000_000), fallback: 60_000 },
+  RATE_LIMIT_WEBHOOK_PER_DAY: { key: 'webhookLimitPerDay', parse: integer(1, 10_000_000_000), fallback: 20_000_000 },
   SHUTDOWN_TIMEOUT_MS: { key: 'shutdownTimeoutMs', parse: integer(0, 600_000), fallback: 10_000 },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
 

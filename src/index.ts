@@ -16,6 +16,8 @@ Commands:
   migrate      apply database migrations
   orgs         create, list and update organisations
   keys         create, list and revoke API keys
+  connectors   create, list, update support-platform connectors and rotate their webhook secrets
+  events       list, show and replay inbound ticket events (the processing queue)
   demo         load a demo organisation with realistic ARR data, and print its API key
   import       import customers, contracts or invoices from CSV, JSON or NDJSON
   version      print the version
@@ -36,6 +38,10 @@ async function main(argv: string[]) {
       return (await import('./cli/orgs.ts')).orgsCommand(rest);
     case 'keys':
       return (await import('./cli/keys.ts')).keysCommand(rest);
+    case 'connectors':
+      return (await import('./cli/connectors.ts')).connectorsCommand(rest);
+    case 'events':
+      return (await import('./cli/events.ts')).eventsCommand(rest);
     case 'demo':
       return (await import('./cli/demo.ts')).demoCommand(rest);
     case 'import':

@@ -110,7 +110,9 @@ export async function startServer(config: Config, options: ServeOptions): Promis
   try {
     const migration = await runMigrations(database, config.databaseUrl);
     phase('migrations_ms');
-    ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null);
+    // On the embedded database a SECRET_KEY is made at first start; the app opens connector
+    // secrets with whichever key is in force.
+    config = { ...config, secretKey: ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null) };
     if (!config.secretKey && database.kind === 'postgres') {
       log.warn('SECRET_KEY is not set: connectors with webhook secrets cannot be created until it is');
     }
@@ -151,10 +153,14 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       log.warn('RATE_LIMIT_STORE=memory on PostgreSQL: each process counts alone, so N processes admit N times the limits');
     }
 
-    const app = createApp({ config, database, limiter, authenticator, log, readiness, startedAt, modules: options.modules });
+    const app = createApp({ config, database, limiter, authenticator, log, readiness, startedAt, modules: options.modules, wakeWorker: () => supervisor.wake() });
 
     if (database.kind === 'embedded') {
-      const socket = serveAdminSocket({ dataDir: config.dataDir, db: database.db, onAccessChange: () => authenticator.invalidate() });
+      const socket = serveAdminSocket({ dataDir: config.dataDir, db: database.db, onAccessChange: () => {
+          authenticator.invalidate();
+          app.connectors.invalidate();
+        },
+      });
       cleanups.push(socket.stop);
     }
 

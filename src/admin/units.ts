@@ -10,6 +10,11 @@ import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInpu
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
 import { loadDemo, type DemoInput } from '../modules/demo/service.ts';
 import { finishImport, importBatch, importTarget } from '../modules/imports/service.ts';
+import { createConnector, findConnector, listConnectors, rotateConnectorSecret, updateConnector, type CreateConnectorInput, type RotateSecretInput, type UpdateConnectorInput } from '../modules/connectors/service.ts';
+import { listEvents, replayEvents, showEvent, type ListEventsFilter } from '../modules/ticket-queue/service.ts';
+import { findOrg } from '../modules/orgs/service.ts';
+import { recordAudit } from '../modules/audit/service.ts';
+import { notFound } from '../lib/errors.ts';
 
 export const adminUnits = {
   'orgs.create': (db: Db, input: CreateOrgInput & { plan: Plan }) => createOrg(db, input),
@@ -27,6 +32,32 @@ export const adminUnits = {
   'import.target': (db: Db, input: { org?: string }) => importTarget(db, input),
   'import.batch': (db: Db, input: Parameters<typeof importBatch>[1]) => importBatch(db, input),
   'import.finish': (db: Db, input: Parameters<typeof finishImport>[1]) => finishImport(db, input),
+  // Connector secrets arrive sealed by the CLI (cli/connectors.ts): no plaintext on the socket.
+  'connectors.create': (db: Db, input: CreateConnectorInput) => createConnector(db, input),
+  'connectors.list': (db: Db, filter: { org?: string }) => listConnectors(db, filter),
+  'connectors.find': (db: Db, input: { connector: string; org?: string }) => findConnector(db, input.connector, input.org),
+  'connectors.update': (db: Db, input: UpdateConnectorInput) => updateConnector(db, input),
+  'connectors.rotate-secret': (db: Db, input: RotateSecretInput) => rotateConnectorSecret(db, input),
+  'events.list': async (db: Db, filter: Omit<ListEventsFilter, 'orgId' | 'connectorId'> & { org?: string; connector?: string }) => {
+    const orgId = filter.org ? (await findOrg(db, filter.org)).id : undefined;
+    const connectorId = filter.connector ? (await findConnector(db, filter.connector, filter.org)).id : undefined;
+    return listEvents(db, { orgId, connectorId, status: filter.status, limit: filter.limit });
+  },
+  'events.show': async (db: Db, input: { id: string }) => {
+    const event = await showEvent(db, input.id);
+    if (!event) throw notFound(`Event ${input.id}`);
+    return event;
+  },
+  /** Dead events back to the queue (one by one, or every dead event of an org), audited. */
+  'events.replay': async (db: Db, input: { ids?: string[]; allDead?: boolean; org?: string; actor: string }) => {
+    const orgId = input.org ? (await findOrg(db, input.org)).id : undefined;
+    const result = await replayEvents(db, input.ids ? { ids: input.ids } : { allDead: { orgId } });
+    for (const id of result.replayed) {
+      const event = await showEvent(db, id);
+      await recordAudit(db, { orgId: event?.org_id ?? null, actor: input.actor, action: 'event.replayed', targetType: 'ticket_event', targetId: id });
+    }
+    return result;
+  },
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {
     const [row] = rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`));
@@ -37,4 +68,4 @@ export const adminUnits = {
 export type AdminUnits = typeof adminUnits;
 
 /** Units that change who may call the API or how much: the server forgets cached keys after them. */
-export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke']);
+export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);

@@ -6,6 +6,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { is, sql as rawSql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { PostgresJsSession } from 'drizzle-orm/postgres-js';
+import { PgliteSession } from 'drizzle-orm/pglite';
 import postgres, { type Sql } from 'postgres';
 import type { PGlite } from '@electric-sql/pglite';
 import * as schema from './schema/index.ts';
@@ -91,6 +92,22 @@ export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
     return (await (session.client as Sql).unsafe(text, params as never[], { prepare: true })) as unknown as T[];
   }
   return rowsOf<T>(await db.execute(query));
+}
+
+/**
+ * SQL text with positional parameters ($1, $2, …), run as is on either driver, inside the
+ * transaction `db` may be. For the statements drizzle's builder cannot say well — a JavaScript
+ * array bound as one PostgreSQL array (`unnest($1::text[], …)`) rather than spread into a list —
+ * and, like `queryRows`, prepared on PostgreSQL: the text must be fixed, never built from data.
+ */
+export async function queryText<T>(db: Db, text: string, params: unknown[]): Promise<T[]> {
+  const session = db._.session;
+  if (is(session, PostgresJsSession)) return (await (session.client as Sql).unsafe(text, params as never[], { prepare: true })) as unknown as T[];
+  if (is(session, PgliteSession)) {
+    const client = (session as unknown as { client: { query(text: string, params: unknown[]): Promise<{ rows: T[] }> } }).client;
+    return (await client.query(text, params)).rows;
+  }
+  throw new Error('queryText: unknown database session');
 }
 
 /** `db.execute()` answers an array on postgres.js and `{ rows }` on PGlite. */

@@ -15,7 +15,12 @@ export interface WorkerStop {
   type: 'stop';
 }
 
-export type ToWorker = WorkerInit | WorkerStop;
+/** Ticket events were committed: look for work now. */
+export interface WorkerWake {
+  type: 'wake';
+}
+
+export type ToWorker = WorkerInit | WorkerStop | WorkerWake;
 
 export type FromWorker =
   | { type: 'ready' }

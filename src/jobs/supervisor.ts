@@ -15,6 +15,8 @@ export interface Supervisor {
   isAlive(): boolean;
   lastHeartbeatAt(): number | null;
   restarts(): number;
+  /** New work is waiting: the worker looks now rather than at its next poll. */
+  wake(): void;
   stop(timeoutMs?: number): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let consecutiveDeaths = 0;
   let spawnedAt = 0;
   let stopping = false;
+  let wakePending = false;
   let markReady: () => void;
   let failStart: (error: Error) => void;
   let started = false;
@@ -103,6 +106,13 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     isAlive: () => lastBeat !== null && Date.now() - lastBeat < heartbeatMs * 3 + 1_000,
     lastHeartbeatAt: () => lastBeat,
     restarts: () => restartCount,
+    wake() {
+      // Commits finishing in the same tick make one message.
+      if (wakePending || !worker) return;
+      wakePending = true;
+      worker.postMessage({ type: 'wake' });
+      queueMicrotask(() => (wakePending = false));
+    },
     async stop(timeoutMs = 10_000) {
       stopping = true;
       const current = worker;

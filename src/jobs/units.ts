@@ -4,6 +4,8 @@ import { instances } from '../db/schema/index.ts';
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry } from '../db/units.ts';
 import { purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.ts';
+import { applyOutcomes, claimEvents, recentContacts, releaseAllLeases, type EventOutcome } from '../modules/ticket-queue/service.ts';
+import { newId } from '../lib/ids.ts';
 
 export interface InstanceInfo {
   id: string;
@@ -36,6 +38,14 @@ export const workerUnits = {
   },
   /** Forgets Idempotency-Key answers past their replay window. */
   'idempotency.purge': (db: Db, _args: Record<string, never>) => purgeExpiredIdempotencyKeys(db),
+  /** Takes due ticket events (and those of dead workers) for this worker. */
+  'tickets.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number }) => claimEvents(db, args),
+  /** How many tickets each (org, requester) opened lately: an input of urgency. */
+  'tickets.recent-contacts': (db: Db, args: { pairs: { orgId: string; email: string }[] }) => recentContacts(db, args.pairs),
+  /** Tickets, customer links, risk inputs and the events' new states, in one transaction. */
+  'tickets.apply': (db: Db, args: { owner: string; outcomes: EventOutcome[] }) => applyOutcomes(db, { ...args, newTicketId: () => newId('tkt') }),
+  /** Embedded database only: leases held at start-up belong to a run that is gone. */
+  'tickets.release-leases': (db: Db, _args: Record<string, never>) => releaseAllLeases(db),
   'instances.stop': async (db: Db, args: { id: string }) => {
     await db.update(instances).set({ stoppedAt: new Date() }).where(eq(instances.id, args.id));
     return true;

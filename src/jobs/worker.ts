@@ -1,5 +1,6 @@
-// The worker thread's entry (a second entrypoint of `bun build --compile`). For now it keeps this
-// instance's heartbeat in the database; the ticket queue of a later issue runs in the same loop.
+// The worker thread's entry (a second entrypoint of `bun build --compile`): it keeps this instance's
+// heartbeat in the database, runs housekeeping, and processes the ticket event queue
+// (ticket-loop.ts) beside them.
 declare const self: Worker;
 
 import { connectPostgres } from '../db/client.ts';
@@ -7,6 +8,7 @@ import { localRunner, portRunner, type UnitRunner } from '../db/units.ts';
 import { createLogger } from '../lib/log.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 import { workerUnits, type WorkerUnits } from './units.ts';
+import { runTicketLoop } from './ticket-loop.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
@@ -14,15 +16,55 @@ const send = (message: FromWorker) => self.postMessage(message);
 const HOUSEKEEPING_MS = 10 * 60_000;
 
 let stopping = false;
-let wake: (() => void) | null = null;
+/** Whoever is idle waits on these: a wake-up or a stop ends every wait at once. */
+const sleepers = new Set<() => void>();
+/** A wake-up that came while nobody was idle (the loop was busy claiming): the next idle returns
+ * at once, so events committed just after a claim looked are not left for the next poll. */
+let missedWake = false;
+const wakeAll = () => {
+  if (sleepers.size === 0) missedWake = true;
+  for (const resolve of sleepers) resolve();
+  sleepers.clear();
+};
+/** Resolves at a wake-up, a stop, or after `ms`. */
+function idle(ms: number): Promise<void> {
+  if (stopping || missedWake) {
+    missedWake = false;
+    return Promise.resolve();
+  }
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      sleepers.delete(done);
+      resolve();
+    }, ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    sleepers.add(done);
+  });
+}
+
+/** The heartbeat's own pause: a stop ends it, a wake-up (meant for the ticket loop) does not. */
+let endSleep: (() => void) | null = null;
+const sleep = (ms: number) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    endSleep = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
 
 async function run(init: WorkerInit) {
   const log = createLogger(init.logLevel, { thread: 'worker' });
-  const database = init.databaseUrl ? connectPostgres(init.databaseUrl, 2) : null;
+  const database = init.databaseUrl ? connectPostgres(init.databaseUrl, 3) : null;
   const units: UnitRunner<WorkerUnits> = database ? localRunner(database.db, workerUnits) : portRunner<WorkerUnits>(self);
   try {
     await units.run('instances.register', init.instance);
+    if (!init.databaseUrl) await units.run('tickets.release-leases', {});
     send({ type: 'ready' });
+    const tickets = runTicketLoop({ units, owner: init.instance.id, log, isStopping: () => stopping, idle });
     let housekeptAt = 0;
     while (!stopping) {
       if (Date.now() - housekeptAt >= HOUSEKEEPING_MS) {
@@ -35,11 +77,10 @@ async function run(init: WorkerInit) {
       } catch (error) {
         log.warn('heartbeat failed', { error: (error as Error).message });
       }
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        setTimeout(resolve, init.heartbeatMs);
-      });
+      await sleep(init.heartbeatMs);
     }
+    // The batch in hand is finished and applied before the thread says it has stopped.
+    await tickets;
     await units.run('instances.stop', { id: init.instance.id }).catch(() => {});
   } catch (error) {
     send({ type: 'failed', error: (error as Error).message });
@@ -55,8 +96,11 @@ self.addEventListener('message', (event: MessageEvent<ToWorker | { type: string 
   if (message.type === 'init') {
     // A failure was reported as `failed`; the supervisor replaces this thread.
     run(message as WorkerInit).catch(() => {});
+  } else if (message.type === 'wake') {
+    wakeAll();
   } else if (message.type === 'stop') {
     stopping = true;
-    wake?.();
+    wakeAll();
+    endSleep?.();
   }
 });

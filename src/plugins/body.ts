@@ -8,17 +8,21 @@ import { bodyLimitFor, isJsonContentType, readBodyLimited } from '../lib/body.ts
 import type { Config } from '../config.ts';
 
 export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>) {
-  return new Elysia({ name: 'revintel/body' }).onParse({ as: 'scoped' }, async ({ request, path }) => {
-    const contentType = request.headers.get('content-type');
-    const bytes = await readBodyLimited(request, bodyLimitFor(path, config));
-    if (bytes.byteLength === 0) return null;
-    if (!isJsonContentType(contentType)) {
-      throw new AppError('unsupported_media_type', `Content-Type must be application/json, got "${contentType ?? 'none'}"`);
-    }
-    try {
-      return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-    } catch {
-      throw new AppError('malformed_json', 'Malformed JSON in request body');
-    }
-  });
+  return new Elysia({ name: 'revintel/body' }).onParse({ as: 'scoped' }, ({ request, path }) => readJsonBody(request, bodyLimitFor(path, config)));
+}
+
+/** The request's JSON body: null when empty; 413 over `limit`, 415 when not declared JSON, 400 when
+ * it does not parse. For routes outside this plugin's module (it is installed once, by name). */
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const contentType = request.headers.get('content-type');
+  const bytes = await readBodyLimited(request, limit);
+  if (bytes.byteLength === 0) return null;
+  if (!isJsonContentType(contentType)) {
+    throw new AppError('unsupported_media_type', `Content-Type must be application/json, got "${contentType ?? 'none'}"`);
+  }
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new AppError('malformed_json', 'Malformed JSON in request body');
+  }
 }

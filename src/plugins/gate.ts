@@ -10,6 +10,9 @@ import type { Config } from '../config.ts';
 import type { RequestState } from './request-state.ts';
 import { bearerToken } from './bearer-token.ts';
 
+/** Kept here rather than imported from the webhook module, which imports this one. */
+const TICKET_WEBHOOK_PATH = '/api/webhooks/tickets';
+
 /** Paths that never need a key: liveness/readiness probes, and webhooks (their senders prove who
  * they are with their own credentials). */
 const isPublic = (path: string) => !path.startsWith('/api/') || path.startsWith('/api/webhooks/');
@@ -90,6 +93,9 @@ export function createGate(deps: GateDeps) {
         state.headers = rateLimitHeaders(decision);
       });
     }
+    // The ticket webhook counts itself: against its connector's budget once it knows the connector
+    // (modules/webhooks), against the address until then.
+    if (path === TICKET_WEBHOOK_PATH) return;
     // Public paths spend the client address's budget. Whatever goes wrong while authenticating,
     // the request is still counted (against the address), so its answer carries rate-limit
     // headers like every other.

@@ -49,6 +49,9 @@ export const customers = pgTable(
     index('customers_org_name_idx').on(table.orgId, table.name, table.id),
     index('customers_org_status_idx').on(table.orgId, table.status),
     index('customers_org_segment_idx').on(table.orgId, table.segment),
+    // How a ticket finds its customer: by the requester's e-mail, then by its domain.
+    index('customers_org_email_lower_idx').on(table.orgId, sql`lower(${table.email})`),
+    index('customers_org_domain_lower_idx').on(table.orgId, sql`lower(${table.domain})`),
     index('customers_org_csm_email_idx').on(table.orgId, sql`(${table.csm}->>'email')`),
     check('customers_status_check', sql`${table.status} in ('active', 'churned', 'trial')`),
     check('customers_currency_check', currencyCheck(table.currency)),

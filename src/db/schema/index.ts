@@ -7,3 +7,5 @@ export * from './customers.ts';
 export * from './contracts.ts';
 export * from './invoices.ts';
 export * from './idempotency-keys.ts';
+export * from './connectors.ts';
+export * from './tickets.ts';

@@ -1,13 +1,21 @@
 import { auditLog } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 
-export type AuditAction = 'org.created' | 'org.updated' | 'key.created' | 'key.revoked';
+export type AuditAction =
+  | 'org.created'
+  | 'org.updated'
+  | 'key.created'
+  | 'key.revoked'
+  | 'connector.created'
+  | 'connector.updated'
+  | 'connector.secret_rotated'
+  | 'event.replayed';
 
 export interface AuditInput {
   orgId: string | null;
   actor: string;
   action: AuditAction;
-  targetType: 'organisation' | 'api_key';
+  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event';
   targetId: string;
   details?: Record<string, unknown>;
 }

@@ -1,0 +1,85 @@
+// The worker thread's ticket loop: claim a batch of due events, read and score them here (off the
+// main thread), then apply the batch in one transaction. Woken by the main thread when events are
+// committed, and polling as a fallback (another instance's events, retries coming due). A batch that
+// cannot be applied whole is applied event by event, so one poison event fails alone.
+import type { UnitRunner } from '../db/units.ts';
+import type { Logger } from '../lib/log.ts';
+import { analyseExtraction, contactKey, extractEvent } from '../modules/ticket-queue/process.ts';
+import type { EventOutcome } from '../modules/ticket-queue/service.ts';
+import type { WorkerUnits } from './units.ts';
+
+export interface TicketLoopOptions {
+  units: UnitRunner<WorkerUnits>;
+  owner: string;
+  log: Logger;
+  /** Events claimed at once. */
+  batchSize?: number;
+  /** How long a claim holds its events before another worker may take them. */
+  leaseSeconds?: number;
+  /** Poll interval when nothing wakes the loop. */
+  pollMs?: number;
+  isStopping: () => boolean;
+  /** Resolves at a wake-up, a stop, or after `ms`. */
+  idle: (ms: number) => Promise<void>;
+}
+
+export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
+  const pollMs = options.pollMs ?? 1_000;
+  while (!options.isStopping()) {
+    let claimed = 0;
+    try {
+      claimed = await processDueEvents(options);
+    } catch (error) {
+      options.log.warn('could not claim ticket events', { error: (error as Error).message });
+    }
+    if (claimed === 0) await options.idle(pollMs);
+  }
+}
+
+/** One round: claim a batch, read and score it, apply it. Returns how many events were claimed. */
+export async function processDueEvents(options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'batchSize' | 'leaseSeconds'>): Promise<number> {
+  const { units, owner, log } = options;
+  const claimed = await units.run('tickets.claim', { owner, limit: options.batchSize ?? 250, leaseSeconds: options.leaseSeconds ?? 60 });
+  if (claimed.length === 0) return 0;
+  const extractions = claimed.map(extractEvent);
+  const pairs = extractions.flatMap((x) => (x.ok ? x.tickets.filter((t) => t.requesterEmail).map((t) => ({ orgId: x.event.orgId, email: t.requesterEmail! })) : []));
+  let contacts: Record<string, number> = {};
+  try {
+    contacts = pairs.length ? await units.run('tickets.recent-contacts', { pairs: dedupePairs(pairs) }) : {};
+  } catch (error) {
+    log.warn('could not count recent contacts; urgency ignores them for this batch', { error: (error as Error).message });
+  }
+  const outcomes: EventOutcome[] = extractions.map((x) => {
+    try {
+      return analyseExtraction(x, contacts);
+    } catch (error) {
+      return { eventId: x.event.id, ok: false, error: `analysis failed: ${(error as Error).message}`, permanent: false };
+    }
+  });
+  await applyBatch(units, owner, outcomes, log);
+  return claimed.length;
+}
+
+function dedupePairs(pairs: { orgId: string; email: string }[]) {
+  const seen = new Map(pairs.map((p) => [contactKey(p.orgId, p.email), p]));
+  return [...seen.values()];
+}
+
+async function applyBatch(units: UnitRunner<WorkerUnits>, owner: string, outcomes: EventOutcome[], log: Logger): Promise<void> {
+  try {
+    const result = await units.run('tickets.apply', { owner, outcomes });
+    if (result.dead > 0) log.warn('ticket events dead-lettered', { count: result.dead });
+    return;
+  } catch (error) {
+    if (outcomes.length === 1) {
+      const outcome = outcomes[0]!;
+      const message = (error as Error).message;
+      log.warn('ticket event failed', { event_id: outcome.eventId, error: message });
+      await units
+        .run('tickets.apply', { owner, outcomes: [{ eventId: outcome.eventId, ok: false, error: `could not be stored: ${message}`, permanent: false }] })
+        .catch((e) => log.error('could not record a failed ticket event; its lease will run out and it will be retried', { event_id: outcome.eventId, error: (e as Error).message }));
+      return;
+    }
+  }
+  for (const outcome of outcomes) await applyBatch(units, owner, [outcome], log);
+}

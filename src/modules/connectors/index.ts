@@ -1,0 +1,17 @@
+// GET /api/connectors: the caller's organisation's connectors and their webhook URLs, for API
+// clients that set platforms up; never a secret (SPEC §6).
+import { Elysia } from 'elysia';
+import type { Config } from '../../config.ts';
+import type { Database } from '../../db/client.ts';
+import { ok } from '../../lib/envelope.ts';
+import { principalAccessor } from '../../plugins/auth.ts';
+import type { RequestStates } from '../../plugins/request-state.ts';
+import { listConnectors, presentConnector } from './service.ts';
+
+export function connectorsModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'publicUrl'> }) {
+  const principalOf = principalAccessor(deps.states);
+  return new Elysia({ name: 'revintel/connectors' }).get('/api/connectors', async ({ request }) => {
+    const rows = await listConnectors(deps.database.db, { orgId: principalOf(request).org.id });
+    return ok(rows.map((row) => presentConnector(row, deps.config.publicUrl)));
+  });
+}

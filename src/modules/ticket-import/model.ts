@@ -1,0 +1,17 @@
+import { t } from 'elysia';
+
+/** Tickets in one import request, at most (SPEC §6). */
+export const MAX_IMPORT_TICKETS = 1000;
+
+/** The request: the tickets (each the normalised fields of interface spec §2.3, or a platform's raw
+ * object) and, optionally, the connector they belong to. Items are checked one by one after this. */
+export const TicketImportBody = t.Object(
+  {
+    connector_id: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+    tickets: t.Array(t.Unknown(), { minItems: 1, maxItems: MAX_IMPORT_TICKETS }),
+  },
+  { additionalProperties: false },
+);
+export type TicketImportBody = typeof TicketImportBody.static;
+
+export const ImportBatchParams = t.Object({ batch_id: t.String({ minLength: 1, maxLength: 100 }) });

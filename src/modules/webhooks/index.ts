@@ -1,0 +1,143 @@
+// POST /api/webhooks/tickets?connectorId=… (interface spec §4.1, SPEC §6): any support platform's
+// ticket events. The sender is proved by the connector id and, when the connector has them, its
+// signature or token over the raw bytes; the event is then written durably and answered 200 at
+// once. Nothing about the ticket is read before the answer: the worker thread does that.
+import { Elysia } from 'elysia';
+import type { Config } from '../../config.ts';
+import { AppError } from '../../lib/errors.ts';
+import { readBodyLimited } from '../../lib/body.ts';
+import { newId } from '../../lib/ids.ts';
+import { rateLimitHeaders, type Limits, type RateLimiter } from '../../lib/rate-limiter.ts';
+import { anonSubject } from '../../plugins/gate.ts';
+import type { RequestStates } from '../../plugins/request-state.ts';
+import type { EventWriter } from '../ticket-queue/writer.ts';
+import type { ConnectorLookup, WebhookConnector } from './connector-lookup.ts';
+import { verifyWebhook } from './signatures.ts';
+
+export const TICKET_WEBHOOK_PATH = '/api/webhooks/tickets';
+
+/** Headers kept with the event: what adapters read, and what tells deliveries apart for the
+ * operator. Everything else (cookies, authorization, signatures) is not stored. */
+const KEPT_HEADERS = [
+  'content-type',
+  'user-agent',
+  'x-github-event',
+  'x-github-delivery',
+  'x-helpscout-event',
+  'linear-event',
+  'linear-delivery',
+  'x-atlassian-webhook-identifier',
+  'x-atlassian-webhook-retry',
+  'x-zendesk-webhook-id',
+  'x-zendesk-webhook-invocation-id',
+  'webhook-id',
+] as const;
+
+/** Headers whose value is the same on every retry of one delivery: a second copy is not stored. */
+const DELIVERY_ID_HEADERS = ['x-github-delivery', 'linear-delivery', 'x-atlassian-webhook-identifier', 'x-zendesk-webhook-invocation-id', 'webhook-id'] as const;
+
+function deliveryKey(headers: Headers): string | null {
+  for (const name of DELIVERY_ID_HEADERS) {
+    const value = headers.get(name);
+    if (value && value.length <= 200) return `${name}:${value}`;
+  }
+  return null;
+}
+
+function keptHeaders(headers: Headers): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = headers.get(name);
+    if (value !== null) kept[name] = value.slice(0, 500);
+  }
+  return kept;
+}
+
+export interface WebhooksDeps {
+  config: Pick<Config, 'bodyLimitWebhook' | 'publicUrl' | 'anonLimitPerMinute' | 'anonLimitPerDay' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
+  states: RequestStates;
+  limiter: RateLimiter;
+  connectors: ConnectorLookup;
+  writer: EventWriter;
+  clock?: () => number;
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function webhooksModule(deps: WebhooksDeps) {
+  const anonLimits: Limits = { perMinute: deps.config.anonLimitPerMinute, perDay: deps.config.anonLimitPerDay };
+  const connectorLimits: Limits = { perMinute: deps.config.webhookLimitPerMinute, perDay: deps.config.webhookLimitPerDay };
+
+  /** Counts the delivery against `subject` (the connector's budget, or the sender's address while
+   * it is unknown) and puts the headers on the answer, whatever it will be. */
+  async function count(request: Request, subject: string, limits: Limits): Promise<void> {
+    const state = deps.states.get(request)!;
+    const decision = await deps.limiter.consume(subject, limits);
+    state.rateLimit = decision;
+    state.headers = rateLimitHeaders(decision);
+    if (!decision.allowed) {
+      throw new AppError('rate_limited', `Rate limit exceeded for this ${subject.startsWith('connector:') ? 'connector' : 'address'}; retry in ${decision.retryAfter} s`, {
+        'retry-after': String(decision.retryAfter),
+      });
+    }
+  }
+
+  /** The address the platform called, as it signed it (HubSpot v3): PUBLIC_URL's origin when the
+   * server is behind a proxy. */
+  const calledUrl = (request: Request) => {
+    if (!deps.config.publicUrl) return request.url;
+    const url = new URL(request.url);
+    return `${deps.config.publicUrl.replace(/\/+$/, '')}${url.pathname}${url.search}`;
+  };
+
+  async function receive(request: Request): Promise<Response> {
+    const state = deps.states.get(request)!;
+    const connectorId = new URL(request.url).searchParams.get('connectorId');
+    const anonymous = anonSubject(state.clientAddress);
+    if (!connectorId) {
+      await count(request, anonymous, anonLimits);
+      throw new AppError('bad_request', 'Query parameter "connectorId" is required');
+    }
+    const connector: WebhookConnector | null = connectorId.length <= 100 ? await deps.connectors.find(connectorId) : null;
+    if (!connector) {
+      await count(request, anonymous, anonLimits);
+      throw new AppError('not_found', `Connector ${connectorId.slice(0, 100)} not found`);
+    }
+    await count(request, `connector:${connector.id}`, connectorLimits);
+    const bytes = await readBodyLimited(request, deps.config.bodyLimitWebhook);
+    const verdict = verifyWebhook(
+      { rawBody: bytes, headers: request.headers, method: request.method, url: calledUrl(request) },
+      { platform: connector.platform, secrets: connector.secrets, tokenHash: connector.tokenHash },
+      deps.clock ? deps.clock() : Date.now(),
+    );
+    // A secret this server cannot open refuses everything: accepting unsigned deliveries because
+    // of a misconfigured SECRET_KEY would let anyone post.
+    if (connector.unreadableSecret && !(verdict.ok && verdict.scheme !== 'none')) {
+      throw new AppError('unauthorized', 'Invalid webhook signature: the connector secret cannot be read by this server');
+    }
+    if (!verdict.ok) throw new AppError('unauthorized', `Invalid webhook signature: ${verdict.reason}`);
+    let text: string;
+    try {
+      text = fatalUtf8.decode(bytes);
+      JSON.parse(text);
+    } catch {
+      throw new AppError('malformed_json', 'Request body is not valid JSON');
+    }
+    // Front validates a new webhook by sending a challenge to echo back (signed like any event).
+    const challenge = request.headers.get('x-front-challenge');
+    if (challenge !== null && connector.platform === 'front') return Response.json({ challenge });
+
+    const stored = await deps.writer.write({
+      id: newId('evt'),
+      orgId: connector.orgId,
+      connectorId: connector.id,
+      source: 'webhook',
+      body: text,
+      headers: keptHeaders(request.headers),
+      dedupeKey: deliveryKey(request.headers),
+    });
+    return Response.json({ ok: true, status: 'received', connector: connector.name, event_id: stored.id });
+  }
+
+  return new Elysia({ name: 'revintel/webhooks' }).post(TICKET_WEBHOOK_PATH, ({ request }) => receive(request));
+}
