@@ -4,23 +4,24 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { generateDemoChunks, generateDemoData } from '../../src/modules/demo/generate.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
-import { contracts, customers, invoices } from '../../src/db/schema/index.ts';
+import { contracts, customers, invoices, tickets } from '../../src/db/schema/index.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
 const TODAY = '2026-11-25';
 
 describe('demo data in chunks', () => {
   test('any chunk size gives the same rows in the same order as the whole', () => {
-    const options = { orgId: 'org_x', customers: 250, seed: 42, today: TODAY };
+    const options = { orgId: 'org_x', connectorId: 'con_x', customers: 250, seed: 42, today: TODAY };
     const whole = JSON.stringify(generateDemoData(options));
     for (const size of [1, 7, 100, 250, 1_000]) {
-      const joined = { customers: [] as unknown[], contracts: [] as unknown[], invoices: [] as unknown[] };
+      const joined = { customers: [] as unknown[], contracts: [] as unknown[], invoices: [] as unknown[], tickets: [] as unknown[] };
       let chunks = 0;
       for (const chunk of generateDemoChunks(options, size)) {
         chunks++;
         joined.customers.push(...chunk.customers);
         joined.contracts.push(...chunk.contracts);
         joined.invoices.push(...chunk.invoices);
+        joined.tickets.push(...chunk.tickets);
       }
       expect(chunks).toBe(Math.ceil(250 / size));
       expect(JSON.stringify(joined)).toBe(whole);
@@ -44,22 +45,28 @@ for (const backend of BACKENDS) {
       const orgName = uniqueName('demo-chunks');
       const input = { orgName, customers: 40, seed: 9, today: TODAY, actor: 'test' };
       const first = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 7 }));
-      const expected = generateDemoData({ orgId: first.org.id, customers: 40, seed: 9, today: TODAY });
-      expect(first.counts).toEqual({ customers: 40, contracts: expected.contracts.length, invoices: expected.invoices.length });
+      const expected = generateDemoData({ orgId: first.org.id, connectorId: first.connector.id, customers: 40, seed: 9, today: TODAY });
+      expect(first.counts).toEqual({ customers: 40, contracts: expected.contracts.length, invoices: expected.invoices.length, tickets: expected.tickets.length });
+      expect(expected.tickets.length).toBeGreaterThan(0);
 
       const read = async () => ({
         customers: byId(await database.db.select().from(customers).where(eq(customers.orgId, first.org.id))).map(stored),
         contracts: byId(await database.db.select().from(contracts).where(eq(contracts.orgId, first.org.id))).map(stored),
         invoices: byId(await database.db.select().from(invoices).where(eq(invoices.orgId, first.org.id))).map(stored),
+        tickets: byId(await database.db.select().from(tickets).where(eq(tickets.orgId, first.org.id))).map(({ lastEventId: _e, ...rest }) => rest),
       });
       const rows = await read();
       expect(rows.customers).toEqual(byId(expected.customers) as never);
       expect(rows.contracts).toEqual(byId(expected.contracts) as never);
       expect(rows.invoices).toEqual(byId(expected.invoices) as never);
+      // Tickets as generated; `sentiment` is a real (single precision) column, so compared as one.
+      const single = (t: { sentiment?: number | null }) => ({ ...t, sentiment: t.sentiment == null ? null : Math.fround(t.sentiment) });
+      expect(rows.tickets.map(single)).toEqual(byId(expected.tickets).map(single) as never);
 
       // A refresh in one chunk replaces them with the same rows.
       const again = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 1_000 }));
       expect(again.org.id).toBe(first.org.id);
+      expect(again.connector.id).toBe(first.connector.id);
       expect(again.counts).toEqual(first.counts);
       expect(await read()).toEqual(rows);
     });

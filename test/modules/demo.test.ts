@@ -8,7 +8,7 @@ import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDataba
 const TODAY = '2026-11-25';
 
 describe('demo data generator', () => {
-  const make = (seed: number) => generateDemoData({ orgId: 'org_x', customers: 300, seed, today: TODAY });
+  const make = (seed: number) => generateDemoData({ orgId: 'org_x', connectorId: 'con_x', customers: 300, seed, today: TODAY });
 
   test('the same seed and day give the same data; another seed does not', () => {
     expect(JSON.stringify(make(42))).toBe(JSON.stringify(make(42)));
@@ -26,6 +26,28 @@ describe('demo data generator', () => {
     expect(distinct(data.invoices.map((i) => i.status))).toEqual(['open', 'paid', 'void']);
     expect(data.contracts.some((c) => c.metadata?.expansion)).toBe(true);
     expect(data.invoices.some((i) => i.status === 'open' && i.dueDate! < TODAY)).toBe(true); // overdue
+  });
+
+  test('tickets follow the customer: churned customers write about cancelling, the rest mostly ask and thank', () => {
+    const data = make(42);
+    const statusOf = new Map(data.customers.map((c) => [c.id, c.status]));
+    const churned = data.tickets.filter((t) => statusOf.get(t.customerId!) === 'churned');
+    const active = data.tickets.filter((t) => statusOf.get(t.customerId!) === 'active');
+    const leaving = ['cancellation', 'non_renewal', 'competitor', 'downgrade'];
+    const share = (rows: typeof data.tickets) => rows.filter((t) => t.churnSignals!.some((s) => leaving.includes(s))).length / rows.length;
+    expect(churned.length).toBeGreaterThan(10);
+    expect(share(churned)).toBeGreaterThan(0.4);
+    expect(share(active)).toBeLessThan(share(churned) / 2);
+    const mean = (rows: typeof data.tickets) => rows.reduce((sum, t) => sum + t.sentiment!, 0) / rows.length;
+    expect(mean(churned)).toBeLessThan(mean(active));
+    // Every ticket is scored, linked to its customer by its requester's domain, and comes before today.
+    const domainOf = new Map(data.customers.map((c) => [c.id, c.domain]));
+    for (const ticket of data.tickets) {
+      expect(ticket.intelligenceMethod).toBe('afinn-165+rules');
+      expect(ticket.requesterEmail!.endsWith(`@${domainOf.get(ticket.customerId!)}`)).toBe(true);
+      expect(ticket.sourceCreatedAt! <= new Date(`${TODAY}T12:00:00Z`)).toBe(true);
+    }
+    expect(new Set(data.tickets.map((t) => t.statusNormalised))).toEqual(new Set(['open', 'pending', 'solved', 'closed']));
   });
 
   test('consistent: one currency per customer, dates in order, money in minor units', () => {
@@ -71,6 +93,10 @@ for (const backend of BACKENDS) {
       expect(after.body.data.map((c: { id: string }) => c.id)).toEqual(page.body.data.map((c: { id: string }) => c.id));
       const invoices = await call(app, 'GET', '/api/invoices?limit=200', { key: again.secret });
       expect(invoices.body.data.length).toBeGreaterThan(0);
+      const tickets = await call(app, 'GET', '/api/tickets?limit=200', { key: again.secret });
+      expect(tickets.body.data).toHaveLength(again.counts.tickets);
+      expect(tickets.body.data.every((t: { customer_id: string | null; connector: { name: string } }) => t.customer_id && t.connector.name === 'Demo help desk')).toBe(true);
+      expect(again.connector.id).toBe(first.connector.id);
       // a second demo organisation with the same seed lives beside the first
       const other = await admin.run('demo.load', { orgName: uniqueName('demo'), customers: 40, seed: 5, today: TODAY, actor: 'test' });
       expect(other.org.id).not.toBe(first.org.id);

@@ -1,8 +1,9 @@
 // Deterministic, realistic demo data: the same seed and day give the same organisation, row for
 // row. Customers across segments and currencies with CSMs; monthly, quarterly and annual contracts
-// with renewals, cancellations and expansions; invoices paid, open, overdue and void. Later issues
-// add tickets and churn outcomes: each generator below takes the customers and returns its rows.
+// with renewals, cancellations and expansions; invoices paid, open, overdue and void; support
+// tickets that follow each customer's situation (tickets.ts). Later issues add churn outcomes.
 import type { contracts, customers, invoices } from '../../db/schema/index.ts';
+import { generateTickets, type TicketInsert } from './tickets.ts';
 
 type CustomerInsert = typeof customers.$inferInsert;
 type ContractInsert = typeof contracts.$inferInsert;
@@ -60,6 +61,7 @@ export interface DemoData {
   customers: CustomerInsert[];
   contracts: ContractInsert[];
   invoices: InvoiceInsert[];
+  tickets: TicketInsert[];
 }
 
 /** Ids are derived from the organisation, the seed and the position: a refresh gives the same ids,
@@ -71,6 +73,8 @@ const demoIds = (orgId: string, seed: number) => {
 
 export interface DemoOptions {
   orgId: string;
+  /** The demo help desk the tickets came through. */
+  connectorId: string;
   customers: number;
   seed: number;
   today: string;
@@ -91,22 +95,26 @@ export const DEMO_CHUNK_CUSTOMERS = 500;
  */
 export function* generateDemoChunks(options: DemoOptions, chunkCustomers = DEMO_CHUNK_CUSTOMERS): Generator<DemoData> {
   const random = seededRandom(options.seed);
+  // Tickets draw from a stream of their own: the ARR data of a seed stays what it was before
+  // tickets were added.
+  const ticketRandom = seededRandom(options.seed ^ 0x5eed71c);
   const demoId = demoIds(options.orgId, options.seed);
   for (let from = 0; from < options.customers; from += chunkCustomers) {
-    const chunk: DemoData = { customers: [], contracts: [], invoices: [] };
+    const chunk: DemoData = { customers: [], contracts: [], invoices: [], tickets: [] };
     const to = Math.min(options.customers, from + chunkCustomers);
-    for (let i = from; i < to; i++) generateCustomer(chunk, i, random, demoId, options);
+    for (let i = from; i < to; i++) generateCustomer(chunk, i, random, ticketRandom, demoId, options);
     yield chunk;
   }
 }
 
 /** The whole organisation at once (tests, small demos). */
 export function generateDemoData(options: DemoOptions): DemoData {
-  const data: DemoData = { customers: [], contracts: [], invoices: [] };
+  const data: DemoData = { customers: [], contracts: [], invoices: [], tickets: [] };
   for (const chunk of generateDemoChunks(options)) {
     for (const row of chunk.customers) data.customers.push(row);
     for (const row of chunk.contracts) data.contracts.push(row);
     for (const row of chunk.invoices) data.invoices.push(row);
+    for (const row of chunk.tickets) data.tickets.push(row);
   }
   return data;
 }
@@ -116,6 +124,7 @@ function generateCustomer(
   data: DemoData,
   i: number,
   random: ReturnType<typeof seededRandom>,
+  ticketRandom: ReturnType<typeof seededRandom>,
   demoId: ReturnType<typeof demoIds>,
   options: DemoOptions,
 ): void {
@@ -141,7 +150,19 @@ function generateCustomer(
     csm: segment.name === 'smb' && random.chance(0.5) ? null : { ...random.pick(CSMS) },
     metadata: { source: 'demo', seed: options.seed },
   });
-  if (trial) return;
+  const invoicesBefore = data.invoices.length;
+  let cancelling = false;
+  const tickets = () => {
+    const overdue = data.invoices.slice(invoicesBefore).some((inv) => inv.status === 'open' && inv.dueDate! < options.today);
+    const made = generateTickets(ticketRandom, { customerId, index: i, domain: `${slug}.example`, churned, cancelling, overdue }, {
+      orgId: options.orgId,
+      connectorId: options.connectorId,
+      today: options.today,
+      ticketId: (n) => demoId('tkt', i, n),
+    });
+    for (const ticket of made) data.tickets.push(ticket);
+  };
+  if (trial) return tickets();
 
   // The first contract started up to three years ago; renewals follow it term after term.
   const interval = segment.name === 'enterprise' ? 'year' : random.pick(['month', 'quarter', 'year'] as const);
@@ -195,6 +216,7 @@ function generateCustomer(
         metadata: { source: 'demo' },
       });
     }
+    if (current && !cancelled && data.contracts[data.contracts.length - 1]!.autoRenew === false && end <= addDays(options.today, 60)) cancelling = true;
     if (current || cancelled) break;
     if (churned && random.chance(0.5)) break; // churned at a renewal
     start = addDays(end, 1);
@@ -219,4 +241,5 @@ function generateCustomer(
       metadata: { source: 'demo', expansion: true },
     });
   }
+  tickets();
 }

@@ -1,6 +1,7 @@
-import { eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, isNull, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { contracts, customers, invoices, type Organisation } from '../../db/schema/index.ts';
+import { connectors, contracts, customers, invoices, riskInputChanges, tickets, type Connector, type Organisation } from '../../db/schema/index.ts';
+import { newConnectorId } from '../../lib/ids.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKey, type PublicKey } from '../keys/service.ts';
@@ -20,7 +21,9 @@ export interface DemoResult {
   org: Organisation;
   key: PublicKey;
   secret: string;
-  counts: { customers: number; contracts: number; invoices: number };
+  /** The demo help desk: a connector without a secret, so a newcomer can post tickets to it. */
+  connector: Connector;
+  counts: { customers: number; contracts: number; invoices: number; tickets: number };
 }
 
 /**
@@ -49,6 +52,19 @@ const insertContracts = recordsetInsert(contracts, [
 const insertInvoices = recordsetInsert(invoices, [
   'id', 'orgId', 'customerId', 'contractId', 'externalId', 'number', 'status', 'currency', 'amountDue', 'amountPaid', 'issuedAt', 'dueDate', 'paidAt', 'metadata',
 ]);
+const insertTickets = recordsetInsert(tickets, [
+  'id', 'orgId', 'connectorId', 'externalId', 'customerId', 'subject', 'description', 'status', 'statusNormalised', 'priority', 'priorityNormalised',
+  'requesterEmail', 'sourceCreatedAt', 'sourceUpdatedAt', 'sentiment', 'urgency', 'topics', 'churnSignals', 'intelligenceMethod', 'intelligenceVersion',
+  'createdAt', 'updatedAt',
+]);
+
+/** Every customer with a ticket has new risk inputs (the churn predictions recompute them). */
+const markRiskInputs = (rows: { orgId: string; customerId?: string | null }[]) =>
+  sql`insert into risk_input_changes (org_id, customer_id) select distinct org_id, customer_id from json_to_recordset(${JSON.stringify(
+    rows.filter((r) => r.customerId).map((r) => ({ org_id: r.orgId, customer_id: r.customerId })),
+  )}::json) as x(org_id text, customer_id text) on conflict (org_id, customer_id) do update set changed_at = now()`;
+
+const DEMO_CONNECTOR_NAME = 'Demo help desk';
 
 /** The three statements of one chunk (parents first: the foreign keys are checked at the end of
  * each statement). */
@@ -57,6 +73,7 @@ function chunkStatements(chunk: DemoData): SQL[] {
   if (chunk.customers.length) statements.push(insertCustomers(JSON.stringify(chunk.customers)));
   if (chunk.contracts.length) statements.push(insertContracts(JSON.stringify(chunk.contracts)));
   if (chunk.invoices.length) statements.push(insertInvoices(JSON.stringify(chunk.invoices)));
+  if (chunk.tickets.length) statements.push(insertTickets(JSON.stringify(chunk.tickets)), markRiskInputs(chunk.tickets));
   return statements;
 }
 
@@ -79,18 +96,23 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
     if ((error as AppError).code !== 'not_found') throw error;
     return createOrg(db, { name: input.orgName, plan: 'enterprise', actor: input.actor });
   });
-  // A refresh replaces the organisation's ARR data (contracts and invoices go with their customers).
+  // A refresh replaces the organisation's ARR data (contracts and invoices go with their customers)
+  // and the demo help desk's tickets.
   await db.delete(customers).where(eq(customers.orgId, org.id));
+  const connector = await demoConnector(db, org.id);
+  await db.delete(tickets).where(eq(tickets.connectorId, connector.id));
+  await db.delete(riskInputChanges).where(eq(riskInputChanges.orgId, org.id));
   // Generated and inserted a chunk at a time, so memory stays flat whatever the size. While the
   // database inserts one chunk (on PostgreSQL, in another process) the next one is generated and
   // serialised here.
-  const counts = { customers: 0, contracts: 0, invoices: 0 };
+  const counts = { customers: 0, contracts: 0, invoices: 0, tickets: 0 };
   let inserting: Promise<unknown> = Promise.resolve();
-  const chunks = generateDemoChunks({ orgId: org.id, customers: input.customers, seed: input.seed, today: input.today }, options.chunkCustomers);
+  const chunks = generateDemoChunks({ orgId: org.id, connectorId: connector.id, customers: input.customers, seed: input.seed, today: input.today }, options.chunkCustomers);
   for (const chunk of chunks) {
     counts.customers += chunk.customers.length;
     counts.contracts += chunk.contracts.length;
     counts.invoices += chunk.invoices.length;
+    counts.tickets += chunk.tickets.length;
     const statements = chunkStatements(chunk);
     await inserting;
     inserting = run(db, statements);
@@ -106,7 +128,19 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
   await inserting;
   // Fresh statistics, or the planner (seeing the tables as they were) walks every customer to
   // answer a page: measured 250 ms instead of 0.6 ms at 30,000 customers.
-  await db.execute(sql`analyze customers, contracts, invoices`);
+  await db.execute(sql`analyze customers, contracts, invoices, tickets`);
   const { key, plaintext } = await createKey(db, { org: org.id, name: 'demo', actor: input.actor });
-  return { org, key, secret: plaintext, counts };
+  return { org, key, secret: plaintext, connector, counts };
+}
+
+/** The demo organisation's help desk connector, made on the first load and kept by refreshes (its
+ * webhook URL stays valid). */
+async function demoConnector(db: Db, orgId: string): Promise<Connector> {
+  const [existing] = await db
+    .select()
+    .from(connectors)
+    .where(and(eq(connectors.orgId, orgId), eq(connectors.name, DEMO_CONNECTOR_NAME), isNull(connectors.builtin)));
+  if (existing) return existing;
+  const [made] = await db.insert(connectors).values({ id: newConnectorId(), orgId, name: DEMO_CONNECTOR_NAME, platform: 'generic' }).returning();
+  return made!;
 }
