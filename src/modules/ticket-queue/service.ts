@@ -297,17 +297,9 @@ export interface EventSummary {
 
 const SUMMARY_COLUMNS = `e.id, e.org_id, e.connector_id, c.name as connector_name, e.source, e.status, e.attempts, e.run_after, e.last_error, e.ticket_ids, e.received_at, e.processed_at`;
 
-type SummaryRow = {
-  id: string;
-  org_id: string;
-  connector_id: string;
-  connector_name: string;
-  source: EventSource;
-  status: string;
-  attempts: number;
+/** As the drivers give it: times as Dates (or text). */
+type SummaryRow = Omit<EventSummary, 'run_after' | 'received_at' | 'processed_at'> & {
   run_after: Date | string;
-  last_error: string | null;
-  ticket_ids: string[] | null;
   received_at: Date | string;
   processed_at: Date | string | null;
 };
