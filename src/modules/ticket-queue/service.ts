@@ -306,21 +306,8 @@ type SummaryRow = Omit<EventSummary, 'run_after' | 'received_at' | 'processed_at
 
 const iso = (value: Date | string | null) => (value === null ? null : new Date(value).toISOString());
 
-function summary(row: SummaryRow): EventSummary {
-  return {
-    id: row.id,
-    org_id: row.org_id,
-    connector_id: row.connector_id,
-    connector_name: row.connector_name,
-    source: row.source,
-    status: row.status,
-    attempts: row.attempts,
-    run_after: iso(row.run_after)!,
-    last_error: row.last_error,
-    ticket_ids: row.ticket_ids,
-    received_at: iso(row.received_at)!,
-    processed_at: iso(row.processed_at),
-  };
+function summary({ body: _body, headers: _headers, ...row }: SummaryRow & { body?: string; headers?: unknown }): EventSummary {
+  return { ...row, run_after: iso(row.run_after)!, received_at: iso(row.received_at)!, processed_at: iso(row.processed_at) };
 }
 
 export interface ListEventsFilter {
