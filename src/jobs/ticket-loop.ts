@@ -1,7 +1,9 @@
 // The worker thread's ticket loop: claim a batch of due events, read and score them here (off the
-// main thread), then apply the batch in one transaction. Woken by the main thread when events are
-// committed, and polling as a fallback (another instance's events, retries coming due). A batch that
-// cannot be applied whole is applied event by event, so one poison event fails alone.
+// main thread), then apply the batch in one transaction. While the database applies one batch the
+// next is claimed and scored, so the thread's work and the database's overlap (one apply in flight
+// at a time, in claim order). Woken by the main thread when events are committed, and polling as a
+// fallback (another instance's events, retries coming due). A batch that cannot be applied whole is
+// applied event by event, so one poison event fails alone.
 import type { UnitRunner } from '../db/units.ts';
 import type { Logger } from '../lib/log.ts';
 import { analyseExtraction, contactKey, extractEvent } from '../modules/ticket-queue/process.ts';
@@ -25,22 +27,37 @@ export interface TicketLoopOptions {
 
 export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
   const pollMs = options.pollMs ?? 1_000;
+  let applying: Promise<void> = Promise.resolve();
   while (!options.isStopping()) {
-    let claimed = 0;
+    let outcomes: EventOutcome[] = [];
     try {
-      claimed = await processDueEvents(options);
+      outcomes = await prepareBatch(options);
     } catch (error) {
       options.log.warn('could not claim ticket events', { error: (error as Error).message });
     }
-    if (claimed === 0) await options.idle(pollMs);
+    await applying;
+    if (outcomes.length === 0) {
+      await options.idle(pollMs);
+      continue;
+    }
+    applying = applyBatch(options.units, options.owner, outcomes, options.log);
   }
+  await applying;
 }
 
-/** One round: claim a batch, read and score it, apply it. Returns how many events were claimed. */
+/** One round, start to end: claim a batch, read and score it, apply it. Returns how many events
+ * were claimed. */
 export async function processDueEvents(options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'batchSize' | 'leaseSeconds'>): Promise<number> {
+  const outcomes = await prepareBatch(options);
+  if (outcomes.length > 0) await applyBatch(options.units, options.owner, outcomes, options.log);
+  return outcomes.length;
+}
+
+/** Claims due events and makes their outcomes (the tickets read and scored, or why not). */
+async function prepareBatch(options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'batchSize' | 'leaseSeconds'>): Promise<EventOutcome[]> {
   const { units, owner, log } = options;
   const claimed = await units.run('tickets.claim', { owner, limit: options.batchSize ?? 250, leaseSeconds: options.leaseSeconds ?? 60 });
-  if (claimed.length === 0) return 0;
+  if (claimed.length === 0) return [];
   const extractions = claimed.map(extractEvent);
   const pairs = extractions.flatMap((x) => (x.ok ? x.tickets.filter((t) => t.requesterEmail).map((t) => ({ orgId: x.event.orgId, email: t.requesterEmail! })) : []));
   let contacts: Record<string, number> = {};
@@ -49,15 +66,13 @@ export async function processDueEvents(options: Pick<TicketLoopOptions, 'units' 
   } catch (error) {
     log.warn('could not count recent contacts; urgency ignores them for this batch', { error: (error as Error).message });
   }
-  const outcomes: EventOutcome[] = extractions.map((x) => {
+  return extractions.map((x) => {
     try {
       return analyseExtraction(x, contacts);
     } catch (error) {
       return { eventId: x.event.id, ok: false, error: `analysis failed: ${(error as Error).message}`, permanent: false };
     }
   });
-  await applyBatch(units, owner, outcomes, log);
-  return claimed.length;
 }
 
 function dedupePairs(pairs: { orgId: string; email: string }[]) {

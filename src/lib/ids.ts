@@ -2,15 +2,25 @@ import { randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+/** Random bytes drawn from the system a few kilobytes at a time: an id costs a slice of a pool
+ * rather than a call into the system's generator each (ids are made for every webhook and ticket). */
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+function randomByte(): number {
+  if (poolAt >= pool.length) {
+    pool = randomBytes(4096);
+    poolAt = 0;
+  }
+  return pool[poolAt++]!;
+}
+
 /** `length` uniformly random base62 characters (rejection sampling keeps every character equally
  * likely, so a key of n characters carries n·log2(62) bits). */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += BASE62[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte < 248) out += BASE62[byte % 62];
   }
   return out;
 }

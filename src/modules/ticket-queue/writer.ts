@@ -120,7 +120,13 @@ export function createEventWriter(db: Db, onCommitted: (count: number) => void):
   }
 
   async function run(): Promise<void> {
-    while (queue.length > 0) await writeBatch(takeBatch());
+    while (queue.length > 0) {
+      await writeBatch(takeBatch());
+      // Let the server read the requests that arrived meanwhile before the next batch is taken.
+      // Embedded PGlite answers in microtasks, without a turn of the event loop: without this each
+      // event went alone (1.0 events per insert instead of ~40 under load).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     writing = null;
   }
 

@@ -7,7 +7,7 @@ import type { Config } from '../../config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { readBodyLimited } from '../../lib/body.ts';
 import { newId } from '../../lib/ids.ts';
-import { rateLimitHeaders, type Limits, type RateLimiter } from '../../lib/rate-limiter.ts';
+import { memoryRateLimiter, rateLimitHeaders, type Limits, type RateLimiter } from '../../lib/rate-limiter.ts';
 import { anonSubject } from '../../plugins/gate.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import type { EventWriter } from '../ticket-queue/writer.ts';
@@ -67,12 +67,17 @@ const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 export function webhooksModule(deps: WebhooksDeps) {
   const anonLimits: Limits = { perMinute: deps.config.anonLimitPerMinute, perDay: deps.config.anonLimitPerDay };
   const connectorLimits: Limits = { perMinute: deps.config.webhookLimitPerMinute, perDay: deps.config.webhookLimitPerDay };
+  // A connector's budget is a flood guard, not a plan's quota: counted in this process, with no
+  // round trip to a shared store on the path every delivery takes (with N servers a connector may
+  // deliver up to N times it). Unknown senders spend their address's budget in the shared store.
+  const connectorLimiter = memoryRateLimiter();
 
   /** Counts the delivery against `subject` (the connector's budget, or the sender's address while
    * it is unknown) and puts the headers on the answer, whatever it will be. */
   async function count(request: Request, subject: string, limits: Limits): Promise<void> {
     const state = deps.states.get(request)!;
-    const decision = await deps.limiter.consume(subject, limits);
+    const limiter = subject.startsWith('connector:') ? connectorLimiter : deps.limiter;
+    const decision = await limiter.consume(subject, limits);
     state.rateLimit = decision;
     state.headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
