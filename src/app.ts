@@ -41,8 +41,8 @@ export interface AppDeps {
   startedAt?: number;
   /** More feature modules to mount beside the built-in ones (the tests mount fixtures here). */
   modules?: AnyElysia[];
-  /** Called when new ticket events are committed: the worker thread takes them at once. */
-  wakeWorker?: () => void;
+  /** Called when `events` new ticket events are committed: the worker thread takes them at once. */
+  wakeWorker?: (events: number) => void;
   /** The time signature windows are judged by (tests replay platforms' recorded deliveries). */
   clock?: () => number;
 }
@@ -111,7 +111,7 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 export function createApp(deps: AppDeps): App {
   const states: RequestStates = new WeakMap();
   const connectors = createConnectorLookup(deps.database.db, deps.config.secretKey, deps.log);
-  const events = createEventWriter(deps.database.db, () => deps.wakeWorker?.());
+  const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count));
   const routes = createRoutes(deps, states, { connectors, events });
   const admit = createGate(deps);
   const trustProxy = deps.config.trustProxy;

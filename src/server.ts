@@ -153,7 +153,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       log.warn('RATE_LIMIT_STORE=memory on PostgreSQL: each process counts alone, so N processes admit N times the limits');
     }
 
-    const app = createApp({ config, database, limiter, authenticator, log, readiness, startedAt, modules: options.modules, wakeWorker: () => supervisor.wake() });
+    const app = createApp({ config, database, limiter, authenticator, log, readiness, startedAt, modules: options.modules, wakeWorker: (events) => supervisor.wake(events) });
 
     if (database.kind === 'embedded') {
       const socket = serveAdminSocket({ dataDir: config.dataDir, db: database.db, onAccessChange: () => {

@@ -20,7 +20,14 @@ export interface WorkerWake {
   type: 'wake';
 }
 
-export type ToWorker = WorkerInit | WorkerStop | WorkerWake;
+/** Webhooks are arriving faster than INGEST_PRIORITY_ABOVE a second (or no longer are): while
+ * they do, the worker paces itself so that acknowledging them comes first. */
+export interface WorkerIngest {
+  type: 'ingest';
+  busy: boolean;
+}
+
+export type ToWorker = WorkerInit | WorkerStop | WorkerWake | WorkerIngest;
 
 export type FromWorker =
   | { type: 'ready' }

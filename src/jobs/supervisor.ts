@@ -5,7 +5,8 @@ import { answerUnits, localRunner } from '../db/units.ts';
 import type { Database } from '../db/client.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LogLevel } from '../config.ts';
-import type { FromWorker, WorkerInit } from './protocol.ts';
+import type { FromWorker, WorkerIngest, WorkerInit } from './protocol.ts';
+import { INGEST_PRIORITY_ABOVE } from './ticket-loop.ts';
 import { workerUnits, type InstanceInfo } from './units.ts';
 
 export interface Supervisor {
@@ -15,8 +16,8 @@ export interface Supervisor {
   isAlive(): boolean;
   lastHeartbeatAt(): number | null;
   restarts(): number;
-  /** New work is waiting: the worker looks now rather than at its next poll. */
-  wake(): void;
+  /** `events` new events are waiting: the worker looks now rather than at its next poll. */
+  wake(events?: number): void;
   stop(timeoutMs?: number): Promise<void>;
 }
 
@@ -41,6 +42,19 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let spawnedAt = 0;
   let stopping = false;
   let wakePending = false;
+  // How fast events arrive, measured over each quarter second: above INGEST_PRIORITY_ABOVE a second
+  // the worker is told to pace itself (jobs/ticket-loop.ts), and told again when the burst is over.
+  let ingested = 0;
+  let ingestBusy = false;
+  const ingestWatch = setInterval(() => {
+    const busy = ingested * 4 > INGEST_PRIORITY_ABOVE;
+    ingested = 0;
+    if (busy !== ingestBusy && worker) {
+      ingestBusy = busy;
+      worker.postMessage({ type: 'ingest', busy } satisfies WorkerIngest);
+    }
+  }, 250);
+  ingestWatch.unref?.();
   let markReady: () => void;
   let failStart: (error: Error) => void;
   let started = false;
@@ -106,7 +120,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     isAlive: () => lastBeat !== null && Date.now() - lastBeat < heartbeatMs * 3 + 1_000,
     lastHeartbeatAt: () => lastBeat,
     restarts: () => restartCount,
-    wake() {
+    wake(events = 0) {
+      ingested += events;
       // Commits finishing in the same tick make one message.
       if (wakePending || !worker) return;
       wakePending = true;
@@ -115,6 +130,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     },
     async stop(timeoutMs = 10_000) {
       stopping = true;
+      clearInterval(ingestWatch);
       const current = worker;
       if (!current) return;
       const done = new Promise<void>((resolve) => (stopped = resolve));

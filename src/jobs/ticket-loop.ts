@@ -10,6 +10,14 @@ import { analyseExtraction, contactKey, extractEvent } from '../modules/ticket-q
 import type { EventOutcome } from '../modules/ticket-queue/service.ts';
 import type { WorkerUnits } from './units.ts';
 
+/** Webhooks a second above which acknowledging them comes first: the worker then applies at most
+ * one batch per PACED_BATCH_MS (1,000 tickets a second at 250 a batch) and leaves the rest of the
+ * machine to the server, and drains the backlog at full speed once the burst is over. On two cores
+ * a worker at full speed took 40% of the CPU a saturating burst had, and webhook answers waited
+ * for it (p99 95 ms against 44 ms for a server that only inserts). */
+export const INGEST_PRIORITY_ABOVE = 1_500;
+const PACED_BATCH_MS = 250;
+
 export interface TicketLoopOptions {
   units: UnitRunner<WorkerUnits>;
   owner: string;
@@ -23,6 +31,10 @@ export interface TicketLoopOptions {
   isStopping: () => boolean;
   /** Resolves at a wake-up, a stop, or after `ms`. */
   idle: (ms: number) => Promise<void>;
+  /** Webhooks are arriving faster than INGEST_PRIORITY_ABOVE a second. */
+  ingestBusy?: () => boolean;
+  /** Resolves after `ms`, or at a stop (a wake-up does not end it). */
+  pause?: (ms: number) => Promise<void>;
 }
 
 export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
@@ -40,7 +52,12 @@ export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
       await options.idle(pollMs);
       continue;
     }
+    const started = Date.now();
     applying = applyBatch(options.units, options.owner, outcomes, options.log);
+    if (options.ingestBusy?.() && options.pause) {
+      await applying;
+      await options.pause(Math.max(0, PACED_BATCH_MS - (Date.now() - started)));
+    }
   }
   await applying;
 }

@@ -45,6 +45,23 @@ function idle(ms: number): Promise<void> {
   });
 }
 
+/** The server is taking webhooks faster than the worker should compete with (supervisor.ts). */
+let ingestBusy = false;
+/** Pauses that only a stop cuts short. */
+const pauses = new Set<() => void>();
+function sleepUnlessStopped(ms: number): Promise<void> {
+  if (stopping || ms <= 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      pauses.delete(done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    pauses.add(done);
+  });
+}
+
 /** The heartbeat's own pause: a stop ends it, a wake-up (meant for the ticket loop) does not. */
 let endSleep: (() => void) | null = null;
 const sleep = (ms: number) =>
@@ -64,7 +81,7 @@ async function run(init: WorkerInit) {
     await units.run('instances.register', init.instance);
     if (!init.databaseUrl) await units.run('tickets.release-leases', {});
     send({ type: 'ready' });
-    const tickets = runTicketLoop({ units, owner: init.instance.id, log, isStopping: () => stopping, idle });
+    const tickets = runTicketLoop({ units, owner: init.instance.id, log, isStopping: () => stopping, idle, ingestBusy: () => ingestBusy, pause: sleepUnlessStopped });
     let housekeptAt = 0;
     while (!stopping) {
       if (Date.now() - housekeptAt >= HOUSEKEEPING_MS) {
@@ -98,9 +115,12 @@ self.addEventListener('message', (event: MessageEvent<ToWorker | { type: string 
     run(message as WorkerInit).catch(() => {});
   } else if (message.type === 'wake') {
     wakeAll();
+  } else if (message.type === 'ingest') {
+    ingestBusy = (message as { busy: boolean }).busy;
   } else if (message.type === 'stop') {
     stopping = true;
     wakeAll();
     endSleep?.();
+    for (const done of [...pauses]) done();
   }
 });

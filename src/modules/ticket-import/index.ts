@@ -13,7 +13,7 @@ import { importProgress, importTickets } from './service.ts';
 
 export const TICKET_IMPORT_PATH = '/api/ticket-intelligence/import';
 
-export function ticketImportModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'bodyLimitImport'>; wakeWorker?: () => void }) {
+export function ticketImportModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'bodyLimitImport'>; wakeWorker?: (events: number) => void }) {
   const principalOf = principalAccessor(deps.states);
   const check = validator(TicketImportBody);
   return new Elysia({ name: 'revintel/ticket-import' })
@@ -24,7 +24,7 @@ export function ticketImportModule(deps: { database: Database; states: RequestSt
       const problem = check(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const outcome = await importTickets(deps.database.db, orgId, body as TicketImportBody);
-      if (outcome.accepted > 0) deps.wakeWorker?.();
+      if (outcome.accepted > 0) deps.wakeWorker?.(outcome.accepted);
       set.status = 202;
       return ok(outcome);
     })
