@@ -30,6 +30,7 @@ import { ticketsModule } from './modules/tickets/index.ts';
 import { ticketImportModule } from './modules/ticket-import/index.ts';
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
+import { createListCache, type ListCache } from './lib/list-cache.ts';
 
 export interface AppDeps {
   config: Config;
@@ -70,7 +71,7 @@ function routeMatcher(pattern: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-function createRoutes(deps: AppDeps, states: RequestStates, ingest: { connectors: ConnectorLookup; events: EventWriter }) {
+function createRoutes(deps: AppDeps, states: RequestStates, shared: { connectors: ConnectorLookup; events: EventWriter; listCache: ListCache }) {
   let routeTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (routeTable ??= routesOf().map((route) => ({ method: route.method, matcher: routeMatcher(route.path) })));
@@ -84,14 +85,14 @@ function createRoutes(deps: AppDeps, states: RequestStates, ingest: { connectors
     .use(healthModule({ readiness: deps.readiness, startedAt: deps.startedAt ?? Date.now() }))
     .use(meModule({ states }))
     .use(keysModule({ database: deps.database, states }))
-    .use(customersModule({ database: deps.database, states }))
-    .use(contractsModule({ database: deps.database, states }))
-    .use(invoicesModule({ database: deps.database, states }))
+    .use(customersModule({ database: deps.database, states, listCache: shared.listCache }))
+    .use(contractsModule({ database: deps.database, states, listCache: shared.listCache }))
+    .use(invoicesModule({ database: deps.database, states, listCache: shared.listCache }))
     .use(recordWritesModule({ database: deps.database, states, config: deps.config }))
     .use(connectorsModule({ database: deps.database, states, config: deps.config }))
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
-    .use(webhooksModule({ config: deps.config, states, limiter: deps.limiter, connectors: ingest.connectors, writer: ingest.events, clock: deps.clock }));
+    .use(webhooksModule({ config: deps.config, states, limiter: deps.limiter, connectors: shared.connectors, writer: shared.events, clock: deps.clock }));
   for (const module of deps.modules ?? []) routes.use(module);
   return routes;
 }
@@ -112,7 +113,8 @@ export function createApp(deps: AppDeps): App {
   const states: RequestStates = new WeakMap();
   const connectors = createConnectorLookup(deps.database.db, deps.config.secretKey, deps.log);
   const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count));
-  const routes = createRoutes(deps, states, { connectors, events });
+  const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
+  const routes = createRoutes(deps, states, { connectors, events, listCache });
   const admit = createGate(deps);
   const trustProxy = deps.config.trustProxy;
 

@@ -28,6 +28,8 @@ export interface Config {
   bodyLimitApi: number;
   bodyLimitImport: number;
   bodyLimitWebhook: number;
+  /** Memory for list pages kept until their organisation's data changes (lib/list-cache.ts); 0 turns it off. */
+  listCacheMb: number;
   anonLimitPerMinute: number;
   anonLimitPerDay: number;
   /** Ticket webhook deliveries a connector may make (its own budget: a support platform's bursts
@@ -129,6 +131,7 @@ const SETTINGS = {
   BODY_LIMIT_API: { key: 'bodyLimitApi', parse: integer(1024, 1024 * MiB), fallback: 1 * MiB },
   BODY_LIMIT_IMPORT: { key: 'bodyLimitImport', parse: integer(1024, 1024 * MiB), fallback: 10 * MiB },
   BODY_LIMIT_WEBHOOK: { key: 'bodyLimitWebhook', parse: integer(1024, 1024 * MiB), fallback: 5 * MiB },
+  LIST_CACHE_MB: { key: 'listCacheMb', parse: integer(0, 4096), fallback: 64 },
   RATE_LIMIT_ANON_PER_MINUTE: { key: 'anonLimitPerMinute', parse: integer(1, 10_000_000), fallback: 120 },
   RATE_LIMIT_ANON_PER_DAY: { key: 'anonLimitPerDay', parse: integer(1, 1_000_000_000), fallback: 20_000 },
   RATE_LIMIT_WEBHOOK_PER_MINUTE: { key: 'webhookLimitPerMinute', parse: integer(1, 100_000_000), fallback: 60_000 },

@@ -47,6 +47,7 @@ function idle(ms: number): Promise<void> {
 
 /** The server is taking webhooks faster than the worker should compete with (supervisor.ts). */
 let ingestBusy = false;
+let workerLog: ReturnType<typeof createLogger> | null = null;
 /** Pauses that only a stop cuts short. */
 const pauses = new Set<() => void>();
 function sleepUnlessStopped(ms: number): Promise<void> {
@@ -75,6 +76,7 @@ const sleep = (ms: number) =>
 
 async function run(init: WorkerInit) {
   const log = createLogger(init.logLevel, { thread: 'worker' });
+  workerLog = log;
   const database = init.databaseUrl ? connectPostgres(init.databaseUrl, 3) : null;
   const units: UnitRunner<WorkerUnits> = database ? localRunner(database.db, workerUnits) : portRunner<WorkerUnits>(self);
   try {
@@ -117,6 +119,7 @@ self.addEventListener('message', (event: MessageEvent<ToWorker | { type: string 
     wakeAll();
   } else if (message.type === 'ingest') {
     ingestBusy = (message as { busy: boolean }).busy;
+    workerLog?.info(ingestBusy ? 'webhooks arriving fast: ticket processing paced so that acknowledging comes first' : 'ticket processing back to full speed');
   } else if (message.type === 'stop') {
     stopping = true;
     wakeAll();

@@ -3,6 +3,9 @@
 import { ok } from './envelope.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type CursorValue } from './pagination.ts';
 import { parseLimit, refuseUnknownParams } from './query.ts';
+import type { Db } from '../db/client.ts';
+import type { ListCache } from './list-cache.ts';
+import { utcToday } from './today.ts';
 
 export interface ListRequest<Row, T> {
   request: Request;
@@ -14,23 +17,40 @@ export interface ListRequest<Row, T> {
   fetch: (limit: number) => Promise<Row[]>;
   positionOf: (row: Row) => { value: CursorValue | bigint; id: string };
   present: (row: Row) => T;
+  /** Pages of ARR data are kept until the organisation's data changes (lib/list-cache.ts). */
+  cached?: { cache: ListCache; db: Db; orgId: string };
 }
 
 export async function listResponse<Row, T>(list: ListRequest<Row, T>) {
   refuseUnknownParams(list.request.url, list.known);
   const limit = parseLimit(list.limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
-  const rows = await list.fetch(limit);
-  const page = pageOf(
-    rows,
-    limit,
-    list.sort,
-    (row) => {
-      const { value, id } = list.positionOf(row);
-      return { value: typeof value === 'bigint' ? String(value) : value, id };
-    },
-    list.present,
-    list.request.url,
-  );
-  if (page.link) list.set.headers.link = page.link;
-  return ok(page.data, page.meta);
+  const makePage = async () => {
+    const rows = await list.fetch(limit);
+    return pageOf(
+      rows,
+      limit,
+      list.sort,
+      (row) => {
+        const { value, id } = list.positionOf(row);
+        return { value: typeof value === 'bigint' ? String(value) : value, id };
+      },
+      list.present,
+      list.request.url,
+    );
+  };
+  if (!list.cached) {
+    const page = await makePage();
+    if (page.link) list.set.headers.link = page.link;
+    return ok(page.data, page.meta);
+  }
+  const { cache, db, orgId } = list.cached;
+  const url = list.request.url;
+  const pathAndQuery = url.slice(url.indexOf('/', url.indexOf('//') + 2));
+  const kept = await cache.page(db, orgId, `${utcToday()}\n${pathAndQuery}`, async () => {
+    const page = await makePage();
+    return { body: JSON.stringify(ok(page.data, page.meta)), link: page.link };
+  });
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (kept.link) headers.link = kept.link;
+  return new Response(kept.body, { headers });
 }

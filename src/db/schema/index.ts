@@ -9,3 +9,4 @@ export * from './invoices.ts';
 export * from './idempotency-keys.ts';
 export * from './connectors.ts';
 export * from './tickets.ts';
+export * from './data-versions.ts';

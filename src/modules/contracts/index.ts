@@ -4,12 +4,13 @@ import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
+import type { ListCache } from '../../lib/list-cache.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { ContractParams, ListContractsQuery } from './model.ts';
 import { getContract, listContracts, presentContract } from './service.ts';
 
-export function contractsModule(deps: { database: Database; states: RequestStates }) {
+export function contractsModule(deps: { database: Database; states: RequestStates; listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/contracts' })
@@ -18,6 +19,7 @@ export function contractsModule(deps: { database: Database; states: RequestState
       ({ query, request, set }) => {
         const principal = principalOf(request);
         return listResponse({
+          cached: { cache: deps.listCache, db, orgId: principal.org.id },
           request,
           set,
           known: Object.keys(ListContractsQuery.properties),

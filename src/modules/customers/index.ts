@@ -4,13 +4,14 @@ import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
+import type { ListCache } from '../../lib/list-cache.ts';
 import { utcToday } from '../../lib/today.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { CustomerParams, ListCustomersQuery } from './model.ts';
 import { getCustomer, listCustomers, presentCustomer } from './service.ts';
 
-export function customersModule(deps: { database: Database; states: RequestStates }) {
+export function customersModule(deps: { database: Database; states: RequestStates; listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/customers' })
@@ -20,6 +21,7 @@ export function customersModule(deps: { database: Database; states: RequestState
         const principal = principalOf(request);
         const sort = query.sort ?? 'created_at';
         return listResponse({
+          cached: { cache: deps.listCache, db, orgId: principal.org.id },
           request,
           set,
           known: Object.keys(ListCustomersQuery.properties),

@@ -4,13 +4,14 @@ import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
+import type { ListCache } from '../../lib/list-cache.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { utcToday } from '../../lib/today.ts';
 import { InvoiceParams, ListInvoicesQuery } from './model.ts';
 import { getInvoice, listInvoices, presentInvoice } from './service.ts';
 
-export function invoicesModule(deps: { database: Database; states: RequestStates }) {
+export function invoicesModule(deps: { database: Database; states: RequestStates; listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/invoices' })
@@ -19,6 +20,7 @@ export function invoicesModule(deps: { database: Database; states: RequestStates
       ({ query, request, set }) => {
         const principal = principalOf(request);
         return listResponse({
+          cached: { cache: deps.listCache, db, orgId: principal.org.id },
           request,
           set,
           known: Object.keys(ListInvoicesQuery.properties),
