@@ -75,6 +75,8 @@ import {
   stopProcess,
   table,
   waitFor200,
+  printHeaderAndExit,
+  positiveOption,
 } from './lib.ts';
 import {
   BENCH,
@@ -115,29 +117,19 @@ const { values: opts } = parseArgs({
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
-if (opts.help) {
-  const source = await Bun.file(import.meta.path).text();
-  console.log(source.split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
-  process.exit(0);
-}
+if (opts.help) await printHeaderAndExit(import.meta.path);
 
-const num = (raw: string | undefined, fallback: number) => {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`bad numeric option: ${raw}`);
-  return n;
-};
 const quick = opts.quick!;
-const customers = num(opts.customers, quick ? 10_000 : 100_000);
+const customers = positiveOption(opts.customers, quick ? 10_000 : 100_000);
 const settings = {
   customers,
-  deep: num(opts.deep, Math.floor(customers / 2)),
-  duration: num(opts.duration, quick ? 3 : 10),
-  rounds: num(opts.rounds, quick ? 1 : 3),
-  warmup: num(opts.warmup, 1),
-  connections: num(opts.connections, 64),
-  threads: num(opts.threads, 2),
-  pool: num(opts.pool, 10),
+  deep: positiveOption(opts.deep, Math.floor(customers / 2)),
+  duration: positiveOption(opts.duration, quick ? 3 : 10),
+  rounds: positiveOption(opts.rounds, quick ? 1 : 3),
+  warmup: positiveOption(opts.warmup, 1),
+  connections: positiveOption(opts.connections, 64),
+  threads: positiveOption(opts.threads, 2),
+  pool: positiveOption(opts.pool, 10),
 };
 const baselineSql = opts['baseline-sql']!;
 if (baselineSql !== 'indexed' && baselineSql !== 'plain') throw new Error(`--baseline-sql must be indexed or plain, got "${baselineSql}"`);

@@ -213,3 +213,18 @@ export function table(headers: string[], rows: string[][]): string {
     cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
+
+/** --help: prints the file's header comment (every bench documents its options there) and exits. */
+export async function printHeaderAndExit(path: string): Promise<never> {
+  const source = await Bun.file(path).text();
+  console.log(source.split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
+  process.exit(0);
+}
+
+/** A positive number option, or `fallback` when it is absent. */
+export function positiveOption(raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`bad numeric option: ${raw}`);
+  return n;
+}

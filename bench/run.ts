@@ -68,6 +68,8 @@ import {
   stopProcess,
   table,
   waitFor200,
+  printHeaderAndExit,
+  positiveOption,
 } from './lib.ts';
 import {
   BENCH,
@@ -102,26 +104,16 @@ const { values: opts } = parseArgs({
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
-if (opts.help) {
-  const source = await Bun.file(import.meta.path).text();
-  console.log(source.split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
-  process.exit(0);
-}
+if (opts.help) await printHeaderAndExit(import.meta.path);
 
-const num = (raw: string | undefined, fallback: number) => {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`bad numeric option: ${raw}`);
-  return n;
-};
 const quick = opts.quick!;
 const settings = {
-  duration: num(opts.duration, quick ? 3 : 10),
-  rounds: num(opts.rounds, quick ? 1 : 3),
-  warmup: num(opts.warmup, 1),
-  connections: num(opts.connections, 64),
-  threads: num(opts.threads, 2),
-  starts: num(opts.starts, quick ? 1 : 5),
+  duration: positiveOption(opts.duration, quick ? 3 : 10),
+  rounds: positiveOption(opts.rounds, quick ? 1 : 3),
+  warmup: positiveOption(opts.warmup, 1),
+  connections: positiveOption(opts.connections, 64),
+  threads: positiveOption(opts.threads, 2),
+  starts: positiveOption(opts.starts, quick ? 1 : 5),
 };
 const only = new Set((opts.only ?? 'embedded,postgres,redis').split(',').map((s) => s.trim()));
 setKeepTempDirs(opts.keep!);

@@ -95,6 +95,8 @@ import {
   stopProcess,
   table,
   waitFor200,
+  printHeaderAndExit,
+  positiveOption,
 } from './lib.ts';
 import { BENCH, BIN, BUN, REPO, dropDatabase, recreateDatabase, revintelRunner, tail, withAdminSql, type Running } from './revintel.ts';
 
@@ -123,32 +125,22 @@ const { values: opts } = parseArgs({
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
-if (opts.help) {
-  const source = await Bun.file(import.meta.path).text();
-  console.log(source.split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
-  process.exit(0);
-}
+if (opts.help) await printHeaderAndExit(import.meta.path);
 
-const num = (raw: string | undefined, fallback: number) => {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`bad numeric option: ${raw}`);
-  return n;
-};
 const quick = opts.quick!;
 const settings = {
-  seconds: num(opts.seconds, quick ? 3 : 10),
-  rounds: num(opts.rounds, quick ? 1 : 3),
-  warmup: num(opts.warmup, 1),
-  connections: num(opts.connections, 64),
-  threads: num(opts.threads, 2),
-  pool: num(opts.pool, 10),
-  bodies: num(opts.bodies, 5000),
-  connectors: num(opts.connectors, quick ? 4 : 16),
-  backlog: num(opts.backlog, quick ? 5000 : 20_000),
-  rate: num(opts.rate, 1000),
-  lagSeconds: num(opts['lag-seconds'], quick ? 3 : 10),
-  idleTimeoutMs: num(opts['idle-timeout'], 300) * 1000,
+  seconds: positiveOption(opts.seconds, quick ? 3 : 10),
+  rounds: positiveOption(opts.rounds, quick ? 1 : 3),
+  warmup: positiveOption(opts.warmup, 1),
+  connections: positiveOption(opts.connections, 64),
+  threads: positiveOption(opts.threads, 2),
+  pool: positiveOption(opts.pool, 10),
+  bodies: positiveOption(opts.bodies, 5000),
+  connectors: positiveOption(opts.connectors, quick ? 4 : 16),
+  backlog: positiveOption(opts.backlog, quick ? 5000 : 20_000),
+  rate: positiveOption(opts.rate, 1000),
+  lagSeconds: positiveOption(opts['lag-seconds'], quick ? 3 : 10),
+  idleTimeoutMs: positiveOption(opts['idle-timeout'], 300) * 1000,
 };
 const baselineConnector = opts['baseline-connector']!;
 if (baselineConnector !== 'query' && baselineConnector !== 'cache') throw new Error(`--baseline-connector must be query or cache, got "${baselineConnector}"`);
