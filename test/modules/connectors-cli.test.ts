@@ -65,6 +65,9 @@ for (const target of targets) {
       expect(taken.code).toBe(1);
       expect(JSON.parse(taken.stderr)).toEqual({ success: false, code: 'conflict', error: 'a connector named "Zendesk EU" already exists in this organisation' });
 
+      const reserved = await cli(['connectors', 'create', '--org', org, '--platform', 'generic', '--name', 'api import']);
+      expect(JSON.parse(reserved.stderr).error).toBe('"API import" is the name of the built-in import connector');
+
       const listed = await cli(['connectors', 'list', '--org', org]);
       expect(listed.json).toHaveLength(1);
       expect(listed.stdout).not.toMatch(/first-secret|v1\.|secret_sealed|token_hash/);

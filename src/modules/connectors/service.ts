@@ -21,6 +21,8 @@ function checkName(raw: string): string {
   const name = raw.trim();
   if (!name) throw new AppError('validation_failed', 'name must not be empty');
   if (name.length > 200) throw new AppError('validation_failed', 'name must be at most 200 characters');
+  // The built-in import connector is made on first use under this name: it must stay free.
+  if (name.toLowerCase() === IMPORT_CONNECTOR.name.toLowerCase()) throw new AppError('validation_failed', `"${IMPORT_CONNECTOR.name}" is the name of the built-in import connector`);
   return name;
 }
 
