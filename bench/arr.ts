@@ -50,7 +50,7 @@
 //   --only LIST           comma list of postgres,embedded (default: both)
 //   --import-file PATH    a customers CSV for the import figure (default: one generated with
 //                         --customers rows)
-//   --build               run `bun run build` first even if dist/revintel exists
+//   --build               run `bun run build` first even if dist/revintel is newer than src/
 //   --keep                keep the temp dirs and the bench database for inspection
 // Environment: BENCH_PG_URL (a PostgreSQL URL used to create/drop the bench database; default
 // postgres://postgres@127.0.0.1:5432/postgres), BENCH_PG_DB (default revintel_bench_arr).

@@ -38,16 +38,14 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-/** Builds dist/revintel when asked to or when it is missing; says so when sources are newer. */
+/** Builds dist/revintel when asked to, when it is missing, or when src/, drizzle/ or bun.lock is
+ * newer (the check test/helpers/binary.ts makes): figures are never taken of a stale binary. */
 export async function ensureBinary(build: boolean, log: (msg: string) => void) {
-  if (build || !existsSync(BIN)) {
+  const sources = Math.max(newestMtime(join(REPO, 'src')), newestMtime(join(REPO, 'drizzle')), statSync(join(REPO, 'bun.lock')).mtimeMs);
+  if (build || !existsSync(BIN) || statSync(BIN).mtimeMs < sources) {
     log(`building dist/revintel (bun run build)…`);
     const proc = Bun.spawn([BUN, 'run', 'build'], { cwd: REPO, stdout: 'inherit', stderr: 'inherit', stdin: 'ignore' });
     if ((await proc.exited) !== 0 || !existsSync(BIN)) throw new Error('bun run build failed');
-  }
-  const builtAt = statSync(BIN).mtimeMs;
-  if (Math.max(newestMtime(join(REPO, 'src')), newestMtime(join(REPO, 'drizzle'))) > builtAt) {
-    log('note: src/ or drizzle/ changed after dist/revintel was built; these figures are for the built binary (use --build).');
   }
 }
 

@@ -40,7 +40,7 @@
 //   --starts N            starts per start-up figure (default 5; quick 1)
 //   --loadgen wrk|bun     force the load tool (default: wrk if on PATH, else bun)
 //   --only LIST           comma list of embedded,postgres,redis (default: all)
-//   --build               run `bun run build` first even if dist/revintel exists
+//   --build               run `bun run build` first even if dist/revintel is newer than src/
 //   --keep                keep the temp dirs and the revintel_bench database for inspection
 // Environment: BENCH_PG_URL (a PostgreSQL URL used to create/drop the bench database; default
 // postgres://postgres@127.0.0.1:5432/postgres), BENCH_PG_DB (default revintel_bench),

@@ -74,7 +74,7 @@
 // Environment: BENCH_PG_URL (a PostgreSQL URL used to create/drop the bench database; default
 // postgres://postgres@127.0.0.1:5432/postgres), BENCH_PG_DB (default revintel_bench_tickets).
 import { createHmac, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -98,7 +98,7 @@ import {
   printHeaderAndExit,
   positiveOption,
 } from './lib.ts';
-import { BENCH, BIN, BUN, REPO, dropDatabase, recreateDatabase, revintelRunner, tail, withAdminSql, type Running } from './revintel.ts';
+import { BENCH, BIN, BUN, dropDatabase, ensureBinary, recreateDatabase, revintelRunner, tail, withAdminSql, type Running } from './revintel.ts';
 
 // --- options -------------------------------------------------------------------------------------
 
@@ -1195,26 +1195,6 @@ function report() {
 
 // --- main ----------------------------------------------------------------------------------------
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  if (!existsSync(dir)) return newest;
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds dist/revintel when asked, when it is missing, or when src/, drizzle/ or bun.lock is newer
- * (the check test/helpers/binary.ts makes). */
-async function ensureFreshBinary(force: boolean) {
-  const sources = Math.max(newestMtime(join(REPO, 'src')), newestMtime(join(REPO, 'drizzle')), statSync(join(REPO, 'bun.lock')).mtimeMs);
-  if (force || !existsSync(BIN) || statSync(BIN).mtimeMs < sources) {
-    log(`building dist/revintel (bun run build)…`);
-    const proc = Bun.spawn([BUN, 'run', 'build'], { cwd: REPO, stdout: 'inherit', stderr: 'inherit', stdin: 'ignore' });
-    if ((await proc.exited) !== 0 || !existsSync(BIN)) throw new Error('bun run build failed');
-  }
-}
-
 const onSignal = (signal: string) => {
   log(`\n${signal}: stopping every process started by the benchmark…`);
   cleanupAll()
@@ -1229,7 +1209,7 @@ let failed = false;
 const began = performance.now();
 const loadAtStart = loadavg();
 try {
-  await ensureFreshBinary(opts.build!);
+  await ensureBinary(opts.build!, log);
   log(`revintel ticket webhook bench: ${BIN}; ${quick ? 'QUICK smoke run' : 'full run'}; logs in ${logDir}${opts.keep ? ' (kept)' : ''}`);
   const wrk = await writeWrkFiles();
   if (only.has('postgres')) await postgresPhase(wrk);
