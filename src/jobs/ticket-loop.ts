@@ -6,8 +6,8 @@
 // applied event by event, so one poison event fails alone.
 import type { UnitRunner } from '../db/units.ts';
 import type { Logger } from '../lib/log.ts';
-import { analyseExtraction, contactKey, extractEvent } from '../modules/ticket-queue/process.ts';
-import type { EventOutcome } from '../modules/ticket-queue/service.ts';
+import { analyseExtraction, extractEvent } from '../modules/ticket-queue/process.ts';
+import { contactKey, type EventOutcome } from '../modules/ticket-queue/service.ts';
 import type { WorkerUnits } from './units.ts';
 
 /** Webhooks a second above which acknowledging them comes first: the worker then applies at most

@@ -48,7 +48,8 @@ function idle(ms: number): Promise<void> {
 /** The server is taking webhooks faster than the worker should compete with (supervisor.ts). */
 let ingestBusy = false;
 let workerLog: ReturnType<typeof createLogger> | null = null;
-/** Pauses that only a stop cuts short. */
+/** Pauses that only a stop cuts short, not a wake-up (the heartbeat's, and the ticket loop's
+ * pacing). */
 const pauses = new Set<() => void>();
 function sleepUnlessStopped(ms: number): Promise<void> {
   if (stopping || ms <= 0) return Promise.resolve();
@@ -62,17 +63,6 @@ function sleepUnlessStopped(ms: number): Promise<void> {
     pauses.add(done);
   });
 }
-
-/** The heartbeat's own pause: a stop ends it, a wake-up (meant for the ticket loop) does not. */
-let endSleep: (() => void) | null = null;
-const sleep = (ms: number) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    endSleep = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
 
 async function run(init: WorkerInit) {
   const log = createLogger(init.logLevel, { thread: 'worker' });
@@ -96,7 +86,7 @@ async function run(init: WorkerInit) {
       } catch (error) {
         log.warn('heartbeat failed', { error: (error as Error).message });
       }
-      await sleep(init.heartbeatMs);
+      await sleepUnlessStopped(init.heartbeatMs);
     }
     // The batch in hand is finished and applied before the thread says it has stopped.
     await tickets;
@@ -123,7 +113,6 @@ self.addEventListener('message', (event: MessageEvent<ToWorker | { type: string 
   } else if (message.type === 'stop') {
     stopping = true;
     wakeAll();
-    endSleep?.();
     for (const done of [...pauses]) done();
   }
 });

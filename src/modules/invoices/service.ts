@@ -1,7 +1,7 @@
 // Invoices as the API shows them, with `days_past_due` for today (README "ARR data"), always scoped
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
-import { queryRows, rowsOf, type Db } from '../../db/client.ts';
+import { queryRows, type Db } from '../../db/client.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';

@@ -3,7 +3,7 @@
 // as events in one transaction with the batch's record; the worker thread processes them like
 // webhook events. An item already received for this connector (the same bytes of canonical JSON)
 // counts as a duplicate and is not stored again.
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { queryText, type Db } from '../../db/client.ts';
 import { connectors, ticketImportBatches, type Connector } from '../../db/schema/index.ts';
 import { notFound } from '../../lib/errors.ts';

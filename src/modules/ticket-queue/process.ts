@@ -4,7 +4,7 @@
 import { extractTickets } from '../tickets/adapters/index.ts';
 import type { ExtractedTicket } from '../tickets/adapters/types.ts';
 import { analyseTicket } from '../tickets/intelligence.ts';
-import type { AnalysedTicket, ClaimedEvent, EventOutcome } from './service.ts';
+import { contactKey, type AnalysedTicket, type ClaimedEvent, type EventOutcome } from './service.ts';
 
 export type Extraction = { event: ClaimedEvent; ok: true; tickets: ExtractedTicket[] } | { event: ClaimedEvent; ok: false; error: string };
 
@@ -25,9 +25,6 @@ export function extractEvent(event: ClaimedEvent): Extraction {
   }
   return result.ok ? { event, ok: true, tickets: result.tickets } : { event, ok: false, error: result.reason };
 }
-
-/** The key under which recent contacts are counted. */
-export const contactKey = (orgId: string, email: string) => `${orgId}\0${email}`;
 
 export function analyseExtraction(extraction: Extraction, recentContacts: Record<string, number>): EventOutcome {
   if (!extraction.ok) return { eventId: extraction.event.id, ok: false, error: extraction.error, permanent: true };

@@ -264,7 +264,10 @@ export async function applyOutcomes(db: Db, args: { owner: string; outcomes: Eve
   return result;
 }
 
-/** Records, for each (org, requester e-mail), how many tickets they opened in the last 7 days. */
+/** The key under which recent contacts are counted. */
+export const contactKey = (orgId: string, email: string) => `${orgId}\0${email}`;
+
+/** For each (org, requester e-mail), how many tickets they opened in the last 7 days, by contactKey. */
 export async function recentContacts(db: Db, pairs: { orgId: string; email: string }[]): Promise<Record<string, number>> {
   if (pairs.length === 0) return {};
   const rows = await queryText<{ org_id: string; email: string; n: number }>(
@@ -275,7 +278,7 @@ export async function recentContacts(db: Db, pairs: { orgId: string; email: stri
      group by t.org_id, t.requester_email`,
     [pairs.map((p) => p.orgId), pairs.map((p) => p.email)],
   );
-  return Object.fromEntries(rows.map((r) => [`${r.org_id}\0${r.email}`, r.n]));
+  return Object.fromEntries(rows.map((r) => [contactKey(r.org_id, r.email), r.n]));
 }
 
 // --- the operator's view: revintel events list|show|replay ----------------------------------------

@@ -8,13 +8,11 @@ import { AppError } from '../../lib/errors.ts';
 import { readBodyLimited } from '../../lib/body.ts';
 import { newId } from '../../lib/ids.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits, type RateLimiter } from '../../lib/rate-limiter.ts';
-import { anonSubject } from '../../plugins/gate.ts';
+import { anonSubject, TICKET_WEBHOOK_PATH } from '../../plugins/gate.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import type { EventWriter } from '../ticket-queue/writer.ts';
 import type { ConnectorLookup, WebhookConnector } from './connector-lookup.ts';
 import { verifyWebhook } from './signatures.ts';
-
-export const TICKET_WEBHOOK_PATH = '/api/webhooks/tickets';
 
 /** Headers kept with the event: what adapters read, and what tells deliveries apart for the
  * operator. Everything else (cookies, authorization, signatures) is not stored. */
