@@ -16,7 +16,7 @@ import type { Authenticator } from './modules/keys/service.ts';
 import type { RequestState, RequestStates } from './plugins/request-state.ts';
 import { beginRequest, logRequest, type Peer } from './plugins/request-context.ts';
 import { errorResponse, errorsPlugin } from './plugins/errors.ts';
-import { createGate, pathOf } from './plugins/gate.ts';
+import { createGate, pathOf, TICKET_WEBHOOK_PATH } from './plugins/gate.ts';
 import { healthModule, type ReadinessProbe } from './modules/health/index.ts';
 import { meModule } from './modules/me/index.ts';
 import { keysModule } from './modules/keys/index.ts';
@@ -24,7 +24,7 @@ import { customersModule } from './modules/customers/index.ts';
 import { contractsModule } from './modules/contracts/index.ts';
 import { invoicesModule } from './modules/invoices/index.ts';
 import { recordWritesModule } from './modules/record-writes/index.ts';
-import { webhooksModule } from './modules/webhooks/index.ts';
+import { createWebhookReceiver, webhooksModule, type WebhookReceiver } from './modules/webhooks/index.ts';
 import { connectorsModule } from './modules/connectors/index.ts';
 import { ticketsModule } from './modules/tickets/index.ts';
 import { ticketImportModule } from './modules/ticket-import/index.ts';
@@ -71,7 +71,7 @@ function routeMatcher(pattern: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
-function createRoutes(deps: AppDeps, states: RequestStates, shared: { connectors: ConnectorLookup; events: EventWriter; listCache: ListCache }) {
+function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver }) {
   let routeTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (routeTable ??= routesOf().map((route) => ({ method: route.method, matcher: routeMatcher(route.path) })));
@@ -92,7 +92,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { connectors
     .use(connectorsModule({ database: deps.database, states, config: deps.config }))
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
-    .use(webhooksModule({ config: deps.config, states, limiter: deps.limiter, connectors: shared.connectors, writer: shared.events, clock: deps.clock }));
+    .use(webhooksModule(shared.webhooks, states));
   for (const module of deps.modules ?? []) routes.use(module);
   return routes;
 }
@@ -114,7 +114,8 @@ export function createApp(deps: AppDeps): App {
   const connectors = createConnectorLookup(deps.database.db, deps.config.secretKey, deps.log);
   const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count));
   const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
-  const routes = createRoutes(deps, states, { connectors, events, listCache });
+  const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
+  const routes = createRoutes(deps, states, { listCache, webhooks });
   const admit = createGate(deps);
   const trustProxy = deps.config.trustProxy;
 
@@ -136,6 +137,11 @@ export function createApp(deps: AppDeps): App {
   function handle(request: Request, server?: Peer): Response | Promise<Response> {
     const path = pathOf(request.url);
     const state = beginRequest(request, path, server, trustProxy);
+    // Every platform's ticket events come here, thousands a second in a burst: straight to the
+    // receiver, which counts the delivery itself (the gate has nothing to do for it).
+    if (path === TICKET_WEBHOOK_PATH && request.method === 'POST') {
+      return webhooks.receive(request, state).then((response) => finish(state, request, response), (error) => failed(state, request, error));
+    }
     states.set(request, state);
     try {
       const admitted = admit(state, request);

@@ -42,13 +42,18 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let spawnedAt = 0;
   let stopping = false;
   let wakePending = false;
-  // How fast events arrive, measured over each quarter second: above INGEST_PRIORITY_ABOVE a second
-  // the worker is told to pace itself (jobs/ticket-loop.ts), and told again when the burst is over.
+  // How fast events arrive, over the last second (four quarter-second counts): above
+  // INGEST_PRIORITY_ABOVE the worker is told to pace itself (jobs/ticket-loop.ts), and told again
+  // when the burst is over. A whole second, not a quarter: after a stall of a few hundred ms the
+  // answers held up commit together, and a steady 1,000 a second must not look like a burst.
   let ingested = 0;
+  const lastQuarters = [0, 0, 0, 0];
   let ingestBusy = false;
   const ingestWatch = setInterval(() => {
-    const busy = ingested * 4 > INGEST_PRIORITY_ABOVE;
+    lastQuarters.shift();
+    lastQuarters.push(ingested);
     ingested = 0;
+    const busy = lastQuarters.reduce((sum, n) => sum + n, 0) > INGEST_PRIORITY_ABOVE;
     if (busy !== ingestBusy && worker) {
       ingestBusy = busy;
       worker.postMessage({ type: 'ingest', busy } satisfies WorkerIngest);

@@ -4,7 +4,7 @@ import { instances } from '../db/schema/index.ts';
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry } from '../db/units.ts';
 import { purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.ts';
-import { applyOutcomes, claimEvents, recentContacts, releaseAllLeases, type EventOutcome } from '../modules/ticket-queue/service.ts';
+import { applyOutcomes, claimEvents, oldestDueWaitMs, recentContacts, releaseAllLeases, type EventOutcome } from '../modules/ticket-queue/service.ts';
 import { newId } from '../lib/ids.ts';
 
 export interface InstanceInfo {
@@ -40,6 +40,8 @@ export const workerUnits = {
   'idempotency.purge': (db: Db, _args: Record<string, never>) => purgeExpiredIdempotencyKeys(db),
   /** Takes due ticket events (and those of dead workers) for this worker. */
   'tickets.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number }) => claimEvents(db, args),
+  /** How long the oldest due ticket event has waited (ms): how long a burst may still defer them. */
+  'tickets.oldest-due-wait': (db: Db, _args: Record<string, never>) => oldestDueWaitMs(db),
   /** How many tickets each (org, requester) opened lately: an input of urgency. */
   'tickets.recent-contacts': (db: Db, args: { pairs: { orgId: string; email: string }[] }) => recentContacts(db, args.pairs),
   /** Tickets, customer links, risk inputs and the events' new states, in one transaction. */

@@ -8,7 +8,7 @@ import { localRunner, portRunner, type UnitRunner } from '../db/units.ts';
 import { createLogger } from '../lib/log.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 import { workerUnits, type WorkerUnits } from './units.ts';
-import { runTicketLoop } from './ticket-loop.ts';
+import { DEFER_AT_MOST_MS, runTicketLoop } from './ticket-loop.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
@@ -48,21 +48,27 @@ function idle(ms: number): Promise<void> {
 /** The server is taking webhooks faster than the worker should compete with (supervisor.ts). */
 let ingestBusy = false;
 let workerLog: ReturnType<typeof createLogger> | null = null;
-/** Pauses that only a stop cuts short, not a wake-up (the heartbeat's, and the ticket loop's
- * pacing). */
+/** Pauses that only a stop cuts short, not a wake-up (the heartbeat's). */
 const pauses = new Set<() => void>();
-function sleepUnlessStopped(ms: number): Promise<void> {
+/** The ticket loop's deferrals during a burst: cut short by a stop or by the burst's end. */
+const deferrals = new Set<() => void>();
+function sleepIn(set: Set<() => void>, ms: number): Promise<void> {
   if (stopping || ms <= 0) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      pauses.delete(done);
+      set.delete(done);
       resolve();
     };
     const timer = setTimeout(done, ms);
-    pauses.add(done);
+    set.add(done);
   });
 }
+const sleepUnlessStopped = (ms: number) => sleepIn(pauses, ms);
+const deferWhileBusy = (ms: number) => sleepIn(deferrals, ms);
+const endAll = (set: Set<() => void>) => {
+  for (const done of [...set]) done();
+};
 
 async function run(init: WorkerInit) {
   const log = createLogger(init.logLevel, { thread: 'worker' });
@@ -73,7 +79,7 @@ async function run(init: WorkerInit) {
     await units.run('instances.register', init.instance);
     if (!init.databaseUrl) await units.run('tickets.release-leases', {});
     send({ type: 'ready' });
-    const tickets = runTicketLoop({ units, owner: init.instance.id, log, isStopping: () => stopping, idle, ingestBusy: () => ingestBusy, pause: sleepUnlessStopped });
+    const tickets = runTicketLoop({ units, owner: init.instance.id, log, isStopping: () => stopping, idle, ingestBusy: () => ingestBusy, pause: deferWhileBusy });
     let housekeptAt = 0;
     while (!stopping) {
       if (Date.now() - housekeptAt >= HOUSEKEEPING_MS) {
@@ -109,10 +115,14 @@ self.addEventListener('message', (event: MessageEvent<ToWorker | { type: string 
     wakeAll();
   } else if (message.type === 'ingest') {
     ingestBusy = (message as { busy: boolean }).busy;
-    workerLog?.info(ingestBusy ? 'webhooks arriving fast: ticket processing paced so that acknowledging comes first' : 'ticket processing back to full speed');
+    workerLog?.info(
+      ingestBusy ? `webhooks arriving fast: ticket processing deferred (at most ${DEFER_AT_MOST_MS / 1000} s) so that acknowledging comes first` : 'ticket processing back to full speed',
+    );
+    if (!ingestBusy) endAll(deferrals);
   } else if (message.type === 'stop') {
     stopping = true;
     wakeAll();
-    for (const done of [...pauses]) done();
+    endAll(pauses);
+    endAll(deferrals);
   }
 });

@@ -16,10 +16,10 @@ export const tooLarge = (limit: number) =>
 export async function readBodyLimited(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > limit) throw tooLarge(limit);
-  if (!request.body) return new Uint8Array(0);
   // A declared length within the limit bounds the body (the server reads no more than it): read it
   // whole, without a stream reader's promise per chunk (a webhook's most common shape).
   if (Number.isInteger(declared)) return new Uint8Array(await request.arrayBuffer());
+  if (!request.body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body.getReader();

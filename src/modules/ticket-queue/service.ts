@@ -58,6 +58,18 @@ export async function claimEvents(db: Db, args: { owner: string; limit: number; 
     .sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
+/** How long the oldest due event has waited (ms, by the database's clock; null when none is due).
+ * A fresh event is due from the moment it is received; a retry from the moment its back-off ends. */
+export async function oldestDueWaitMs(db: Db): Promise<number | null> {
+  const [row] = await queryText<{ waited_ms: number | null }>(
+    db,
+    `select (extract(epoch from now() - min(run_after)) * 1000)::float8 as waited_ms
+     from ticket_events where status = 'pending' and run_after <= now()`,
+    [],
+  );
+  return row?.waited_ms == null ? null : Math.max(0, Number(row.waited_ms));
+}
+
 /** On the embedded database one process owns it: whatever is `processing` at its start was held by
  * a worker of an earlier run, which is gone. */
 export async function releaseAllLeases(db: Db): Promise<number> {

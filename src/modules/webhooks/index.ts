@@ -9,7 +9,7 @@ import { readBodyLimited } from '../../lib/body.ts';
 import { newId } from '../../lib/ids.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits, type RateLimiter } from '../../lib/rate-limiter.ts';
 import { anonSubject, TICKET_WEBHOOK_PATH } from '../../plugins/gate.ts';
-import type { RequestStates } from '../../plugins/request-state.ts';
+import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import type { EventWriter } from '../ticket-queue/writer.ts';
 import type { ConnectorLookup, WebhookConnector } from './connector-lookup.ts';
 import { verifyWebhook } from './signatures.ts';
@@ -53,7 +53,6 @@ function keptHeaders(headers: Headers): Record<string, string> {
 
 export interface WebhooksDeps {
   config: Pick<Config, 'bodyLimitWebhook' | 'publicUrl' | 'anonLimitPerMinute' | 'anonLimitPerDay' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
-  states: RequestStates;
   limiter: RateLimiter;
   connectors: ConnectorLookup;
   writer: EventWriter;
@@ -62,7 +61,13 @@ export interface WebhooksDeps {
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function webhooksModule(deps: WebhooksDeps) {
+export interface WebhookReceiver {
+  /** Answers one delivery to the ticket webhook: the acknowledgement, or throws the AppError it
+   * must end with. `state` is the request's (its rate-limit headers are set here). */
+  receive(request: Request, state: RequestState): Promise<Response>;
+}
+
+export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
   const anonLimits: Limits = { perMinute: deps.config.anonLimitPerMinute, perDay: deps.config.anonLimitPerDay };
   const connectorLimits: Limits = { perMinute: deps.config.webhookLimitPerMinute, perDay: deps.config.webhookLimitPerDay };
   // A connector's budget is a flood guard, not a plan's quota: counted in this process, with no
@@ -72,10 +77,11 @@ export function webhooksModule(deps: WebhooksDeps) {
 
   /** Counts the delivery against `subject` (the connector's budget, or the sender's address while
    * it is unknown) and puts the headers on the answer, whatever it will be. */
-  async function count(request: Request, subject: string, limits: Limits): Promise<void> {
-    const state = deps.states.get(request)!;
+  async function count(state: RequestState, subject: string, limits: Limits): Promise<void> {
     const limiter = subject.startsWith('connector:') ? connectorLimiter : deps.limiter;
-    const decision = await limiter.consume(subject, limits);
+    const counted = limiter.consume(subject, limits);
+    // The connector's budget is in-process: no promise to wait for on the common path.
+    const decision = counted instanceof Promise ? await counted : counted;
     state.rateLimit = decision;
     state.headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
@@ -93,20 +99,20 @@ export function webhooksModule(deps: WebhooksDeps) {
     return `${deps.config.publicUrl.replace(/\/+$/, '')}${url.pathname}${url.search}`;
   };
 
-  async function receive(request: Request): Promise<Response> {
-    const state = deps.states.get(request)!;
+  async function receive(request: Request, state: RequestState): Promise<Response> {
     const connectorId = new URL(request.url).searchParams.get('connectorId');
-    const anonymous = anonSubject(state.clientAddress);
+    // The address is looked up only for a delivery that names no known connector.
     if (!connectorId) {
-      await count(request, anonymous, anonLimits);
+      await count(state, anonSubject(state.clientAddress), anonLimits);
       throw new AppError('bad_request', 'Query parameter "connectorId" is required');
     }
-    const connector: WebhookConnector | null = connectorId.length <= 100 ? await deps.connectors.find(connectorId) : null;
+    const found = connectorId.length <= 100 ? deps.connectors.find(connectorId) : null;
+    const connector: WebhookConnector | null = found instanceof Promise ? await found : found;
     if (!connector) {
-      await count(request, anonymous, anonLimits);
+      await count(state, anonSubject(state.clientAddress), anonLimits);
       throw new AppError('not_found', `Connector ${connectorId.slice(0, 100)} not found`);
     }
-    await count(request, `connector:${connector.id}`, connectorLimits);
+    await count(state, `connector:${connector.id}`, connectorLimits);
     const bytes = await readBodyLimited(request, deps.config.bodyLimitWebhook);
     const verdict = verifyWebhook(
       { rawBody: bytes, headers: request.headers, method: request.method, url: calledUrl(request) },
@@ -142,5 +148,11 @@ export function webhooksModule(deps: WebhooksDeps) {
     return Response.json({ ok: true, status: 'received', connector: connector.name, event_id: stored.id });
   }
 
-  return new Elysia({ name: 'revintel/webhooks' }).post(TICKET_WEBHOOK_PATH, ({ request }) => receive(request));
+  return { receive };
+}
+
+/** The route, for the route table (a GET is told 405, not 404). The server hands a POST straight to
+ * the receiver without Elysia's per-request work (app.ts): this path takes every platform's events. */
+export function webhooksModule(receiver: WebhookReceiver, states: RequestStates) {
+  return new Elysia({ name: 'revintel/webhooks' }).post(TICKET_WEBHOOK_PATH, ({ request }) => receiver.receive(request, states.get(request)!));
 }
