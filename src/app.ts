@@ -112,7 +112,7 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 export function createApp(deps: AppDeps): App {
   const states: RequestStates = new WeakMap();
   const connectors = createConnectorLookup(deps.database.db, deps.config.secretKey, deps.log);
-  const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count));
+  const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count), { parallel: deps.database.kind === 'postgres' ? 2 : 1 });
   const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
   const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
   const routes = createRoutes(deps, states, { listCache, webhooks });
@@ -140,7 +140,13 @@ export function createApp(deps: AppDeps): App {
     // Every platform's ticket events come here, thousands a second in a burst: straight to the
     // receiver, which counts the delivery itself (the gate has nothing to do for it).
     if (path === TICKET_WEBHOOK_PATH && request.method === 'POST') {
-      return webhooks.receive(request, state).then((response) => finish(state, request, response), (error) => failed(state, request, error));
+      return webhooks.receive(request, state).then(
+        (response) => {
+          logRequest(deps.log, state, request, response.status);
+          return response;
+        },
+        (error) => failed(state, request, error),
+      );
     }
     states.set(request, state);
     try {

@@ -127,8 +127,9 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     restarts: () => restartCount,
     wake(events = 0) {
       ingested += events;
-      // Commits finishing in the same tick make one message.
-      if (wakePending || !worker) return;
+      // Commits finishing in the same tick make one message; during a burst the worker defers its
+      // work and is told when the burst is over, so there is nobody to wake.
+      if (wakePending || ingestBusy || !worker) return;
       wakePending = true;
       worker.postMessage({ type: 'wake' });
       queueMicrotask(() => (wakePending = false));

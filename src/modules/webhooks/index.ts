@@ -61,9 +61,18 @@ export interface WebhooksDeps {
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The answer with every header it leaves with (rate limit, request id) set at once: it goes out as
+ * it is, which saves setting them one by one afterwards on the path every delivery takes. */
+function answer(state: RequestState, payload: object): Response {
+  return new Response(JSON.stringify(payload), {
+    headers: { 'content-type': 'application/json;charset=utf-8', ...state.headers, 'x-request-id': state.id },
+  });
+}
+
 export interface WebhookReceiver {
-  /** Answers one delivery to the ticket webhook: the acknowledgement, or throws the AppError it
-   * must end with. `state` is the request's (its rate-limit headers are set here). */
+  /** Answers one delivery to the ticket webhook: the acknowledgement, complete with its headers, or
+   * throws the AppError it must end with. `state` is the request's (its rate-limit headers are set
+   * here). */
   receive(request: Request, state: RequestState): Promise<Response>;
 }
 
@@ -134,7 +143,7 @@ export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
     }
     // Front validates a new webhook by sending a challenge to echo back (signed like any event).
     const challenge = request.headers.get('x-front-challenge');
-    if (challenge !== null && connector.platform === 'front') return Response.json({ challenge });
+    if (challenge !== null && connector.platform === 'front') return answer(state, { challenge });
 
     const stored = await deps.writer.write({
       id: newId('evt'),
@@ -145,7 +154,7 @@ export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
       headers: keptHeaders(request.headers),
       dedupeKey: deliveryKey(request.headers),
     });
-    return Response.json({ ok: true, status: 'received', connector: connector.name, event_id: stored.id });
+    return answer(state, { ok: true, status: 'received', connector: connector.name, event_id: stored.id });
   }
 
   return { receive };
