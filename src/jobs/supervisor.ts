@@ -117,6 +117,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       heartbeatMs,
       logLevel: options.logLevel,
     } satisfies WorkerInit);
+    // A worker started during a burst (a restart) defers like the one it replaces.
+    if (ingestBusy) current.postMessage({ type: 'ingest', busy: true } satisfies WorkerIngest);
   };
   spawn();
 
