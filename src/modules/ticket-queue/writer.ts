@@ -35,12 +35,18 @@ export interface EventWriter {
 }
 
 /** One statement for a whole batch: the columns as arrays, unnested into rows. */
-const INSERT = `
+const INSERT_NEW = `
   insert into ticket_events (id, org_id, connector_id, source, body, headers, dedupe_key, batch_id, item_index)
   select e.id, e.org_id, e.connector_id, e.source, e.body, e.headers::jsonb, e.dedupe_key, e.batch_id, e.item_index
   from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[])
-    as e(id, org_id, connector_id, source, body, headers, dedupe_key, batch_id, item_index)
+    as e(id, org_id, connector_id, source, body, headers, dedupe_key, batch_id, item_index)`;
+/** The same for a batch where some event carries a delivery id: a repeated one is skipped. The
+ * arbiter's speculative insertion costs PostgreSQL about 15% more per row, so a batch without
+ * delivery ids (most platforms send none) does without it. */
+const INSERT = `${INSERT_NEW}
   on conflict (connector_id, dedupe_key) where dedupe_key is not null do nothing
+  returning id`;
+const INSERT_ALL = `${INSERT_NEW}
   returning id`;
 
 /** The first copies of events whose dedupe key was already taken. */
@@ -61,7 +67,8 @@ interface Waiting {
 /** Inserts `events` in one statement; reports which were new and which repeated a stored one. */
 export async function insertEvents(db: Db, events: InboundEvent[]): Promise<Stored[]> {
   const column = <T>(pick: (e: InboundEvent) => T) => events.map(pick);
-  const inserted = await queryText<{ id: string }>(db, INSERT, [
+  const mayRepeat = events.some((e) => e.dedupeKey !== null);
+  const inserted = await queryText<{ id: string }>(db, mayRepeat ? INSERT : INSERT_ALL, [
     column((e) => e.id),
     column((e) => e.orgId),
     column((e) => e.connectorId),
