@@ -21,7 +21,7 @@ export interface WorkerWake {
 }
 
 /** Webhooks are arriving faster than INGEST_PRIORITY_ABOVE a second (or no longer are): while
- * they do, the worker paces itself so that acknowledging them comes first. */
+ * they do, the worker defers its work so that acknowledging them comes first. */
 export interface WorkerIngest {
   type: 'ingest';
   busy: boolean;

@@ -43,7 +43,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let stopping = false;
   let wakePending = false;
   // How fast events arrive, over the last second (four quarter-second counts): above
-  // INGEST_PRIORITY_ABOVE the worker is told to pace itself (jobs/ticket-loop.ts), and told again
+  // INGEST_PRIORITY_ABOVE the worker is told to defer its work (jobs/ticket-loop.ts), and told again
   // when the burst is over. A whole second, not a quarter: after a stall of a few hundred ms the
   // answers held up commit together, and a steady 1,000 a second must not look like a burst.
   let ingested = 0;
