@@ -24,7 +24,7 @@ export interface ClaimedEvent {
  * rather than when they run out. */
 const DEAD_INSTANCE_AFTER = '15 seconds';
 
-const CLAIM = `
+export const CLAIM = `
   with due as (
     select id from ticket_events
     where status = 'pending' and run_after <= now()
@@ -43,7 +43,10 @@ const CLAIM = `
   update ticket_events e
   set status = 'processing', lease_owner = $1, lease_until = now() + make_interval(secs => $3), attempts = e.attempts + 1
   from connectors c
-  where e.id in (select id from due union select id from orphaned) and c.id = e.connector_id
+  -- = any(array(…)), not in (…): PostgreSQL's generic plan for this prepared statement guesses the
+  -- limit at 10% of the table and joined it to a scan of the whole queue (76 ms instead of 8 for
+  -- 20,000 pending, and growing with the table); an array of ids is always looked up by key.
+  where e.id = any (array(select id from due union select id from orphaned)) and c.id = e.connector_id
   returning e.id, e.org_id, e.connector_id, c.platform, e.source, e.body, e.headers, e.attempts`;
 
 /** Takes up to `limit` due events (and any a dead worker held) for `owner`. */
