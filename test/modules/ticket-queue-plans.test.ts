@@ -40,7 +40,7 @@ if (TEST_DATABASE_URL) {
         await connection.unsafe('set plan_cache_mode = force_generic_plan');
         await connection.unsafe(`prepare claim_plan_test(text, int, int) as ${CLAIM}`);
         const [row] = await connection.unsafe(`explain (format json) execute claim_plan_test('plan-test', 250, 60)`);
-        const plan = (row as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
+        const plan = (row as unknown as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
         const onQueue = nodesOf(plan).filter((node) => node['Relation Name'] === 'ticket_events');
         expect(onQueue.length).toBeGreaterThanOrEqual(3); // the due and orphaned CTEs, and the update
         expect(onQueue.filter((node) => !node['Node Type'].includes('Index')).map((node) => node['Node Type'])).toEqual(['ModifyTable']);
