@@ -102,6 +102,23 @@ process.on('exit', () => {
   removeTempDirs();
 });
 
+/** On SIGINT or SIGTERM: stops every child the bench started, runs `thenAlso` (drop the bench's
+ * database, say; given at most 5 s), and exits with 130. */
+export function stopOnSignal(log: (line: string) => void, thenAlso: () => Promise<unknown> | undefined): void {
+  const onSignal = (signal: string) => {
+    log(`\n${signal}: stopping every process started by the benchmark…`);
+    cleanupAll()
+      .then(() => {
+        const also = thenAlso();
+        return also ? Promise.race([also, sleep(5_000)]) : undefined;
+      })
+      .catch(() => {})
+      .finally(() => process.exit(130));
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+}
+
 // --- temp dirs, ports ----------------------------------------------------------------------------
 
 /** Removes one temp dir now (unless --keep). */

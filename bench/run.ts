@@ -51,6 +51,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   cleanupAll,
+  stopOnSignal,
   fmtInt,
   fmtMB,
   fmtMs,
@@ -465,15 +466,7 @@ function report() {
 }
 
 let failed = false;
-const onSignal = (signal: string) => {
-  log(`\n${signal}: stopping every process started by the benchmark…`);
-  cleanupAll()
-    .then(() => (databaseCreated && !opts.keep ? Promise.race([dropDatabase(), sleep(5_000)]) : undefined))
-    .catch(() => {})
-    .finally(() => process.exit(130));
-};
-process.on('SIGINT', () => onSignal('SIGINT'));
-process.on('SIGTERM', () => onSignal('SIGTERM'));
+stopOnSignal(log, () => (databaseCreated && !opts.keep ? dropDatabase() : undefined));
 
 const began = performance.now();
 try {

@@ -81,6 +81,7 @@ import { parseArgs } from 'node:util';
 import type { Subprocess } from 'bun';
 import {
   cleanupAll,
+  stopOnSignal,
   cpuMs,
   fmtInt,
   fmtRatio,
@@ -1201,15 +1202,7 @@ function report() {
 
 // --- main ----------------------------------------------------------------------------------------
 
-const onSignal = (signal: string) => {
-  log(`\n${signal}: stopping every process started by the benchmark…`);
-  cleanupAll()
-    .then(() => (databaseCreated && !opts.keep ? Promise.race([dropDatabase(PG_ADMIN_URL, PG_DB), sleep(5_000)]) : undefined))
-    .catch(() => {})
-    .finally(() => process.exit(130));
-};
-process.on('SIGINT', () => onSignal('SIGINT'));
-process.on('SIGTERM', () => onSignal('SIGTERM'));
+stopOnSignal(log, () => (databaseCreated && !opts.keep ? dropDatabase(PG_ADMIN_URL, PG_DB) : undefined));
 
 let failed = false;
 const began = performance.now();
