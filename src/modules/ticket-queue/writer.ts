@@ -108,7 +108,7 @@ export function createEventWriter(db: Db, onCommitted: (count: number) => void, 
   const parallel = Math.max(1, options.parallel ?? 1);
   let queue: Waiting[] = [];
   let inFlight = 0;
-  let drained: (() => void)[] = [];
+  const drained: (() => void)[] = [];
 
   function takeBatch(): Waiting[] {
     let bytes = 0;
@@ -139,7 +139,8 @@ export function createEventWriter(db: Db, onCommitted: (count: number) => void, 
   function pump(): void {
     while (queue.length > 0 && inFlight < parallel && (inFlight === 0 || queue.length >= OVERLAP_AT)) {
       inFlight++;
-      void writeBatch(takeBatch()).then(() => {
+      // finally: a batch that failed in a way writeBatch did not foresee must still free its slot.
+      void writeBatch(takeBatch()).finally(() => {
         // Let the server read the requests that arrived meanwhile before the next batch is taken.
         // Embedded PGlite answers in microtasks, without a turn of the event loop: without this
         // each event went alone (1.0 events per insert instead of ~40 under load).
