@@ -16,7 +16,9 @@ import type { Authenticator } from './modules/keys/service.ts';
 import type { RequestState, RequestStates } from './plugins/request-state.ts';
 import { beginRequest, logRequest, type Peer } from './plugins/request-context.ts';
 import { errorResponse, errorsPlugin } from './plugins/errors.ts';
-import { createGate, pathOf, TICKET_WEBHOOK_PATH } from './plugins/gate.ts';
+import { createGate, TICKET_WEBHOOK_PATH } from './plugins/gate.ts';
+import { checkRequestSize, checkUrlEncoding, forRouter, pathOf } from './plugins/request-url.ts';
+import { AppError } from './lib/errors.ts';
 import { healthModule, type ReadinessProbe } from './modules/health/index.ts';
 import { meModule } from './modules/me/index.ts';
 import { keysModule } from './modules/keys/index.ts';
@@ -124,8 +126,14 @@ export function createApp(deps: AppDeps): App {
   function finish(state: RequestState, request: Request, response: Response): Response {
     state.headers['x-request-id'] = state.id;
     const final = withHeaders(response, state.headers);
-    logRequest(deps.log, state, request, final.status);
+    logOnce(state, request, final.status);
     return final;
+  }
+  /** A request answered at its deadline may still finish later: one log line, the answer's. */
+  function logOnce(state: RequestState, request: Request, status: number): void {
+    if (state.logged) return;
+    state.logged = true;
+    logRequest(deps.log, state, request, status);
   }
   const failed = (state: RequestState, request: Request, error: unknown) =>
     finish(state, request, errorResponse(error, { log: deps.log, requestId: state.id, method: request.method, path: state.path }));
@@ -134,27 +142,51 @@ export function createApp(deps: AppDeps): App {
     return answer instanceof Promise ? answer.then((response) => finish(state, request, response), (error) => failed(state, request, error)) : finish(state, request, answer);
   };
 
+  /** Answers 503 at REQUEST_TIMEOUT_MS if `work` has not answered by then. Only requests that
+   * wait on something get a timer: an answer made synchronously needs none. */
+  const requestTimeoutMs = deps.config.requestTimeoutMs;
+  function withDeadline(state: RequestState, request: Request, work: Promise<Response>): Promise<Response> {
+    let timer: Timer | undefined;
+    const deadline = new Promise<Response>((resolve) => {
+      timer = setTimeout(() => {
+        const timeout = new AppError('request_timeout', `The request ran longer than ${requestTimeoutMs} ms and was abandoned (request ${state.id})`, { 'retry-after': '5' });
+        deps.log.warn('request abandoned at its deadline', { request_id: state.id, method: request.method, path: state.path, timeout_ms: requestTimeoutMs });
+        resolve(failed(state, request, timeout));
+      }, requestTimeoutMs);
+    });
+    return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+  }
+
   function handle(request: Request, server?: Peer): Response | Promise<Response> {
     const path = pathOf(request.url);
     const state = beginRequest(request, path, server, trustProxy);
+    try {
+      checkRequestSize(request);
+      checkUrlEncoding(request.url);
+    } catch (error) {
+      return failed(state, request, error);
+    }
     // Every platform's ticket events come here, thousands a second in a burst: straight to the
     // receiver, which counts the delivery itself (the gate has nothing to do for it).
     if (path === TICKET_WEBHOOK_PATH && request.method === 'POST') {
-      return webhooks.receive(request, state).then(
+      const received = webhooks.receive(request, state).then(
         (response) => {
-          logRequest(deps.log, state, request, response.status);
+          logOnce(state, request, response.status);
           return response;
         },
         (error) => failed(state, request, error),
       );
+      return withDeadline(state, request, received);
     }
-    states.set(request, state);
+    // The router must see the path the gate judges (plugins/request-url.ts).
+    const routable = forRouter(request);
+    states.set(routable, state);
     try {
-      const admitted = admit(state, request);
-      if (admitted) return admitted.then(() => routed(state, request), (error) => failed(state, request, error));
-      return routed(state, request);
+      const admitted = admit(state, routable);
+      const answer = admitted ? admitted.then(() => routed(state, routable), (error) => failed(state, routable, error)) : routed(state, routable);
+      return answer instanceof Promise ? withDeadline(state, routable, answer) : answer;
     } catch (error) {
-      return failed(state, request, error);
+      return failed(state, routable, error);
     }
   }
 

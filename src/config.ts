@@ -37,6 +37,9 @@ export interface Config {
   webhookLimitPerMinute: number;
   webhookLimitPerDay: number;
   shutdownTimeoutMs: number;
+  /** A request still running after this long is answered 503 and its work abandoned: its
+   * transaction is rolled back (the embedded database's units, PostgreSQL's statement timeout). */
+  requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -137,6 +140,7 @@ const SETTINGS = {
   RATE_LIMIT_WEBHOOK_PER_MINUTE: { key: 'webhookLimitPerMinute', parse: integer(1, 100_000_000), fallback: 60_000 },
   RATE_LIMIT_WEBHOOK_PER_DAY: { key: 'webhookLimitPerDay', parse: integer(1, 10_000_000_000), fallback: 20_000_000 },
   SHUTDOWN_TIMEOUT_MS: { key: 'shutdownTimeoutMs', parse: integer(0, 600_000), fallback: 10_000 },
+  REQUEST_TIMEOUT_MS: { key: 'requestTimeoutMs', parse: integer(100, 3_600_000), fallback: 30_000 },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
 
 export type SettingName = keyof typeof SETTINGS;

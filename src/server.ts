@@ -27,8 +27,9 @@ export class PortInUseError extends Error {
   }
 }
 
-export async function openDatabase(config: Config, command: string): Promise<Database> {
-  return config.databaseUrl ? connectPostgres(config.databaseUrl, config.databasePoolSize) : openEmbedded(config.dataDir, command);
+export async function openDatabase(config: Config, command: string, onFailure?: (error: Error) => void): Promise<Database> {
+  const bounds = { timeoutMs: config.requestTimeoutMs };
+  return config.databaseUrl ? connectPostgres(config.databaseUrl, config.databasePoolSize, bounds) : openEmbedded(config.dataDir, command, bounds, onFailure);
 }
 
 async function createLimiter(config: Config, database: Database): Promise<{ limiter: RateLimiter; close: () => Promise<void> }> {
@@ -68,6 +69,8 @@ export interface ServeOptions {
   log?: Logger;
   /** More feature modules to mount (the tests mount fixtures here). */
   modules?: AppDeps['modules'];
+  /** The embedded database failed for good (db/embedded-guard.ts): the process should restart. */
+  onFatal?: (error: Error) => void;
 }
 
 /** IPv6 literals go in brackets in a URL. */
@@ -101,7 +104,10 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     phases[name] = Math.round(now - phaseStart);
     phaseStart = now;
   };
-  const database = await openDatabase(config, 'serve');
+  const database = await openDatabase(config, 'serve', (error) => {
+    log.error('embedded database failed: every query is refused until revintel restarts', { error: error.message });
+    options.onFatal?.(error);
+  });
   phase('open_database_ms');
   const cleanups: (() => Promise<void>)[] = [() => database.close()];
   const cleanup = async () => {
@@ -141,7 +147,9 @@ export async function startServer(config: Config, options: ServeOptions): Promis
         reachable = false;
         log.warn('readiness: database unreachable', describeError(error));
       }
-      checks.push({ name: 'database', ok: reachable, detail: reachable ? database.kind : 'unreachable' });
+      const failure = database.failure();
+      if (failure) reachable = false;
+      checks.push({ name: 'database', ok: reachable, detail: failure ? 'failed: restart revintel' : reachable ? database.kind : 'unreachable' });
       const migrated = reachable && (await isMigrated(database).catch(() => false));
       checks.push({ name: 'migrations', ok: migrated, detail: migrated ? 'applied' : reachable ? 'pending' : 'unknown' });
       const alive = supervisor.isAlive();
@@ -175,7 +183,9 @@ export async function startServer(config: Config, options: ServeOptions): Promis
         // Off unless asked: a second process on a taken port must fail, not silently share it.
         reusePort: config.reusePort,
         development: false,
-        idleTimeout: 30,
+        // Longer than a request's deadline, so a body trickled in past it is answered (503, in
+        // the envelope) rather than dropped by Bun with no answer. Bun allows at most 255 s.
+        idleTimeout: Math.min(255, Math.ceil(config.requestTimeoutMs / 1000) + 10),
         // The gate refuses a declared length over the route's limit and the body reader stops a
         // streamed one at it, both with the envelope; Bun's own bare 413 is only a last resort.
         maxRequestBodySize: 1024 * 1024 * 1024,

@@ -16,14 +16,18 @@ export interface AdminSession {
   close(): Promise<void>;
 }
 
+const OPERATOR_TIMEOUT_MS = 3_600_000;
+
 export async function openAdminSession(config: Config, command: string): Promise<AdminSession> {
   // Another CLI command holding DATA_DIR has no socket: openEmbedded below reports it as busy.
   if (!config.databaseUrl && readLockHolder(config.dataDir)?.command === 'serve') {
     return { runner: socketRunner(config.dataDir), via: 'server', close: async () => {} };
   }
+  // An operator's command (a demo load, an import) may rightly run for minutes.
+  const bounds = { timeoutMs: OPERATOR_TIMEOUT_MS };
   const database: Database = config.databaseUrl
-    ? connectPostgres(config.databaseUrl, 2)
-    : await openEmbedded(config.dataDir, command);
+    ? connectPostgres(config.databaseUrl, 2, bounds)
+    : await openEmbedded(config.dataDir, command, bounds);
   try {
     if (database.kind === 'embedded') {
       // Nobody else can be using this database: bring it up to date, as serve would.

@@ -14,6 +14,8 @@ ${SETTING_NAMES.map((name) => `  --${flagName(name)}`.padEnd(30) + name).join('\
   -h, --help                  this help
 `;
 
+const EXIT_DATABASE_FAILED = 70;
+
 export async function serveCommand(argv: string[], workerUrl: URL) {
   const cmd = parseCommand(argv, {}, HELP);
   const config = cmd.config();
@@ -36,10 +38,29 @@ export async function serveCommand(argv: string[], workerUrl: URL) {
       () => process.exit(1),
     );
   };
+  // A library's late error (postgres.js writing to a socket the database closed, seen during
+  // shutdown) would otherwise print a multi-KB dump of minified source: one line instead, and the
+  // server goes on (its database clients reconnect; a lost database fails /readyz).
+  const logUncaught = (kind: string) => (error: unknown) => {
+    const message = String((error as Error)?.message ?? error).slice(0, 500);
+    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: kind, error: message, during_shutdown: stopping }) + '\n');
+  };
+  process.on('uncaughtException', logUncaught('uncaught exception'));
+  process.on('unhandledRejection', logUncaught('unhandled rejection'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   try {
-    server = await startServer(config, { workerUrl });
+    // A failed embedded database refuses every query: stop as on SIGTERM, with a code that tells a
+    // supervisor (systemd's Restart=on-failure, Docker's restart policy) to start it again.
+    server = await startServer(config, {
+      workerUrl,
+      onFatal: () => {
+        if (stopping) return;
+        stopping = true;
+        if (!server) process.exit(EXIT_DATABASE_FAILED);
+        server.stop().finally(() => process.exit(EXIT_DATABASE_FAILED));
+      },
+    });
   } catch (error) {
     if (error instanceof DataDirBusyError || error instanceof PortInUseError) exitWith(error, cmd.json);
     throw error;

@@ -12,6 +12,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import * as schema from './schema/index.ts';
 import { openPglite } from './embedded.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { guardPglite, type EmbeddedDatabaseFailedError } from './embedded-guard.ts';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -27,14 +28,26 @@ export interface Database {
   pglite: PGlite | null;
   /** Round trip to the database, failing after `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
+  /** Why the embedded database stopped for good (db/embedded-guard.ts), or null. */
+  failure(): Error | null;
   close(): Promise<void>;
 }
 
-export function connectPostgres(url: string, poolSize = 10): Database {
+/** Past this, a statement is cancelled and a transaction left idle is ended by the server: the
+ * same bound as a request's (REQUEST_TIMEOUT_MS), so no request holds a connection for ever. */
+export interface WorkBounds {
+  timeoutMs: number;
+}
+
+export function connectPostgres(url: string, poolSize = 10, bounds: WorkBounds = { timeoutMs: 30_000 }): Database {
   const sql = postgres(url, {
     max: poolSize,
     onnotice: () => {},
-    connection: { application_name: 'revintel' },
+    connection: {
+      application_name: 'revintel',
+      statement_timeout: bounds.timeoutMs,
+      idle_in_transaction_session_timeout: bounds.timeoutMs,
+    },
   });
   const db = drizzlePostgres(sql, { schema }) as unknown as Db;
   return {
@@ -43,12 +56,20 @@ export function connectPostgres(url: string, poolSize = 10): Database {
     sql,
     pglite: null,
     ping: (timeoutMs = 2000) => withTimeout(sql`select 1`.then(() => undefined), timeoutMs),
+    failure: () => null,
     close: () => sql.end({ timeout: 5 }),
   };
 }
 
-/** Takes DATA_DIR (or throws DataDirBusyError) and opens the embedded database in it. */
-export async function openEmbedded(dataDir: string, command: string): Promise<Database> {
+/** Takes DATA_DIR (or throws DataDirBusyError) and opens the embedded database in it. A transaction
+ * idle for `bounds.timeoutMs` is rolled back; `onFailure` hears of an engine failure (after which
+ * every query is refused: the process must restart). */
+export async function openEmbedded(
+  dataDir: string,
+  command: string,
+  bounds: WorkBounds = { timeoutMs: 30_000 },
+  onFailure: (error: EmbeddedDatabaseFailedError) => void = () => {},
+): Promise<Database> {
   const release = lockDataDir(dataDir, command);
   let pglite: PGlite;
   try {
@@ -57,6 +78,7 @@ export async function openEmbedded(dataDir: string, command: string): Promise<Da
     release();
     throw error;
   }
+  const guard = guardPglite(pglite, { idleTimeoutMs: bounds.timeoutMs, onFailure });
   const db = drizzlePglite(pglite, { schema }) as unknown as Db;
   return {
     kind: 'embedded',
@@ -64,9 +86,11 @@ export async function openEmbedded(dataDir: string, command: string): Promise<Da
     sql: null,
     pglite,
     ping: (timeoutMs = 2000) => withTimeout(db.execute(rawSql`select 1`).then(() => undefined), timeoutMs),
+    failure: guard.failure,
     close: async () => {
       try {
-        await pglite.close();
+        // A failed engine is not asked to shut down (it may never answer): the WAL is on disk.
+        if (!guard.failure()) await pglite.close();
       } finally {
         release();
       }

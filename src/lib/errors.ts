@@ -9,11 +9,14 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   database_unavailable: 503,
+  request_timeout: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -15,13 +15,14 @@ export function isCalendarDay(value: string): boolean {
   return day <= (month === 2 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month - 1]!);
 }
 
-/** An RFC 3339 time with its zone: 2026-01-31T12:00:00Z, 2026-01-31T12:00:00.123+02:00. */
+/** An RFC 3339 time with its zone: 2026-01-31T12:00:00Z, 2026-01-31T12:00:00.123+02:00. Offsets
+ * stop at ±15:59, where PostgreSQL's do (RFC 3339 allows ±23:59; no zone on Earth is past ±14). */
 export function isInstant(value: string): boolean {
   const match = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/.exec(value);
   if (!match || !isCalendarDay(match[1]!)) return false;
   const [hour, minute, second] = [Number(match[2]), Number(match[3]), Number(match[4])];
   const [zoneHour, zoneMinute] = [Number(match[7] ?? 0), Number(match[8] ?? 0)];
-  return hour <= 23 && minute <= 59 && second <= 59 && zoneHour <= 23 && zoneMinute <= 59;
+  return hour <= 23 && minute <= 59 && second <= 59 && zoneHour <= 15 && zoneMinute <= 59;
 }
 
 FormatRegistry.Set('calendar-day', isCalendarDay);

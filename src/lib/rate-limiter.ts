@@ -105,6 +105,11 @@ function decide(limits: Limits, counts: Counts, nowMs: number, w: Windows): Deci
   return { allowed: counts.allowed, minute, day, inForce, retryAfter };
 }
 
+/** The windows as they stand with nothing counted: what a probe shows when the store cannot say. */
+export function untouchedDecision(limits: Limits, nowMs = Date.now()): Decision {
+  return decide(limits, { minute: 0, day: 0, allowed: true }, nowMs, windowsAt(nowMs));
+}
+
 function createRateLimiter(kind: RateLimitStoreKind, store: Store): RateLimiter {
   return {
     kind,

@@ -5,6 +5,7 @@
 import { Elysia } from 'elysia';
 import { AppError } from '../lib/errors.ts';
 import { bodyLimitFor, isJsonContentType, readBodyLimited } from '../lib/body.ts';
+import { parseJsonBody } from '../lib/json.ts';
 import type { Config } from '../config.ts';
 
 export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>) {
@@ -12,7 +13,8 @@ export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImpor
 }
 
 /** The request's JSON body: null when empty; 413 over `limit`, 415 when not declared JSON, 400 when
- * it does not parse. For routes outside this plugin's module (it is installed once, by name). */
+ * it does not parse, is nested too deep or holds text that cannot be stored (lib/json.ts). For
+ * routes outside this plugin's module (it is installed once, by name). */
 export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
   const contentType = request.headers.get('content-type');
   const bytes = await readBodyLimited(request, limit);
@@ -20,9 +22,13 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   if (!isJsonContentType(contentType)) {
     throw new AppError('unsupported_media_type', `Content-Type must be application/json, got "${contentType ?? 'none'}"`);
   }
+  let text: string;
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    text = fatalUtf8.decode(bytes);
   } catch {
-    throw new AppError('malformed_json', 'Malformed JSON in request body');
+    throw new AppError('malformed_json', 'Request body is not valid UTF-8');
   }
+  return parseJsonBody(text);
 }
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });

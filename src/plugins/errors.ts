@@ -7,6 +7,7 @@ import { AppError, type ErrorCode, ERROR_STATUS } from '../lib/errors.ts';
 import { failure } from '../lib/envelope.ts';
 import type { Logger } from '../lib/log.ts';
 import { DatabaseTimeoutError } from '../db/client.ts';
+import { EmbeddedDatabaseFailedError, TransactionIdleTimeoutError } from '../db/embedded-guard.ts';
 import { describeSchemaError, type SchemaError, type Where } from '../lib/validation.ts';
 
 export function envelopeResponse(status: number, message: string, code: string, headers: Record<string, string> = {}): Response {
@@ -33,10 +34,10 @@ function causes(error: unknown): unknown[] {
   return chain;
 }
 
-const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P03', '53300']);
+const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P03', '53300', '57014', '25P03']);
 
 function isDatabaseDown(error: unknown): boolean {
-  return causes(error).some((e) => e instanceof DatabaseTimeoutError || DOWN_CODES.has((e as { code?: string })?.code ?? ''));
+  return causes(error).some((e) => e instanceof DatabaseTimeoutError || e instanceof EmbeddedDatabaseFailedError || e instanceof TransactionIdleTimeoutError || DOWN_CODES.has((e as { code?: string })?.code ?? ''));
 }
 
 /** What a log line may say about an error: messages and codes down the chain, with drizzle's

@@ -1,10 +1,13 @@
-// Before any route runs: authenticate /api callers, count the request against its rate limit (the
-// organisation's, or the client address's when unauthenticated), and refuse a declared body over
-// the limit. It runs for every request, matched route or not, so 401s and 404s carry the
-// rate-limit headers too, and every request of an organisation counts against its limit.
+// Before any route runs (and before any body is read): authenticate /api callers, count the request
+// against its rate limit — the organisation's; for a failed authentication the client address's
+// failures budget; for public paths the address's own — and refuse a declared body over the limit.
+// It runs for every request, matched route or not, so 401s and 404s carry the rate-limit headers
+// too, and every request of an organisation counts against its limit. Failures are counted apart
+// from the address's public requests so that strangers behind the same NAT sending bad keys never
+// refuse a valid key: a key is always looked up, and judged by its organisation's budget.
 import { AppError } from '../lib/errors.ts';
 import { bodyLimitFor, tooLarge } from '../lib/body.ts';
-import { rateLimitHeaders, type Decision, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
+import { rateLimitHeaders, untouchedDecision, type Decision, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
 import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
 import type { Config } from '../config.ts';
 import type { RequestState } from './request-state.ts';
@@ -19,14 +22,7 @@ const isPublic = (path: string) => !path.startsWith('/api/') || path.startsWith(
 /** Probes are answered with the headers but not counted: a load balancer polling every second must
  * not exhaust its address's budget. */
 const isProbe = (path: string) => path === '/healthz' || path === '/readyz';
-
-/** The path of an absolute URL without building a URL object (this runs on every request). */
-export function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  if (start < 0) return '/';
-  const end = url.indexOf('?', start);
-  return url.slice(start, end < 0 ? undefined : end);
-}
+const PROBE_PEEK_MS = 50;
 
 /** Whose budget an unauthenticated request spends: its address, or for IPv6 its /64 — one host
  * commonly holds a whole /64 and could otherwise rotate through it. */
@@ -45,6 +41,26 @@ export interface GateDeps {
   limiter: RateLimiter;
   authenticator: Authenticator;
 }
+
+/** `access_token` in the query, however it is spelt (`access%5Ftoken`, `ACCESS_TOKEN`). */
+export function hasKeyInQuery(url: string): boolean {
+  const queryAt = url.indexOf('?');
+  if (queryAt < 0) return false;
+  for (const pair of url.slice(queryAt + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    let name = eq < 0 ? pair : pair.slice(0, eq);
+    try {
+      name = decodeURIComponent(name.replaceAll('+', ' '));
+    } catch {
+      continue; // refused as a bad URL before the gate
+    }
+    if (name.trim().toLowerCase() === 'access_token') return true;
+  }
+  return false;
+}
+
+/** The budget failed authentications from an address spend: apart from its public requests. */
+const failuresOf = (state: RequestState) => `authfail:${anonSubject(state.clientAddress)}`;
 
 const unauthorized = (message: string) => new AppError('unauthorized', message, { 'www-authenticate': 'Bearer realm="revintel"' });
 
@@ -70,12 +86,26 @@ export function createGate(deps: GateDeps) {
     return pending instanceof Promise ? pending.then(settle) : settle(pending);
   }
 
+  /** A probe's headers: the address's budget as the store tells it within PROBE_PEEK_MS, else the
+   * windows untouched. Liveness must not wait on the store (a shared one is the database or Redis,
+   * and an outage of either must not fail /healthz or hide /readyz's own account of it). */
+  function probeHeaders(state: RequestState): Promise<void> {
+    let timer: Timer | undefined;
+    const fallback = new Promise<Decision>((resolve) => {
+      timer = setTimeout(() => resolve(untouchedDecision(anonLimits)), PROBE_PEEK_MS);
+    });
+    const peeked = deps.limiter.peek(anonSubject(state.clientAddress), anonLimits).catch(() => untouchedDecision(anonLimits));
+    return Promise.race([peeked, fallback]).then((decision) => {
+      clearTimeout(timer);
+      state.headers = rateLimitHeaders(decision);
+    });
+  }
+
   /** Turns what authentication said into whose budget the request spends, then decides it. */
-  function authenticated(state: RequestState, request: Request, token: string | null | undefined, result: Principal | AuthFailure | 'throttled' | null, error: unknown) {
+  function authenticated(state: RequestState, request: Request, token: string | null | undefined, result: Principal | AuthFailure | null, error: unknown) {
     if (error) return decide(state, request, null, anonLimits, error);
-    if (result === 'throttled') return decide(state, request, null, anonLimits, null); // the address refuses it
     if (typeof result === 'string') {
-      return decide(state, request, null, anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
+      return decide(state, request, failuresOf(state), anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
     }
     state.principal = result;
     return decide(state, request, result!.rateSubject, result!.limits, null);
@@ -88,11 +118,7 @@ export function createGate(deps: GateDeps) {
    */
   return function admit(state: RequestState, request: Request): void | Promise<void> {
     const path = state.path;
-    if (isProbe(path)) {
-      return deps.limiter.peek(anonSubject(state.clientAddress), anonLimits).then((decision) => {
-        state.headers = rateLimitHeaders(decision);
-      });
-    }
+    if (isProbe(path)) return probeHeaders(state);
     // The ticket webhook counts itself: against its connector's budget once it knows the connector
     // (modules/webhooks), against the address until then.
     if (path === TICKET_WEBHOOK_PATH) return;
@@ -101,19 +127,13 @@ export function createGate(deps: GateDeps) {
     // headers like every other.
     if (isPublic(path)) return decide(state, request, null, anonLimits, null);
     const token = bearerToken(request.headers.get('authorization'));
-    if (request.url.includes('access_token') && new URL(request.url).searchParams.has('access_token')) {
+    if (hasKeyInQuery(request.url)) {
       // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
-      return decide(state, request, null, anonLimits, unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"'));
+      return decide(state, request, failuresOf(state), anonLimits, unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"'));
     }
-    // A key the database must be asked about is a request from a client we do not know yet: one
-    // already over its address's budget gets its 429 without costing a query.
-    const addressHasRoom = async () => {
-      const current = await deps.limiter.peek(anonSubject(state.clientAddress), anonLimits);
-      return current.minute.remaining > 0 && current.day.remaining > 0;
-    };
     let pending: ReturnType<Authenticator['authenticate']>;
     try {
-      pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token, addressHasRoom);
+      pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
     } catch (error) {
       return authenticated(state, request, token, null, error);
     }

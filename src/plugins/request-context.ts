@@ -35,6 +35,7 @@ class LiveRequestState implements RequestState {
   principal: RequestState['principal'] = null;
   rateLimit: RequestState['rateLimit'] = null;
   headers: Record<string, string> = {};
+  logged = false;
   readonly startedAt = performance.now();
   private address: string | undefined;
 

@@ -13,6 +13,8 @@ export interface RequestState {
   rateLimit: Decision | null;
   /** Rate-limit headers to put on whatever response this request ends with. */
   headers: Record<string, string>;
+  /** Its log line is written (once, even when answered at its deadline and finished later). */
+  logged: boolean;
 }
 
 export type RequestStates = WeakMap<Request, RequestState>;

@@ -163,18 +163,4 @@ describe('database outage', () => {
       await unreachable.close();
     }
   });
-
-  test('an address over its budget gets its 429 before its unknown key costs a database query', async () => {
-    const unreachable = connectPostgres('postgres://postgres@127.0.0.1:1/nothing', 1);
-    try {
-      const base = buildApp(unreachable).config;
-      const { app } = buildApp(unreachable, { config: { ...base, anonLimitPerMinute: 2 } });
-      const statuses: number[] = [];
-      for (let i = 0; i < 3; i++) statuses.push((await call(app, 'GET', '/api/me', { key: `rvk_${String(i).repeat(40)}` })).status);
-      // two lookups reach the (unreachable) database; the third is refused without trying
-      expect(statuses).toEqual([503, 503, 429]);
-    } finally {
-      await unreachable.close();
-    }
-  });
 });

@@ -223,8 +223,12 @@ for (const backend of BACKENDS) {
         expect(firstProbe.status).toBe(200);
         expect(firstProbe.headers.get('x-ratelimit-remaining')).toBe('3');
         const statuses: number[] = [];
-        for (let i = 0; i < 4; i++) statuses.push((await call(strict, 'GET', '/api/me', from(address))).status);
-        expect(statuses).toEqual([401, 401, 401, 429]);
+        for (let i = 0; i < 4; i++) statuses.push((await call(strict, 'GET', '/nothing-here', from(address))).status);
+        expect(statuses).toEqual([404, 404, 404, 429]);
+        // Failed authentications have a budget of their own (the same limits), apart from this one.
+        const failures: number[] = [];
+        for (let i = 0; i < 4; i++) failures.push((await call(strict, 'GET', '/api/me', from(address))).status);
+        expect(failures).toEqual([401, 401, 401, 429]);
         const probe = await call(strict, 'GET', '/healthz', from(address));
         expect(probe.status).toBe(200); // probes are never refused...
         expect(probe.headers.get('x-ratelimit-remaining')).toBe('0'); // ...but say where the address stands

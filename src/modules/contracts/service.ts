@@ -65,7 +65,7 @@ export async function listContracts(db: Db, input: { orgId: string; filters: Con
   if (filters.endingAfter) where.push(sql`ct.end_date > ${filters.endingAfter}::date`);
   if (filters.updatedSince) where.push(sql`ct.updated_at >= ${filters.updatedSince}::timestamptz`);
   if (input.cursor) {
-    const position = decodeCursor(input.cursor, 'created_at');
+    const position = decodeCursor(input.cursor, 'created_at', 'timestamp');
     where.push(keyset.after(position.value, position.id));
   }
   return await queryRows<ContractRow>(db, sql`${selectContracts(input.orgId, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);

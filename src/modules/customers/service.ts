@@ -8,7 +8,7 @@ import type { Csm, CustomerStatus } from '../../db/schema/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
-import { decodeCursor, type CursorValue } from '../../lib/pagination.ts';
+import { decodeCursor, type CursorKind, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerPatch, CustomerSort } from './model.ts';
 
 export interface CustomerRow {
@@ -45,6 +45,9 @@ export interface CustomerFilters {
 }
 
 /** `%` and `_` in a search are letters, not wildcards. */
+/** What each sort's cursor value is cast to (the keysets below). */
+const CURSOR_KINDS: Record<CustomerSort, CursorKind> = { created_at: 'timestamp', name: 'text', arr: 'integer' };
+
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Each customer's ARR and next renewal on `today`, from its contracts that count that day. */
@@ -108,7 +111,7 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   // A to Z; largest ARR first. Ties are broken by id, in the sort's direction. Sorts on the
   // customers' own columns order and limit the customers themselves (walking an index; the orders
   // match the indexes' NULLS LAST); a sort or filter on a derived value needs every customer's.
-  const position = input.cursor ? decodeCursor(input.cursor, input.sort) : null;
+  const position = input.cursor ? decodeCursor(input.cursor, input.sort, CURSOR_KINDS[input.sort]) : null;
   type Keyset = { value: SQL; order: SQL; after: (value: CursorValue, id: string) => SQL };
   const onColumns: Partial<Record<CustomerSort, Keyset>> = {
     created_at: newestFirst('c'),

@@ -11,6 +11,7 @@ import { CustomerCreate } from '../customers/model.ts';
 import { ContractCreate } from '../contracts/model.ts';
 import { InvoiceCreate } from '../invoices/model.ts';
 import { validator } from '../../lib/validation.ts';
+import { jsonValueProblem } from '../../lib/json.ts';
 import { ImportFileError, type ReadRecord } from './read.ts';
 
 export const IMPORT_ENTITIES = ['customers', 'contracts', 'invoices'] as const;
@@ -100,6 +101,8 @@ export function rowPreparer(entity: ImportEntity): (record: ReadRecord) => Prepa
         if (value !== undefined) input[name] = field?.format === 'instant' ? withZone(value) : value;
       }
     }
+    const unstorable = jsonValueProblem(input);
+    if (unstorable) return { row: record.row, error: `Invalid field "${unstorable.field}": ${unstorable.problem}` };
     const problem = check(input);
     if (problem) return { row: record.row, error: problem };
     if (input.external_id === undefined || input.external_id === null) {

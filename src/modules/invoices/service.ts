@@ -72,7 +72,7 @@ export async function listInvoices(db: Db, input: { orgId: string; today: string
   if (filters.issuedBefore) where.push(sql`i.issued_at < ${filters.issuedBefore}::timestamptz`);
   if (filters.updatedSince) where.push(sql`i.updated_at >= ${filters.updatedSince}::timestamptz`);
   if (input.cursor) {
-    const position = decodeCursor(input.cursor, 'created_at');
+    const position = decodeCursor(input.cursor, 'created_at', 'timestamp');
     where.push(keyset.after(position.value, position.id));
   }
   return await queryRows<InvoiceRow>(db, sql`${selectInvoices(input.orgId, input.today, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);

@@ -129,10 +129,8 @@ export const KEY_CACHE_TTL_MS = 2_000;
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 export interface Authenticator {
-  /** Synchronous when the key is in the cache (most requests): no promise on the hot path.
-   * `beforeLookup` runs only when the database must be asked; returning false skips the lookup
-   * (the caller is over its budget) and answers 'throttled'. */
-  authenticate(token: string | undefined, beforeLookup?: () => boolean | Promise<boolean>): Principal | AuthFailure | 'throttled' | Promise<Principal | AuthFailure | 'throttled'>;
+  /** Synchronous when the key is in the cache (most requests): no promise on the hot path. */
+  authenticate(token: string | undefined): Principal | AuthFailure | Promise<Principal | AuthFailure>;
   /** Forget every cached key now (a key revoked or a limit changed in this process). */
   invalidate(): void;
 }
@@ -164,7 +162,7 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
   }
 
   return {
-    authenticate(token, beforeLookup) {
+    authenticate(token) {
       if (!token) return 'missing';
       if (!KEY_PATTERN.test(token)) return 'malformed';
       // The lookup (the cache's, then the unique index's) is by SHA-256 of the key: its timing can
@@ -173,7 +171,7 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
       const now = Date.now();
       const cached = cache.get(hash);
       if (cached && now - cached.fetchedAt <= KEY_CACHE_TTL_MS) return admit(cached, now);
-      const lookup = () => byHash.execute({ hash }).then(([row]) => {
+      return byHash.execute({ hash }).then(([row]) => {
         if (!row) {
           cache.delete(hash); // unknown keys are not remembered: a new key works at once
           return 'unknown' as const;
@@ -184,8 +182,6 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
         if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
         return admit(entry, now);
       });
-      if (!beforeLookup) return lookup();
-      return Promise.resolve(beforeLookup()).then((proceed): Promise<Principal | AuthFailure | 'throttled'> | 'throttled' => (proceed ? lookup() : 'throttled'));
     },
     invalidate() {
       cache.clear();

@@ -65,7 +65,7 @@ export async function listTickets(db: Db, input: { orgId: string; filters: Ticke
   if (filters.churnSignal) where.push(sql`t.churn_signals @> ${JSON.stringify([filters.churnSignal])}::jsonb`);
   if (filters.updatedSince) where.push(sql`t.updated_at >= ${filters.updatedSince}::timestamptz`);
   if (input.cursor) {
-    const position = decodeCursor(input.cursor, 'created_at');
+    const position = decodeCursor(input.cursor, 'created_at', 'timestamp');
     where.push(keyset.after(position.value, position.id));
   }
   return queryRows<TicketRow>(db, sql`${selectTickets(input.orgId, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);

@@ -7,6 +7,7 @@ import type { Config } from '../../config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { readBodyLimited } from '../../lib/body.ts';
 import { newId } from '../../lib/ids.ts';
+import { jsonDeeperThan, MAX_JSON_DEPTH, tooDeep } from '../../lib/json.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits, type RateLimiter } from '../../lib/rate-limiter.ts';
 import { anonSubject, TICKET_WEBHOOK_PATH } from '../../plugins/gate.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
@@ -141,6 +142,8 @@ export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
     } catch {
       throw new AppError('malformed_json', 'Request body is not valid JSON');
     }
+    // Stored as text, but the worker parses it and walks it: no platform nests this deep.
+    if (jsonDeeperThan(text, MAX_JSON_DEPTH)) throw tooDeep();
     // Front validates a new webhook by sending a challenge to echo back (signed like any event).
     const challenge = request.headers.get('x-front-challenge');
     if (challenge !== null && connector.platform === 'front') return answer(state, { challenge });
