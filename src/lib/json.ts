@@ -62,9 +62,10 @@ export function jsonValueProblem(value: unknown, path = '', depth = 0): { field:
 
 export const tooDeep = (max = MAX_JSON_DEPTH) => new AppError('validation_failed', `Request body is nested deeper than ${max} levels of arrays and objects`);
 
-/** Parses a request body's text: 400 when it is not JSON, nested too deep, or holds a string that
- * cannot be stored. Linear in the size of the text. */
-export function parseJsonBody(text: string): unknown {
+/** Parses a request body's text: 400 when it is not JSON, nested too deep, or (unless `storedAsText`:
+ * a body kept as JSON text, where such strings stay escaped, for the worker to clean) holds a
+ * string that cannot be stored. Linear in the size of the text. */
+export function parseJsonBody(text: string, options: { storedAsText?: boolean } = {}): unknown {
   if (jsonDeeperThan(text, MAX_JSON_DEPTH)) throw tooDeep();
   let value: unknown;
   try {
@@ -72,7 +73,7 @@ export function parseJsonBody(text: string): unknown {
   } catch {
     throw new AppError('malformed_json', 'Malformed JSON in request body');
   }
-  const found = jsonValueProblem(value);
+  const found = options.storedAsText ? null : jsonValueProblem(value);
   if (found) throw new AppError('validation_failed', found.field ? `Invalid field "${found.field}": ${found.problem}` : `Invalid request body: ${found.problem}`);
   return value;
 }

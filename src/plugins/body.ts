@@ -15,7 +15,7 @@ export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImpor
 /** The request's JSON body: null when empty; 413 over `limit`, 415 when not declared JSON, 400 when
  * it does not parse, is nested too deep or holds text that cannot be stored (lib/json.ts). For
  * routes outside this plugin's module (it is installed once, by name). */
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+export async function readJsonBody(request: Request, limit: number, options: { storedAsText?: boolean } = {}): Promise<unknown> {
   const contentType = request.headers.get('content-type');
   const bytes = await readBodyLimited(request, limit);
   if (bytes.byteLength === 0) return null;
@@ -28,7 +28,7 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   } catch {
     throw new AppError('malformed_json', 'Request body is not valid UTF-8');
   }
-  return parseJsonBody(text);
+  return parseJsonBody(text, options);
 }
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });

@@ -116,7 +116,7 @@ for (const backend of BACKENDS) {
         ['POST', '/api/customers', '{"name":"M","currency":"EUR","metadata":{"notes":["ok","x\\u0000"]}}', 'Invalid field "metadata.notes.1": must not contain the NUL character (\\u0000)'],
         ['POST', '/api/customers', '{"name":"M","currency":"EUR","metadata":{"a\\u0000":1}}', 'Invalid field "metadata.a\u0000": has a name that must not contain the NUL character (\\u0000)'],
         ['PATCH', `/api/customers/${customer.id}`, '{"segment":"\\ud800"}', 'Invalid field "segment": must not contain an unpaired UTF-16 surrogate (\\ud800–\\udfff)'],
-        ['POST', '/api/ticket-intelligence/import', '{"tickets":[{"id":"T1","subject":"x\\u0000"}]}', 'Invalid field "tickets.0.subject": must not contain the NUL character (\\u0000)'],
+        ['POST', '/api/ticket-intelligence/import', '{"connector_id":"con_\\u0000","tickets":[{"id":"T1"}]}', 'Invalid field "connector_id": must be a connector id (con_…)'],
       ];
       for (const [method, path, body, message] of cases) {
         const refused = await call(app, method, path, { key, rawBody: body, headers: JSON_HEADERS });

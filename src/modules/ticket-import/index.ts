@@ -19,7 +19,9 @@ export function ticketImportModule(deps: { database: Database; states: RequestSt
   return new Elysia({ name: 'revintel/ticket-import' })
     .post(TICKET_IMPORT_PATH, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
-      const body = await readJsonBody(request, deps.config.bodyLimitImport);
+      // Each ticket is stored as JSON text (a NUL stays escaped) and cleaned by the worker, as a
+      // webhook's body is.
+      const body = await readJsonBody(request, deps.config.bodyLimitImport, { storedAsText: true });
       if (body === null) throw new AppError('validation_failed', 'Request body is required: {"tickets": [ … ]}');
       const problem = check(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));

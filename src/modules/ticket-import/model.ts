@@ -7,11 +7,11 @@ export const MAX_IMPORT_TICKETS = 1000;
  * object) and, optionally, the connector they belong to. Items are checked one by one after this. */
 export const TicketImportBody = t.Object(
   {
-    connector_id: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+    connector_id: t.Optional(t.String({ pattern: '^[A-Za-z0-9_]{1,100}$', error: 'must be a connector id (con_…)' })),
     tickets: t.Array(t.Unknown(), { minItems: 1, maxItems: MAX_IMPORT_TICKETS }),
   },
   { additionalProperties: false },
 );
 export type TicketImportBody = typeof TicketImportBody.static;
 
-export const ImportBatchParams = t.Object({ batch_id: t.String({ minLength: 1, maxLength: 100 }) });
+export const ImportBatchParams = t.Object({ batch_id: t.String({ pattern: '^[A-Za-z0-9_]{1,100}$', error: 'must be an import batch id (tib_…)' }) });
