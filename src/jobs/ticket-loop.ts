@@ -7,6 +7,7 @@
 import type { UnitRunner } from '../db/units.ts';
 import type { Logger } from '../lib/log.ts';
 import { analyseExtraction, extractEvent } from '../modules/ticket-queue/process.ts';
+import { failedOutcome } from '../modules/ticket-queue/retry.ts';
 import { contactKey, type EventOutcome } from '../modules/ticket-queue/service.ts';
 import type { WorkerUnits } from './units.ts';
 
@@ -103,7 +104,7 @@ async function prepareBatch(options: Pick<TicketLoopOptions, 'units' | 'owner' |
     try {
       return analyseExtraction(x, contacts);
     } catch (error) {
-      return { eventId: x.event.id, ok: false, error: `analysis failed: ${(error as Error).message}`, permanent: false };
+      return failedOutcome(x.event.id, error, 'analysis failed');
     }
   });
 }
@@ -120,12 +121,11 @@ async function applyBatch(units: UnitRunner<WorkerUnits>, owner: string, outcome
     return;
   } catch (error) {
     if (outcomes.length === 1) {
-      const outcome = outcomes[0]!;
-      const message = (error as Error).message;
-      log.warn('ticket event failed', { event_id: outcome.eventId, error: message });
+      const failed = failedOutcome(outcomes[0]!.eventId, error, 'could not be stored');
+      log.warn('ticket event failed', { event_id: failed.eventId, error: failed.error, permanent: failed.permanent });
       await units
-        .run('tickets.apply', { owner, outcomes: [{ eventId: outcome.eventId, ok: false, error: `could not be stored: ${message}`, permanent: false }] })
-        .catch((e) => log.error('could not record a failed ticket event; its lease will run out and it will be retried', { event_id: outcome.eventId, error: (e as Error).message }));
+        .run('tickets.apply', { owner, outcomes: [failed] })
+        .catch((e) => log.error('could not record a failed ticket event; its lease will run out and it will be retried', { event_id: failed.eventId, error: (e as Error).message }));
       return;
     }
   }

@@ -75,12 +75,12 @@ for (const backend of BACKENDS) {
       for (const host of ['x', 'ab', 'abc']) {
         const aside = await app.handle(new Request(`http://${host}/ab/api/me`));
         expect(aside.status).toBe(404);
-        expect((await aside.json()).error).toBe('Route GET /ab/api/me not found');
+        expect(((await aside.json()) as { error: string }).error).toBe('Route GET /ab/api/me not found');
         const unauthenticated = await app.handle(new Request(`http://${host}/ab/api/customers`, { method: 'POST', headers: JSON_HEADERS, body: '['.repeat(20_000) }));
         expect(unauthenticated.status).toBe(404);
         const mine = await app.handle(new Request(`http://${host}/api/me`, { headers: { authorization: `Bearer ${key}` } }));
         expect(mine.status).toBe(200);
-        expect((await mine.json()).data.org.id).toBe(orgId);
+        expect(((await mine.json()) as { data: { org: { id: string } } }).data.org.id).toBe(orgId);
       }
     });
 

@@ -43,7 +43,9 @@ if (TEST_DATABASE_URL) {
         const plan = (row as unknown as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
         const onQueue = nodesOf(plan).filter((node) => node['Relation Name'] === 'ticket_events');
         expect(onQueue.length).toBeGreaterThanOrEqual(3); // the due and orphaned CTEs, and the update
-        expect(onQueue.filter((node) => !node['Node Type'].includes('Index')).map((node) => node['Node Type'])).toEqual(['ModifyTable']);
+        // An index scan, or a bitmap heap scan fed by one (chosen on a table other tests have grown).
+        const throughIndex = (node: PlanNode) => node['Node Type'].includes('Index') || node['Node Type'] === 'Bitmap Heap Scan';
+        expect(onQueue.filter((node) => !throughIndex(node)).map((node) => node['Node Type'])).toEqual(['ModifyTable']);
       } finally {
         await connection.unsafe('deallocate all').catch(() => {});
         await connection.unsafe('reset plan_cache_mode').catch(() => {});

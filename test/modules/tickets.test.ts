@@ -4,12 +4,14 @@
 // events, retries and the dead letter, claims shared between workers, the import, and organisation
 // isolation.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { queryText } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units.ts';
 import { workerUnits } from '../../src/jobs/units.ts';
-import { replayEvents, MAX_ATTEMPTS } from '../../src/modules/ticket-queue/service.ts';
+import { replayEvents } from '../../src/modules/ticket-queue/service.ts';
+import { MAX_ATTEMPTS } from '../../src/modules/ticket-queue/retry.ts';
 import { writeCustomers } from '../../src/modules/customers/service.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { drainQueue, hubSignature, makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
@@ -161,6 +163,30 @@ for (const backend of BACKENDS) {
       expect(tooLarge.status).toBe(413);
 
       expect(await eventRows(connector.id)).toEqual([]);
+    });
+
+    /** A Linear issue event carrying `webhookTimestamp` (left out when undefined), signed as Linear signs. */
+    const linearDelivery = (webhookTimestamp: unknown) => {
+      const body = JSON.stringify({ action: 'create', type: 'Issue', data: { id: 'LIN-1', title: 'Hello' }, webhookTimestamp });
+      return { body, headers: { 'linear-signature': createHmac('sha256', 'linear-route-secret').update(body).digest('hex') } };
+    };
+    const WITHOUT_A_NUMERIC_TIMESTAMP: [string, unknown][] = [['missing', undefined], ['a string', String(FIXTURE_CLOCK)], ['null', null]];
+    for (const [what, webhookTimestamp] of WITHOUT_A_NUMERIC_TIMESTAMP) {
+      test(`Linear: a signed delivery whose webhookTimestamp is ${what} is refused 401, nothing stored`, async () => {
+        const connector = await makeConnector(database, orgId, { platform: 'linear', secret: 'linear-route-secret' });
+        const { body, headers } = linearDelivery(webhookTimestamp);
+        const res = await post(connector.id, body, headers);
+        expect(res.status).toBe(401);
+        expect(res.body.error).toContain('webhookTimestamp');
+        expect(await eventRows(connector.id)).toEqual([]);
+      });
+    }
+
+    test('Linear: a signed delivery with webhookTimestamp within 60 s is accepted', async () => {
+      const connector = await makeConnector(database, orgId, { platform: 'linear', secret: 'linear-route-secret' });
+      const { body, headers } = linearDelivery(FIXTURE_CLOCK - 59_000);
+      expect((await post(connector.id, body, headers)).status).toBe(200);
+      expect(await eventRows(connector.id)).toHaveLength(1);
     });
 
     test('a connector without a secret accepts unsigned deliveries; a token connector needs its bearer token', async () => {

@@ -262,11 +262,31 @@ describe('replay protection', () => {
     expectRejected(verifyWebhook(delivery.request, credentials, webhookTimestamp - MINUTE_MS - 1), /timestamp outside the 60-second window/);
   });
 
-  test('Linear: a body without webhookTimestamp is judged on the signature alone', () => {
-    const rawBody = new TextEncoder().encode('{"action":"create","type":"Issue","data":{"id":"x"}}');
-    const signature = createHmac('sha256', 'lin-secret').update(rawBody).digest('hex');
-    const request = requestFor(rawBody, { 'linear-signature': signature });
-    expect(verifyWebhook(request, credentialsFor('linear', ['lin-secret']), FIXTURE_NOW)).toEqual({ ok: true, scheme: 'linear' });
+  /** A Linear delivery of `body`, signed with "lin-secret". */
+  const linearRequest = (body: string) => {
+    const rawBody = new TextEncoder().encode(body);
+    return requestFor(rawBody, { 'linear-signature': createHmac('sha256', 'lin-secret').update(rawBody).digest('hex') });
+  };
+  const WITHOUT_A_NUMERIC_TIMESTAMP: Record<string, string> = {
+    missing: '{"action":"create","type":"Issue","data":{"id":"x"}}',
+    'as a string': `{"action":"create","type":"Issue","data":{"id":"x"},"webhookTimestamp":"${FIXTURE_NOW}"}`,
+    null: '{"action":"create","type":"Issue","data":{"id":"x"},"webhookTimestamp":null}',
+    'not finite (1e999)': '{"action":"create","type":"Issue","data":{"id":"x"},"webhookTimestamp":1e999}',
+    'in a body that is not an object': '[1]',
+  };
+  for (const [what, body] of Object.entries(WITHOUT_A_NUMERIC_TIMESTAMP)) {
+    test(`Linear: a signed body with webhookTimestamp ${what} is rejected`, () => {
+      expectRejected(verifyWebhook(linearRequest(body), credentialsFor('linear', ['lin-secret']), FIXTURE_NOW), /webhookTimestamp/);
+    });
+  }
+
+  test('Linear: a signed body that is not JSON passes the signature check (the route answers 400)', () => {
+    expect(verifyWebhook(linearRequest('{"action":'), credentialsFor('linear', ['lin-secret']), FIXTURE_NOW)).toEqual({ ok: true, scheme: 'linear' });
+  });
+
+  test('Linear: a webhookTimestamp with a fraction of a millisecond is a timestamp like any other', () => {
+    const body = `{"action":"create","type":"Issue","data":{"id":"x"},"webhookTimestamp":${FIXTURE_NOW - 0.5}}`;
+    expect(verifyWebhook(linearRequest(body), credentialsFor('linear', ['lin-secret']), FIXTURE_NOW)).toEqual({ ok: true, scheme: 'linear' });
   });
 });
 

@@ -4,16 +4,20 @@
 import { extractTickets } from '../tickets/adapters/index.ts';
 import type { ExtractedTicket } from '../tickets/adapters/types.ts';
 import { analyseTicket } from '../tickets/intelligence.ts';
+import { failedOutcome, UnusableEvent } from './retry.ts';
 import { contactKey, type AnalysedTicket, type ClaimedEvent, type EventOutcome } from './service.ts';
+import { parsePayload } from './storable.ts';
 
-export type Extraction = { event: ClaimedEvent; ok: true; tickets: ExtractedTicket[] } | { event: ClaimedEvent; ok: false; error: string };
+export type Extraction = { event: ClaimedEvent; ok: true; tickets: ExtractedTicket[] } | { event: ClaimedEvent; ok: false; error: UnusableEvent };
+
+const unusable = (event: ClaimedEvent, reason: string): Extraction => ({ event, ok: false, error: new UnusableEvent(reason) });
 
 export function extractEvent(event: ClaimedEvent): Extraction {
   let body: unknown;
   try {
-    body = JSON.parse(event.body);
+    body = parsePayload(event.body);
   } catch {
-    return { event, ok: false, error: 'the stored body is not JSON' };
+    return unusable(event, 'the stored body is not JSON');
   }
   let result;
   try {
@@ -21,13 +25,13 @@ export function extractEvent(event: ClaimedEvent): Extraction {
   } catch (error) {
     // An adapter bug must not take the worker down with every retry: the event waits, dead, for a
     // fixed version and a replay.
-    return { event, ok: false, error: `the ${event.platform} adapter failed: ${(error as Error).message}` };
+    return unusable(event, `the ${event.platform} adapter failed: ${(error as Error).message}`);
   }
-  return result.ok ? { event, ok: true, tickets: result.tickets } : { event, ok: false, error: result.reason };
+  return result.ok ? { event, ok: true, tickets: result.tickets } : unusable(event, result.reason);
 }
 
 export function analyseExtraction(extraction: Extraction, recentContacts: Record<string, number>): EventOutcome {
-  if (!extraction.ok) return { eventId: extraction.event.id, ok: false, error: extraction.error, permanent: true };
+  if (!extraction.ok) return failedOutcome(extraction.event.id, extraction.error);
   const tickets: AnalysedTicket[] = extraction.tickets.map((t) => {
     const hasText = Boolean(t.subject || t.description);
     const contacts = t.requesterEmail ? recentContacts[contactKey(extraction.event.orgId, t.requesterEmail)] ?? 0 : 0;

@@ -7,6 +7,8 @@
 import { queryText, type Db } from '../../db/client.ts';
 import type { Platform } from '../tickets/platforms.ts';
 import type { EventSource } from '../../db/schema/index.ts';
+import { isFinal, retryDelaySeconds } from './retry.ts';
+import { storableText } from './storable.ts';
 
 export interface ClaimedEvent {
   id: string;
@@ -83,7 +85,8 @@ export async function releaseAllLeases(db: Db): Promise<number> {
   return rows.length;
 }
 
-/** A ticket as the worker made it: the platform's fields and its intelligence. */
+/** A ticket as the worker made it: the platform's fields (read from a storable payload: see
+ * storable.ts) and its intelligence. */
 export interface AnalysedTicket {
   externalId: string;
   subject: string | null;
@@ -102,7 +105,7 @@ export interface AnalysedTicket {
 
 export type EventOutcome =
   | { eventId: string; ok: true; tickets: AnalysedTicket[] }
-  | { eventId: string; ok: false; error: string; /** retrying cannot help (the body holds no ticket) */ permanent: boolean };
+  | { eventId: string; ok: false; error: string; /** no retry can fix it (retry.ts decides) */ permanent: boolean };
 
 /** The events of `ids` still held by `owner`, locked until the transaction ends: an event whose lease
  * passed to another worker is that worker's to apply. */
@@ -174,19 +177,6 @@ const MARK_FAILED = `
   from unnest($1::text[], $2::text[], $3::float8[], $4::text[]) as f(id, status, delay_seconds, error)
   where e.id = f.id`;
 
-/** Attempts before an event is dead-lettered. */
-export const MAX_ATTEMPTS = 8;
-
-/** Exponential back-off with full jitter: 2 s, 4 s, 8 s … capped at 10 minutes, each a random
- * point up to that, so events that failed together do not all come back together. */
-export function retryDelaySeconds(attempts: number, random = Math.random): number {
-  const ceiling = Math.min(600, 2 ** attempts);
-  return Math.max(1, ceiling * random());
-}
-
-/** Platform text can hold what PostgreSQL text cannot (NUL). */
-const storable = (text: string | null) => (text === null ? null : text.replace(/\u0000/g, ''));
-
 export interface ApplyResult {
   done: number;
   failed: number;
@@ -220,13 +210,13 @@ export async function applyOutcomes(db: Db, args: { owner: string; outcomes: Eve
         org_id: event.orgId,
         connector_id: event.connectorId,
         external_id: t.externalId,
-        subject: storable(t.subject),
-        description: storable(t.description),
-        status: storable(t.status),
+        subject: t.subject,
+        description: t.description,
+        status: t.status,
         status_normalised: t.statusNormalised,
-        priority: storable(t.priority),
+        priority: t.priority,
         priority_normalised: t.priorityNormalised,
-        requester_email: storable(t.requesterEmail),
+        requester_email: t.requesterEmail,
         source_created_at: t.createdAt,
         source_updated_at: t.updatedAt,
         sentiment: t.intelligence?.sentiment ?? null,
@@ -268,11 +258,12 @@ export async function applyOutcomes(db: Db, args: { owner: string; outcomes: Eve
       doneTickets.push(JSON.stringify((keysOfEvent.get(outcome.eventId) ?? []).map((k) => idOfKey.get(k)).filter(Boolean)));
       result.done++;
     } else {
-      const dead = outcome.permanent || event.attempts >= MAX_ATTEMPTS;
+      const dead = isFinal(outcome, event.attempts);
       failed.ids.push(outcome.eventId);
       failed.statuses.push(dead ? 'dead' : 'pending');
       failed.delays.push(dead ? 0 : retryDelaySeconds(event.attempts));
-      failed.errors.push(outcome.error.slice(0, 2000));
+      // Errors quote the payload (and a cut can split a surrogate pair).
+      failed.errors.push(storableText(outcome.error.slice(0, 2000)));
       if (dead) result.dead++;
       else result.failed++;
     }

@@ -134,7 +134,14 @@ const linearScheme: SignatureScheme = {
     }
     // Checked after the signature so forged requests never cost a JSON parse.
     const webhookTimestamp = readLinearWebhookTimestamp(request.rawBody);
-    if (webhookTimestamp !== null && Math.abs(now - webhookTimestamp) > LINEAR_TIMESTAMP_WINDOW_MS) {
+    // A body that is not JSON is the route's 400, not an authentication failure.
+    if (webhookTimestamp === NOT_JSON) return { ok: true, scheme: 'linear' };
+    // Without a timestamp there is no window, and a captured delivery could be replayed for ever.
+    // Linear sends integer milliseconds; any finite number is judged by the window alone.
+    if (typeof webhookTimestamp !== 'number' || !Number.isFinite(webhookTimestamp)) {
+      return { ok: false, reason: 'body webhookTimestamp is missing or not a number (epoch milliseconds)' };
+    }
+    if (Math.abs(now - webhookTimestamp) > LINEAR_TIMESTAMP_WINDOW_MS) {
       return { ok: false, reason: 'timestamp outside the 60-second window (body webhookTimestamp)' };
     }
     return { ok: true, scheme: 'linear' };
@@ -318,15 +325,15 @@ function decodeHubSpotUri(url: string): string {
   return url.replace(/%(3A|2F|3F|40|21|24|27|28|29|2A|2C|3B)/gi, (escape) => HUBSPOT_DECODED_ESCAPES[escape.toUpperCase()] ?? escape);
 }
 
-function readLinearWebhookTimestamp(rawBody: Uint8Array): number | null {
+const NOT_JSON = Symbol('not JSON');
+
+/** The body's `webhookTimestamp` as sent (undefined when absent), or NOT_JSON. */
+function readLinearWebhookTimestamp(rawBody: Uint8Array): unknown {
   let body: unknown;
   try {
     body = JSON.parse(Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength).toString('utf8'));
   } catch {
-    // A body that is not JSON is the route's 400, not an authentication failure.
-    return null;
+    return NOT_JSON;
   }
-  if (typeof body !== 'object' || body === null) return null;
-  const webhookTimestamp = (body as { webhookTimestamp?: unknown }).webhookTimestamp;
-  return typeof webhookTimestamp === 'number' && Number.isFinite(webhookTimestamp) ? webhookTimestamp : null;
+  return typeof body === 'object' && body !== null ? (body as { webhookTimestamp?: unknown }).webhookTimestamp : undefined;
 }
