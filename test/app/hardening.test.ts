@@ -2,7 +2,7 @@
 // 500 the service, and each answer names what was wrong.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/harness.ts';
-import { makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
+import { drainQueue, makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 import { connectPostgres, openEmbedded, rowsOf } from '../../src/db/client.ts';
 import { EmbeddedDatabaseFailedError, TransactionIdleTimeoutError } from '../../src/db/embedded-guard.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
@@ -124,6 +124,15 @@ for (const backend of BACKENDS) {
         expect(refused.body.error).toBe(message);
       }
       expect((await call(app, 'GET', `/api/customers/${customer.id}`, { key })).body.data.segment).toBeNull();
+    });
+
+    test('an imported ticket with NUL and a lone surrogate is accepted and stored cleaned, as a webhook\'s is', async () => {
+      const imported = await call(app, 'POST', '/api/ticket-intelligence/import', { key, rawBody: '{"tickets":[{"id":"IMP-\\u00001","subject":"Broken \\ud800 export\\u0000"}]}', headers: JSON_HEADERS });
+      expect(imported.status).toBe(202);
+      expect(imported.body.data).toMatchObject({ accepted: 1, rejected: [] });
+      await drainQueue(database);
+      const listed = await call(app, 'GET', '/api/tickets?limit=200', { key });
+      expect(listed.body.data.find((t: { external_id: string }) => t.external_id === 'IMP-1')?.subject).toBe('Broken \ufffd export');
     });
 
     test('a time offset PostgreSQL cannot hold (+23:59) is a 400 naming the field', async () => {
