@@ -17,7 +17,7 @@ import type { RequestState, RequestStates } from './plugins/request-state.ts';
 import { beginRequest, logRequest, type Peer } from './plugins/request-context.ts';
 import { errorResponse, errorsPlugin } from './plugins/errors.ts';
 import { createGate, TICKET_WEBHOOK_PATH } from './plugins/gate.ts';
-import { checkRequestSize, checkUrlEncoding, forRouter, pathOf } from './plugins/request-url.ts';
+import { checkRequestSize, checkUrlEncoding, settleUrl } from './plugins/request-url.ts';
 import { AppError } from './lib/errors.ts';
 import { healthModule, type ReadinessProbe } from './modules/health/index.ts';
 import { meModule } from './modules/me/index.ts';
@@ -158,7 +158,7 @@ export function createApp(deps: AppDeps): App {
   }
 
   function handle(request: Request, server?: Peer): Response | Promise<Response> {
-    const path = pathOf(request.url);
+    const path = settleUrl(request);
     const state = beginRequest(request, path, server, trustProxy);
     try {
       checkRequestSize(request);
@@ -178,15 +178,13 @@ export function createApp(deps: AppDeps): App {
       );
       return withDeadline(state, request, received);
     }
-    // The router must see the path the gate judges (plugins/request-url.ts).
-    const routable = forRouter(request);
-    states.set(routable, state);
+    states.set(request, state);
     try {
-      const admitted = admit(state, routable);
-      const answer = admitted ? admitted.then(() => routed(state, routable), (error) => failed(state, routable, error)) : routed(state, routable);
-      return answer instanceof Promise ? withDeadline(state, routable, answer) : answer;
+      const admitted = admit(state, request);
+      const answer = admitted ? admitted.then(() => routed(state, request), (error) => failed(state, request, error)) : routed(state, request);
+      return answer instanceof Promise ? withDeadline(state, request, answer) : answer;
     } catch (error) {
-      return failed(state, routable, error);
+      return failed(state, request, error);
     }
   }
 

@@ -1,28 +1,37 @@
-// The one reading of a request's URL that every step uses. Elysia finds the path by searching for
-// '/' from the 11th character (it assumes "http://" and a host of four characters or more): with a
-// Host of one to three characters it reads `/api/me` out of `http://x/ab/api/me` while the gate,
-// reading after the host, saw `/ab/api/me` — a public path. So the path is read here once, and a
-// URL Elysia would misread is handed to it rewritten onto a host it reads right.
+// The one reading of a request's URL that every step uses. Bun builds `request.url` from the Host
+// header, and two things read a path out of it differently: Elysia searches for '/' from the 11th
+// character (it assumes "http://" and a host of four characters or more), so with a Host of one to
+// three characters it read `/api/me` out of `http://x/ab/api/me` while the gate, reading after the
+// host, saw `/ab/api/me` — a public path. With no Host, or one holding '/' or a space, Bun gives a
+// bare path (`/api/me`); with one `new URL()` cannot parse (`[`), URL-reading code threw. So a URL
+// that is not plainly `http://<host>/…` with a host of four or more is replaced, on the request
+// itself (the body is untouched), by the same path on `http://localhost`.
 import { AppError } from '../lib/errors.ts';
 
 /** Where the path of an absolute URL starts: after "scheme://host". */
 const pathStart = (url: string) => url.indexOf('/', url.indexOf('//') + 2);
 
+/** A host name, IPv4 or bracketed IPv6 address, with an optional port. */
+const PLAIN_HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** Makes `request.url` read alike by every step (see above) and returns its path. Runs first, on
+ * every request: the common URL costs two searches and a short regex. */
+export function settleUrl(request: Request): string {
+  const url = request.url;
+  const relative = url.charCodeAt(0) === 47; // '/': Bun had no usable Host
+  const start = relative ? 0 : pathStart(url);
+  if (!relative && start >= 0 && url.indexOf('/', 11) === start && PLAIN_HOST.test(url.slice(url.indexOf('//') + 2, start))) return pathOf(url);
+  const target = start < 0 ? '/' : url.slice(start);
+  Object.defineProperty(request, 'url', { value: `http://localhost${target}` });
+  return pathOf(request.url);
+}
+
 /** The path of an absolute URL without building a URL object (this runs on every request). */
-export function pathOf(url: string): string {
+function pathOf(url: string): string {
   const start = pathStart(url);
   if (start < 0) return '/';
   const end = url.indexOf('?', start);
   return url.slice(start, end < 0 ? undefined : end);
-}
-
-/** The request as Elysia must see it to route the path `pathOf` read: the same request, or a copy
- * on a host Elysia's reading agrees with. */
-export function forRouter(request: Request): Request {
-  const url = request.url;
-  const start = pathStart(url);
-  if (start >= 0 && url.indexOf('/', 11) === start) return request;
-  return new Request(`http://localhost${start < 0 ? '/' : url.slice(start)}`, request);
 }
 
 /** Longest URL served (8 KiB, as most servers and proxies): a longer one is refused with 414. */

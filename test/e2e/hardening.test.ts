@@ -59,6 +59,29 @@ describe('the binary at the socket', () => {
     expect(bodyOf(answer).error).toBe('Route GET /ab/api/me not found');
   });
 
+  test('Hosts Bun cannot place (none, "x/y", "a b") or URL parsers cannot read ("[", "[::1"): the request is served at its own path', async () => {
+    const authorization = `Authorization: Bearer ${key}\r\n`;
+    const cases: [string, number][] = [
+      [`GET /healthz HTTP/1.0\r\n\r\n`, 200],
+      [`GET /api/customers HTTP/1.1\r\nHost: x/y\r\nConnection: close\r\n\r\n`, 401],
+      [`GET /api/customers?limit=1 HTTP/1.1\r\nHost: a b\r\n${authorization}Connection: close\r\n\r\n`, 200],
+      [`GET /api/customers?limit=1 HTTP/1.1\r\nHost: [::1\r\n${authorization}Connection: close\r\n\r\n`, 200],
+      [`POST /api/webhooks/tickets?connectorId=con_unknown HTTP/1.1\r\nHost: [\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 404],
+    ];
+    for (const [request, status] of cases) {
+      const answer = await raw(request);
+      expect(`${request.split('\r\n')[0]} -> ${statusOf(answer)}`).toBe(`${request.split('\r\n')[0]} -> ${status}`);
+      expect(bodyOf(answer)).toHaveProperty('success');
+    }
+  });
+
+  test('an over-limit chunked body under a one-character Host is refused with 413 at once', async () => {
+    const head = `PATCH /api/customers/cus_x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const chunk = `${(64 * 1024).toString(16)}\r\n${'a'.repeat(64 * 1024)}\r\n`;
+    const answer = await raw(head, Array(20).fill(chunk), 5);
+    expect(statusOf(answer)).toBe(413);
+  });
+
   test('a body trickled in past REQUEST_TIMEOUT_MS is answered 503 in the envelope, not dropped', async () => {
     const head = `POST /api/customers HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`;
     const answer = await raw(head, Array(8).fill(' '), 500);
