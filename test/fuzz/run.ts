@@ -262,7 +262,8 @@ async function fuzzBackend(backend: string) {
       const logged = rid && problem?.kind === '5xx' ? errorLines.find((line) => line.includes(rid)) : undefined;
       if (problem && logged) problem.answer += `\n   server log: ${logged.slice(0, 400)}`;
       const shown = res.status < 300 ? res.body.toString() : '';
-      const leaked = orgB.find((id) => shown.includes(`"id":"${id}"`) || shown.includes(`_id":"${id}"`));
+      // B's ids as ids or references; org A may well write one as its own external_id or name.
+      const leaked = orgB.find((id) => ['id', 'org_id', 'customer_id', 'contract_id', 'connector_id'].some((field) => shown.includes(`"${field}":"${id}"`)));
       if (!problem && leaked) problem = { kind: 'isolation', status: res.status, message: "a success answer shows org B's data", answer: `${leaked} in ${res.body.toString().slice(0, 200)}` };
       if (!problem && req.route === '/api/webhooks/tickets' && res.status < 300 && res.body.toString().includes('"connector":"fuzz-b"')) {
         problem = { kind: 'isolation', status: res.status, message: "org B's connector accepted a delivery not signed with its secret", answer: res.body.toString().slice(0, 200) };
