@@ -1,6 +1,6 @@
 // Units of work: named, transaction-scoped operations on the database.
 //
-// In embedded mode one process owns PGlite (SPEC §1), and pglite-socket wedges when a client holds a
+// In embedded mode one process owns PGlite, and pglite-socket wedges when a client holds a
 // transaction open, so nothing outside the owner ever holds one: the worker thread and the CLI send
 // the *name* of a unit and its arguments, and the owner runs the whole unit in one transaction. On
 // PostgreSQL the same units run locally on the caller's own pool. One registry, two transports.

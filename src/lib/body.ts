@@ -1,7 +1,7 @@
 import { AppError } from './errors.ts';
 import type { Config } from '../config.ts';
 
-/** SPEC §3: API bodies 1 MiB, the ticket import 10 MiB, webhooks 5 MiB (all configurable). */
+/** API bodies 1 MiB, the ticket import 10 MiB, webhooks 5 MiB (all configurable). */
 export function bodyLimitFor(path: string, config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>): number {
   if (path.startsWith('/api/webhooks/')) return config.bodyLimitWebhook;
   if (path === '/api/ticket-intelligence/import') return config.bodyLimitImport;

@@ -1,4 +1,4 @@
-/** Interface spec §2.2: every answer but the ticket webhook's is this envelope. */
+/** Every answer but the ticket webhook's is this envelope (README "Envelope"). */
 export interface Envelope<T> {
   success: boolean;
   data: T | null;

@@ -29,6 +29,6 @@ export function randomBase62(length: number): string {
 export const newId = (prefix: 'org' | 'key' | 'ins' | 'cus' | 'ctr' | 'inv' | 'evt' | 'tkt' | 'tib') => `${prefix}_${randomBase62(20)}`;
 
 /** Connector ids are in webhook URLs and are the only credential of a platform that can neither
- * sign nor add a header (SPEC §6): 26 base62 characters, about 154 random bits. */
+ * sign nor add a header: 26 base62 characters, about 154 random bits. */
 export const newConnectorId = () => `con_${randomBase62(26)}`;
 

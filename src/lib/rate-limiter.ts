@@ -1,4 +1,5 @@
-// Fixed windows aligned to the UTC minute and the UTC day (SPEC §9), counted in one of three stores.
+// Fixed windows aligned to the UTC minute and the UTC day (README "Rate limits"), counted in one of
+// three stores.
 //
 // Every window has its own key (`org:ID:m:<minute number>`), so alignment comes from the key and a
 // counter never needs resetting, only expiring. A request is counted by one atomic operation per
@@ -33,7 +34,7 @@ export interface Decision {
   allowed: boolean;
   minute: WindowState;
   day: WindowState;
-  /** The window that runs out first: fewest requests left, the minute on a tie (SPEC §9). */
+  /** The window that runs out first: fewest requests left, the minute on a tie. */
   inForce: WindowState;
   /** Seconds until every exhausted window has reset; 0 when allowed. */
   retryAfter: number;
@@ -304,7 +305,7 @@ export function redisRateLimiter(client: Redis): RateLimiter {
   });
 }
 
-/** The three headers of interface spec §8 (the window in force), plus both windows spelled out. */
+/** The customer's interface's three headers (the window in force), plus both windows spelled out. */
 export function rateLimitHeaders(decision: Decision): Record<string, string> {
   const headers: Record<string, string> = {
     'x-ratelimit-limit': String(decision.inForce.limit),

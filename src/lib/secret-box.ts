@@ -1,4 +1,4 @@
-// Webhook secrets at rest (SPEC §6): sealed with AES-256-GCM under a key derived from SECRET_KEY,
+// Webhook secrets at rest: sealed with AES-256-GCM under a key derived from SECRET_KEY,
 // so a copy of the database alone does not let anyone sign webhooks. The connector id is bound as
 // associated data: a sealed secret moved to another connector's row does not open.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';

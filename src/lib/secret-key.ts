@@ -1,5 +1,5 @@
-// SECRET_KEY encrypts stored webhook secrets (SPEC §10). On the embedded database, when it is not
-// set, one is generated into DATA_DIR at first start so a newcomer configures nothing.
+// SECRET_KEY encrypts stored webhook secrets (README "Configuration"). On the embedded database,
+// when it is not set, one is generated into DATA_DIR at first start so a newcomer configures nothing.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
-// Every answer is the envelope with the status code of SPEC §3, a request id and the rate-limit
-// headers — whatever went wrong.
+// Every answer is the envelope with the status code of README "Envelope", a request id and the
+// rate-limit headers — whatever went wrong.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { ECHO_PATH } from '../helpers/fixture-routes.ts';

@@ -30,7 +30,7 @@ export async function makeConnector(database: Database, orgId: string, options: 
   );
 }
 
-/** The interface spec's signature header for `body`. */
+/** The `x-hub-signature-256` value for `body`: `sha256=` + hex HMAC-SHA256. */
 export const hubSignature = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** Processes every due event as the worker thread would, round after round, until none is left. */

@@ -225,7 +225,7 @@ describe('every ticket fixture, field by field', () => {
     });
   }
 
-  // The wrappers of README §4.3 (data.item, detail, freshdesk_webhook, payload, data) and bare objects.
+  // The common wrappers (data.item, detail, freshdesk_webhook, payload, data) and bare objects.
   for (const { fixture: name, ticket } of FIXTURES.filter((entry) => !entry.rootKey && entry.platform !== 'hubspot')) {
     test(`${name} through the generic detection (wrapper)`, async () => {
       expect(ticketsOf(extract('generic', await fixture(name)))).toEqual([ticket]);

@@ -29,7 +29,7 @@ interface SignatureFixture {
 
 const signatureFixtures = (await Bun.file(`${FIXTURES_DIR}/signatures.json`).json()) as SignatureFixture[];
 
-// Slack signs for the chat endpoint, not the ticket webhook; WhatsApp uses the interface spec's
+// Slack signs for the chat endpoint, not the ticket webhook; WhatsApp uses the customer's interface's
 // x-hub-signature-256 format, so its bodies exercise that scheme on a generic connector.
 const PLATFORM_BY_FIXTURE: Record<string, { platform: Platform; scheme: string }> = {
   'generic-ticket.json': { platform: 'generic', scheme: 'hub-sha256' },
@@ -129,7 +129,7 @@ describe('fixture signatures', () => {
   }
 });
 
-describe('the interface spec header', () => {
+describe('the x-hub-signature-256 header', () => {
   test('x-hub-signature-256 is accepted for every platform', async () => {
     const rawBody = await readFixtureBody('generic-ticket.json');
     for (const platform of PLATFORMS) {

@@ -4,7 +4,7 @@ import { organisations } from './organisations.ts';
 import { timestamps, timestamptz } from './columns.ts';
 import { PLATFORMS, type Platform } from '../../modules/tickets/platforms.ts';
 
-/** Where tickets come from (SPEC §6): a support platform's webhook, or the API import. The id is in
+/** Where tickets come from: a support platform's webhook, or the API import. The id is in
  * the webhook URL and is the only credential of a platform that can neither sign nor add a header,
  * so it is unguessable (154 random bits). */
 export const connectors = pgTable(

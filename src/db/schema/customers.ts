@@ -41,7 +41,7 @@ export const customers = pgTable(
     // (org_id, id) is what contracts and invoices reference, so a record can only point at a
     // customer of its own organisation.
     unique('customers_org_id_id_unique').on(table.orgId, table.id),
-    // What contracts and invoices reference to carry their customer's currency (SPEC §5: no FX).
+    // What contracts and invoices reference to carry their customer's currency (no FX conversion).
     unique('customers_org_id_currency_unique').on(table.orgId, table.id, table.currency),
     uniqueIndex('customers_org_external_id_unique').on(table.orgId, table.externalId).where(sql`${table.externalId} is not null`),
     index('customers_org_created_idx').on(table.orgId, table.createdAt.desc(), table.id.desc()),

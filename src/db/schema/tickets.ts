@@ -10,7 +10,7 @@ export const EVENT_SOURCES = ['webhook', 'import'] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 /** The durable queue of inbound ticket events: a webhook delivery or an imported ticket, stored as
- * received before anyone answers, then processed by a worker thread (SPEC §6). `pending` waits for
+ * received before anyone answers, then processed by a worker thread. `pending` waits for
  * `run_after`; `processing` is held by `lease_owner` until `lease_until` (a worker that dies lets its
  * lease run out and another takes the event again); `done` carries its result; `dead` gave up after
  * the last attempt (or at once when no retry can help: modules/ticket-queue/retry.ts) and keeps the

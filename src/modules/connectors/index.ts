@@ -1,5 +1,5 @@
 // GET /api/connectors: the caller's organisation's connectors and their webhook URLs, for API
-// clients that set platforms up; never a secret (SPEC §6).
+// clients that set platforms up; never a secret (sealed, never shown after creation).
 import { Elysia } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/client.ts';

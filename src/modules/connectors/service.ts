@@ -1,7 +1,7 @@
-// Connectors (SPEC §6): where an organisation's tickets come from. Secrets arrive here already
-// sealed (lib/secret-box.ts) by whoever holds SECRET_KEY — the CLI seals before it asks, so a
-// secret's plaintext never crosses the admin socket — and they never leave: listings say whether a
-// connector is signed, not with what.
+// Connectors (README "Connecting a platform"): where an organisation's tickets come from. Secrets
+// arrive here already sealed (lib/secret-box.ts) by whoever holds SECRET_KEY — the CLI seals before
+// it asks, so a secret's plaintext never crosses the admin socket — and they never leave: listings
+// say whether a connector is signed, not with what.
 import { and, asc, eq, isNotNull, sql } from 'drizzle-orm';
 import { connectors, type Connector } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';

@@ -1,4 +1,4 @@
-// GET /api/customers and GET /api/customers/:id (interface spec §4): the caller's organisation's
+// GET /api/customers and GET /api/customers/:id (README "Reading"): the caller's organisation's
 // customers, with their derived values as of today (UTC).
 import { Elysia } from 'elysia';
 import type { Database } from '../../db/client.ts';

@@ -174,7 +174,7 @@ export async function getCustomer(db: Db, orgId: string, ref: string, today: str
   return row;
 }
 
-/** The API's view of a customer (SPEC §5). */
+/** The API's view of a customer: its fields and derived values (README "ARR data"). */
 export function presentCustomer(row: CustomerRow) {
   return {
     id: row.id,
@@ -206,7 +206,7 @@ function explainCustomerViolation(violation: ConstraintViolation): AppError {
     return new AppError('conflict', 'external_id is already used by another customer');
   }
   if (violation.constraint === 'contracts_customer_currency_fk' || violation.constraint === 'invoices_customer_currency_fk') {
-    return new AppError('unprocessable', "currency cannot change while the customer has contracts or invoices in its current currency (SPEC: no FX conversion)");
+    return new AppError('unprocessable', "currency cannot change while the customer has contracts or invoices in its current currency (no FX conversion)");
   }
   return new AppError('unprocessable', `customer breaks the rule ${violation.constraint || violation.code}`);
 }
@@ -247,7 +247,8 @@ export async function deleteCustomer(db: Db, orgId: string, ref: string): Promis
   return id;
 }
 
-/** How a contract or invoice names its customer (SPEC §5), and the currency it says it is in. */
+/** How a contract or invoice names its customer (`customer_id` or `customer_external_id`), and the
+ * currency it says it is in (the customer's: no FX conversion). */
 export interface CustomerReference {
   customer_id?: string;
   customer_external_id?: string;

@@ -1,4 +1,5 @@
-// Writes to the ARR records, beyond the interface spec (SPEC §5), in the same envelope:
+// Writes to the ARR records (README "Writing"), beyond the customer's read-only interface, in the
+// same envelope:
 //   POST   /api/customers|contracts|invoices       create, or update the record with this external_id
 //                                                  (201 created, 200 updated or unchanged);
 //                                                  Idempotency-Key replays the first answer for 24 h

@@ -1,10 +1,11 @@
 import { t } from 'elysia';
 
-/** Tickets in one import request, at most (SPEC §6). */
+/** Tickets in one import request, at most (README "Importing tickets"). */
 export const MAX_IMPORT_TICKETS = 1000;
 
-/** The request: the tickets (each the normalised fields of interface spec §2.3, or a platform's raw
- * object) and, optionally, the connector they belong to. Items are checked one by one after this. */
+/** The request: the tickets (each the normalised fields — `id`, `subject`, `description`, `status`,
+ * `priority`, `requester_email`, `created_at` — or a platform's raw object) and, optionally, the
+ * connector they belong to. Items are checked one by one after this. */
 export const TicketImportBody = t.Object(
   {
     connector_id: t.Optional(t.String({ pattern: '^[A-Za-z0-9_]{1,100}$', error: 'must be a connector id (con_…)' })),

@@ -1,8 +1,8 @@
-// POST /api/ticket-intelligence/import (SPEC §6): every item is checked at once — it must be an
-// object in which the connector's adapter finds exactly one ticket — and the valid ones are stored
-// as events in one transaction with the batch's record; the worker thread processes them like
-// webhook events. An item already received for this connector (the same bytes of canonical JSON)
-// counts as a duplicate and is not stored again.
+// POST /api/ticket-intelligence/import (README "Importing tickets"): every item is checked at once
+// — it must be an object in which the connector's adapter finds exactly one ticket — and the valid
+// ones are stored as events in one transaction with the batch's record; the worker thread processes
+// them like webhook events. An item already received for this connector (the same bytes of
+// canonical JSON) counts as a duplicate and is not stored again.
 import { and, eq } from 'drizzle-orm';
 import { queryText, type Db } from '../../db/client.ts';
 import { connectors, ticketImportBatches, type Connector } from '../../db/schema/index.ts';

@@ -1,7 +1,7 @@
-// Ticket intelligence (SPEC §6): sentiment, urgency, topics and churn signals of one ticket, from its
-// text plus how often the same requester or customer wrote lately. Pure functions, no database: the
-// caller stores the result next to the ticket, with `method` and `version` so that rows scored by
-// older rules can be found and scored again.
+// Ticket intelligence (README "Processing"): sentiment, urgency, topics and churn signals of one
+// ticket, from its text plus how often the same requester or customer wrote lately. Pure functions,
+// no database: the caller stores the result next to the ticket, with `method` and `version` so that
+// rows scored by older rules can be found and scored again.
 //
 // Sentiment comes from the `sentiment` package (AFINN-165 word list, MIT): its dictionary, tokenizer
 // and scorer, with two changes made through its own language API (a ticket "language"): a few words

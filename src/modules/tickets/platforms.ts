@@ -1,5 +1,6 @@
-// The support platforms a connector can be for (SPEC §6). `generic` auto-detects common field
-// names; `salesforce` means JSON from a Flow/Apex callout (SOAP outbound messages are not supported).
+// The support platforms a connector can be for (README "Connecting a platform"). `generic`
+// auto-detects common field names; `salesforce` means JSON from a Flow/Apex callout (SOAP outbound
+// messages are not supported).
 export const PLATFORMS = [
   'zendesk',
   'freshdesk',

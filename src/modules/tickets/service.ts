@@ -1,5 +1,5 @@
-// Tickets as the API shows them (beyond the interface spec, SPEC §6): what the worker made of the
-// platforms' events, always scoped to one organisation.
+// Tickets as the API shows them (README "Reading tickets"; beyond the customer's interface): what
+// the worker made of the platforms' events, always scoped to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { andAll, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';

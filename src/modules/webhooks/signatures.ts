@@ -1,4 +1,5 @@
-// Who sent a ticket webhook (SPEC §6, platforms/README.md §4.1, §4.3 item 5, §5).
+// Who sent a ticket webhook: `x-hub-signature-256` or the platform's own scheme (README "Connecting
+// a platform"), checked on the raw bytes in constant time; timestamps within 5 minutes (Linear 60 s).
 // Pure: no database, no clock unless the caller leaves `now` out. This runs on every webhook before
 // anything is stored, so it works on the raw bytes and only parses JSON for Linear, whose replay
 // timestamp lives in the body.
@@ -27,7 +28,7 @@ export type Verdict = { ok: true; scheme: string } | { ok: false; reason: string
 const TIMESTAMP_WINDOW_MS = 5 * 60 * 1000;
 const LINEAR_TIMESTAMP_WINDOW_MS = 60 * 1000;
 
-// The interface spec's header: accepted for every platform, in addition to the platform's own scheme.
+// The customer's interface's header: accepted for every platform, besides the platform's own scheme.
 const HUB_SHA256_HEADER = 'x-hub-signature-256';
 
 /** SHA-256 hex of a connector's static token: what the connector service stores instead of the token. */
@@ -99,7 +100,7 @@ const zendeskScheme: SignatureScheme = {
 };
 
 // Intercom and Jira share the `x-hub-signature` header with different algorithms, so each checks its
-// own prefix (README §4: "always branch on the prefix").
+// own prefix (Intercom `sha1=`, Jira `sha256=`).
 const intercomScheme: SignatureScheme = {
   scheme: 'intercom',
   signatureHeader: 'x-hub-signature',
@@ -174,7 +175,7 @@ const hubSpotV3Scheme: SignatureScheme = {
     }),
 };
 
-// Every platform accepts the interface spec's header first; the rest is what the platform itself sends.
+// Every platform accepts the customer's interface's header first; then what the platform itself sends.
 // GitHub's own scheme is that header; Salesforce (Flow/Apex), Freshdesk, Gorgias, Zoho and generic have
 // no native signature, so a configured secret means they must send it too.
 const SCHEMES_BY_PLATFORM: Record<Platform, readonly SignatureScheme[]> = {
@@ -217,7 +218,7 @@ function verifyPrefixedHex(
   secrets: string[],
   scheme: string,
 ): Verdict {
-  // The spec says lowercase hex; senders that upper-case it still hold the right key.
+  // The customer's interface says lowercase hex; senders that upper-case it still hold the right key.
   const normalized = received.trim().toLowerCase();
   if (!normalized.startsWith(prefix)) return { ok: false, reason: `${header} does not start with "${prefix}"` };
   const receivedHex = normalized.slice(prefix.length);
@@ -294,7 +295,7 @@ function equalsInConstantTime(received: string, expected: string): boolean {
 }
 
 // HubSpot, Front and Linear send epoch milliseconds and Zendesk ISO-8601; epoch seconds are accepted
-// too (README §4.3: a number over 1e12 is milliseconds) so a unit change does not lock a sender out.
+// too (a number over 1e12 is milliseconds) so a unit change does not lock a sender out.
 function parseTimestampMs(value: string): number | null {
   if (/^\d+(\.\d+)?$/.test(value)) {
     const epoch = Number(value);

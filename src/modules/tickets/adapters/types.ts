@@ -4,8 +4,9 @@ import type { Platform } from '../platforms.ts';
 export type TicketStatus = 'open' | 'pending' | 'solved' | 'closed';
 export type TicketPriority = 'low' | 'normal' | 'high' | 'urgent';
 
-/** One ticket as the platform described it, in interface spec §2.3's fields plus what ordering and
- * normalisation need. A field the platform does not send is null, never guessed. */
+/** One ticket as the platform described it: id, subject, description, status, priority, requester
+ * e-mail and created time (the customer's interface's fields), plus what ordering and normalisation
+ * need. A field the platform does not send is null, never guessed. */
 export interface ExtractedTicket {
   /** The ticket's id on the platform, always a string (GitHub and HubSpot send numbers). */
   externalId: string;
