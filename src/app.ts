@@ -25,7 +25,6 @@ import { keysModule } from './modules/keys/index.ts';
 import { customersModule } from './modules/customers/index.ts';
 import { contractsModule } from './modules/contracts/index.ts';
 import { invoicesModule } from './modules/invoices/index.ts';
-import { recordWritesModule } from './modules/record-writes/index.ts';
 import { createWebhookReceiver, webhooksModule, type WebhookReceiver } from './modules/webhooks/index.ts';
 import { connectorsModule } from './modules/connectors/index.ts';
 import { ticketsModule } from './modules/tickets/index.ts';
@@ -87,10 +86,9 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(healthModule({ readiness: deps.readiness, startedAt: deps.startedAt ?? Date.now() }))
     .use(meModule({ states }))
     .use(keysModule({ database: deps.database, states }))
-    .use(customersModule({ database: deps.database, states, listCache: shared.listCache }))
-    .use(contractsModule({ database: deps.database, states, listCache: shared.listCache }))
-    .use(invoicesModule({ database: deps.database, states, listCache: shared.listCache }))
-    .use(recordWritesModule({ database: deps.database, states, config: deps.config }))
+    .use(customersModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
+    .use(contractsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
+    .use(invoicesModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
     .use(connectorsModule({ database: deps.database, states, config: deps.config }))
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))

@@ -8,8 +8,10 @@ import { bodyLimitFor, isJsonContentType, readBodyLimited } from '../lib/body.ts
 import { parseJsonBody } from '../lib/json.ts';
 import type { Config } from '../config.ts';
 
-export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>) {
-  return new Elysia({ name: 'revintel/body' }).onParse({ as: 'scoped' }, ({ request, path }) => readJsonBody(request, bodyLimitFor(path, config)));
+/** `seed` tells Elysia apart the modules that use it: a named plugin is installed once per name and
+ * seed, and each module needs its own scoped hook. */
+export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>, seed: string) {
+  return new Elysia({ name: 'revintel/body', seed }).onParse({ as: 'scoped' }, ({ request, path }) => readJsonBody(request, bodyLimitFor(path, config)));
 }
 
 /** The request's JSON body: null when empty; 413 over `limit`, 415 when not declared JSON, 400 when

@@ -10,7 +10,7 @@ export const ECHO_PATH = '/api/test-fixtures/echo';
 
 export function echoModule(config: Config) {
   return new Elysia({ name: 'test/echo' })
-    .use(bodyPlugin(config))
+    .use(bodyPlugin(config, ECHO_PATH))
     .post(ECHO_PATH, ({ body }) => ok(body), {
       body: t.Object(
         {

@@ -1,16 +1,30 @@
 // GET /api/contracts and GET /api/contracts/:id: the caller's organisation's contracts, newest
 // first, each with its annualised ARR.
+// POST, PATCH and DELETE of /api/contracts are the record writes every ARR type shares
+// (modules/records/writes.ts), declared here with what is contract-specific.
 import { Elysia } from 'elysia';
-import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
-import type { RequestStates } from '../../plugins/request-state.ts';
-import { ContractParams, ListContractsQuery } from './model.ts';
-import { getContract, listContracts, presentContract } from './service.ts';
+import { recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
+import { ContractCreate, ContractParams, ContractPatch, ListContractsQuery } from './model.ts';
+import { deleteContract, getContract, listContracts, patchContract, presentContract, writeContracts } from './service.ts';
 
-export function contractsModule(deps: { database: Database; states: RequestStates; listCache: ListCache }) {
+/** POST, PATCH and DELETE of contracts (modules/records/writes.ts). */
+const CONTRACT_WRITES: RecordWrites<ContractPatch> = {
+  noun: 'Contract',
+  path: '/api/contracts',
+  create: ContractCreate,
+  patch: ContractPatch,
+  params: ContractParams,
+  write: writeContracts,
+  update: patchContract,
+  remove: deleteContract,
+  show: async (db, orgId, id) => presentContract(await getContract(db, orgId, id, { includeDeleted: true })),
+};
+
+export function contractsModule(deps: RecordWriteDeps & { listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/contracts' })
@@ -48,5 +62,6 @@ export function contractsModule(deps: { database: Database; states: RequestState
     )
     .get('/api/contracts/:id', async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id))), {
       params: ContractParams,
-    });
+    })
+    .use(recordWriteRoutes(CONTRACT_WRITES, deps));
 }

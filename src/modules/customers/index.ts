@@ -1,17 +1,31 @@
 // GET /api/customers and GET /api/customers/:id (README "Reading"): the caller's organisation's
 // customers, with their derived values as of today (UTC).
+// POST, PATCH and DELETE of /api/customers are the record writes every ARR type shares
+// (modules/records/writes.ts), declared here with what is customer-specific.
 import { Elysia } from 'elysia';
-import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
 import { utcToday } from '../../lib/today.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
-import type { RequestStates } from '../../plugins/request-state.ts';
-import { CustomerParams, ListCustomersQuery } from './model.ts';
-import { getCustomer, listCustomers, presentCustomer } from './service.ts';
+import { recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
+import { CustomerCreate, CustomerParams, CustomerPatch, ListCustomersQuery } from './model.ts';
+import { deleteCustomer, getCustomer, listCustomers, patchCustomer, presentCustomer, writeCustomers } from './service.ts';
 
-export function customersModule(deps: { database: Database; states: RequestStates; listCache: ListCache }) {
+/** POST, PATCH and DELETE of customers (modules/records/writes.ts). */
+const CUSTOMER_WRITES: RecordWrites<CustomerPatch> = {
+  noun: 'Customer',
+  path: '/api/customers',
+  create: CustomerCreate,
+  patch: CustomerPatch,
+  params: CustomerParams,
+  write: writeCustomers,
+  update: patchCustomer,
+  remove: deleteCustomer,
+  show: async (db, orgId, id) => presentCustomer(await getCustomer(db, orgId, id, utcToday(), { includeDeleted: true })),
+};
+
+export function customersModule(deps: RecordWriteDeps & { listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/customers' })
@@ -55,5 +69,6 @@ export function customersModule(deps: { database: Database; states: RequestState
       '/api/customers/:id',
       async ({ request, params }) => ok(presentCustomer(await getCustomer(db, principalOf(request).org.id, params.id, utcToday()))),
       { params: CustomerParams },
-    );
+    )
+    .use(recordWriteRoutes(CUSTOMER_WRITES, deps));
 }

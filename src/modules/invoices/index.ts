@@ -1,17 +1,31 @@
 // GET /api/invoices and GET /api/invoices/:id: the caller's organisation's invoices, newest first,
 // each with how many days it is past due today (UTC).
+// POST, PATCH and DELETE of /api/invoices are the record writes every ARR type shares
+// (modules/records/writes.ts), declared here with what is invoice-specific.
 import { Elysia } from 'elysia';
-import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
-import type { RequestStates } from '../../plugins/request-state.ts';
+import { recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
 import { utcToday } from '../../lib/today.ts';
-import { InvoiceParams, ListInvoicesQuery } from './model.ts';
-import { getInvoice, listInvoices, presentInvoice } from './service.ts';
+import { InvoiceCreate, InvoiceParams, InvoicePatch, ListInvoicesQuery } from './model.ts';
+import { deleteInvoice, getInvoice, listInvoices, patchInvoice, presentInvoice, writeInvoices } from './service.ts';
 
-export function invoicesModule(deps: { database: Database; states: RequestStates; listCache: ListCache }) {
+/** POST, PATCH and DELETE of invoices (modules/records/writes.ts). */
+const INVOICE_WRITES: RecordWrites<InvoicePatch> = {
+  noun: 'Invoice',
+  path: '/api/invoices',
+  create: InvoiceCreate,
+  patch: InvoicePatch,
+  params: InvoiceParams,
+  write: writeInvoices,
+  update: patchInvoice,
+  remove: deleteInvoice,
+  show: async (db, orgId, id) => presentInvoice(await getInvoice(db, orgId, id, utcToday(), { includeDeleted: true })),
+};
+
+export function invoicesModule(deps: RecordWriteDeps & { listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/invoices' })
@@ -52,5 +66,6 @@ export function invoicesModule(deps: { database: Database; states: RequestStates
     )
     .get('/api/invoices/:id', async ({ request, params }) => ok(presentInvoice(await getInvoice(db, principalOf(request).org.id, params.id, utcToday()))), {
       params: InvoiceParams,
-    });
+    })
+    .use(recordWriteRoutes(INVOICE_WRITES, deps));
 }

@@ -1,0 +1,95 @@
+// The write routes every ARR record type has, beyond the customer's read-only interface, in the same
+// envelope (README "Writing"):
+//   POST   <path>       create, or update the record with this external_id (201 created, 200
+//                       updated or unchanged); Idempotency-Key replays the first answer for 24 h
+//   PATCH  <path>/:id   change some fields (null clears a nullable one)
+//   DELETE <path>/:id   soft delete; answers the tombstone
+// `:id` is an id or `ext:<external_id>`, as for reads. Each request is one transaction. A record
+// type's module declares what differs (its fields, service and wording) and mounts these routes.
+import { Elysia, type TSchema } from 'elysia';
+import type { Config } from '../../config.ts';
+import type { Database, Db } from '../../db/client.ts';
+import type { PatchOutcome, RowOutcome } from '../../db/upsert.ts';
+import { ok } from '../../lib/envelope.ts';
+import { notFound } from '../../lib/errors.ts';
+import { bodyPlugin } from '../../plugins/body.ts';
+import { principalAccessor } from '../../plugins/auth.ts';
+import type { RequestStates } from '../../plugins/request-state.ts';
+import { answerOnce, idempotencyKeyOf, requestFingerprint } from '../idempotency/service.ts';
+
+/** What the write routes need to know of one record type. */
+export interface RecordWrites<Input> {
+  /** As in messages: "Customer cus_… not found". */
+  noun: string;
+  path: string;
+  create: TSchema;
+  patch: TSchema;
+  params: TSchema;
+  write: (db: Db, orgId: string, rows: { index: number; input: Input }[]) => Promise<RowOutcome[]>;
+  update: (db: Db, orgId: string, ref: string, patch: Input) => Promise<PatchOutcome>;
+  remove: (db: Db, orgId: string, ref: string) => Promise<string | null>;
+  /** The record as the API shows it (deleted ones too: a DELETE answers the tombstone). */
+  show: (db: Db, orgId: string, id: string) => Promise<unknown>;
+}
+
+export interface RecordWriteDeps {
+  database: Database;
+  states: RequestStates;
+  config: Config;
+}
+
+/** POST, PATCH and DELETE for one record type: an instance of their own, so the JSON body parser
+ * runs for them alone (a parse hook on the module's GETs would cost every read). */
+export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: RecordWriteDeps) {
+  const principalOf = principalAccessor(deps.states);
+  const { db } = deps.database;
+  return new Elysia({ name: `revintel/writes${kind.path}` })
+    .use(bodyPlugin(deps.config, kind.path))
+    .post(
+      kind.path,
+      async ({ request, body, set }) => {
+        const orgId = principalOf(request).org.id;
+        const answer = await answerOnce(
+          db,
+          { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', kind.path, body) },
+          async (tx) => {
+            const [outcome] = await kind.write(tx, orgId, [{ index: 0, input: body as Input }]);
+            if (outcome!.outcome === 'rejected') throw outcome!.error;
+            return { status: outcome!.outcome === 'created' ? 201 : 200, body: ok(await kind.show(tx, orgId, outcome!.id)) };
+          },
+        );
+        set.status = answer.status;
+        if (answer.replayed) set.headers['idempotent-replayed'] = 'true';
+        return answer.body;
+      },
+      { body: kind.create },
+    )
+    .patch(
+      `${kind.path}/:id`,
+      async ({ request, params, body }) => {
+        const orgId = principalOf(request).org.id;
+        const ref = (params as { id: string }).id;
+        return db.transaction(async (txn) => {
+          const tx = txn as unknown as Db;
+          const outcome = await kind.update(tx, orgId, ref, body as Input);
+          if (outcome.outcome === 'not_found') throw notFound(`${kind.noun} ${ref}`);
+          return ok(await kind.show(tx, orgId, outcome.id));
+        });
+      },
+      { body: kind.patch, params: kind.params },
+    )
+    .delete(
+      `${kind.path}/:id`,
+      async ({ request, params }) => {
+        const orgId = principalOf(request).org.id;
+        const ref = (params as { id: string }).id;
+        return db.transaction(async (txn) => {
+          const tx = txn as unknown as Db;
+          const id = await kind.remove(tx, orgId, ref);
+          if (!id) throw notFound(`${kind.noun} ${ref}`);
+          return ok(await kind.show(tx, orgId, id));
+        });
+      },
+      { params: kind.params },
+    );
+}
