@@ -60,7 +60,7 @@ export function jsonValueProblem(value: unknown, path = '', depth = 0): { field:
   return null;
 }
 
-export const tooDeep = (max = MAX_JSON_DEPTH) => new AppError('validation_failed', `Request body is nested deeper than ${max} levels of arrays and objects`);
+export const tooDeep = () => new AppError('validation_failed', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
 
 /** Parses a request body's text: 400 when it is not JSON, nested too deep, or (unless `storedAsText`:
  * a body kept as JSON text, where such strings stay escaped, for the worker to clean) holds a

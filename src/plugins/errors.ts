@@ -34,10 +34,17 @@ function causes(error: unknown): unknown[] {
   return chain;
 }
 
-const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P03', '53300', '57014', '25P03']);
+const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P03', '53300']);
+/** The work ran past REQUEST_TIMEOUT_MS in the database: a statement cancelled (57014), a
+ * transaction left idle ended (25P03 on PostgreSQL, TransactionIdleTimeoutError on PGlite). */
+const TIMEOUT_CODES = new Set(['57014', '25P03']);
+
+function timedOut(error: unknown): boolean {
+  return causes(error).some((e) => e instanceof TransactionIdleTimeoutError || TIMEOUT_CODES.has((e as { code?: string })?.code ?? ''));
+}
 
 function isDatabaseDown(error: unknown): boolean {
-  return causes(error).some((e) => e instanceof DatabaseTimeoutError || e instanceof EmbeddedDatabaseFailedError || e instanceof TransactionIdleTimeoutError || DOWN_CODES.has((e as { code?: string })?.code ?? ''));
+  return causes(error).some((e) => e instanceof DatabaseTimeoutError || e instanceof EmbeddedDatabaseFailedError || DOWN_CODES.has((e as { code?: string })?.code ?? ''));
 }
 
 /** What a log line may say about an error: messages and codes down the chain, with drizzle's
@@ -70,6 +77,10 @@ export function errorResponse(error: unknown, context: { log: Logger; requestId:
       return answer('malformed_json', 'Malformed JSON in request body');
     case 'INVALID_COOKIE_SIGNATURE':
       return answer('bad_request', 'Invalid cookie signature');
+  }
+  if (timedOut(error)) {
+    context.log.warn('request work timed out in the database', { request_id: context.requestId, ...describeError(error) });
+    return answer('request_timeout', `The request ran too long and was abandoned (request ${context.requestId})`, { 'retry-after': '5' });
   }
   if (isDatabaseDown(error)) {
     context.log.error('database unavailable', { request_id: context.requestId, ...describeError(error) });

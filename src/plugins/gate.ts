@@ -12,6 +12,7 @@ import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Princ
 import type { Config } from '../config.ts';
 import type { RequestState } from './request-state.ts';
 import { bearerToken } from './bearer-token.ts';
+import { hasKeyInQuery } from './request-url.ts';
 
 /** The ticket webhook counts its own requests (modules/webhooks), so the gate lets it through. */
 export const TICKET_WEBHOOK_PATH = '/api/webhooks/tickets';
@@ -40,23 +41,6 @@ export interface GateDeps {
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'anonLimitPerMinute' | 'anonLimitPerDay'>;
   limiter: RateLimiter;
   authenticator: Authenticator;
-}
-
-/** `access_token` in the query, however it is spelt (`access%5Ftoken`, `ACCESS_TOKEN`). */
-export function hasKeyInQuery(url: string): boolean {
-  const queryAt = url.indexOf('?');
-  if (queryAt < 0) return false;
-  for (const pair of url.slice(queryAt + 1).split('&')) {
-    const eq = pair.indexOf('=');
-    let name = eq < 0 ? pair : pair.slice(0, eq);
-    try {
-      name = decodeURIComponent(name.replaceAll('+', ' '));
-    } catch {
-      continue; // refused as a bad URL before the gate
-    }
-    if (name.trim().toLowerCase() === 'access_token') return true;
-  }
-  return false;
 }
 
 /** The budget failed authentications from an address spend: apart from its public requests. */

@@ -57,15 +57,35 @@ export function checkUrlEncoding(url: string): void {
   const queryAt = url.indexOf('?', start);
   const path = url.slice(start, queryAt < 0 ? undefined : queryAt);
   if (!decodesCleanly(path)) throw new AppError('bad_request', 'The request path is not valid percent-encoded UTF-8 text (no %00)');
+  for (const [name, value] of queryPairs(url)) {
+    if (!decodesCleanly(name)) throw new AppError('bad_request', 'A query parameter name is not valid percent-encoded UTF-8 text (no %00)');
+    if (!decodesCleanly(value)) throw new AppError('validation_failed', `Invalid query parameter "${decodedName(name)}": must be valid percent-encoded UTF-8 text (no %00)`);
+  }
+}
+
+/** `access_token` in the query, however it is spelt (`access%5Ftoken`, `ACCESS_TOKEN`): keys in
+ * URLs end up in logs and browser histories. */
+export function hasKeyInQuery(url: string): boolean {
+  for (const [name] of queryPairs(url)) if (decodedName(name)?.trim().toLowerCase() === 'access_token') return true;
+  return false;
+}
+
+/** The query's name=value pairs, still percent-encoded. */
+function* queryPairs(url: string): Generator<[string, string]> {
+  const queryAt = url.indexOf('?');
   if (queryAt < 0) return;
   for (const pair of url.slice(queryAt + 1).split('&')) {
     const eq = pair.indexOf('=');
-    const name = eq < 0 ? pair : pair.slice(0, eq);
-    const value = eq < 0 ? '' : pair.slice(eq + 1);
-    if (!decodesCleanly(name)) throw new AppError('bad_request', 'A query parameter name is not valid percent-encoded UTF-8 text (no %00)');
-    if (!decodesCleanly(value)) {
-      throw new AppError('validation_failed', `Invalid query parameter "${decodeURIComponent(name.replaceAll('+', ' '))}": must be valid percent-encoded UTF-8 text (no %00)`);
-    }
+    yield eq < 0 ? [pair, ''] : [pair.slice(0, eq), pair.slice(eq + 1)];
+  }
+}
+
+/** A parameter name as a form decoder reads it, or null when it does not decode. */
+function decodedName(name: string): string | null {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return null;
   }
 }
 

@@ -205,6 +205,32 @@ for (const backend of BACKENDS) {
       expect(answered.headers.get('x-request-id')).toBeTruthy();
     });
 
+    test('work the database ends at the bound (a statement too long, a transaction left idle) is answered 503 request_timeout', async () => {
+      const dir = tempDir();
+      const bounds = { timeoutMs: 300 };
+      const bounded = backend === 'postgres' ? connectPostgres(process.env.TEST_DATABASE_URL!, 2, bounds) : await openEmbedded(dir, 'test', bounds);
+      try {
+        const { Elysia } = await import('elysia');
+        // PGlite runs a statement to its end (one thread): there the bound is on idle transactions.
+        const slow = new Elysia().get('/api/test-fixtures/slow-sql', () =>
+          backend === 'postgres'
+            ? bounded.db.execute(sql`select pg_sleep(2)`)
+            : bounded.db.transaction(async (tx) => {
+                await tx.execute(sql`select 1`);
+                await Bun.sleep(1_000);
+              }),
+        );
+        const { app: timed } = buildApp(bounded, { config: testConfig({ requestTimeoutMs: 10_000 }), authenticator: buildApp(database).authenticator, modules: [slow] });
+        const answered = await call(timed, 'GET', '/api/test-fixtures/slow-sql', { key });
+        expect(answered.status).toBe(503);
+        expect(answered.body).toMatchObject({ success: false, code: 'request_timeout' });
+        expect(answered.headers.get('retry-after')).toBe('5');
+      } finally {
+        await bounded.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     test('a transaction left idle is ended after the bound, and the database serves the next one', async () => {
       const dir = tempDir();
       const bounds = { timeoutMs: 400 };
