@@ -53,14 +53,15 @@ export function localRunner<U extends UnitRegistry>(db: Db, units: U): UnitRunne
 }
 
 // --- across threads: the worker asks, the owner (main thread) answers -------------------------
+// The messages are part of the worker's door (jobs/protocol.ts), which dispatches them.
 
-interface UnitRequest {
+export interface UnitRequest {
   type: 'unit';
   id: number;
   name: string;
   args: unknown;
 }
-interface UnitReply {
+export interface UnitReply {
   type: 'unit-reply';
   id: number;
   ok: boolean;
@@ -68,43 +69,32 @@ interface UnitReply {
   error?: SerializedError;
 }
 
-type Port = {
-  postMessage(message: unknown): void;
-  addEventListener(type: 'message', listener: (event: MessageEvent) => void): void;
-};
-
-/** The worker's side: each `run` is a message to the owner and a promise of its reply. */
-export function portRunner<U extends UnitRegistry>(port: Port): UnitRunner<U> {
+/** The asking side: each `run` posts a request and waits for the reply handed to `receive`. */
+export function messageRunner<U extends UnitRegistry>(post: (request: UnitRequest) => void): UnitRunner<U> & { receive(reply: UnitReply): void } {
   let nextId = 1;
   const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void; name: string }>();
-  port.addEventListener('message', (event) => {
-    const reply = event.data as UnitReply;
-    if (reply?.type !== 'unit-reply') return;
-    const waiter = pending.get(reply.id);
-    if (!waiter) return;
-    pending.delete(reply.id);
-    if (reply.ok) waiter.resolve(reply.result);
-    else waiter.reject(new RemoteUnitError(waiter.name, reply.error!));
-  });
   return {
     run(name, args) {
       const id = nextId++;
       return new Promise((resolve, reject) => {
         pending.set(id, { resolve, reject, name });
-        port.postMessage({ type: 'unit', id, name, args } satisfies UnitRequest);
+        post({ type: 'unit', id, name, args });
       });
+    },
+    receive(reply) {
+      const waiter = pending.get(reply.id);
+      if (!waiter) return;
+      pending.delete(reply.id);
+      if (reply.ok) waiter.resolve(reply.result);
+      else waiter.reject(new RemoteUnitError(waiter.name, reply.error!));
     },
   };
 }
 
-/** The owner's side: answers unit requests arriving on `port` with `runner`. */
-export function answerUnits(port: Port, runner: UnitRunner<UnitRegistry>): void {
-  port.addEventListener('message', (event) => {
-    const request = event.data as UnitRequest;
-    if (request?.type !== 'unit') return;
-    runner.run(request.name, request.args).then(
-      (result) => port.postMessage({ type: 'unit-reply', id: request.id, ok: true, result } satisfies UnitReply),
-      (error) => port.postMessage({ type: 'unit-reply', id: request.id, ok: false, error: serializeError(error) } satisfies UnitReply),
-    );
-  });
+/** The owner's side: runs one request and posts its reply. */
+export function answerUnit(runner: UnitRunner<UnitRegistry>, request: UnitRequest, post: (reply: UnitReply) => void): void {
+  runner.run(request.name, request.args).then(
+    (result) => post({ type: 'unit-reply', id: request.id, ok: true, result }),
+    (error) => post({ type: 'unit-reply', id: request.id, ok: false, error: serializeError(error) }),
+  );
 }

@@ -1,5 +1,7 @@
-// Messages between the main thread and the worker thread (besides unit requests, db/units.ts).
+// The worker's door: every message between the main thread and the worker thread, unit calls
+// included (db/units.ts). Each side dispatches them with one exhaustive switch.
 import type { LogLevel } from '../config.ts';
+import type { UnitReply, UnitRequest } from '../db/units.ts';
 import type { InstanceInfo } from './units.ts';
 
 export interface WorkerInit {
@@ -11,26 +13,27 @@ export interface WorkerInit {
   logLevel: LogLevel;
 }
 
-export interface WorkerStop {
-  type: 'stop';
-}
+/** Which queue has new work: its loop looks now rather than at its next poll. */
+export type Queue = 'tickets' | 'jobs';
 
-/** Ticket events were committed: look for work now. */
-export interface WorkerWake {
-  type: 'wake';
-}
-
-/** Webhooks are arriving faster than INGEST_PRIORITY_ABOVE a second (or no longer are): while
- * they do, the worker defers its work so that acknowledging them comes first. */
-export interface WorkerIngest {
-  type: 'ingest';
-  busy: boolean;
-}
-
-export type ToWorker = WorkerInit | WorkerStop | WorkerWake | WorkerIngest;
+export type ToWorker =
+  | WorkerInit
+  | { type: 'stop' }
+  | { type: 'wake'; queue: Queue }
+  /** Webhooks are arriving faster than INGEST_PRIORITY_ABOVE a second (or no longer are): while
+   * they do, the ticket loop defers its work so that acknowledging them comes first. */
+  | { type: 'ingest'; busy: boolean }
+  | UnitReply;
 
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'heartbeat'; at: number }
   | { type: 'failed'; error: string }
-  | { type: 'stopped' };
+  | { type: 'stopped' }
+  | UnitRequest;
+
+/** For the `default` of a switch over a union: a message type added to it and not handled is a
+ * compile error. */
+export function unhandled(message: never): never {
+  throw new Error(`unhandled message ${JSON.stringify(message)}`);
+}

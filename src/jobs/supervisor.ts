@@ -1,11 +1,11 @@
 // Starts the worker thread, answers its units of work when the main thread owns the database
 // (embedded mode), watches its heartbeat, and replaces it if it dies. Stopping lets the current
 // job finish.
-import { answerUnits, localRunner } from '../db/units.ts';
+import { answerUnit, localRunner } from '../db/units.ts';
 import type { Database } from '../db/client.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LogLevel } from '../config.ts';
-import type { FromWorker, WorkerIngest, WorkerInit } from './protocol.ts';
+import { unhandled, type FromWorker, type ToWorker } from './protocol.ts';
 import { INGEST_PRIORITY_ABOVE } from './ticket-loop.ts';
 import { workerUnits, type InstanceInfo } from './units.ts';
 
@@ -16,8 +16,10 @@ export interface Supervisor {
   isAlive(): boolean;
   lastHeartbeatAt(): number | null;
   restarts(): number;
-  /** `events` new events are waiting: the worker looks now rather than at its next poll. */
+  /** `events` new ticket events are waiting: the worker looks now rather than at its next poll. */
   wake(events?: number): void;
+  /** Jobs were enqueued (and committed): the job loop looks now. */
+  wakeJobs(): void;
   stop(timeoutMs?: number): Promise<void>;
 }
 
@@ -31,6 +33,8 @@ export interface SupervisorOptions {
   heartbeatMs?: number;
   startTimeoutMs?: number;
 }
+
+const post = (target: Worker, message: ToWorker) => target.postMessage(message);
 
 export function startSupervisor(options: SupervisorOptions): Supervisor {
   const heartbeatMs = options.heartbeatMs ?? 2_000;
@@ -56,7 +60,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     const busy = lastQuarters.reduce((sum, n) => sum + n, 0) > INGEST_PRIORITY_ABOVE;
     if (busy !== ingestBusy && worker) {
       ingestBusy = busy;
-      worker.postMessage({ type: 'ingest', busy } satisfies WorkerIngest);
+      post(worker, { type: 'ingest', busy });
     }
   }, 250);
   ingestWatch.unref?.();
@@ -79,22 +83,35 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     spawnedAt = Date.now();
     const current = new Worker(options.workerUrl);
     worker = current;
-    if (options.database.kind === 'embedded') answerUnits(current, localRunner(options.database.db, workerUnits));
+    // Embedded mode: the worker's units run here, on the one owner of the database.
+    const ownerUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
     current.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       const message = event.data;
-      if (message.type === 'ready' || message.type === 'heartbeat') {
-        lastBeat = Date.now();
-        if (message.type === 'ready') markReady();
-      } else if (message.type === 'failed') {
-        options.log.error('worker failed', { error: message.error });
-        if (!started) {
-          stopping = true; // nothing to restart: the start-up fails
-          failStart(new Error(`the worker thread could not start: ${message.error}`));
-        }
-        current.terminate();
-      } else if (message.type === 'stopped') {
-        stopped?.();
-        current.terminate();
+      switch (message.type) {
+        case 'unit':
+          if (ownerUnits) answerUnit(ownerUnits, message, (reply) => post(current, reply));
+          return;
+        case 'ready':
+          lastBeat = Date.now();
+          markReady();
+          return;
+        case 'heartbeat':
+          lastBeat = Date.now();
+          return;
+        case 'failed':
+          options.log.error('worker failed', { error: message.error });
+          if (!started) {
+            stopping = true; // nothing to restart: the start-up fails
+            failStart(new Error(`the worker thread could not start: ${message.error}`));
+          }
+          current.terminate();
+          return;
+        case 'stopped':
+          stopped?.();
+          current.terminate();
+          return;
+        default:
+          unhandled(message);
       }
     });
     current.addEventListener('error', (event) => {
@@ -110,15 +127,9 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       options.log.warn('worker exited; restarting', { restarts: restartCount, delay_ms: delay });
       setTimeout(() => !stopping && spawn(), delay);
     });
-    current.postMessage({
-      type: 'init',
-      databaseUrl: options.databaseUrl,
-      instance: options.instance,
-      heartbeatMs,
-      logLevel: options.logLevel,
-    } satisfies WorkerInit);
+    post(current, { type: 'init', databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel });
     // A worker started during a burst (a restart) defers like the one it replaces.
-    if (ingestBusy) current.postMessage({ type: 'ingest', busy: true } satisfies WorkerIngest);
+    if (ingestBusy) post(current, { type: 'ingest', busy: true });
   };
   spawn();
 
@@ -133,8 +144,11 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       // work and is told when the burst is over, so there is nobody to wake.
       if (wakePending || ingestBusy || !worker) return;
       wakePending = true;
-      worker.postMessage({ type: 'wake' });
+      post(worker, { type: 'wake', queue: 'tickets' });
       queueMicrotask(() => (wakePending = false));
+    },
+    wakeJobs() {
+      if (worker) post(worker, { type: 'wake', queue: 'jobs' });
     },
     async stop(timeoutMs = 10_000) {
       stopping = true;
@@ -142,7 +156,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       const current = worker;
       if (!current) return;
       const done = new Promise<void>((resolve) => (stopped = resolve));
-      current.postMessage({ type: 'stop' });
+      post(current, { type: 'stop' });
       const timer = setTimeout(() => current.terminate(), timeoutMs);
       await done;
       clearTimeout(timer);

@@ -3,9 +3,10 @@ import { eq, sql } from 'drizzle-orm';
 import { instances } from '../db/schema/index.ts';
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry } from '../db/units.ts';
-import { purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.ts';
 import { applyOutcomes, claimEvents, oldestDueWaitMs, recentContacts, releaseAllLeases, type EventOutcome } from '../modules/ticket-queue/service.ts';
 import { newId } from '../lib/ids.ts';
+import { jobUnits } from './job-units.ts';
+import { JOB_KINDS } from './kinds.ts';
 
 export interface InstanceInfo {
   id: string;
@@ -36,8 +37,6 @@ export const workerUnits = {
     if (!row) throw new Error(`instance ${args.id} is not registered`);
     return row;
   },
-  /** Forgets Idempotency-Key answers past their replay window. */
-  'idempotency.purge': (db: Db, _args: Record<string, never>) => purgeExpiredIdempotencyKeys(db),
   /** Takes due ticket events (and those of dead workers) for this worker. */
   'tickets.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number }) => claimEvents(db, args),
   /** How long the oldest due ticket event has waited (ms): how long a burst may still defer them. */
@@ -52,6 +51,7 @@ export const workerUnits = {
     await db.update(instances).set({ stoppedAt: new Date() }).where(eq(instances.id, args.id));
     return true;
   },
+  ...jobUnits(JOB_KINDS),
 } satisfies UnitRegistry;
 
 export type WorkerUnits = typeof workerUnits;

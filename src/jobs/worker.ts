@@ -1,53 +1,23 @@
 // The worker thread's entry (a second entrypoint of `bun build --compile`): it keeps this instance's
-// heartbeat in the database, runs housekeeping, and processes the ticket event queue
-// (ticket-loop.ts) beside them.
+// heartbeat in the database and runs two loops beside it: the ticket event queue (ticket-loop.ts)
+// and the job queue (job-loop.ts).
 declare const self: Worker;
 
 import { connectPostgres } from '../db/client.ts';
-import { localRunner, portRunner, type UnitRunner } from '../db/units.ts';
-import { createLogger } from '../lib/log.ts';
-import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
+import { localRunner, messageRunner, type UnitRunner } from '../db/units.ts';
+import { createLogger, type Logger } from '../lib/log.ts';
+import { unhandled, type FromWorker, type ToWorker, type WorkerInit } from './protocol.ts';
 import { workerUnits, type WorkerUnits } from './units.ts';
 import { DEFER_AT_MOST_MS, runTicketLoop } from './ticket-loop.ts';
+import { runJobLoop } from './job-loop.ts';
+import { JOB_KINDS } from './kinds.ts';
+import { createWaker } from './waker.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
-/** How often housekeeping (expired idempotency keys) runs. */
-const HOUSEKEEPING_MS = 10 * 60_000;
-
 let stopping = false;
-/** Whoever is idle waits on these: a wake-up or a stop ends every wait at once. */
-const sleepers = new Set<() => void>();
-/** A wake-up that came while nobody was idle (the loop was busy claiming): the next idle returns
- * at once, so events committed just after a claim looked are not left for the next poll. */
-let missedWake = false;
-const wakeAll = () => {
-  if (sleepers.size === 0) missedWake = true;
-  for (const resolve of sleepers) resolve();
-  sleepers.clear();
-};
-/** Resolves at a wake-up, a stop, or after `ms`. */
-function idle(ms: number): Promise<void> {
-  if (stopping || missedWake) {
-    missedWake = false;
-    return Promise.resolve();
-  }
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
-      sleepers.delete(done);
-      resolve();
-    }, ms);
-    const done = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    sleepers.add(done);
-  });
-}
+const wakers = { tickets: createWaker(), jobs: createWaker() };
 
-/** The server is taking webhooks faster than the worker should compete with (supervisor.ts). */
-let ingestBusy = false;
-let workerLog: ReturnType<typeof createLogger> | null = null;
 /** Pauses that only a stop cuts short, not a wake-up (the heartbeat's). */
 const pauses = new Set<() => void>();
 /** The ticket loop's deferrals during a burst: cut short by a stop or by the burst's end. */
@@ -64,39 +34,54 @@ function sleepIn(set: Set<() => void>, ms: number): Promise<void> {
     set.add(done);
   });
 }
-const sleepUnlessStopped = (ms: number) => sleepIn(pauses, ms);
-const deferWhileBusy = (ms: number) => sleepIn(deferrals, ms);
 const endAll = (set: Set<() => void>) => {
   for (const done of [...set]) done();
 };
+
+/** The server is taking webhooks faster than the worker should compete with (supervisor.ts). */
+let ingestBusy = false;
+let workerLog: Logger | null = null;
+/** Set in embedded mode: unit calls go to the main thread, which owns the database. */
+let remoteUnits: ReturnType<typeof messageRunner<WorkerUnits>> | null = null;
 
 async function run(init: WorkerInit) {
   const log = createLogger(init.logLevel, { thread: 'worker' });
   workerLog = log;
   const database = init.databaseUrl ? connectPostgres(init.databaseUrl, 3) : null;
-  const units: UnitRunner<WorkerUnits> = database ? localRunner(database.db, workerUnits) : portRunner<WorkerUnits>(self);
+  let units: UnitRunner<WorkerUnits>;
+  if (database) units = localRunner(database.db, workerUnits);
+  else units = remoteUnits = messageRunner<WorkerUnits>(send);
+  const owner = init.instance.id;
   try {
     await units.run('instances.register', init.instance);
-    if (!init.databaseUrl) await units.run('tickets.release-leases', {});
+    if (!database) {
+      // The embedded database has one owner: whatever was held at its start belongs to a run that is gone.
+      await units.run('tickets.release-leases', {});
+      await units.run('jobs.recover', { now: new Date().toISOString(), all: true });
+    }
     send({ type: 'ready' });
-    const tickets = runTicketLoop({ units, owner: init.instance.id, log, isStopping: () => stopping, idle, ingestBusy: () => ingestBusy, pause: deferWhileBusy });
-    let housekeptAt = 0;
+    const tickets = runTicketLoop({
+      units,
+      owner,
+      log,
+      isStopping: () => stopping,
+      idle: wakers.tickets.idle,
+      ingestBusy: () => ingestBusy,
+      pause: (ms) => sleepIn(deferrals, ms),
+    });
+    const jobs = runJobLoop({ units, kinds: JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake });
     while (!stopping) {
-      if (Date.now() - housekeptAt >= HOUSEKEEPING_MS) {
-        housekeptAt = Date.now();
-        await units.run('idempotency.purge', {}).catch((error) => log.warn('housekeeping failed', { error: (error as Error).message }));
-      }
       try {
-        await units.run('instances.heartbeat', { id: init.instance.id });
+        await units.run('instances.heartbeat', { id: owner });
         send({ type: 'heartbeat', at: Date.now() });
       } catch (error) {
         log.warn('heartbeat failed', { error: (error as Error).message });
       }
-      await sleepUnlessStopped(init.heartbeatMs);
+      await sleepIn(pauses, init.heartbeatMs);
     }
-    // The batch in hand is finished and applied before the thread says it has stopped.
-    await tickets;
-    await units.run('instances.stop', { id: init.instance.id }).catch(() => {});
+    // The work in hand is finished and recorded before the thread says it has stopped.
+    await Promise.all([tickets, jobs]);
+    await units.run('instances.stop', { id: owner }).catch(() => {});
   } catch (error) {
     send({ type: 'failed', error: (error as Error).message });
     throw error;
@@ -106,23 +91,34 @@ async function run(init: WorkerInit) {
   send({ type: 'stopped' });
 }
 
-self.addEventListener('message', (event: MessageEvent<ToWorker | { type: string }>) => {
+self.addEventListener('message', (event: MessageEvent<ToWorker>) => {
   const message = event.data;
-  if (message.type === 'init') {
-    // A failure was reported as `failed`; the supervisor replaces this thread.
-    run(message as WorkerInit).catch(() => {});
-  } else if (message.type === 'wake') {
-    wakeAll();
-  } else if (message.type === 'ingest') {
-    ingestBusy = (message as { busy: boolean }).busy;
-    workerLog?.info(
-      ingestBusy ? `webhooks arriving fast: ticket processing deferred (at most ${DEFER_AT_MOST_MS / 1000} s) so that acknowledging comes first` : 'ticket processing back to full speed',
-    );
-    if (!ingestBusy) endAll(deferrals);
-  } else if (message.type === 'stop') {
-    stopping = true;
-    wakeAll();
-    endAll(pauses);
-    endAll(deferrals);
+  switch (message.type) {
+    case 'init':
+      // A failure was reported as `failed`; the supervisor replaces this thread.
+      run(message).catch(() => {});
+      return;
+    case 'unit-reply':
+      remoteUnits?.receive(message);
+      return;
+    case 'wake':
+      wakers[message.queue].wake();
+      return;
+    case 'ingest':
+      ingestBusy = message.busy;
+      workerLog?.info(
+        ingestBusy ? `webhooks arriving fast: ticket processing deferred (at most ${DEFER_AT_MOST_MS / 1000} s) so that acknowledging comes first` : 'ticket processing back to full speed',
+      );
+      if (!ingestBusy) endAll(deferrals);
+      return;
+    case 'stop':
+      stopping = true;
+      wakers.tickets.stop();
+      wakers.jobs.stop();
+      endAll(pauses);
+      endAll(deferrals);
+      return;
+    default:
+      unhandled(message);
   }
 });

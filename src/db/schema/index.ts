@@ -10,3 +10,4 @@ export * from './idempotency-keys.ts';
 export * from './connectors.ts';
 export * from './tickets.ts';
 export * from './data-versions.ts';
+export * from './jobs.ts';

@@ -9,13 +9,14 @@ export type AuditAction =
   | 'connector.created'
   | 'connector.updated'
   | 'connector.secret_rotated'
-  | 'event.replayed';
+  | 'event.replayed'
+  | 'job.retried';
 
 export interface AuditInput {
   orgId: string | null;
   actor: string;
   action: AuditAction;
-  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event';
+  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event' | 'job';
   targetId: string;
   details?: Record<string, unknown>;
 }

@@ -1,0 +1,162 @@
+// The worker thread's job loop: fire due schedules, claim due jobs into free slots (CONCURRENCY at
+// a time), run each by its kind, and record the outcomes — several at once when they finish
+// together (one transaction for many, as the ticket queue's group commit). Leases of running jobs
+// are renewed while they run. Woken when jobs are enqueued in this process; polling finds the rest
+// (other processes' jobs, retries and schedules coming due).
+import type { UnitRunner } from '../db/units.ts';
+import type { Logger } from '../lib/log.ts';
+import { isPermanent } from '../modules/ticket-queue/retry.ts';
+import { backoffSeconds, PermanentJobError, retryPolicyOf, type JobInfo, type JobKind } from './kind.ts';
+import type { JobUnits } from './job-units.ts';
+import { payloadProblem, scheduledKinds, type ClaimedJob, type JobOutcome } from './queue.ts';
+
+export interface JobLoopOptions {
+  units: UnitRunner<JobUnits>;
+  kinds: readonly JobKind[];
+  owner: string;
+  log: Logger;
+  isStopping: () => boolean;
+  /** Resolves at a wake-up, a stop, or after `ms`. */
+  idle: (ms: number) => Promise<void>;
+  /** Ends the current (or next) idle: a slot came free. */
+  wake: () => void;
+  /** Jobs run at once (default 8). */
+  concurrency?: number;
+  /** How often to look when nothing wakes the loop (default 1 s). */
+  pollMs?: number;
+  /** A claim's lease (default 60 s), renewed every third of it while the job runs. */
+  leaseSeconds?: number;
+  /** The queue's clock (tests move it) and the back-off's randomness. */
+  clock?: () => number;
+  random?: () => number;
+}
+
+/** Whether no retry can fix `error`: a PermanentJobError (by name: it may have crossed a thread) or
+ * data the database refuses. */
+const isPermanentJobFailure = (error: unknown) => (error as Error)?.name === 'PermanentJobError' || error instanceof PermanentJobError || isPermanent(error);
+
+/** The outcome of a job that failed with `error` on its `attempts`-th attempt. */
+export function failedJobOutcome(kind: JobKind, job: Pick<ClaimedJob, 'id' | 'attempts' | 'maxAttempts'>, error: unknown, now: number, random: () => number = Math.random): JobOutcome {
+  const message = error instanceof Error ? error.message : String(error);
+  if (isPermanentJobFailure(error)) return { id: job.id, state: 'dead', error: `${message} (permanent: not retried)` };
+  if (job.attempts >= job.maxAttempts) return { id: job.id, state: 'dead', error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})` };
+  const delayMs = backoffSeconds(retryPolicyOf(kind), job.attempts, random) * 1000;
+  return { id: job.id, state: 'queued', runAt: new Date(now + delayMs).toISOString(), error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})` };
+}
+
+export async function runJobLoop(options: JobLoopOptions): Promise<void> {
+  const { units, owner, log } = options;
+  const concurrency = options.concurrency ?? 8;
+  const pollMs = options.pollMs ?? 1_000;
+  const leaseSeconds = options.leaseSeconds ?? 60;
+  const clock = options.clock ?? Date.now;
+  const random = options.random ?? Math.random;
+  const now = () => new Date(clock()).toISOString();
+  const kinds = new Map(options.kinds.map((k) => [k.kind, k]));
+  const schedules = scheduledKinds(options.kinds);
+  const running = new Map<string, Promise<void>>();
+  const settle = groupCommit((outcomes) => units.run('jobs.settle', { owner, outcomes, now: now() }).then(() => undefined), log);
+
+  async function runOne(job: ClaimedJob): Promise<void> {
+    const kind = kinds.get(job.kind)!;
+    const problem = payloadProblem(kind, job.payload);
+    if (problem) return settle({ id: job.id, state: 'dead', error: `${problem} (permanent: not retried)` });
+    const info: JobInfo = { id: job.id, kind: job.kind, orgId: job.orgId, attempts: job.attempts };
+    try {
+      if ('perform' in kind) {
+        const done = await units.run('jobs.perform', { owner, job: { ...info, payload: job.payload }, now: now() });
+        if (!done.held) log.warn('job lease lost before it finished; another worker has it', { job_id: job.id, kind: job.kind });
+        return;
+      }
+      const result = await kind.handle(job.payload as never, {
+        job: info,
+        run: (unit, args) => units.run('jobs.unit', { kind: kind.kind, unit, args }) as never,
+      });
+      await settle({ id: job.id, state: 'done', result: result ?? null });
+    } catch (error) {
+      const outcome = failedJobOutcome(kind, job, error, clock(), random);
+      log.warn(outcome.state === 'dead' ? 'job dead' : 'job failed; will retry', { job_id: job.id, kind: job.kind, error: 'error' in outcome ? outcome.error : undefined });
+      await settle(outcome);
+    }
+  }
+
+  const renewer = setInterval(() => {
+    if (running.size === 0) return;
+    units.run('jobs.renew', { owner, ids: [...running.keys()], leaseSeconds, now: now() }).catch((error) => log.warn('could not renew job leases', { error: (error as Error).message }));
+  }, (leaseSeconds * 1000) / 3);
+  renewer.unref?.();
+
+  let nextScheduleAt = 0;
+  try {
+    if (schedules.length > 0) {
+      await units.run('jobs.register-schedules', { schedules, now: now() }).catch((error) => log.warn('could not register job schedules', { error: (error as Error).message }));
+    }
+    while (!options.isStopping()) {
+      if (schedules.length > 0 && clock() >= nextScheduleAt) {
+        try {
+          const { fired, nextAt } = await units.run('jobs.fire-schedules', { schedules, now: now() });
+          if (fired.length) log.debug('scheduled jobs fired', { kinds: fired });
+          nextScheduleAt = nextAt ? Math.max(Date.parse(nextAt), clock() + 100) : Infinity;
+        } catch (error) {
+          log.warn('could not fire job schedules', { error: (error as Error).message });
+          nextScheduleAt = clock() + pollMs;
+        }
+      }
+      const free = concurrency - running.size;
+      let claimed: ClaimedJob[] = [];
+      if (free > 0) {
+        try {
+          claimed = await units.run('jobs.claim', { owner, limit: free, leaseSeconds, now: now() });
+        } catch (error) {
+          log.warn('could not claim jobs', { error: (error as Error).message });
+        }
+      }
+      for (const job of claimed) {
+        running.set(
+          job.id,
+          runOne(job).finally(() => {
+            running.delete(job.id);
+            options.wake();
+          }),
+        );
+      }
+      // Every free slot filled: more may be due.
+      if (free > 0 && claimed.length === free) continue;
+      await options.idle(Math.max(0, Math.min(pollMs, nextScheduleAt - clock())));
+    }
+  } finally {
+    // The jobs in hand finish and are recorded before the loop says it has stopped.
+    await Promise.all(running.values());
+    clearInterval(renewer);
+  }
+}
+
+/** Outcomes recorded as they come, those arriving while a write is in flight together in the next:
+ * one transaction for many when jobs finish together. A batch that cannot be written is written
+ * outcome by outcome, so one bad row fails alone; one that still fails keeps its lease until it runs
+ * out, and the job runs again. */
+function groupCommit(write: (outcomes: JobOutcome[]) => Promise<void>, log: Logger): (outcome: JobOutcome) => Promise<void> {
+  let waiting: { outcome: JobOutcome; done: () => void }[] = [];
+  let draining = false;
+  async function drain() {
+    draining = true;
+    while (waiting.length > 0) {
+      const batch = waiting;
+      waiting = [];
+      try {
+        await write(batch.map((w) => w.outcome));
+      } catch {
+        for (const w of batch) {
+          await write([w.outcome]).catch((error) => log.error('could not record a job outcome; its lease will run out and it will run again', { job_id: w.outcome.id, error: (error as Error).message }));
+        }
+      }
+      for (const w of batch) w.done();
+    }
+    draining = false;
+  }
+  return (outcome) =>
+    new Promise<void>((resolve) => {
+      waiting.push({ outcome, done: resolve });
+      if (!draining) void drain();
+    });
+}

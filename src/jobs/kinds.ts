@@ -1,0 +1,8 @@
+// Every job kind this build runs. A new kind: its file (payload, work, retry, schedule) and a line
+// here.
+import type { JobKind } from './kind.ts';
+import { idempotencyPurge } from './kinds/idempotency-purge.ts';
+import { purgeFinishedJobs } from './kinds/purge-finished.ts';
+import { recoverJobLeases } from './kinds/recover-leases.ts';
+
+export const JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs];

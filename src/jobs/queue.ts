@@ -1,0 +1,300 @@
+// The job queue's statements: enqueue (inside the caller's transaction), claim with FOR UPDATE SKIP
+// LOCKED, settle (done, retry after a back-off, dead), renew and take back leases, fire schedules,
+// and the operator's list / show / retry. Times come from the caller's clock (`now`), so a test can
+// move it; the database's own clock is used only to judge instances' heartbeats.
+import { Value } from '@sinclair/typebox/value';
+import { queryText, type Db } from '../db/client.ts';
+import type { JobState } from '../db/schema/index.ts';
+import { newId } from '../lib/ids.ts';
+import { cadenceOf, nextFiring, retryPolicyOf, type JobInfo, type JobKind, type Schedule } from './kind.ts';
+
+/** An instance that has not beaten for this long is dead: its jobs are taken back at once rather
+ * than when their leases run out (the same rule as the ticket queue's). */
+const DEAD_INSTANCE_AFTER = '15 seconds';
+
+export interface EnqueueOptions {
+  orgId?: string | null;
+  /** At most one queued job per (kind, organisation, key); a running one does not count. */
+  dedupeKey?: string | null;
+  /** When it may run (default now); `delaySeconds` is the same said relatively. */
+  runAt?: Date;
+  delaySeconds?: number;
+  priority?: number;
+  now?: Date;
+}
+
+export interface Enqueued {
+  id: string;
+  /** False when a queued job with the same dedupe key was there already (its id is returned). */
+  created: boolean;
+}
+
+export class InvalidJobPayloadError extends Error {
+  override readonly name = 'InvalidJobPayloadError';
+}
+
+/** The first thing wrong with `payload` for `kind`, naming the field, or null. */
+export function payloadProblem(kind: Pick<JobKind, 'kind' | 'payload'>, payload: unknown): string | null {
+  const [first] = Value.Errors(kind.payload, payload);
+  return first ? `job ${kind.kind}: payload${first.path.replaceAll('/', '.') || ''} ${first.message.toLowerCase()}` : null;
+}
+
+const INSERT = `
+  insert into jobs (id, kind, org_id, payload, dedupe_key, priority, run_at, max_attempts, created_at, updated_at)
+  values ($1, $2, $3, $4::jsonb, $5, $6, $7::timestamptz, $8, $9::timestamptz, $9::timestamptz)
+  on conflict (kind, (coalesce(org_id, '')), dedupe_key) where state = 'queued' and dedupe_key is not null do nothing
+  returning id`;
+const QUEUED_TWIN = `select id from jobs where kind = $1 and coalesce(org_id, '') = coalesce($2, '') and dedupe_key = $3 and state = 'queued'`;
+
+/** Adds a job, in `db`'s transaction if it is one: the job exists if and only if the caller's
+ * change commits. Wake the worker after the commit (Supervisor.wakeJobs) for it to run at once. */
+export async function enqueueJob(db: Db, kind: JobKind, payload: unknown, options: EnqueueOptions = {}): Promise<Enqueued> {
+  const problem = payloadProblem(kind, payload);
+  if (problem) throw new InvalidJobPayloadError(problem);
+  const now = options.now ?? new Date();
+  const runAt = options.runAt ?? new Date(now.getTime() + (options.delaySeconds ?? 0) * 1000);
+  const orgId = options.orgId ?? null;
+  const dedupeKey = options.dedupeKey ?? null;
+  // Twice at most: a twin seen by the insert may be claimed before it is read back.
+  for (let round = 0; round < 2; round++) {
+    const id = newId('job');
+    const params = [id, kind.kind, orgId, JSON.stringify(payload ?? {}), dedupeKey, options.priority ?? 0, runAt.toISOString(), retryPolicyOf(kind).maxAttempts, now.toISOString()];
+    const [inserted] = await queryText<{ id: string }>(db, INSERT, params);
+    if (inserted) return { id: inserted.id, created: true };
+    const [twin] = await queryText<{ id: string }>(db, QUEUED_TWIN, [kind.kind, orgId, dedupeKey]);
+    if (twin) return { id: twin.id, created: false };
+  }
+  throw new Error(`job ${kind.kind}: could not enqueue (key ${dedupeKey} raced twice)`);
+}
+
+/** "Run `kind` for this key `delaySeconds` after the first mark not yet processed": the first mark
+ * enqueues the run, later ones find it queued and leave its time alone, so a steady stream of marks
+ * never postpones it for ever; a mark after the run has started makes the next run. */
+export function markDebounced(db: Db, kind: JobKind, key: string, delaySeconds: number, options: { orgId?: string | null; payload?: unknown; now?: Date } = {}): Promise<Enqueued> {
+  return enqueueJob(db, kind, options.payload ?? {}, { orgId: options.orgId, dedupeKey: key, delaySeconds, now: options.now });
+}
+
+export interface ClaimedJob extends JobInfo {
+  payload: unknown;
+  maxAttempts: number;
+}
+
+const CLAIM = `
+  with due as (
+    select id from jobs
+    where state = 'queued' and run_at <= $4::timestamptz and kind = any($5::text[])
+    order by priority desc, run_at, id
+    limit $2
+    for update skip locked
+  )
+  update jobs j
+  set state = 'running', lease_owner = $1, lease_until = $4::timestamptz + make_interval(secs => $3), attempts = j.attempts + 1, updated_at = $4::timestamptz
+  where j.id = any (array(select id from due))
+  returning j.id, j.kind, j.org_id, j.payload, j.attempts, j.max_attempts, j.priority, j.run_at`;
+
+/** Takes up to `limit` due jobs of `kinds` (the ones this build knows) for `owner`, highest priority
+ * and longest waiting first. */
+export async function claimJobs(db: Db, args: { owner: string; limit: number; leaseSeconds: number; kinds: string[]; now: Date }): Promise<ClaimedJob[]> {
+  const rows = await queryText<{ id: string; kind: string; org_id: string | null; payload: unknown; attempts: number; max_attempts: number; priority: number; run_at: Date | string }>(
+    db,
+    CLAIM,
+    [args.owner, args.limit, args.leaseSeconds, args.now.toISOString(), args.kinds],
+  );
+  return rows
+    .sort((a, b) => b.priority - a.priority || new Date(a.run_at).getTime() - new Date(b.run_at).getTime() || (a.id < b.id ? -1 : 1))
+    .map((r) => ({ id: r.id, kind: r.kind, orgId: r.org_id, payload: r.payload, attempts: r.attempts, maxAttempts: r.max_attempts }));
+}
+
+/** What became of a claimed job: done (with its result), back to the queue at `runAt`, or dead. */
+export type JobOutcome = { id: string; state: 'done'; result: unknown } | { id: string; state: 'queued'; runAt: string; error: string } | { id: string; state: 'dead'; error: string };
+
+// A job going back to the queue drops its dedupe key if a twin was queued meanwhile (only one queued
+// job per key): both run, as a job asked for while another was running should.
+const KEY_UNLESS_TWIN = (alias: string) => `
+  case when ${alias}.dedupe_key is not null and exists (
+    select 1 from jobs t where t.state = 'queued' and t.kind = ${alias}.kind and coalesce(t.org_id, '') = coalesce(${alias}.org_id, '')
+      and t.dedupe_key = ${alias}.dedupe_key and t.id <> ${alias}.id) then null else ${alias}.dedupe_key end`;
+
+const SETTLE = `
+  update jobs j
+  set state = o.state,
+      result = case when o.state = 'done' then o.result else j.result end,
+      last_error = case when o.state = 'done' then j.last_error else o.error end,
+      run_at = coalesce(o.run_at, j.run_at),
+      dedupe_key = case when o.state = 'queued' then ${KEY_UNLESS_TWIN('j')} else j.dedupe_key end,
+      finished_at = case when o.state in ('done', 'dead') then $3::timestamptz end,
+      lease_owner = null, lease_until = null, updated_at = $3::timestamptz
+  from jsonb_to_recordset($2::jsonb) as o(id text, state text, result jsonb, error text, run_at timestamptz)
+  where j.id = o.id and j.state = 'running' and j.lease_owner = $1
+  returning j.id`;
+
+/** Records outcomes of jobs `owner` still holds (one whose lease passed to another worker is that
+ * worker's now, and is left alone). Returns the ids settled. */
+export async function settleJobs(db: Db, args: { owner: string; outcomes: JobOutcome[]; now: Date }): Promise<string[]> {
+  if (args.outcomes.length === 0) return [];
+  const rows = args.outcomes.map((o) => ({
+    id: o.id,
+    state: o.state,
+    result: o.state === 'done' ? (o.result ?? null) : null,
+    error: o.state === 'done' ? null : o.error.slice(0, 2000),
+    run_at: o.state === 'queued' ? o.runAt : null,
+  }));
+  return (await queryText<{ id: string }>(db, SETTLE, [args.owner, JSON.stringify(rows), args.now.toISOString()])).map((r) => r.id);
+}
+
+/** Whether `owner` still holds `id`, locking the row to the end of the transaction. */
+export async function lockHeldJob(db: Db, id: string, owner: string): Promise<boolean> {
+  const rows = await queryText<{ id: string }>(db, `select id from jobs where id = $1 and state = 'running' and lease_owner = $2 for update`, [id, owner]);
+  return rows.length > 0;
+}
+
+/** Extends the leases `owner` holds on `ids` (a long job stays its worker's while it runs). */
+export async function renewLeases(db: Db, args: { owner: string; ids: string[]; leaseSeconds: number; now: Date }): Promise<number> {
+  if (args.ids.length === 0) return 0;
+  const rows = await queryText<{ id: string }>(
+    db,
+    `update jobs set lease_until = $4::timestamptz + make_interval(secs => $3) where id = any($1::text[]) and state = 'running' and lease_owner = $2 returning id`,
+    [args.ids, args.owner, args.leaseSeconds, args.now.toISOString()],
+  );
+  return rows.length;
+}
+
+/** Takes back jobs whose worker is gone: the lease ran out, or its instance stopped beating (or, with
+ * `all`, every running job: at the start of the embedded database's one owner, whatever runs
+ * belonged to a process that is gone). A job on its last attempt is dead; the others run again now. */
+export async function recoverLeases(db: Db, args: { now: Date; all?: boolean }): Promise<{ requeued: number; dead: number }> {
+  const lost = args.all
+    ? `select id from jobs where state = 'running' for update skip locked`
+    : `select id from jobs where state = 'running' and (lease_until < $1::timestamptz or lease_owner in (
+         select i.id from instances i where i.stopped_at is not null or i.worker_heartbeat_at < now() - interval '${DEAD_INSTANCE_AFTER}'))
+       for update skip locked`;
+  const rows = await queryText<{ state: JobState }>(
+    db,
+    `with lost as (${lost})
+     update jobs j
+     set state = case when j.attempts >= j.max_attempts then 'dead' else 'queued' end,
+         last_error = 'its worker stopped before finishing it (lease taken back)',
+         dedupe_key = case when j.attempts >= j.max_attempts then j.dedupe_key else ${KEY_UNLESS_TWIN('j')} end,
+         finished_at = case when j.attempts >= j.max_attempts then $1::timestamptz end,
+         run_at = $1::timestamptz, lease_owner = null, lease_until = null, updated_at = $1::timestamptz
+     where j.id in (select id from lost)
+     returning j.state`,
+    [args.now.toISOString()],
+  );
+  return { requeued: rows.filter((r) => r.state === 'queued').length, dead: rows.filter((r) => r.state === 'dead').length };
+}
+
+// --- schedules -----------------------------------------------------------------------------------
+
+export interface ScheduledKind {
+  kind: string;
+  schedule: Schedule;
+  maxAttempts: number;
+}
+
+export const scheduledKinds = (kinds: readonly JobKind[]): ScheduledKind[] =>
+  kinds.filter((k) => k.schedule).map((k) => ({ kind: k.kind, schedule: k.schedule!, maxAttempts: retryPolicyOf(k).maxAttempts }));
+
+/** Records this build's schedules; a kind whose cadence changed starts over from `now`. */
+export async function registerSchedules(db: Db, args: { schedules: ScheduledKind[]; now: Date }): Promise<void> {
+  for (const s of args.schedules) {
+    await queryText(
+      db,
+      `insert into job_schedules (kind, cadence, next_run_at) values ($1, $2, $3::timestamptz)
+       on conflict (kind) do update set cadence = excluded.cadence, next_run_at = excluded.next_run_at where job_schedules.cadence <> excluded.cadence`,
+      [s.kind, cadenceOf(s.schedule), nextFiring(s.schedule, args.now).toISOString()],
+    );
+  }
+}
+
+/** Enqueues the runs of schedules that are due and moves each to its next firing, in one
+ * transaction: the row is locked (others skip it) and, once committed, no longer due, so each
+ * firing happens once across every process. A run still queued from the last firing absorbs this
+ * one (dedupe key "schedule"). Returns when the next schedule is due (null: none). */
+export async function fireSchedules(db: Db, args: { schedules: ScheduledKind[]; now: Date }): Promise<{ fired: string[]; nextAt: string | null }> {
+  const fired: string[] = [];
+  const known = new Map(args.schedules.map((s) => [s.kind, s]));
+  const due = await queryText<{ kind: string; cadence: string }>(
+    db,
+    `select kind, cadence from job_schedules where next_run_at <= $1::timestamptz and kind = any($2::text[]) for update skip locked`,
+    [args.now.toISOString(), [...known.keys()]],
+  );
+  for (const row of due) {
+    const s = known.get(row.kind)!;
+    // Another build's cadence (a rolling deploy): its processes fire it.
+    if (cadenceOf(s.schedule) !== row.cadence) continue;
+    await queryText(db, `update job_schedules set next_run_at = $2::timestamptz, last_run_at = $3::timestamptz where kind = $1`, [
+      s.kind,
+      nextFiring(s.schedule, args.now).toISOString(),
+      args.now.toISOString(),
+    ]);
+    const [inserted] = await queryText<{ id: string }>(db, INSERT, [newId('job'), s.kind, null, '{}', 'schedule', 0, args.now.toISOString(), s.maxAttempts, args.now.toISOString()]);
+    if (inserted) fired.push(s.kind);
+  }
+  const [next] = await queryText<{ next_at: string | null }>(
+    db,
+    `select to_char(min(next_run_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as next_at from job_schedules where kind = any($1::text[])`,
+    [[...known.keys()]],
+  );
+  return { fired, nextAt: next?.next_at ?? null };
+}
+
+// --- the operator's view (revintel jobs) ---------------------------------------------------------
+
+export interface JobView {
+  id: string;
+  kind: string;
+  org_id: string | null;
+  state: JobState;
+  priority: number;
+  attempts: number;
+  max_attempts: number;
+  dedupe_key: string | null;
+  run_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  last_error: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const VIEW_COLUMNS = `id, kind, org_id, state, priority, attempts, max_attempts, dedupe_key, ${iso('run_at')} as run_at, lease_owner,
+  ${iso('lease_until')} as lease_until, last_error, ${iso('created_at')} as created_at, ${iso('finished_at')} as finished_at`;
+
+export async function listJobs(db: Db, filter: { state?: JobState; kind?: string; orgId?: string; limit?: number }): Promise<JobView[]> {
+  return queryText<JobView>(
+    db,
+    `select ${VIEW_COLUMNS} from jobs
+     where ($1::text is null or state = $1) and ($2::text is null or kind = $2) and ($3::text is null or org_id = $3)
+     order by created_at desc, id desc limit $4`,
+    [filter.state ?? null, filter.kind ?? null, filter.orgId ?? null, Math.min(Math.max(filter.limit ?? 50, 1), 1000)],
+  );
+}
+
+export async function showJob(db: Db, id: string): Promise<(JobView & { payload: unknown; result: unknown }) | null> {
+  const [row] = await queryText<JobView & { payload: unknown; result: unknown }>(db, `select ${VIEW_COLUMNS}, payload, result from jobs where id = $1`, [id]);
+  return row ?? null;
+}
+
+/** Dead jobs back to the queue with fresh attempts (by id, or every dead job of a kind). A job
+ * whose key is queued again already stays dead: the queued one will do its work. */
+export async function retryDeadJobs(db: Db, args: { ids?: string[]; kind?: string; now: Date }): Promise<{ retried: string[]; skipped: string[] }> {
+  const candidates = args.ids
+    ? await queryText<{ id: string }>(db, `select id from jobs where id = any($1::text[]) and state = 'dead' for update`, [args.ids])
+    : await queryText<{ id: string }>(db, `select id from jobs where state = 'dead' and ($1::text is null or kind = $1) for update`, [args.kind ?? null]);
+  const retried: string[] = [];
+  for (const { id } of candidates) {
+    const rows = await queryText<{ id: string }>(
+      db,
+      `update jobs j set state = 'queued', attempts = 0, run_at = $2::timestamptz, finished_at = null, updated_at = $2::timestamptz
+       where j.id = $1 and not exists (
+         select 1 from jobs t where t.state = 'queued' and t.kind = j.kind and coalesce(t.org_id, '') = coalesce(j.org_id, '') and t.dedupe_key = j.dedupe_key)
+       returning j.id`,
+      [id, args.now.toISOString()],
+    );
+    if (rows.length) retried.push(id);
+  }
+  const skipped = (args.ids ?? candidates.map((c) => c.id)).filter((id) => !retried.includes(id));
+  return { retried, skipped };
+}
