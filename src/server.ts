@@ -2,13 +2,13 @@
 // shut all of it down in order on SIGTERM/SIGINT.
 import Redis from 'ioredis';
 import { hostname } from 'node:os';
-import { createApp, type AppDeps } from './app.ts';
+import { createApp, type App, type AppDeps } from './app.ts';
 import { describeError } from './plugins/errors.ts';
 import type { Config } from './config.ts';
 import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
 import { isMigrated, runMigrations } from './db/migrate.ts';
 import { serveAdminSocket } from './admin/socket.ts';
-import { startSupervisor } from './jobs/supervisor.ts';
+import { startSupervisor, type Supervisor } from './jobs/supervisor.ts';
 import { newId } from './lib/ids.ts';
 import { createLogger, type Logger } from './lib/log.ts';
 import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
@@ -93,10 +93,76 @@ function cachedReadiness(log: Logger, check: () => Promise<ReadinessCheck[]>): (
   };
 }
 
-export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
-  const startedAt = Date.now();
-  const log = options.log ?? createLogger(config.logLevel);
-  // How long each step of start-up took, reported on the "serving" line.
+/** Is the database reachable, migrated, and the worker beating? */
+function readinessOf(database: Database, supervisor: Supervisor, log: Logger) {
+  return cachedReadiness(log, async (): Promise<ReadinessCheck[]> => {
+    const checks: ReadinessCheck[] = [];
+    let reachable = true;
+    try {
+      await database.ping(1_000);
+    } catch (error) {
+      reachable = false;
+      log.warn('readiness: database unreachable', describeError(error));
+    }
+    const failure = database.failure();
+    if (failure) reachable = false;
+    checks.push({ name: 'database', ok: reachable, detail: failure ? 'failed: restart revintel' : reachable ? database.kind : 'unreachable' });
+    const migrated = reachable && (await isMigrated(database).catch(() => false));
+    checks.push({ name: 'migrations', ok: migrated, detail: migrated ? 'applied' : reachable ? 'pending' : 'unknown' });
+    const alive = supervisor.isAlive();
+    checks.push({ name: 'worker', ok: alive, detail: alive ? 'alive' : 'no heartbeat' });
+    return checks;
+  });
+}
+
+/** Starts listening; a taken port is said plainly. */
+function listen(config: Config, app: App): ReturnType<typeof Bun.serve> {
+  try {
+    return Bun.serve({
+      port: config.port,
+      hostname: config.host,
+      // Off unless asked: a second process on a taken port must fail, not silently share it.
+      reusePort: config.reusePort,
+      development: false,
+      // Longer than a request's deadline, so a body trickled in past it is answered (503, in
+      // the envelope) rather than dropped by Bun with no answer. Bun allows at most 255 s.
+      idleTimeout: Math.min(255, Math.ceil(config.requestTimeoutMs / 1000) + 10),
+      // The gate refuses a declared length over the route's limit and the body reader stops a
+      // streamed one at it, both with the envelope; Bun's own bare 413 is only a last resort.
+      maxRequestBodySize: 1024 * 1024 * 1024,
+      fetch: (request, bunServer) => app.handle(request, bunServer),
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'EADDRINUSE' || /in use/i.test(String((error as Error).message))) {
+      throw new PortInUseError(config.host, config.port);
+    }
+    throw error;
+  }
+}
+
+/** Shutdown in order, within SHUTDOWN_TIMEOUT_MS: stop listening and let requests in flight finish,
+ * then the worker (it finishes the work in hand), then everything opened at start, in reverse. */
+function shutdownOf(config: Config, log: Logger, server: ReturnType<typeof Bun.serve>, supervisor: Supervisor, cleanup: () => Promise<void>): () => Promise<void> {
+  let stopping: Promise<void> | null = null;
+  return () =>
+    (stopping ??= (async () => {
+      const deadline = Date.now() + config.shutdownTimeoutMs;
+      const left = () => Math.max(0, deadline - Date.now());
+      log.info('shutting down: no new connections, finishing requests in flight');
+      // stop(false) stops listening and resolves once the requests in flight have completed.
+      const drained = await Promise.race([server.stop(false).then(() => true), Bun.sleep(left() * 0.6).then(() => false)]);
+      if (!drained) {
+        log.warn('requests still in flight at the deadline: closing their connections');
+        await server.stop(true);
+      }
+      await supervisor.stop(left());
+      await cleanup();
+      log.info('stopped');
+    })());
+}
+
+/** How long each step of start-up took, reported on the "serving" line. */
+function phaseTimer() {
   const phases: Record<string, number> = {};
   let phaseStart = performance.now();
   const phase = (name: string) => {
@@ -104,11 +170,19 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     phases[name] = Math.round(now - phaseStart);
     phaseStart = now;
   };
+  return { phases, phase };
+}
+
+export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
+  const startedAt = Date.now();
+  const log = options.log ?? createLogger(config.logLevel);
+  const { phases, phase } = phaseTimer();
   const database = await openDatabase(config, 'serve', (error) => {
     log.error('embedded database failed: every query is refused until revintel restarts', { error: error.message });
     options.onFatal?.(error);
   });
   phase('open_database_ms');
+  // Whatever is opened is closed again, in reverse, at shutdown or if start-up fails.
   const cleanups: (() => Promise<void>)[] = [() => database.close()];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch((error) => log.error('shutdown step failed', { error: String(error) }));
@@ -122,81 +196,46 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     if (!config.secretKey && database.kind === 'postgres') {
       log.warn('SECRET_KEY is not set: connectors with webhook secrets cannot be created until it is');
     }
+    if (config.rateLimitStore === 'memory' && database.kind === 'postgres') {
+      log.warn('RATE_LIMIT_STORE=memory on PostgreSQL: each process counts alone, so N processes admit N times the limits');
+    }
 
     const { limiter, close: closeLimiter } = await createLimiter(config, database);
     cleanups.push(closeLimiter);
     const authenticator = createAuthenticator(database.db, (error) => log.warn('could not record key use', { error: String(error) }));
 
     const instance = { id: newId('ins'), hostname: hostname(), pid: process.pid, version: VERSION, startedAt: new Date(startedAt) };
-    const supervisor = startSupervisor({
-      workerUrl: options.workerUrl,
-      database,
-      databaseUrl: config.databaseUrl,
-      instance,
-      log,
-      logLevel: config.logLevel,
-    });
+    const supervisor = startSupervisor({ workerUrl: options.workerUrl, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel });
     cleanups.push(() => supervisor.stop(1_000)); // a no-op once stop() has stopped it
 
-    const readiness = cachedReadiness(log, async (): Promise<ReadinessCheck[]> => {
-      const checks: ReadinessCheck[] = [];
-      let reachable = true;
-      try {
-        await database.ping(1_000);
-      } catch (error) {
-        reachable = false;
-        log.warn('readiness: database unreachable', describeError(error));
-      }
-      const failure = database.failure();
-      if (failure) reachable = false;
-      checks.push({ name: 'database', ok: reachable, detail: failure ? 'failed: restart revintel' : reachable ? database.kind : 'unreachable' });
-      const migrated = reachable && (await isMigrated(database).catch(() => false));
-      checks.push({ name: 'migrations', ok: migrated, detail: migrated ? 'applied' : reachable ? 'pending' : 'unknown' });
-      const alive = supervisor.isAlive();
-      checks.push({ name: 'worker', ok: alive, detail: alive ? 'alive' : 'no heartbeat' });
-      return checks;
+    const app = createApp({
+      config,
+      database,
+      limiter,
+      authenticator,
+      log,
+      readiness: readinessOf(database, supervisor, log),
+      startedAt,
+      modules: options.modules,
+      wakeWorker: (events) => supervisor.wake(events),
     });
-
-    if (config.rateLimitStore === 'memory' && database.kind === 'postgres') {
-      log.warn('RATE_LIMIT_STORE=memory on PostgreSQL: each process counts alone, so N processes admit N times the limits');
-    }
-
-    const app = createApp({ config, database, limiter, authenticator, log, readiness, startedAt, modules: options.modules, wakeWorker: (events) => supervisor.wake(events) });
-
     if (database.kind === 'embedded') {
-      const socket = serveAdminSocket({ dataDir: config.dataDir, db: database.db, onAccessChange: () => {
+      const socket = serveAdminSocket({
+        dataDir: config.dataDir,
+        db: database.db,
+        onAccessChange: () => {
           authenticator.invalidate();
           app.connectors.invalidate();
         },
+        onJobsQueued: () => supervisor.wakeJobs(),
       });
       cleanups.push(socket.stop);
     }
-
     phase('prepare_ms');
+
     await supervisor.ready;
     phase('worker_ready_ms');
-    let server: ReturnType<typeof Bun.serve>;
-    try {
-      server = Bun.serve({
-        port: config.port,
-        hostname: config.host,
-        // Off unless asked: a second process on a taken port must fail, not silently share it.
-        reusePort: config.reusePort,
-        development: false,
-        // Longer than a request's deadline, so a body trickled in past it is answered (503, in
-        // the envelope) rather than dropped by Bun with no answer. Bun allows at most 255 s.
-        idleTimeout: Math.min(255, Math.ceil(config.requestTimeoutMs / 1000) + 10),
-        // The gate refuses a declared length over the route's limit and the body reader stops a
-        // streamed one at it, both with the envelope; Bun's own bare 413 is only a last resort.
-        maxRequestBodySize: 1024 * 1024 * 1024,
-        fetch: (request, bunServer) => app.handle(request, bunServer),
-      });
-    } catch (error) {
-      if ((error as { code?: string }).code === 'EADDRINUSE' || /in use/i.test(String((error as Error).message))) {
-        throw new PortInUseError(config.host, config.port);
-      }
-      throw error;
-    }
+    const server = listen(config, app);
     const url = new URL(`http://${urlHost(config.host)}:${server.port}`);
     log.info('revintel serving', {
       url: url.href,
@@ -208,25 +247,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       startup_ms: Date.now() - startedAt,
       ...phases,
     });
-
-    let stopping: Promise<void> | null = null;
-    const stop = () =>
-      (stopping ??= (async () => {
-        // One deadline for the whole shutdown, so it ends inside an orchestrator's grace period.
-        const deadline = Date.now() + config.shutdownTimeoutMs;
-        const left = () => Math.max(0, deadline - Date.now());
-        log.info('shutting down: no new connections, finishing requests in flight');
-        // stop(false) stops listening and resolves once the requests in flight have completed.
-        const drained = await Promise.race([server.stop(false).then(() => true), Bun.sleep(left() * 0.6).then(() => false)]);
-        if (!drained) {
-          log.warn('requests still in flight at the deadline: closing their connections');
-          await server.stop(true);
-        }
-        await supervisor.stop(left());
-        await cleanup();
-        log.info('stopped');
-      })());
-    return { url, port: server.port!, database, stop };
+    return { url, port: server.port!, database, stop: shutdownOf(config, log, server, supervisor, cleanup) };
   } catch (error) {
     await cleanup();
     throw error;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { localRunner, RemoteUnitError, serializeError, type UnitRunner } from '../db/units.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../lib/errors.ts';
-import { adminUnits, CHANGES_ACCESS, type AdminUnits } from './units.ts';
+import { adminUnits, CHANGES_ACCESS, QUEUES_JOBS, type AdminUnits } from './units.ts';
 
 /** In a directory of its own with mode 0700: the socket is never reachable by other users, not
  * even between bind() and chmod(), whatever the mode of DATA_DIR itself. */
@@ -19,7 +19,7 @@ export const adminSocketPath = (dataDir: string) => join(socketDir(dataDir), 're
 const reviveDates = (key: string, value: unknown) =>
   typeof value === 'string' && key.endsWith('At') && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value) ? new Date(value) : value;
 
-export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessChange: () => void }) {
+export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessChange: () => void; onJobsQueued: () => void }) {
   const path = adminSocketPath(options.dataDir);
   mkdirSync(socketDir(options.dataDir), { recursive: true, mode: 0o700 });
   chmodSync(socketDir(options.dataDir), 0o700);
@@ -38,6 +38,7 @@ export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessCha
         const args = JSON.parse(await request.text());
         const result = await runner.run(name, args);
         if (CHANGES_ACCESS.has(name)) options.onAccessChange();
+        if (QUEUES_JOBS.has(name)) options.onJobsQueued();
         return Response.json({ ok: true, result });
       } catch (error) {
         return Response.json({ ok: false, error: serializeError(error) });

@@ -15,6 +15,8 @@ import { listEvents, replayEvents, showEvent, type ListEventsFilter } from '../m
 import { findOrg } from '../modules/orgs/service.ts';
 import { recordAudit } from '../modules/audit/service.ts';
 import { notFound } from '../lib/errors.ts';
+import type { JobState } from '../db/schema/index.ts';
+import { listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
 
 export const adminUnits = {
   'orgs.create': (db: Db, input: CreateOrgInput & { plan: Plan }) => createOrg(db, input),
@@ -58,6 +60,24 @@ export const adminUnits = {
     }
     return result;
   },
+  'jobs.list': async (db: Db, filter: { state?: JobState; kind?: string; org?: string; limit?: number }) => {
+    const orgId = filter.org ? (await findOrg(db, filter.org)).id : undefined;
+    return listJobs(db, { state: filter.state, kind: filter.kind, orgId, limit: filter.limit });
+  },
+  'jobs.show': async (db: Db, input: { id: string }) => {
+    const job = await showJob(db, input.id);
+    if (!job) throw notFound(`Job ${input.id}`);
+    return job;
+  },
+  /** Dead jobs back to the queue with fresh attempts (by id, or every dead job of a kind), audited. */
+  'jobs.retry': async (db: Db, input: { ids?: string[]; allDead?: boolean; kind?: string; actor: string }) => {
+    const result = await retryDeadJobs(db, input.ids ? { ids: input.ids, now: new Date() } : { kind: input.kind, now: new Date() });
+    for (const id of result.retried) {
+      const job = await showJob(db, id);
+      await recordAudit(db, { orgId: job?.org_id ?? null, actor: input.actor, action: 'job.retried', targetType: 'job', targetId: id, details: { kind: job?.kind } });
+    }
+    return result;
+  },
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {
     const [row] = rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`));
@@ -69,3 +89,6 @@ export type AdminUnits = typeof adminUnits;
 
 /** Units that change who may call the API or how much: the server forgets cached keys after them. */
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
+
+/** Units that queue jobs: the server's worker looks for them at once. */
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry']);

@@ -8,6 +8,10 @@ import { instances } from '../../src/db/schema/index.ts';
 import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { newId } from '../../src/lib/ids.ts';
+import { queryText } from '../../src/db/client.ts';
+import { enqueueJob, showJob } from '../../src/jobs/queue.ts';
+import { JOB_KINDS } from '../../src/jobs/kinds.ts';
+import { idempotencyPurge } from '../../src/jobs/kinds/idempotency-purge.ts';
 
 const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
 
@@ -60,6 +64,21 @@ for (const backend of BACKENDS) {
       const before = supervisor.lastHeartbeatAt()!;
       for (let i = 0; i < 20; i++) await database.db.select().from(instances).limit(1);
       await until(async () => supervisor.lastHeartbeatAt()! > before);
+    });
+
+    test("the worker runs the job queue: this build's schedules are registered, and a job enqueued and woken runs", async () => {
+      const kinds = await until(async () => {
+        const rows = await queryText<{ kind: string }>(database.db, `select kind from job_schedules where kind = any($1::text[]) order by kind`, [JOB_KINDS.map((k) => k.kind)]);
+        return rows.length === 3 && rows.map((r) => r.kind);
+      });
+      expect(kinds).toEqual(['idempotency.purge', 'jobs.purge-finished', 'jobs.recover-leases']);
+      const { id } = await enqueueJob(database.db, idempotencyPurge, {}, { priority: 10 });
+      supervisor.wakeJobs();
+      const done = await until(async () => {
+        const job = await showJob(database.db, id);
+        return job?.state === 'done' && job;
+      }, 5_000);
+      expect(done.result).toEqual({ deleted: expect.any(Number) });
     });
 
     test('stopping lets the worker mark the instance stopped', async () => {

@@ -1,0 +1,373 @@
+// The durable job queue on each backend: a job runs once however many workers claim, comes back
+// after its worker is killed, retries after its back-off (an injected clock), is dead-lettered and
+// retried, is deduplicated among queued jobs only; a schedule fires once across two processes; a
+// debounced key runs once, N seconds after its first mark.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { t } from 'elysia';
+import { queryText, type Db } from '../../src/db/client.ts';
+import { localRunner } from '../../src/db/units.ts';
+import { defineJobKind, nextFiring, PermanentJobError, type JobKind } from '../../src/jobs/kind.ts';
+import { runJobLoop } from '../../src/jobs/job-loop.ts';
+import { jobUnits } from '../../src/jobs/job-units.ts';
+import { claimJobs, enqueueJob, fireSchedules, InvalidJobPayloadError, markDebounced, recoverLeases, registerSchedules, retryDeadJobs, settleJobs, showJob } from '../../src/jobs/queue.ts';
+import { createLogger } from '../../src/lib/log.ts';
+import { randomBase62 } from '../../src/lib/ids.ts';
+import { connectPostgres } from '../../src/db/client.ts';
+import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, tempDir, type TestDatabase } from '../helpers/harness.ts';
+import { openEmbedded } from '../../src/db/client.ts';
+import { runMigrations } from '../../src/db/migrate.ts';
+import { rmSync } from 'node:fs';
+
+const CHILD = new URL('../helpers/job-child.ts', import.meta.url).pathname;
+const unique = (label: string) => `test.${label}.${randomBase62(8)}`;
+
+/** A clock the test moves by hand. */
+function manualClock(start = Date.parse('2026-03-01T12:00:00Z')) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms), date: () => new Date(now) };
+}
+
+/** Runs the job loop until none of `kinds` is due or running by the test's clock. */
+async function drain(db: Db, kinds: JobKind[], options: { owner?: string; clock?: () => number; random?: () => number; concurrency?: number } = {}) {
+  let stop = false;
+  const clock = options.clock ?? Date.now;
+  const busy = async () =>
+    (
+      await queryText(db, `select 1 from jobs where kind = any($1::text[]) and ((state = 'queued' and run_at <= $2::timestamptz) or state = 'running') limit 1`, [
+        kinds.map((k) => k.kind),
+        new Date(clock()).toISOString(),
+      ])
+    ).length > 0;
+  await runJobLoop({
+    units: localRunner(db, jobUnits(kinds)),
+    kinds,
+    owner: options.owner ?? 'test-worker',
+    log: createLogger('silent'),
+    isStopping: () => stop,
+    // Idle with nothing left to do ends the test's loop; idle with slots full or work due goes round.
+    idle: async () => {
+      if (await busy()) await Bun.sleep(2);
+      else stop = true;
+    },
+    wake: () => {},
+    clock: options.clock,
+    random: options.random,
+    concurrency: options.concurrency,
+  });
+}
+
+const jobRow = async (db: Db, id: string) => (await showJob(db, id))!;
+
+for (const backend of BACKENDS) {
+  describe(`job queue (${backend})`, () => {
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await openTestDatabase(backend);
+    });
+    afterAll(() => database?.dispose());
+
+    test('enqueue checks the payload against the kind and names the field', async () => {
+      const kind = defineJobKind({ kind: unique('typed'), payload: t.Object({ customerId: t.String() }), perform: async () => null });
+      await expect(enqueueJob(database.db, kind, { customerId: 7 })).rejects.toThrow(/payload\.customerId/);
+      await expect(enqueueJob(database.db, kind, {})).rejects.toBeInstanceOf(InvalidJobPayloadError);
+      const made = await enqueueJob(database.db, kind, { customerId: 'cus_1' });
+      expect(made.created).toBe(true);
+      expect((await jobRow(database.db, made.id)).state).toBe('queued');
+    });
+
+    test("a job enqueued in the caller's transaction exists only if the transaction commits", async () => {
+      const kind = defineJobKind({ kind: unique('tx'), payload: t.Object({}), perform: async () => null });
+      let id = '';
+      await database.db
+        .transaction(async (tx) => {
+          id = (await enqueueJob(tx as never, kind, {})).id;
+          throw new Error('roll back');
+        })
+        .catch(() => {});
+      expect(await showJob(database.db, id)).toBeNull();
+    });
+
+    test('two workers claiming at once run each job exactly once', async () => {
+      const ran = new Map<string, number>();
+      const kind = defineJobKind({
+        kind: unique('once'),
+        payload: t.Object({ n: t.Number() }),
+        handle: async (payload: { n: number }) => {
+          await Bun.sleep(2);
+          ran.set(String(payload.n), (ran.get(String(payload.n)) ?? 0) + 1);
+          return { n: payload.n };
+        },
+      });
+      for (let n = 0; n < 60; n++) await enqueueJob(database.db, kind, { n });
+      // On PostgreSQL each worker has its own connections, as two processes would.
+      const second = backend === 'postgres' ? connectPostgres(TEST_DATABASE_URL!, 3) : null;
+      try {
+        await Promise.all([
+          drain(database.db, [kind], { owner: 'worker-a', concurrency: 4 }),
+          drain(second?.db ?? database.db, [kind], { owner: 'worker-b', concurrency: 4 }),
+        ]);
+      } finally {
+        await second?.close();
+      }
+      expect(ran.size).toBe(60);
+      expect([...ran.values()].every((times) => times === 1)).toBe(true);
+      const states = await queryText<{ state: string; attempts: number; n: number }>(database.db, `select state, attempts, count(*)::int as n from jobs where kind = $1 group by 1, 2`, [kind.kind]);
+      expect(states).toEqual([{ state: 'done', attempts: 1, n: 60 }]);
+    });
+
+    test('a failed job comes back after its back-off, by the injected clock, and not before', async () => {
+      const clock = manualClock();
+      let calls = 0;
+      const kind = defineJobKind({
+        kind: unique('backoff'),
+        payload: t.Object({}),
+        retry: { maxAttempts: 5, baseSeconds: 2, maxSeconds: 60 },
+        handle: async () => {
+          calls += 1;
+          if (calls < 3) throw new Error(`flaky ${calls}`);
+          return 'ok';
+        },
+      });
+      const { id } = await enqueueJob(database.db, kind, {}, { now: clock.date() });
+      const run = () => drain(database.db, [kind], { clock: clock.now, random: () => 1 });
+      await run();
+      let row = await jobRow(database.db, id);
+      // random() = 1: the whole ceiling, 2 s after the first failure, 4 s after the second.
+      expect(row.state).toBe('queued');
+      expect(row.attempts).toBe(1);
+      expect(Date.parse(row.run_at) - clock.now()).toBe(2_000);
+      expect(row.last_error).toContain('flaky 1');
+      clock.advance(1_999);
+      await run();
+      expect(calls).toBe(1);
+      clock.advance(1);
+      await run();
+      row = await jobRow(database.db, id);
+      expect(calls).toBe(2);
+      expect(Date.parse(row.run_at) - clock.now()).toBe(4_000);
+      clock.advance(4_000);
+      await run();
+      row = await jobRow(database.db, id);
+      expect(row).toMatchObject({ state: 'done', attempts: 3 });
+      expect((await showJob(database.db, id))!.result).toBe('ok');
+    });
+
+    test('a job that keeps failing is dead after its last attempt, and a retry runs it again', async () => {
+      const clock = manualClock();
+      let healthy = false;
+      const kind = defineJobKind({
+        kind: unique('dead'),
+        payload: t.Object({}),
+        retry: { maxAttempts: 2, baseSeconds: 1, maxSeconds: 1 },
+        handle: async () => {
+          if (!healthy) throw new Error('the platform said no');
+          return 'sent';
+        },
+      });
+      const { id } = await enqueueJob(database.db, kind, {}, { now: clock.date() });
+      await drain(database.db, [kind], { clock: clock.now, random: () => 1 });
+      clock.advance(1_000);
+      await drain(database.db, [kind], { clock: clock.now, random: () => 1 });
+      let row = await jobRow(database.db, id);
+      expect(row).toMatchObject({ state: 'dead', attempts: 2 });
+      expect(row.last_error).toContain('the platform said no (attempt 2 of 2)');
+      expect(row.finished_at).not.toBeNull();
+      clock.advance(3_600_000);
+      await drain(database.db, [kind], { clock: clock.now });
+      expect((await jobRow(database.db, id)).state).toBe('dead'); // nothing runs a dead job
+
+      healthy = true;
+      const retried = await database.db.transaction((tx) => retryDeadJobs(tx as never, { ids: [id], now: clock.date() }));
+      expect(retried).toEqual({ retried: [id], skipped: [] });
+      await drain(database.db, [kind], { clock: clock.now });
+      row = await jobRow(database.db, id);
+      expect(row).toMatchObject({ state: 'done', attempts: 1 });
+    });
+
+    test('a permanent failure is dead at once; a perform that fails leaves none of its effects', async () => {
+      const marker = `jobs-${randomBase62(8)}`;
+      const permanent = defineJobKind({
+        kind: unique('permanent'),
+        payload: t.Object({}),
+        handle: async () => {
+          throw new PermanentJobError('the channel is archived');
+        },
+      });
+      const halfway = defineJobKind({
+        kind: unique('perform'),
+        payload: t.Object({}),
+        perform: async (db) => {
+          await queryText(db, `insert into job_schedules (kind, cadence, next_run_at) values ($1, 'every 1s', now())`, [marker]);
+          throw new Error('failed after writing');
+        },
+      });
+      const a = await enqueueJob(database.db, permanent, {});
+      const b = await enqueueJob(database.db, halfway, {});
+      await drain(database.db, [permanent, halfway]);
+      expect(await jobRow(database.db, a.id)).toMatchObject({ state: 'dead', attempts: 1 });
+      expect((await jobRow(database.db, a.id)).last_error).toContain('permanent');
+      expect(await jobRow(database.db, b.id)).toMatchObject({ state: 'queued', attempts: 1 });
+      expect(await queryText(database.db, `select 1 from job_schedules where kind = $1`, [marker])).toEqual([]);
+    });
+
+    test('a dedupe key is unique among queued jobs only: a running job does not swallow a new one', async () => {
+      const kind = defineJobKind({ kind: unique('dedupe'), payload: t.Object({}), perform: async () => null });
+      const first = await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_1', orgId: null });
+      const again = await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_1' });
+      expect(again).toEqual({ id: first.id, created: false });
+      expect((await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_2' })).created).toBe(true);
+      const claimed = await database.db.transaction((tx) => claimJobs(tx as never, { owner: 'w', limit: 10, leaseSeconds: 60, kinds: [kind.kind], now: new Date() }));
+      expect(claimed.map((j) => j.id)).toContain(first.id);
+      const during = await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_1' });
+      expect(during.created).toBe(true);
+      expect(during.id).not.toBe(first.id);
+      // The running one fails and goes back to the queue beside its twin: it gives up its key.
+      const settled = await settleJobs(database.db, { owner: 'w', outcomes: [{ id: first.id, state: 'queued', runAt: new Date().toISOString(), error: 'x' }], now: new Date() });
+      expect(settled).toEqual([first.id]);
+      expect((await jobRow(database.db, first.id)).dedupe_key).toBeNull();
+      expect((await jobRow(database.db, during.id)).dedupe_key).toBe('cus_1');
+    });
+
+    test('a debounced key runs once, N seconds after its first mark, however many marks follow', async () => {
+      const clock = manualClock();
+      const runs: number[] = [];
+      const kind = defineJobKind({
+        kind: unique('debounce'),
+        payload: t.Object({}),
+        handle: async () => {
+          runs.push(clock.now());
+          return null;
+        },
+      });
+      const start = clock.now();
+      const first = await markDebounced(database.db, kind, 'org-recompute', 10, { now: clock.date() });
+      for (let i = 0; i < 9; i++) {
+        clock.advance(1_000);
+        expect((await markDebounced(database.db, kind, 'org-recompute', 10, { now: clock.date() })).id).toBe(first.id);
+        await drain(database.db, [kind], { clock: clock.now });
+      }
+      expect(runs).toEqual([]);
+      clock.advance(1_000); // 10 s after the first mark: marks kept coming, it runs anyway
+      await drain(database.db, [kind], { clock: clock.now });
+      expect(runs).toEqual([start + 10_000]);
+      const next = await markDebounced(database.db, kind, 'org-recompute', 10, { now: clock.date() });
+      expect(next.created).toBe(true);
+      expect(Date.parse((await jobRow(database.db, next.id)).run_at)).toBe(clock.now() + 10_000);
+    });
+
+    test('a lease taken back is no longer its old owner to settle', async () => {
+      const kind = defineJobKind({ kind: unique('lease'), payload: t.Object({}), perform: async () => null });
+      const { id } = await enqueueJob(database.db, kind, {});
+      const now = new Date();
+      await database.db.transaction((tx) => claimJobs(tx as never, { owner: 'slow', limit: 1, leaseSeconds: 1, kinds: [kind.kind], now }));
+      const later = new Date(now.getTime() + 2_000);
+      const recovered = await database.db.transaction((tx) => recoverLeases(tx as never, { now: later }));
+      expect(recovered.requeued).toBeGreaterThanOrEqual(1);
+      expect(await settleJobs(database.db, { owner: 'slow', outcomes: [{ id, state: 'done', result: null }], now: later })).toEqual([]);
+      expect((await jobRow(database.db, id)).state).toBe('queued');
+    });
+
+    test('a job whose worker is killed with SIGKILL is taken back and run again', async () => {
+      const ran: string[] = [];
+      const kind = defineJobKind({
+        kind: unique('killed'),
+        payload: t.Object({}),
+        handle: async (_payload, ctx) => {
+          ran.push(ctx.job.id);
+          return null;
+        },
+      });
+      // The embedded database has one owner at a time: the test closes its own to let the child in.
+      let db = database.db;
+      let dir: string | null = null;
+      let own: Awaited<ReturnType<typeof openEmbedded>> | null = null;
+      if (backend === 'embedded') {
+        dir = tempDir();
+        own = await openEmbedded(dir, 'test');
+        await runMigrations(own, null);
+        db = own.db;
+      }
+      const { id } = await enqueueJob(db, kind, {});
+      await own?.close();
+      const child = Bun.spawn(['bun', CHILD, 'claim', dir ?? TEST_DATABASE_URL!, kind.kind, 'doomed-worker', '2'], { stdout: 'pipe', stderr: 'inherit' });
+      const reader = child.stdout.getReader();
+      let said = '';
+      while (!said.includes('\n')) said += new TextDecoder().decode((await reader.read()).value);
+      expect(said).toContain(id);
+      child.kill('SIGKILL');
+      await child.exited;
+      try {
+        if (backend === 'embedded') {
+          own = await openEmbedded(dir!, 'test');
+          db = own.db;
+          expect((await jobRow(db, id)).state).toBe('running');
+          // What the worker does when the embedded database's owner starts.
+          await db.transaction((tx) => recoverLeases(tx as never, { now: new Date(), all: true }));
+        } else {
+          expect((await jobRow(db, id)).state).toBe('running');
+          await Bun.sleep(2_100); // the dead worker's lease runs out
+          await db.transaction((tx) => recoverLeases(tx as never, { now: new Date() }));
+        }
+        const row = await jobRow(db, id);
+        expect(row.state).toBe('queued');
+        expect(row.last_error).toContain('lease taken back');
+        await drain(db, [kind]);
+        expect(ran).toEqual([id]);
+        expect(await jobRow(db, id)).toMatchObject({ state: 'done', attempts: 2 });
+      } finally {
+        await own?.close();
+        if (dir) rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    test('a schedule fires once per slot and says when it fires next', async () => {
+      const clock = manualClock(Date.parse('2026-03-01T12:00:07Z'));
+      const ran: number[] = [];
+      const kind = defineJobKind({
+        kind: unique('every10'),
+        payload: t.Object({}),
+        schedule: { everySeconds: 10 },
+        handle: async () => {
+          ran.push(clock.now());
+          return null;
+        },
+      });
+      await drain(database.db, [kind], { clock: clock.now }); // registers: first firing at 12:00:10
+      expect(ran).toEqual([]);
+      clock.advance(3_000);
+      await drain(database.db, [kind], { clock: clock.now });
+      await drain(database.db, [kind], { clock: clock.now }); // the same slot again: nothing more
+      expect(ran).toEqual([Date.parse('2026-03-01T12:00:10Z')]);
+      const [row] = await queryText<{ next: string }>(database.db, `select next_run_at::text as next from job_schedules where kind = $1`, [kind.kind]);
+      expect(Date.parse(row!.next.replace(' ', 'T').replace(/\+00$/, 'Z'))).toBe(Date.parse('2026-03-01T12:00:20Z'));
+    });
+  });
+}
+
+describe('job schedules', () => {
+  test('daily and every-N firings fall on UTC slots', () => {
+    expect(nextFiring({ dailyAt: '03:30' }, new Date('2026-03-01T02:00:00Z')).toISOString()).toBe('2026-03-01T03:30:00.000Z');
+    expect(nextFiring({ dailyAt: '03:30' }, new Date('2026-03-01T03:30:00Z')).toISOString()).toBe('2026-03-02T03:30:00.000Z');
+    expect(nextFiring({ everySeconds: 600 }, new Date('2026-03-01T02:05:00Z')).toISOString()).toBe('2026-03-01T02:10:00.000Z');
+    expect(() => nextFiring({ dailyAt: '25:00' }, new Date())).toThrow(/HH:MM/);
+  });
+
+  test.if(!!TEST_DATABASE_URL)('a schedule fires once across two processes racing for it (PostgreSQL)', async () => {
+    const database = connectPostgres(TEST_DATABASE_URL!, 2);
+    try {
+      const kind = unique('race');
+      const now = new Date();
+      await registerSchedules(database.db, { schedules: [{ kind, schedule: { everySeconds: 3600 }, maxAttempts: 3 }], now: new Date(now.getTime() - 7_200_000) });
+      const children = [0, 1].map(() => Bun.spawn(['bun', CHILD, 'fire', TEST_DATABASE_URL!, kind, '3600', now.toISOString(), '30'], { stdout: 'pipe', stderr: 'inherit' }));
+      const said = await Promise.all(children.map(async (c) => (await new Response(c.stdout).text()).trim()));
+      const fired = said.map((line) => Number(/fired (\d+)/.exec(line)![1]));
+      expect(fired.reduce((a, b) => a + b, 0)).toBe(1);
+      expect(await queryText(database.db, `select state from jobs where kind = $1`, [kind])).toEqual([{ state: 'queued' }]);
+      // And the same within one process, firing concurrently on separate connections.
+      const again = await Promise.all([0, 1, 2, 3].map(() => database.db.transaction((tx) => fireSchedules(tx as never, { schedules: [{ kind, schedule: { everySeconds: 3600 }, maxAttempts: 3 }], now }))));
+      expect(again.flatMap((r) => r.fired)).toEqual([]);
+    } finally {
+      await database.close();
+    }
+  });
+});
