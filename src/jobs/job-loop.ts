@@ -20,7 +20,7 @@ export interface JobLoopOptions {
   idle: (ms: number) => Promise<void>;
   /** Ends the current (or next) idle: a slot came free. */
   wake: () => void;
-  /** Jobs run at once (default 8). */
+  /** Jobs run at once (default 16): also how many one claim takes. */
   concurrency?: number;
   /** How often to look when nothing wakes the loop (default 1 s). */
   pollMs?: number;
@@ -46,7 +46,7 @@ export function failedJobOutcome(kind: JobKind, job: Pick<ClaimedJob, 'id' | 'at
 
 export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   const { units, owner, log } = options;
-  const concurrency = options.concurrency ?? 8;
+  const concurrency = options.concurrency ?? 16;
   const pollMs = options.pollMs ?? 1_000;
   const leaseSeconds = options.leaseSeconds ?? 60;
   const clock = options.clock ?? Date.now;
