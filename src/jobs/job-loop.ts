@@ -102,9 +102,12 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
           nextScheduleAt = clock() + pollMs;
         }
       }
+      // Slots are refilled once half of them are free (or all): a claim per finished job would
+      // cost a transaction per job when jobs are short.
       const free = concurrency - running.size;
+      const refill = running.size === 0 || free >= concurrency / 2;
       let claimed: ClaimedJob[] = [];
-      if (free > 0) {
+      if (refill) {
         try {
           claimed = await units.run('jobs.claim', { owner, limit: free, leaseSeconds, now: now() });
         } catch (error) {
@@ -121,7 +124,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
         );
       }
       // Every free slot filled: more may be due.
-      if (free > 0 && claimed.length === free) continue;
+      if (refill && claimed.length === free) continue;
       await options.idle(Math.max(0, Math.min(pollMs, nextScheduleAt - clock())));
     }
   } finally {
