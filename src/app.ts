@@ -3,8 +3,8 @@
 //
 // Every request goes through `handle`: start it (id, client address), look up the rules its route
 // declares (each module declares its routes: lib/routes.ts), pass the gate (authenticate,
-// rate-limit, body limit), let the Elysia routes answer, then put the request id and rate-limit headers on
-// whatever came out — success or error, matched route or not — and write the log line. The
+// rate-limit, body limit), let the Elysia routes answer, then put the request id and rate-limit
+// headers on whatever came out — success or error, matched route or not — and write the log line. The
 // cross-cutting steps live here rather than in Elysia lifecycle hooks because each global hook was
 // measured to cost on every request, and because only here is the final response (and its status)
 // known for certain.
@@ -80,7 +80,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   TICKET_ROUTES,
   TICKET_IMPORT_ROUTES,
   { receive: TICKET_WEBHOOK_ROUTE },
-].flatMap((routes): RouteDeclaration[] => Object.values(routes));
+].flatMap((module): RouteDeclaration[] => Object.values(module));
 
 /** The rules of paths no route matches, by the module that owns the prefix. */
 const SCOPES = [API_SCOPE, WEBHOOK_SCOPE];
