@@ -1,9 +1,10 @@
 // createApp(deps): the whole HTTP surface, built from explicit dependencies so the tests run the
 // very same pipeline through app.handle() that the server runs for every connection.
 //
-// Every request goes through `handle`: start it (id, client address), pass the gate (authenticate,
-// rate-limit), let the Elysia routes answer, then put the request id and rate-limit headers on
-// whatever came out — success or error, matched route or not — and write the log line. The
+// Every request goes through `handle`: start it (id, client address), look up the rules its route
+// declares (each module declares its routes: lib/routes.ts), pass the gate (authenticate,
+// rate-limit, body limit), let the Elysia routes answer, then put the request id and rate-limit
+// headers on whatever came out — success or error, matched route or not — and write the log line. The
 // cross-cutting steps live here rather than in Elysia lifecycle hooks because each global hook was
 // measured to cost on every request, and because only here is the final response (and its status)
 // known for certain.
@@ -16,19 +17,20 @@ import type { Authenticator } from './modules/keys/service.ts';
 import type { RequestState, RequestStates } from './plugins/request-state.ts';
 import { beginRequest, logRequest, type Peer } from './plugins/request-context.ts';
 import { errorResponse, errorsPlugin } from './plugins/errors.ts';
-import { createGate, TICKET_WEBHOOK_PATH } from './plugins/gate.ts';
+import { createGate } from './plugins/gate.ts';
 import { checkRequestSize, checkUrlEncoding, settleUrl } from './plugins/request-url.ts';
 import { AppError } from './lib/errors.ts';
-import { healthModule, type ReadinessProbe } from './modules/health/index.ts';
-import { meModule } from './modules/me/index.ts';
-import { keysModule } from './modules/keys/index.ts';
-import { customersModule } from './modules/customers/index.ts';
-import { contractsModule } from './modules/contracts/index.ts';
-import { invoicesModule } from './modules/invoices/index.ts';
-import { createWebhookReceiver, webhooksModule, type WebhookReceiver } from './modules/webhooks/index.ts';
-import { connectorsModule } from './modules/connectors/index.ts';
-import { ticketsModule } from './modules/tickets/index.ts';
-import { ticketImportModule } from './modules/ticket-import/index.ts';
+import { patternMatcher, routeTable, undeclaredRoutes, type DeclaredModule, type RouteDeclaration } from './lib/routes.ts';
+import { HEALTH_ROUTES, healthModule, type ReadinessProbe } from './modules/health/index.ts';
+import { ME_ROUTES, meModule } from './modules/me/index.ts';
+import { API_SCOPE, KEY_ROUTES, keysModule } from './modules/keys/index.ts';
+import { CUSTOMER_ROUTES, customersModule } from './modules/customers/index.ts';
+import { CONTRACT_ROUTES, contractsModule } from './modules/contracts/index.ts';
+import { INVOICE_ROUTES, invoicesModule } from './modules/invoices/index.ts';
+import { createWebhookReceiver, TICKET_WEBHOOK_ROUTE, WEBHOOK_SCOPE, webhooksModule, type WebhookReceiver } from './modules/webhooks/index.ts';
+import { CONNECTOR_ROUTES, connectorsModule } from './modules/connectors/index.ts';
+import { TICKET_ROUTES, ticketsModule } from './modules/tickets/index.ts';
+import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/ticket-import/index.ts';
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
@@ -41,8 +43,9 @@ export interface AppDeps {
   log: Logger;
   readiness: ReadinessProbe;
   startedAt?: number;
-  /** More feature modules to mount beside the built-in ones (the tests mount fixtures here). */
-  modules?: AnyElysia[];
+  /** More feature modules to mount beside the built-in ones (the tests mount fixtures here): with
+   * their routes' declarations, or bare, when their routes take the rules of the scope they are in. */
+  modules?: (AnyElysia | DeclaredModule<AnyElysia>)[];
   /** Called when `events` new ticket events are committed: the worker thread takes them at once. */
   wakeWorker?: (events: number) => void;
   /** The time signature windows are judged by (tests replay platforms' recorded deliveries). */
@@ -56,26 +59,36 @@ export interface App {
    * microtask queue. */
   handle(request: Request, server?: Peer): Response | Promise<Response>;
   /** The Elysia application with the routes. */
-  routes: ReturnType<typeof createRoutes>;
+  routes: ReturnType<typeof createRoutes>['routes'];
+  /** Every route's declaration (lib/routes.ts), the built-in ones and the mounted modules'. */
+  declarations: readonly RouteDeclaration[];
   /** Webhook connectors as this process knows them (forget after an admin change). */
   connectors: ConnectorLookup;
   /** Where inbound ticket events are written (group commit). */
   events: EventWriter;
 }
 
-/** `/api/keys/:id` -> a matcher, to tell "wrong method" (405) from "no such route" (404). */
-function routeMatcher(pattern: string): RegExp {
-  const source = pattern
-    .split('/')
-    .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-    .join('/');
-  return new RegExp(`^${source}/?$`);
-}
+/** Every built-in route, as its module declares it. */
+const DECLARED_ROUTES: readonly RouteDeclaration[] = [
+  HEALTH_ROUTES,
+  ME_ROUTES,
+  KEY_ROUTES,
+  CUSTOMER_ROUTES,
+  CONTRACT_ROUTES,
+  INVOICE_ROUTES,
+  CONNECTOR_ROUTES,
+  TICKET_ROUTES,
+  TICKET_IMPORT_ROUTES,
+  { receive: TICKET_WEBHOOK_ROUTE },
+].flatMap((module): RouteDeclaration[] => Object.values(module));
+
+/** The rules of paths no route matches, by the module that owns the prefix. */
+const SCOPES = [API_SCOPE, WEBHOOK_SCOPE];
 
 function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver }) {
-  let routeTable: { method: string; matcher: RegExp }[] | null = null;
+  let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
-    const table = (routeTable ??= routesOf().map((route) => ({ method: route.method, matcher: routeMatcher(route.path) })));
+    const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));
     return [...new Set(table.filter((r) => r.matcher.test(path)).map((r) => r.method))];
   };
   // Read lazily: the route list is complete only once every module below is registered.
@@ -93,8 +106,25 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(webhooksModule(shared.webhooks, states));
-  for (const module of deps.modules ?? []) routes.use(module);
-  return routes;
+  const declarations = [...DECLARED_ROUTES];
+  const bare = new Set<string>();
+  for (const module of deps.modules ?? []) {
+    if ('declarations' in module) {
+      routes.use(module.app);
+      declarations.push(...module.declarations);
+    } else {
+      routes.use(module);
+      for (const route of module.routes) bare.add(`${route.method} ${route.path}`);
+    }
+  }
+  // A route without its rules would be judged by its scope's; a declaration without its route
+  // would leave rules behind: either is a mistake to stop at start-up.
+  const mismatches = undeclaredRoutes(
+    routes.routes.filter((route) => !bare.has(`${route.method} ${route.path}`)),
+    declarations,
+  );
+  if (mismatches.length > 0) throw new Error(`Routes and their declarations differ: ${mismatches.join('; ')}`);
+  return { routes, table: routeTable(declarations, SCOPES), declarations };
 }
 
 /** Headers on a response we did not build may be immutable; copy it then. */
@@ -115,7 +145,7 @@ export function createApp(deps: AppDeps): App {
   const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count), { parallel: deps.database.kind === 'postgres' ? 2 : 1 });
   const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
   const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
-  const routes = createRoutes(deps, states, { listCache, webhooks });
+  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks });
   const admit = createGate(deps);
   const trustProxy = deps.config.trustProxy;
 
@@ -164,9 +194,10 @@ export function createApp(deps: AppDeps): App {
     } catch (error) {
       return failed(state, request, error);
     }
+    const rules = table.rulesFor(request.method, path);
     // Every platform's ticket events come here, thousands a second in a burst: straight to the
     // receiver, which counts the delivery itself (the gate has nothing to do for it).
-    if (path === TICKET_WEBHOOK_PATH && request.method === 'POST') {
+    if (rules === TICKET_WEBHOOK_ROUTE && request.method === 'POST') {
       const received = webhooks.receive(request, state).then(
         (response) => {
           logOnce(state, request, response.status);
@@ -178,7 +209,7 @@ export function createApp(deps: AppDeps): App {
     }
     states.set(request, state);
     try {
-      const admitted = admit(state, request);
+      const admitted = admit(state, request, rules);
       const answer = admitted ? admitted.then(() => routed(state, request), (error) => failed(state, request, error)) : routed(state, request);
       return answer instanceof Promise ? withDeadline(state, request, answer) : answer;
     } catch (error) {
@@ -186,5 +217,5 @@ export function createApp(deps: AppDeps): App {
     }
   }
 
-  return { handle, routes, connectors, events };
+  return { handle, routes, declarations, connectors, events };
 }

@@ -1,12 +1,4 @@
 import { AppError } from './errors.ts';
-import type { Config } from '../config.ts';
-
-/** API bodies 1 MiB, the ticket import 10 MiB, webhooks 5 MiB (all configurable). */
-export function bodyLimitFor(path: string, config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>): number {
-  if (path.startsWith('/api/webhooks/')) return config.bodyLimitWebhook;
-  if (path === '/api/ticket-intelligence/import') return config.bodyLimitImport;
-  return config.bodyLimitApi;
-}
 
 export const tooLarge = (limit: number) =>
   new AppError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);

@@ -1,22 +1,22 @@
 // The one JSON body parser: enforces the size limit while reading, requires a JSON content type on
-// API endpoints (415 otherwise), and turns a parse failure into a 400 that says so. Modules whose
-// routes take a body `.use()` it (scoped to them: a parse hook on every route costs GETs too).
-// Webhook routes bring their own parser (they need the raw bytes for signatures).
-import { Elysia } from 'elysia';
+// API endpoints (415 otherwise), and turns a parse failure into a 400 that says so. A route that
+// takes a body names it as its `parse` hook, at the limit its declaration names (lib/routes.ts):
+// a parse hook on every route would cost GETs too. Webhook routes bring their own parser (they
+// need the raw bytes for signatures).
 import { AppError } from '../lib/errors.ts';
-import { bodyLimitFor, isJsonContentType, readBodyLimited } from '../lib/body.ts';
+import { isJsonContentType, readBodyLimited } from '../lib/body.ts';
 import { parseJsonBody } from '../lib/json.ts';
+import { bodyLimit, type RouteDeclaration } from '../lib/routes.ts';
 import type { Config } from '../config.ts';
 
-/** `seed` tells Elysia apart the modules that use it: a named plugin is installed once per name and
- * seed, and each module needs its own scoped hook. */
-export function bodyPlugin(config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>, seed: string) {
-  return new Elysia({ name: 'revintel/body', seed }).onParse({ as: 'scoped' }, ({ request, path }) => readJsonBody(request, bodyLimitFor(path, config)));
+/** The parse hook of a route that takes a JSON body, at its declared limit. */
+export function jsonBody(route: Pick<RouteDeclaration, 'body'>, config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>) {
+  const limit = bodyLimit(route.body, config);
+  return ({ request }: { request: Request }) => readJsonBody(request, limit);
 }
 
 /** The request's JSON body: null when empty; 413 over `limit`, 415 when not declared JSON, 400 when
- * it does not parse, is nested too deep or holds text that cannot be stored (lib/json.ts). For
- * routes outside this plugin's module (it is installed once, by name). */
+ * it does not parse, is nested too deep or holds text that cannot be stored (lib/json.ts). */
 export async function readJsonBody(request: Request, limit: number, options: { storedAsText?: boolean } = {}): Promise<unknown> {
   const contentType = request.headers.get('content-type');
   const bytes = await readBodyLimited(request, limit);

@@ -1,12 +1,14 @@
-// Before any route runs (and before any body is read): authenticate /api callers, count the request
-// against its rate limit — the organisation's; for a failed authentication the client address's
-// failures budget; for public paths the address's own — and refuse a declared body over the limit.
+// Before any route runs (and before any body is read): authenticate the callers of key routes, count
+// the request against its rate limit — the organisation's; for a failed authentication the client
+// address's failures budget; for public routes the address's own — and refuse a declared body over
+// the limit. What a request needs is what its route declares (lib/routes.ts; app.ts looks it up).
 // It runs for every request, matched route or not, so 401s and 404s carry the rate-limit headers
 // too, and every request of an organisation counts against its limit. Failures are counted apart
 // from the address's public requests so that strangers behind the same NAT sending bad keys never
 // refuse a valid key: a key is always looked up, and judged by its organisation's budget.
 import { AppError } from '../lib/errors.ts';
-import { bodyLimitFor, tooLarge } from '../lib/body.ts';
+import { tooLarge } from '../lib/body.ts';
+import { bodyLimit, type BodyKind, type Rules } from '../lib/routes.ts';
 import { rateLimitHeaders, untouchedDecision, type Decision, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
 import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
 import type { Config } from '../config.ts';
@@ -14,15 +16,7 @@ import type { RequestState } from './request-state.ts';
 import { bearerToken } from './bearer-token.ts';
 import { hasKeyInQuery } from './request-url.ts';
 
-/** The ticket webhook counts its own requests (modules/webhooks), so the gate lets it through. */
-export const TICKET_WEBHOOK_PATH = '/api/webhooks/tickets';
-
-/** Paths that never need a key: liveness/readiness probes, and webhooks (their senders prove who
- * they are with their own credentials). */
-const isPublic = (path: string) => !path.startsWith('/api/') || path.startsWith('/api/webhooks/');
-/** Probes are answered with the headers but not counted: a load balancer polling every second must
- * not exhaust its address's budget. */
-const isProbe = (path: string) => path === '/healthz' || path === '/readyz';
+/** How long a probe waits for the store to tell its address's budget (see probeHeaders). */
 const PROBE_PEEK_MS = 50;
 
 /** Whose budget an unauthenticated request spends: its address, or for IPv6 its /64 — one host
@@ -50,9 +44,15 @@ const unauthorized = (message: string) => new AppError('unauthorized', message, 
 
 export function createGate(deps: GateDeps) {
   const anonLimits: Limits = { perMinute: deps.config.anonLimitPerMinute, perDay: deps.config.anonLimitPerDay };
+  const bodyLimits: Record<BodyKind, number> = {
+    api: bodyLimit('api', deps.config),
+    import: bodyLimit('import', deps.config),
+    webhook: bodyLimit('webhook', deps.config),
+    none: bodyLimit('none', deps.config),
+  };
 
   /** Counts the request and decides it; throws the AppError (or failure) it must end with. */
-  function decide(state: RequestState, request: Request, subject: string | null, limits: Limits, authError: unknown): void | Promise<void> {
+  function decide(state: RequestState, request: Request, body: BodyKind, subject: string | null, limits: Limits, authError: unknown): void | Promise<void> {
     const settle = (decision: Decision) => {
       state.rateLimit = decision;
       state.headers = rateLimitHeaders(decision);
@@ -63,7 +63,7 @@ export function createGate(deps: GateDeps) {
         });
       }
       if (authError) throw authError;
-      const limit = bodyLimitFor(state.path, deps.config);
+      const limit = bodyLimits[body];
       if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge(limit);
     };
     const pending = deps.limiter.consume(subject ?? anonSubject(state.clientAddress), limits);
@@ -86,13 +86,13 @@ export function createGate(deps: GateDeps) {
   }
 
   /** Turns what authentication said into whose budget the request spends, then decides it. */
-  function authenticated(state: RequestState, request: Request, token: string | null | undefined, result: Principal | AuthFailure | null, error: unknown) {
-    if (error) return decide(state, request, null, anonLimits, error);
+  function authenticated(state: RequestState, request: Request, body: BodyKind, token: string | null | undefined, result: Principal | AuthFailure | null, error: unknown) {
+    if (error) return decide(state, request, body, null, anonLimits, error);
     if (typeof result === 'string') {
-      return decide(state, request, failuresOf(state), anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
+      return decide(state, request, body, failuresOf(state), anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
     }
     state.principal = result;
-    return decide(state, request, result!.rateSubject, result!.limits, null);
+    return decide(state, request, body, result!.rateSubject, result!.limits, null);
   }
 
   /**
@@ -100,33 +100,33 @@ export function createGate(deps: GateDeps) {
    * without async/await: for a cached key and the in-process store every step is synchronous, and
    * the request then pays for no promise at all.
    */
-  return function admit(state: RequestState, request: Request): void | Promise<void> {
-    const path = state.path;
-    if (isProbe(path)) return probeHeaders(state);
-    // The ticket webhook counts itself: against its connector's budget once it knows the connector
-    // (modules/webhooks), against the address until then.
-    if (path === TICKET_WEBHOOK_PATH) return;
-    // Public paths spend the client address's budget. Whatever goes wrong while authenticating,
-    // the request is still counted (against the address), so its answer carries rate-limit
-    // headers like every other.
-    if (isPublic(path)) return decide(state, request, null, anonLimits, null);
+  return function admit(state: RequestState, request: Request, rules: Rules): void | Promise<void> {
+    // A platform route proves its sender over the raw bytes and counts the call itself, against
+    // the sender's budget once it knows the sender (modules/webhooks): its Authorization header,
+    // whatever it holds, is never an API key here.
+    if (rules.auth === 'platform-signature') return;
+    // Public routes spend the client address's budget; probes are answered with the headers but
+    // not counted (a load balancer polling every second must not exhaust its address's budget).
+    if (rules.auth === 'none') return rules.counted === 'not-counted' ? probeHeaders(state) : decide(state, request, rules.body, null, anonLimits, null);
+    // Whatever goes wrong while authenticating, the request is still counted (against the
+    // address), so its answer carries rate-limit headers like every other.
     const token = bearerToken(request.headers.get('authorization'));
     if (hasKeyInQuery(request.url)) {
       // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
-      return decide(state, request, failuresOf(state), anonLimits, unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"'));
+      return decide(state, request, rules.body, failuresOf(state), anonLimits, unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"'));
     }
     let pending: ReturnType<Authenticator['authenticate']>;
     try {
       pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
     } catch (error) {
-      return authenticated(state, request, token, null, error);
+      return authenticated(state, request, rules.body, token, null, error);
     }
     if (pending instanceof Promise) {
       return pending.then(
-        (result) => authenticated(state, request, token, result, null),
-        (error) => authenticated(state, request, token, null, error),
+        (result) => authenticated(state, request, rules.body, token, result, null),
+        (error) => authenticated(state, request, rules.body, token, null, error),
       );
     }
-    return authenticated(state, request, token, pending, null);
+    return authenticated(state, request, rules.body, token, pending, null);
   };
 }

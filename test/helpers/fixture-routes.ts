@@ -1,23 +1,33 @@
-// A route that takes a JSON body, mounted by the tests through AppDeps.modules: the body pipeline
-// (size limit, content type, parsing, validation) is exercised the way every future POST route
-// will use it, before the first of them exists.
-import { Elysia, t } from 'elysia';
-import { bodyPlugin } from '../../src/plugins/body.ts';
+// A route that takes a JSON body, mounted by the tests through AppDeps.modules with its declaration:
+// the body pipeline (size limit, content type, parsing, validation) is exercised the way every
+// POST route uses it.
+import { Elysia, t, type AnyElysia } from 'elysia';
+import { jsonBody } from '../../src/plugins/body.ts';
 import { ok } from '../../src/lib/envelope.ts';
+import type { DeclaredModule, RouteDeclaration } from '../../src/lib/routes.ts';
 import type { Config } from '../../src/config.ts';
 
-export const ECHO_PATH = '/api/test-fixtures/echo';
+const Echo = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 2_000_000 }),
+    expires_at: t.Optional(t.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+);
 
-export function echoModule(config: Config) {
-  return new Elysia({ name: 'test/echo' })
-    .use(bodyPlugin(config, ECHO_PATH))
-    .post(ECHO_PATH, ({ body }) => ok(body), {
-      body: t.Object(
-        {
-          name: t.String({ minLength: 1, maxLength: 2_000_000 }),
-          expires_at: t.Optional(t.String({ format: 'date-time' })),
-        },
-        { additionalProperties: false },
-      ),
-    });
+export const ECHO_ROUTE = {
+  method: 'POST',
+  path: '/api/test-fixtures/echo',
+  auth: 'key',
+  counted: 'organisation',
+  body: 'api',
+  response: Echo,
+  summary: 'Answers its body',
+} as const satisfies RouteDeclaration;
+
+export const ECHO_PATH = ECHO_ROUTE.path;
+
+export function echoModule(config: Config): DeclaredModule<AnyElysia> {
+  const app = new Elysia({ name: 'test/echo' }).post(ECHO_ROUTE.path, ({ body }) => ok(body), { body: Echo, parse: jsonBody(ECHO_ROUTE, config) });
+  return { app, declarations: [ECHO_ROUTE] };
 }

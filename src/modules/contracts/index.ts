@@ -2,13 +2,14 @@
 // first, each with its annualised ARR.
 // POST, PATCH and DELETE of /api/contracts are the record writes every ARR type shares
 // (modules/records/writes.ts), declared here with what is contract-specific.
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
-import { recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
-import { ContractCreate, ContractParams, ContractPatch, ListContractsQuery } from './model.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
+import { recordWriteDeclarations, recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
+import { Contract, ContractCreate, ContractParams, ContractPatch, ListContractsQuery } from './model.ts';
 import { deleteContract, getContract, listContracts, patchContract, presentContract, writeContracts } from './service.ts';
 
 /** POST, PATCH and DELETE of contracts (modules/records/writes.ts). */
@@ -18,18 +19,26 @@ const CONTRACT_WRITES: RecordWrites<ContractPatch> = {
   create: ContractCreate,
   patch: ContractPatch,
   params: ContractParams,
+  record: Contract,
   write: writeContracts,
   update: patchContract,
   remove: deleteContract,
   show: async (db, orgId, id) => presentContract(await getContract(db, orgId, id, { includeDeleted: true })),
 };
 
+/** The contract routes: what each needs of a caller, and what it answers. */
+export const CONTRACT_ROUTES = {
+  list: { method: 'GET', path: CONTRACT_WRITES.path, auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Contract), summary: "The organisation's contracts, newest first" },
+  get: { method: 'GET', path: `${CONTRACT_WRITES.path}/:id`, auth: 'key', counted: 'organisation', body: 'none', response: Contract, summary: 'A contract, by id or ext:<external_id>' },
+  ...recordWriteDeclarations(CONTRACT_WRITES),
+} as const satisfies Record<string, RouteDeclaration>;
+
 export function contractsModule(deps: RecordWriteDeps & { listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/contracts' })
     .get(
-      '/api/contracts',
+      CONTRACT_ROUTES.list.path,
       ({ query, request, set }) => {
         const principal = principalOf(request);
         return listResponse({
@@ -60,8 +69,9 @@ export function contractsModule(deps: RecordWriteDeps & { listCache: ListCache }
       },
       { query: ListContractsQuery },
     )
-    .get('/api/contracts/:id', async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id))), {
+    .get(CONTRACT_ROUTES.get.path, async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id))), {
       params: ContractParams,
+  record: Contract,
     })
     .use(recordWriteRoutes(CONTRACT_WRITES, deps));
 }

@@ -39,3 +39,28 @@ export const ContractCreate = t.Object(contractFields, { additionalProperties: f
 export type ContractCreate = typeof ContractCreate.static;
 export const ContractPatch = t.Partial(t.Object(contractFields, { additionalProperties: false }));
 export type ContractPatch = typeof ContractPatch.static;
+
+/** A contract as the API shows it (presentContract), with its annualised value. The `data` of GET,
+ * POST, PATCH and DELETE. */
+export const Contract = t.Object(
+  {
+    id: t.String(),
+    external_id: nullable(t.String()),
+    customer_id: t.String(),
+    name: t.String(),
+    status: enumOf(CONTRACT_STATUSES),
+    start_date: day,
+    end_date: nullable(day),
+    auto_renew: t.Boolean(),
+    billing_interval: enumOf(BILLING_INTERVALS),
+    amount: t.Integer(),
+    currency,
+    seats: nullable(t.Integer()),
+    arr: t.Integer({ description: 'amount annualised by billing_interval, in minor units' }),
+    metadata,
+    created_at: instant,
+    updated_at: instant,
+    deleted_at: nullable(instant),
+  },
+  { additionalProperties: false },
+);

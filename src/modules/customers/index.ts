@@ -2,14 +2,15 @@
 // customers, with their derived values as of today (UTC).
 // POST, PATCH and DELETE of /api/customers are the record writes every ARR type shares
 // (modules/records/writes.ts), declared here with what is customer-specific.
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
 import { utcToday } from '../../lib/today.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
-import { recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
-import { CustomerCreate, CustomerParams, CustomerPatch, ListCustomersQuery } from './model.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
+import { recordWriteDeclarations, recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
+import { Customer, CustomerCreate, CustomerParams, CustomerPatch, ListCustomersQuery } from './model.ts';
 import { deleteCustomer, getCustomer, listCustomers, patchCustomer, presentCustomer, writeCustomers } from './service.ts';
 
 /** POST, PATCH and DELETE of customers (modules/records/writes.ts). */
@@ -19,18 +20,26 @@ const CUSTOMER_WRITES: RecordWrites<CustomerPatch> = {
   create: CustomerCreate,
   patch: CustomerPatch,
   params: CustomerParams,
+  record: Customer,
   write: writeCustomers,
   update: patchCustomer,
   remove: deleteCustomer,
   show: async (db, orgId, id) => presentCustomer(await getCustomer(db, orgId, id, utcToday(), { includeDeleted: true })),
 };
 
+/** The customer routes: what each needs of a caller, and what it answers. */
+export const CUSTOMER_ROUTES = {
+  list: { method: 'GET', path: CUSTOMER_WRITES.path, auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Customer), summary: "The organisation's customers, with their derived values" },
+  get: { method: 'GET', path: `${CUSTOMER_WRITES.path}/:id`, auth: 'key', counted: 'organisation', body: 'none', response: Customer, summary: 'A customer, by id or ext:<external_id>' },
+  ...recordWriteDeclarations(CUSTOMER_WRITES),
+} as const satisfies Record<string, RouteDeclaration>;
+
 export function customersModule(deps: RecordWriteDeps & { listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/customers' })
     .get(
-      '/api/customers',
+      CUSTOMER_ROUTES.list.path,
       ({ query, request, set }) => {
         const principal = principalOf(request);
         const sort = query.sort ?? 'created_at';
@@ -66,7 +75,7 @@ export function customersModule(deps: RecordWriteDeps & { listCache: ListCache }
       { query: ListCustomersQuery },
     )
     .get(
-      '/api/customers/:id',
+      CUSTOMER_ROUTES.get.path,
       async ({ request, params }) => ok(presentCustomer(await getCustomer(db, principalOf(request).org.id, params.id, utcToday()))),
       { params: CustomerParams },
     )

@@ -58,3 +58,36 @@ export type CustomerCreate = typeof CustomerCreate.static;
 /** PATCH /api/customers/:id: any of the fields; null clears the ones that may be empty. */
 export const CustomerPatch = t.Partial(t.Object(customerFields, { additionalProperties: false }));
 export type CustomerPatch = typeof CustomerPatch.static;
+
+/** A customer as the API shows it (presentCustomer): its fields and the values derived from its
+ * contracts as of today. The `data` of GET, POST, PATCH and DELETE. */
+export const Customer = t.Object(
+  {
+    id: t.String(),
+    external_id: nullable(t.String()),
+    name: t.String(),
+    domain: nullable(t.String()),
+    email: nullable(t.String()),
+    status: enumOf(CUSTOMER_STATUSES),
+    segment: nullable(t.String()),
+    country: nullable(t.String()),
+    currency,
+    csm: nullable(
+      t.Object({
+        name: t.Optional(nullable(t.String())),
+        email: t.Optional(nullable(t.String())),
+        phone: t.Optional(nullable(t.String())),
+        slack_user_id: t.Optional(nullable(t.String())),
+      }),
+    ),
+    arr: t.Integer({ description: 'Annual recurring revenue in minor units, from the contracts active today' }),
+    mrr: t.Integer({ description: 'arr / 12, in minor units' }),
+    renewal_date: nullable(day),
+    churn_risk: nullable(t.String()),
+    metadata,
+    created_at: instant,
+    updated_at: instant,
+    deleted_at: nullable(instant),
+  },
+  { additionalProperties: false },
+);

@@ -1,6 +1,10 @@
+// GET /healthz and GET /readyz (README "Signals and probes"): public, and never refused by the rate
+// limiter — their headers show the address's budget, which they do not spend.
 import { Elysia } from 'elysia';
 import { ok } from '../../lib/envelope.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
 import { VERSION } from '../../version.ts';
+import { Liveness, Readiness } from './model.ts';
 
 export interface ReadinessCheck {
   name: string;
@@ -10,10 +14,15 @@ export interface ReadinessCheck {
 
 export type ReadinessProbe = () => Promise<ReadinessCheck[]>;
 
+export const HEALTH_ROUTES = {
+  live: { method: 'GET', path: '/healthz', auth: 'none', counted: 'not-counted', body: 'none', response: Liveness, summary: 'The process is alive' },
+  ready: { method: 'GET', path: '/readyz', auth: 'none', counted: 'not-counted', body: 'none', response: Readiness, summary: 'The process can serve: database, migrations, worker' },
+} as const satisfies Record<string, RouteDeclaration>;
+
 export function healthModule(deps: { readiness: ReadinessProbe; startedAt: number }) {
   return new Elysia({ name: 'revintel/health' })
-    .get('/healthz', () => ok({ status: 'alive', version: VERSION, uptime_s: Math.round((Date.now() - deps.startedAt) / 1000) }))
-    .get('/readyz', async ({ set }) => {
+    .get(HEALTH_ROUTES.live.path, () => ok({ status: 'alive', version: VERSION, uptime_s: Math.round((Date.now() - deps.startedAt) / 1000) }))
+    .get(HEALTH_ROUTES.ready.path, async ({ set }) => {
       const checks = await deps.readiness();
       const failing = checks.filter((c) => !c.ok);
       if (failing.length === 0) return ok({ status: 'ready', checks });

@@ -2,14 +2,15 @@
 // each with how many days it is past due today (UTC).
 // POST, PATCH and DELETE of /api/invoices are the record writes every ARR type shares
 // (modules/records/writes.ts), declared here with what is invoice-specific.
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import { ok } from '../../lib/envelope.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
-import { recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
+import { recordWriteDeclarations, recordWriteRoutes, type RecordWrites, type RecordWriteDeps } from '../records/writes.ts';
 import { utcToday } from '../../lib/today.ts';
-import { InvoiceCreate, InvoiceParams, InvoicePatch, ListInvoicesQuery } from './model.ts';
+import { Invoice, InvoiceCreate, InvoiceParams, InvoicePatch, ListInvoicesQuery } from './model.ts';
 import { deleteInvoice, getInvoice, listInvoices, patchInvoice, presentInvoice, writeInvoices } from './service.ts';
 
 /** POST, PATCH and DELETE of invoices (modules/records/writes.ts). */
@@ -19,18 +20,26 @@ const INVOICE_WRITES: RecordWrites<InvoicePatch> = {
   create: InvoiceCreate,
   patch: InvoicePatch,
   params: InvoiceParams,
+  record: Invoice,
   write: writeInvoices,
   update: patchInvoice,
   remove: deleteInvoice,
   show: async (db, orgId, id) => presentInvoice(await getInvoice(db, orgId, id, utcToday(), { includeDeleted: true })),
 };
 
+/** The invoice routes: what each needs of a caller, and what it answers. */
+export const INVOICE_ROUTES = {
+  list: { method: 'GET', path: INVOICE_WRITES.path, auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Invoice), summary: "The organisation's invoices, newest first" },
+  get: { method: 'GET', path: `${INVOICE_WRITES.path}/:id`, auth: 'key', counted: 'organisation', body: 'none', response: Invoice, summary: 'An invoice, by id or ext:<external_id>' },
+  ...recordWriteDeclarations(INVOICE_WRITES),
+} as const satisfies Record<string, RouteDeclaration>;
+
 export function invoicesModule(deps: RecordWriteDeps & { listCache: ListCache }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/invoices' })
     .get(
-      '/api/invoices',
+      INVOICE_ROUTES.list.path,
       ({ query, request, set }) => {
         const principal = principalOf(request);
         return listResponse({
@@ -64,8 +73,9 @@ export function invoicesModule(deps: RecordWriteDeps & { listCache: ListCache })
       },
       { query: ListInvoicesQuery },
     )
-    .get('/api/invoices/:id', async ({ request, params }) => ok(presentInvoice(await getInvoice(db, principalOf(request).org.id, params.id, utcToday()))), {
+    .get(INVOICE_ROUTES.get.path, async ({ request, params }) => ok(presentInvoice(await getInvoice(db, principalOf(request).org.id, params.id, utcToday()))), {
       params: InvoiceParams,
+  record: Invoice,
     })
     .use(recordWriteRoutes(INVOICE_WRITES, deps));
 }

@@ -42,3 +42,28 @@ export const InvoiceCreate = t.Object(invoiceFields, { additionalProperties: fal
 export type InvoiceCreate = typeof InvoiceCreate.static;
 export const InvoicePatch = t.Partial(t.Object(invoiceFields, { additionalProperties: false }));
 export type InvoicePatch = typeof InvoicePatch.static;
+
+/** An invoice as the API shows it (presentInvoice), with how many days it is past due today. The
+ * `data` of GET, POST, PATCH and DELETE. */
+export const Invoice = t.Object(
+  {
+    id: t.String(),
+    external_id: nullable(t.String()),
+    customer_id: t.String(),
+    contract_id: nullable(t.String()),
+    number: nullable(t.String()),
+    status: enumOf(INVOICE_STATUSES),
+    currency,
+    amount_due: t.Integer(),
+    amount_paid: t.Integer(),
+    issued_at: instant,
+    due_date: nullable(day),
+    paid_at: nullable(instant),
+    days_past_due: t.Integer(),
+    metadata,
+    created_at: instant,
+    updated_at: instant,
+    deleted_at: nullable(instant),
+  },
+  { additionalProperties: false },
+);

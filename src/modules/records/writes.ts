@@ -5,14 +5,16 @@
 //   PATCH  <path>/:id   change some fields (null clears a nullable one)
 //   DELETE <path>/:id   soft delete; answers the tombstone
 // `:id` is an id or `ext:<external_id>`, as for reads. Each request is one transaction. A record
-// type's module declares what differs (its fields, service and wording) and mounts these routes.
+// type's module declares what differs (its fields, service and wording) and mounts these routes;
+// their declarations (recordWriteDeclarations) are made from the same description.
 import { Elysia, type TSchema } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/client.ts';
 import type { PatchOutcome, RowOutcome } from '../../db/upsert.ts';
 import { ok } from '../../lib/envelope.ts';
 import { notFound } from '../../lib/errors.ts';
-import { bodyPlugin } from '../../plugins/body.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
+import { jsonBody } from '../../plugins/body.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { answerOnce, idempotencyKeyOf, requestFingerprint } from '../idempotency/service.ts';
@@ -25,6 +27,8 @@ export interface RecordWrites<Input> {
   create: TSchema;
   patch: TSchema;
   params: TSchema;
+  /** The record as the API shows it: every write answers it. */
+  record: TSchema;
   write: (db: Db, orgId: string, rows: { index: number; input: Input }[]) => Promise<RowOutcome[]>;
   update: (db: Db, orgId: string, ref: string, patch: Input) => Promise<PatchOutcome>;
   remove: (db: Db, orgId: string, ref: string) => Promise<string | null>;
@@ -38,15 +42,27 @@ export interface RecordWriteDeps {
   config: Config;
 }
 
-/** POST, PATCH and DELETE for one record type: an instance of their own, so the JSON body parser
- * runs for them alone (a parse hook on the module's GETs would cost every read). */
+/** The write routes of one record type: key-authenticated, counted on the organisation, JSON
+ * bodies within the API limit. DELETE reads (and ignores) a body too, as it always has. */
+export function recordWriteDeclarations(kind: Pick<RecordWrites<unknown>, 'noun' | 'path' | 'record'>) {
+  const write = { auth: 'key', counted: 'organisation', body: 'api', response: kind.record } as const;
+  const noun = kind.noun.toLowerCase();
+  return {
+    create: { ...write, method: 'POST', path: kind.path, summary: `Create a ${noun}, or update the one with this external_id` },
+    change: { ...write, method: 'PATCH', path: `${kind.path}/:id`, summary: `Change some fields of a ${noun}` },
+    remove: { ...write, method: 'DELETE', path: `${kind.path}/:id`, summary: `Delete a ${noun} (soft); answers the tombstone` },
+  } as const satisfies Record<string, RouteDeclaration>;
+}
+
+/** POST, PATCH and DELETE for one record type, each with the JSON body parser as its own parse
+ * hook (one on the module's GETs would cost every read). */
 export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: RecordWriteDeps) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
+  const routes = recordWriteDeclarations(kind);
   return new Elysia({ name: `revintel/writes${kind.path}` })
-    .use(bodyPlugin(deps.config, kind.path))
     .post(
-      kind.path,
+      routes.create.path,
       async ({ request, body, set }) => {
         const orgId = principalOf(request).org.id;
         const answer = await answerOnce(
@@ -62,10 +78,10 @@ export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: Record
         if (answer.replayed) set.headers['idempotent-replayed'] = 'true';
         return answer.body;
       },
-      { body: kind.create },
+      { body: kind.create, parse: jsonBody(routes.create, deps.config) },
     )
     .patch(
-      `${kind.path}/:id`,
+      routes.change.path,
       async ({ request, params, body }) => {
         const orgId = principalOf(request).org.id;
         const ref = (params as { id: string }).id;
@@ -76,10 +92,10 @@ export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: Record
           return ok(await kind.show(tx, orgId, outcome.id));
         });
       },
-      { body: kind.patch, params: kind.params },
+      { body: kind.patch, params: kind.params, parse: jsonBody(routes.change, deps.config) },
     )
     .delete(
-      `${kind.path}/:id`,
+      routes.remove.path,
       async ({ request, params }) => {
         const orgId = principalOf(request).org.id;
         const ref = (params as { id: string }).id;
@@ -90,6 +106,6 @@ export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: Record
           return ok(await kind.show(tx, orgId, id));
         });
       },
-      { params: kind.params },
+      { params: kind.params, parse: jsonBody(routes.remove, deps.config) },
     );
 }

@@ -1,14 +1,20 @@
 // GET /api/tickets and GET /api/tickets/:id: the caller's organisation's tickets with their
 // intelligence and customer link.
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
-import { ListTicketsQuery, TicketParams } from './model.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
+import { ListTicketsQuery, Ticket, TicketParams } from './model.ts';
 import { getTicket, listTickets, presentTicket } from './service.ts';
+
+export const TICKET_ROUTES = {
+  list: { method: 'GET', path: '/api/tickets', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Ticket), summary: "The organisation's tickets with their intelligence" },
+  get: { method: 'GET', path: '/api/tickets/:id', auth: 'key', counted: 'organisation', body: 'none', response: Ticket, summary: 'A ticket' },
+} as const satisfies Record<string, RouteDeclaration>;
 
 /** `sentiment_below`: a number from -1 to 1. */
 function sentimentBound(raw: string | undefined): number | undefined {
@@ -23,7 +29,7 @@ export function ticketsModule(deps: { database: Database; states: RequestStates 
   const { db } = deps.database;
   return new Elysia({ name: 'revintel/tickets' })
     .get(
-      '/api/tickets',
+      TICKET_ROUTES.list.path,
       ({ query, request, set }) =>
         listResponse({
           request,
@@ -50,5 +56,5 @@ export function ticketsModule(deps: { database: Database; states: RequestStates 
         }),
       { query: ListTicketsQuery },
     )
-    .get('/api/tickets/:id', async ({ request, params }) => ok(presentTicket(await getTicket(db, principalOf(request).org.id, params.id))), { params: TicketParams });
+    .get(TICKET_ROUTES.get.path, async ({ request, params }) => ok(presentTicket(await getTicket(db, principalOf(request).org.id, params.id))), { params: TicketParams });
 }

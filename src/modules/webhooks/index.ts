@@ -9,11 +9,31 @@ import { readBodyLimited } from '../../lib/body.ts';
 import { newId } from '../../lib/ids.ts';
 import { jsonDeeperThan, MAX_JSON_DEPTH, tooDeep } from '../../lib/json.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits, type RateLimiter } from '../../lib/rate-limiter.ts';
-import { anonSubject, TICKET_WEBHOOK_PATH } from '../../plugins/gate.ts';
+import { bodyLimit, type RouteDeclaration, type ScopeDeclaration } from '../../lib/routes.ts';
+import { anonSubject } from '../../plugins/gate.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import type { EventWriter } from '../ticket-queue/writer.ts';
 import type { ConnectorLookup, WebhookConnector } from './connector-lookup.ts';
 import { verifyWebhook } from './signatures.ts';
+import { WebhookAck } from './model.ts';
+
+/** Every platform's ticket events. Proved by the connector's signature or token over the raw bytes,
+ * counted on the connector's own budget once it is known (on the sender's address until then); the
+ * server hands a POST straight to the receiver (app.ts). */
+export const TICKET_WEBHOOK_ROUTE = {
+  method: 'POST',
+  path: '/api/webhooks/tickets',
+  auth: 'platform-signature',
+  counted: 'connector',
+  body: 'webhook',
+  response: WebhookAck,
+  envelope: false,
+  summary: "A support platform's ticket event (?connectorId=…)",
+} as const satisfies RouteDeclaration;
+
+/** Paths under /api/webhooks/ that match no route are public (their senders have no API key) and
+ * held to the webhook body limit; their 404 spends the address's budget. */
+export const WEBHOOK_SCOPE: ScopeDeclaration = { prefix: '/api/webhooks/', auth: 'none', counted: 'address', body: 'webhook' };
 
 /** Headers kept with the event: what adapters read, and what tells deliveries apart for the
  * operator. Everything else (cookies, authorization, signatures) is not stored. */
@@ -53,7 +73,7 @@ function keptHeaders(headers: Headers): Record<string, string> {
 }
 
 export interface WebhooksDeps {
-  config: Pick<Config, 'bodyLimitWebhook' | 'publicUrl' | 'anonLimitPerMinute' | 'anonLimitPerDay' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'publicUrl' | 'anonLimitPerMinute' | 'anonLimitPerDay' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
   limiter: RateLimiter;
   connectors: ConnectorLookup;
   writer: EventWriter;
@@ -84,6 +104,7 @@ export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
   // round trip to a shared store on the path every delivery takes (with N servers a connector may
   // deliver up to N times it). Unknown senders spend their address's budget in the shared store.
   const connectorLimiter = memoryRateLimiter();
+  const limit = bodyLimit(TICKET_WEBHOOK_ROUTE.body, deps.config);
 
   /** Counts the delivery against `subject` (the connector's budget, or the sender's address while
    * it is unknown) and puts the headers on the answer, whatever it will be. */
@@ -123,7 +144,7 @@ export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
       throw new AppError('not_found', `Connector ${connectorId.slice(0, 100)} not found`);
     }
     await count(state, `connector:${connector.id}`, connectorLimits);
-    const bytes = await readBodyLimited(request, deps.config.bodyLimitWebhook);
+    const bytes = await readBodyLimited(request, limit);
     const verdict = verifyWebhook(
       { rawBody: bytes, headers: request.headers, method: request.method, url: calledUrl(request) },
       { platform: connector.platform, secrets: connector.secrets, tokenHash: connector.tokenHash },
@@ -166,5 +187,5 @@ export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
 /** The route, for the route table (a GET is told 405, not 404). The server hands a POST straight to
  * the receiver without Elysia's per-request work (app.ts): this path takes every platform's events. */
 export function webhooksModule(receiver: WebhookReceiver, states: RequestStates) {
-  return new Elysia({ name: 'revintel/webhooks' }).post(TICKET_WEBHOOK_PATH, ({ request }) => receiver.receive(request, states.get(request)!));
+  return new Elysia({ name: 'revintel/webhooks' }).post(TICKET_WEBHOOK_ROUTE.path, ({ request }) => receiver.receive(request, states.get(request)!));
 }
