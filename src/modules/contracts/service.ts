@@ -3,6 +3,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { findNamed } from '../../db/references.ts';
+import { rowShape, typed, type RowOf } from '../../db/rows.ts';
+import { contracts } from '../../db/schema/index.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -10,26 +12,10 @@ import { resolveCustomerReferences } from '../customers/service.ts';
 import type { ContractPatch } from './model.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
-export interface ContractRow {
-  id: string;
-  external_id: string | null;
-  customer_id: string;
-  name: string;
-  status: string;
-  start_date: string;
-  end_date: string | null;
-  auto_renew: boolean;
-  billing_interval: string;
-  amount: string | number;
-  currency: string;
-  seats: number | null;
-  arr: string | number;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-  sort_value: string;
-}
+/** What the reads select of a contract: its columns (`org_id` aside), its annualised value, and its
+ * sort key at full database precision, for the cursor. */
+export const CONTRACT_ROW = rowShape(contracts, ['org_id'], { arr: typed<string | number>(), sort_value: typed<string>() });
+export type ContractRow = RowOf<typeof CONTRACT_ROW>;
 
 const keyset = newestFirst('ct');
 
