@@ -6,7 +6,7 @@ import { findNamed } from '../../db/references.ts';
 import { rowShape, typed, type RowOf } from '../../db/rows.ts';
 import { contracts } from '../../db/schema/index.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
+import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
 import type { ContractPatch } from './model.ts';
@@ -88,26 +88,6 @@ export function presentContract(row: ContractRow) {
 
 // --- writes -----------------------------------------------------------------------------------
 
-export const CONTRACTS_TABLE: RecordTable = {
-  name: 'contracts',
-  idPrefix: 'ctr',
-  columns: {
-    external_id: 'text',
-    customer_id: 'text',
-    name: 'text',
-    status: 'text',
-    start_date: 'date',
-    end_date: 'date',
-    auto_renew: 'boolean',
-    billing_interval: 'text',
-    amount: 'bigint',
-    currency: 'text',
-    seats: 'integer',
-    metadata: 'jsonb',
-  },
-  explain: explainContractViolation,
-};
-
 function explainContractViolation(violation: ConstraintViolation): AppError {
   switch (violation.constraint) {
     case 'contracts_org_external_id_unique':
@@ -124,6 +104,8 @@ function explainContractViolation(violation: ConstraintViolation): AppError {
       return new AppError('unprocessable', `contract breaks the rule ${violation.constraint || violation.code}`);
   }
 }
+
+export const CONTRACTS_TABLE = recordTable(contracts, 'ctr', explainContractViolation);
 
 /** Column values of a contract input: its customer reference resolved to `customer_id` and the
  * customer's `currency` (unless the input leaves both out, on a PATCH). */

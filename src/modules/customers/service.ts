@@ -8,7 +8,7 @@ import { customers, type CustomerStatus } from '../../db/schema/index.ts';
 import { rowShape, typed, type RowOf } from '../../db/rows.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
+import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
 import { decodeCursor, type CursorKind, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerPatch, CustomerSort } from './model.ts';
 
@@ -204,23 +204,7 @@ function explainCustomerViolation(violation: ConstraintViolation): AppError {
   return new AppError('unprocessable', `customer breaks the rule ${violation.constraint || violation.code}`);
 }
 
-export const CUSTOMERS_TABLE: RecordTable = {
-  name: 'customers',
-  idPrefix: 'cus',
-  columns: {
-    external_id: 'text',
-    name: 'text',
-    domain: 'text',
-    email: 'text',
-    status: 'text',
-    segment: 'text',
-    country: 'text',
-    currency: 'text',
-    csm: 'jsonb',
-    metadata: 'jsonb',
-  },
-  explain: explainCustomerViolation,
-};
+export const CUSTOMERS_TABLE = recordTable(customers, 'cus', explainCustomerViolation);
 
 /** Creates customers, or updates the ones whose external_id is known (bringing back deleted ones). */
 export function writeCustomers(db: Db, orgId: string, rows: { index: number; input: CustomerPatch }[]): Promise<RowOutcome[]> {

@@ -5,7 +5,7 @@ import { queryRows, type Db } from '../../db/client.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { rowShape, typed, type RowOf } from '../../db/rows.ts';
 import { invoices } from '../../db/schema/index.ts';
-import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
+import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveContractReferences } from '../contracts/service.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
@@ -95,26 +95,6 @@ export function presentInvoice(row: InvoiceRow) {
 
 // --- writes -----------------------------------------------------------------------------------
 
-export const INVOICES_TABLE: RecordTable = {
-  name: 'invoices',
-  idPrefix: 'inv',
-  columns: {
-    external_id: 'text',
-    customer_id: 'text',
-    contract_id: 'text',
-    number: 'text',
-    status: 'text',
-    currency: 'text',
-    amount_due: 'bigint',
-    amount_paid: 'bigint',
-    issued_at: 'timestamptz',
-    due_date: 'date',
-    paid_at: 'timestamptz',
-    metadata: 'jsonb',
-  },
-  explain: explainInvoiceViolation,
-};
-
 function explainInvoiceViolation(violation: ConstraintViolation): AppError {
   switch (violation.constraint) {
     case 'invoices_org_external_id_unique':
@@ -129,6 +109,8 @@ function explainInvoiceViolation(violation: ConstraintViolation): AppError {
       return new AppError('unprocessable', `invoice breaks the rule ${violation.constraint || violation.code}`);
   }
 }
+
+export const INVOICES_TABLE = recordTable(invoices, 'inv', explainInvoiceViolation);
 
 /** Resolves the customer and contract each input names: column values, or why not. A new invoice
  * that names only its contract belongs to the contract's customer (a PATCH never moves an invoice
