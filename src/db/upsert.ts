@@ -7,23 +7,32 @@
 // Only the columns a row sets are written: a column it leaves out keeps its value on update (and
 // gets its default on create). Unchanged rows are not touched at all, so their `updated_at` — what
 // `updated_since` syncs walk — stays put.
-import { sql, type SQL } from 'drizzle-orm';
+import { getTableColumns, getTableName, sql, type SQL } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import { rowsOf, type Db } from './client.ts';
 import { newId } from '../lib/ids.ts';
 import { AppError } from '../lib/errors.ts';
 import { idOrExternal, inList } from './keyset.ts';
 
-/** How a column's value is written (the cast of its parameter). */
-export type ColumnType = 'text' | 'jsonb' | 'date' | 'timestamptz' | 'bigint' | 'integer' | 'boolean';
-
 export interface RecordTable {
-  name: 'customers' | 'contracts' | 'invoices';
+  name: string;
   idPrefix: 'cus' | 'ctr' | 'inv';
-  /** Every column a write may set, with its type. */
-  columns: Record<string, ColumnType>;
+  /** Every column a write may set, with its SQL type (the cast of its parameter). */
+  columns: Record<string, string>;
   /** What a broken database rule (a constraint of this table, or one pointing at it) means for
    * a write, as the error the client gets. */
   explain: (violation: ConstraintViolation) => AppError;
+}
+
+/** Columns no write names: the id (made here) and organisation (the caller's), and the times the
+ * statements themselves keep. */
+const KEPT_BY_WRITES = new Set(['id', 'org_id', 'created_at', 'updated_at', 'deleted_at']);
+
+/** A table as writes see it: they may set each of its columns but those kept by the writes
+ * themselves and those the database generates. */
+export function recordTable(table: PgTable, idPrefix: RecordTable['idPrefix'], explain: RecordTable['explain']): RecordTable {
+  const writable = Object.values(getTableColumns(table)).filter((column) => !KEPT_BY_WRITES.has(column.name) && !column.generated);
+  return { name: getTableName(table), idPrefix, columns: Object.fromEntries(writable.map((column) => [column.name, column.getSQLType()])), explain };
 }
 
 export interface RowToWrite {
@@ -57,7 +66,7 @@ export function constraintViolation(error: unknown): ConstraintViolation | null 
   return null;
 }
 
-const cast = (value: unknown, type: ColumnType): SQL => {
+const cast = (value: unknown, type: string): SQL => {
   if (value === null || value === undefined) return sql`null::${sql.raw(type)}`;
   if (type === 'jsonb') return sql`${JSON.stringify(value)}::jsonb`;
   // The value itself, not its text: postgres.js serialises a parameter by the type the cast gives

@@ -3,33 +3,19 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { findNamed } from '../../db/references.ts';
+import { rowShape, typed, type RowOf } from '../../db/rows.ts';
+import { contracts } from '../../db/schema/index.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
+import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
 import type { ContractPatch } from './model.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
-export interface ContractRow {
-  id: string;
-  external_id: string | null;
-  customer_id: string;
-  name: string;
-  status: string;
-  start_date: string;
-  end_date: string | null;
-  auto_renew: boolean;
-  billing_interval: string;
-  amount: string | number;
-  currency: string;
-  seats: number | null;
-  arr: string | number;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-  sort_value: string;
-}
+/** What the reads select of a contract: its columns (`org_id` aside), its annualised value, and its
+ * sort key at full database precision, for the cursor. */
+export const CONTRACT_ROW = rowShape(contracts, ['org_id'], { arr: typed<string | number>(), sort_value: typed<string>() });
+export type ContractRow = RowOf<typeof CONTRACT_ROW>;
 
 const keyset = newestFirst('ct');
 
@@ -102,26 +88,6 @@ export function presentContract(row: ContractRow) {
 
 // --- writes -----------------------------------------------------------------------------------
 
-export const CONTRACTS_TABLE: RecordTable = {
-  name: 'contracts',
-  idPrefix: 'ctr',
-  columns: {
-    external_id: 'text',
-    customer_id: 'text',
-    name: 'text',
-    status: 'text',
-    start_date: 'date',
-    end_date: 'date',
-    auto_renew: 'boolean',
-    billing_interval: 'text',
-    amount: 'bigint',
-    currency: 'text',
-    seats: 'integer',
-    metadata: 'jsonb',
-  },
-  explain: explainContractViolation,
-};
-
 function explainContractViolation(violation: ConstraintViolation): AppError {
   switch (violation.constraint) {
     case 'contracts_org_external_id_unique':
@@ -138,6 +104,8 @@ function explainContractViolation(violation: ConstraintViolation): AppError {
       return new AppError('unprocessable', `contract breaks the rule ${violation.constraint || violation.code}`);
   }
 }
+
+export const CONTRACTS_TABLE = recordTable(contracts, 'ctr', explainContractViolation);
 
 /** Column values of a contract input: its customer reference resolved to `customer_id` and the
  * customer's `currency` (unless the input leaves both out, on a PATCH). */

@@ -4,34 +4,27 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { findNamed } from '../../db/references.ts';
-import type { Csm, CustomerStatus } from '../../db/schema/index.ts';
+import { customers, type CustomerStatus } from '../../db/schema/index.ts';
+import { rowShape, typed, type RowOf } from '../../db/rows.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
+import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
 import { decodeCursor, type CursorKind, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerPatch, CustomerSort } from './model.ts';
 
-export interface CustomerRow {
-  id: string;
-  external_id: string | null;
-  name: string;
-  domain: string | null;
-  email: string | null;
-  status: CustomerStatus;
-  segment: string | null;
-  country: string | null;
-  currency: string;
-  csm: Csm | null;
-  metadata: Record<string, unknown>;
-  arr: string | number;
-  mrr: string | number;
-  renewal_date: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-  /** The sort key at full database precision, for the cursor. */
-  sort_value: string | number | null;
-}
+/** What the reads select of a customer: its columns (`org_id` aside) and its values derived for the
+ * day; `created_at_exact` is the creation time to the microsecond, for the derived sorts' cursors. */
+export const CUSTOMER_ROW = rowShape(customers, ['org_id'], {
+  arr: typed<string | number>(),
+  mrr: typed<string | number>(),
+  renewal_date: typed<string | null>(),
+  created_at_exact: typed<string>(),
+});
+export type CustomerRow = RowOf<typeof CUSTOMER_ROW>;
+
+/** A row of a page also carries its sort key at full database precision, for the cursor. */
+export const LISTED_CUSTOMER_ROW = rowShape(customers, CUSTOMER_ROW.omit, { ...CUSTOMER_ROW.computed, sort_value: typed<string | number | null>() });
+export type ListedCustomerRow = RowOf<typeof LISTED_CUSTOMER_ROW>;
 
 export interface CustomerFilters {
   status?: CustomerStatus;
@@ -93,7 +86,7 @@ export interface ListCustomersInput {
 }
 
 /** One page (limit + 1 rows: the extra one says whether there is more), in a stable order. */
-export async function listCustomers(db: Db, input: ListCustomersInput): Promise<CustomerRow[]> {
+export async function listCustomers(db: Db, input: ListCustomersInput): Promise<ListedCustomerRow[]> {
   const { filters } = input;
   const where: SQL[] = [];
   if (!filters.includeDeleted) where.push(sql`c.deleted_at is null`);
@@ -126,7 +119,7 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   if (direct && !filters.renewingBefore) {
     if (position) where.push(direct.after(position.value, position.id));
     const query = customersWithDerived(input.orgId, input.today, where, { extra: sql`${direct.value} as sort_value,`, tail: sql`order by ${direct.order} ${limitTo(limit)}` });
-    return await queryRows<CustomerRow>(db, query);
+    return await queryRows<ListedCustomerRow>(db, query);
   }
 
   const onDerived: Record<CustomerSort, Keyset> = {
@@ -162,7 +155,7 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
     select x.*, ${sorting.value} as sort_value
     from (${customersWithDerived(input.orgId, input.today, [sql`c.id in (${page})`])}) x
     order by ${sorting.order}`;
-  return await queryRows<CustomerRow>(db, query);
+  return await queryRows<ListedCustomerRow>(db, query);
 }
 
 /** By id, or by `ext:<external_id>`; deleted customers are not found unless asked for. */
@@ -211,23 +204,7 @@ function explainCustomerViolation(violation: ConstraintViolation): AppError {
   return new AppError('unprocessable', `customer breaks the rule ${violation.constraint || violation.code}`);
 }
 
-export const CUSTOMERS_TABLE: RecordTable = {
-  name: 'customers',
-  idPrefix: 'cus',
-  columns: {
-    external_id: 'text',
-    name: 'text',
-    domain: 'text',
-    email: 'text',
-    status: 'text',
-    segment: 'text',
-    country: 'text',
-    currency: 'text',
-    csm: 'jsonb',
-    metadata: 'jsonb',
-  },
-  explain: explainCustomerViolation,
-};
+export const CUSTOMERS_TABLE = recordTable(customers, 'cus', explainCustomerViolation);
 
 /** Creates customers, or updates the ones whose external_id is known (bringing back deleted ones). */
 export function writeCustomers(db: Db, orgId: string, rows: { index: number; input: CustomerPatch }[]): Promise<RowOutcome[]> {

@@ -3,33 +3,19 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { patchRecord, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RecordTable, type RowOutcome } from '../../db/upsert.ts';
+import { rowShape, typed, type RowOf } from '../../db/rows.ts';
+import { invoices } from '../../db/schema/index.ts';
+import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveContractReferences } from '../contracts/service.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
 import type { InvoicePatch } from './model.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 
-export interface InvoiceRow {
-  id: string;
-  external_id: string | null;
-  customer_id: string;
-  contract_id: string | null;
-  number: string | null;
-  status: string;
-  currency: string;
-  amount_due: string | number;
-  amount_paid: string | number;
-  issued_at: string;
-  due_date: string | null;
-  paid_at: string | null;
-  days_past_due: number;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-  sort_value: string;
-}
+/** What the reads select of an invoice: its columns (`org_id` aside), how many days it is past due
+ * on the day asked about, and its sort key at full database precision, for the cursor. */
+export const INVOICE_ROW = rowShape(invoices, ['org_id'], { days_past_due: typed<number>(), sort_value: typed<string>() });
+export type InvoiceRow = RowOf<typeof INVOICE_ROW>;
 
 const keyset = newestFirst('i');
 
@@ -109,26 +95,6 @@ export function presentInvoice(row: InvoiceRow) {
 
 // --- writes -----------------------------------------------------------------------------------
 
-export const INVOICES_TABLE: RecordTable = {
-  name: 'invoices',
-  idPrefix: 'inv',
-  columns: {
-    external_id: 'text',
-    customer_id: 'text',
-    contract_id: 'text',
-    number: 'text',
-    status: 'text',
-    currency: 'text',
-    amount_due: 'bigint',
-    amount_paid: 'bigint',
-    issued_at: 'timestamptz',
-    due_date: 'date',
-    paid_at: 'timestamptz',
-    metadata: 'jsonb',
-  },
-  explain: explainInvoiceViolation,
-};
-
 function explainInvoiceViolation(violation: ConstraintViolation): AppError {
   switch (violation.constraint) {
     case 'invoices_org_external_id_unique':
@@ -143,6 +109,8 @@ function explainInvoiceViolation(violation: ConstraintViolation): AppError {
       return new AppError('unprocessable', `invoice breaks the rule ${violation.constraint || violation.code}`);
   }
 }
+
+export const INVOICES_TABLE = recordTable(invoices, 'inv', explainInvoiceViolation);
 
 /** Resolves the customer and contract each input names: column values, or why not. A new invoice
  * that names only its contract belongs to the contract's customer (a PATCH never moves an invoice

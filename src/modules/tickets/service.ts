@@ -3,35 +3,25 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { andAll, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
+import { rowShape, typed, type RowOf } from '../../db/rows.ts';
+import { tickets } from '../../db/schema/index.ts';
 import { notFound } from '../../lib/errors.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
+import type { Platform } from './platforms.ts';
 
-export interface TicketRow {
-  id: string;
-  connector_id: string;
-  connector_name: string;
-  platform: string;
-  external_id: string;
-  customer_id: string | null;
-  subject: string | null;
-  description: string | null;
-  status: string | null;
-  external_status: string | null;
-  priority: string | null;
-  external_priority: string | null;
-  requester_email: string | null;
-  source_created_at: string | null;
-  source_updated_at: string | null;
-  sentiment: number | null;
-  urgency: string | null;
-  topics: string[];
-  churn_signals: string[];
-  intelligence_method: string | null;
-  intelligence_version: string | null;
-  created_at: string;
-  updated_at: string;
-  sort_value: string;
-}
+/** What the reads select of a ticket: its columns (`org_id` and `last_event_id` aside) with the
+ * normalised status and priority under the plain names and the platform's as `external_`, its
+ * connector's name and platform, and its sort key at full database precision, for the cursor. */
+export const TICKET_ROW = rowShape(tickets, ['org_id', 'last_event_id', 'status', 'status_normalised', 'priority', 'priority_normalised'], {
+  connector_name: typed<string>(),
+  platform: typed<Platform>(),
+  status: typed<string | null>(),
+  external_status: typed<string | null>(),
+  priority: typed<string | null>(),
+  external_priority: typed<string | null>(),
+  sort_value: typed<string>(),
+});
+export type TicketRow = RowOf<typeof TICKET_ROW>;
 
 const keyset = newestFirst('t');
 
