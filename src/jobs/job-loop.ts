@@ -5,8 +5,9 @@
 // (other processes' jobs, retries and schedules coming due).
 import type { UnitRunner } from '../db/units.ts';
 import type { Logger } from '../lib/log.ts';
+import { messageOf } from '../lib/errors.ts';
 import { isPermanent } from '../modules/ticket-queue/retry.ts';
-import { backoffSeconds, PermanentJobError, retryPolicyOf, type JobInfo, type JobKind } from './kind.ts';
+import { backoffSeconds, retryPolicyOf, type JobInfo, type JobKind } from './kind.ts';
 import type { JobUnits } from './job-units.ts';
 import { payloadProblem, scheduledKinds, type ClaimedJob, type JobOutcome } from './queue.ts';
 
@@ -33,11 +34,11 @@ export interface JobLoopOptions {
 
 /** Whether no retry can fix `error`: a PermanentJobError (by name: it may have crossed a thread) or
  * data the database refuses. */
-const isPermanentJobFailure = (error: unknown) => (error as Error)?.name === 'PermanentJobError' || error instanceof PermanentJobError || isPermanent(error);
+const isPermanentJobFailure = (error: unknown) => (error instanceof Error && error.name === 'PermanentJobError') || isPermanent(error);
 
 /** The outcome of a job that failed with `error` on its `attempts`-th attempt. */
 export function failedJobOutcome(kind: JobKind, job: Pick<ClaimedJob, 'id' | 'attempts' | 'maxAttempts'>, error: unknown, now: number, random: () => number = Math.random): JobOutcome {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (isPermanentJobFailure(error)) return { id: job.id, state: 'dead', error: `${message} (permanent: not retried)` };
   if (job.attempts >= job.maxAttempts) return { id: job.id, state: 'dead', error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})` };
   const delayMs = backoffSeconds(retryPolicyOf(kind), job.attempts, random) * 1000;
@@ -68,7 +69,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
         if (!done.held) log.warn('job lease lost before it finished; another worker has it', { job_id: job.id, kind: job.kind });
         return;
       }
-      const result = await kind.handle(job.payload as never, {
+      const result = await kind.handle(job.payload, {
         job: info,
         run: (unit, args) => units.run('jobs.unit', { kind: kind.kind, unit, args }) as never,
       });
@@ -82,14 +83,14 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
 
   const renewer = setInterval(() => {
     if (running.size === 0) return;
-    units.run('jobs.renew', { owner, ids: [...running.keys()], leaseSeconds, now: now() }).catch((error) => log.warn('could not renew job leases', { error: (error as Error).message }));
+    units.run('jobs.renew', { owner, ids: [...running.keys()], leaseSeconds, now: now() }).catch((error) => log.warn('could not renew job leases', { error: messageOf(error) }));
   }, (leaseSeconds * 1000) / 3);
   renewer.unref?.();
 
   let nextScheduleAt = 0;
   try {
     if (schedules.length > 0) {
-      await units.run('jobs.register-schedules', { schedules, now: now() }).catch((error) => log.warn('could not register job schedules', { error: (error as Error).message }));
+      await units.run('jobs.register-schedules', { schedules, now: now() }).catch((error) => log.warn('could not register job schedules', { error: messageOf(error) }));
     }
     while (!options.isStopping()) {
       if (schedules.length > 0 && clock() >= nextScheduleAt) {
@@ -98,7 +99,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
           if (fired.length) log.debug('scheduled jobs fired', { kinds: fired });
           nextScheduleAt = nextAt ? Math.max(Date.parse(nextAt), clock() + 100) : Infinity;
         } catch (error) {
-          log.warn('could not fire job schedules', { error: (error as Error).message });
+          log.warn('could not fire job schedules', { error: messageOf(error) });
           nextScheduleAt = clock() + pollMs;
         }
       }
@@ -111,7 +112,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
         try {
           claimed = await units.run('jobs.claim', { owner, limit: free, leaseSeconds, now: now() });
         } catch (error) {
-          log.warn('could not claim jobs', { error: (error as Error).message });
+          log.warn('could not claim jobs', { error: messageOf(error) });
         }
       }
       for (const job of claimed) {
@@ -150,7 +151,7 @@ function groupCommit(write: (outcomes: JobOutcome[]) => Promise<void>, log: Logg
         await write(batch.map((w) => w.outcome));
       } catch {
         for (const w of batch) {
-          await write([w.outcome]).catch((error) => log.error('could not record a job outcome; its lease will run out and it will run again', { job_id: w.outcome.id, error: (error as Error).message }));
+          await write([w.outcome]).catch((error) => log.error('could not record a job outcome; its lease will run out and it will run again', { job_id: w.outcome.id, error: messageOf(error) }));
         }
       }
       for (const w of batch) w.done();

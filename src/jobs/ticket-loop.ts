@@ -6,6 +6,7 @@
 // applied event by event, so one poison event fails alone.
 import type { UnitRunner } from '../db/units.ts';
 import type { Logger } from '../lib/log.ts';
+import { messageOf } from '../lib/errors.ts';
 import { analyseExtraction, extractEvent } from '../modules/ticket-queue/process.ts';
 import { failedOutcome } from '../modules/ticket-queue/retry.ts';
 import { contactKey, type EventOutcome } from '../modules/ticket-queue/service.ts';
@@ -55,7 +56,7 @@ export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
       try {
         waitedMs = await options.units.run('tickets.oldest-due-wait', {});
       } catch (error) {
-        options.log.warn('could not read the queue\'s age; processing instead of deferring', { error: (error as Error).message });
+        options.log.warn('could not read the queue\'s age; processing instead of deferring', { error: messageOf(error) });
       }
       if (waitedMs !== null && waitedMs < DEFER_AT_MOST_MS) {
         await applying;
@@ -67,7 +68,7 @@ export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
     try {
       outcomes = await prepareBatch(options);
     } catch (error) {
-      options.log.warn('could not claim ticket events', { error: (error as Error).message });
+      options.log.warn('could not claim ticket events', { error: messageOf(error) });
     }
     await applying;
     if (outcomes.length === 0) {
@@ -98,7 +99,7 @@ async function prepareBatch(options: Pick<TicketLoopOptions, 'units' | 'owner' |
   try {
     contacts = pairs.length ? await units.run('tickets.recent-contacts', { pairs: dedupePairs(pairs) }) : {};
   } catch (error) {
-    log.warn('could not count recent contacts; urgency ignores them for this batch', { error: (error as Error).message });
+    log.warn('could not count recent contacts; urgency ignores them for this batch', { error: messageOf(error) });
   }
   return extractions.map((x) => {
     try {
@@ -125,7 +126,7 @@ async function applyBatch(units: UnitRunner<WorkerUnits>, owner: string, outcome
       log.warn('ticket event failed', { event_id: failed.eventId, error: failed.error, permanent: failed.permanent });
       await units
         .run('tickets.apply', { owner, outcomes: [failed] })
-        .catch((e) => log.error('could not record a failed ticket event; its lease will run out and it will be retried', { event_id: failed.eventId, error: (e as Error).message }));
+        .catch((e) => log.error('could not record a failed ticket event; its lease will run out and it will be retried', { event_id: failed.eventId, error: messageOf(e) }));
       return;
     }
   }

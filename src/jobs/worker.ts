@@ -6,6 +6,7 @@ declare const self: Worker;
 import { connectPostgres } from '../db/client.ts';
 import { localRunner, messageRunner, type UnitRunner } from '../db/units.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
+import { messageOf } from '../lib/errors.ts';
 import { unhandled, type FromWorker, type ToWorker, type WorkerInit } from './protocol.ts';
 import { workerUnits, type WorkerUnits } from './units.ts';
 import { DEFER_AT_MOST_MS, runTicketLoop } from './ticket-loop.ts';
@@ -75,7 +76,7 @@ async function run(init: WorkerInit) {
         await units.run('instances.heartbeat', { id: owner });
         send({ type: 'heartbeat', at: Date.now() });
       } catch (error) {
-        log.warn('heartbeat failed', { error: (error as Error).message });
+        log.warn('heartbeat failed', { error: messageOf(error) });
       }
       await sleepIn(pauses, init.heartbeatMs);
     }
@@ -83,7 +84,7 @@ async function run(init: WorkerInit) {
     await Promise.all([tickets, jobs]);
     await units.run('instances.stop', { id: owner }).catch(() => {});
   } catch (error) {
-    send({ type: 'failed', error: (error as Error).message });
+    send({ type: 'failed', error: messageOf(error) });
     throw error;
   } finally {
     await database?.close();
