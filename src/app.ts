@@ -48,6 +48,8 @@ export interface AppDeps {
   modules?: (AnyElysia | DeclaredModule<AnyElysia>)[];
   /** Called when `events` new ticket events are committed: the worker thread takes them at once. */
   wakeWorker?: (events: number) => void;
+  /** Called after a request's transaction committed jobs (src/jobs): the job loop looks at once. */
+  wakeJobs?: () => void;
   /** The time signature windows are judged by (tests replay platforms' recorded deliveries). */
   clock?: () => number;
 }

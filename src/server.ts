@@ -218,6 +218,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       startedAt,
       modules: options.modules,
       wakeWorker: (events) => supervisor.wake(events),
+      wakeJobs: () => supervisor.wakeJobs(),
     });
     if (database.kind === 'embedded') {
       const socket = serveAdminSocket({
