@@ -161,6 +161,43 @@ for (const backend of BACKENDS) {
       expect(n).toBe(3);
     });
 
+    test('churned_at and cancelled_at import; a date on a live record or a bad day is a rejected row naming it; a re-run moves no date', async () => {
+      const customersFile = join(dir, 'stop-customers.csv');
+      writeFileSync(customersFile, 'external_id,name,currency,status,churned_at\npit-1,Gone,USD,churned,2024-05-31\npit-2,Here,USD,active,\npit-3,Odd,USD,active,2024-01-01\n');
+      const customers = await cli(['import', 'customers', customersFile, '--org', orgId, '--json'], env);
+      expect(customers.json).toMatchObject({ created: 2, rejected: 1 });
+      expect(customers.json.rejected_rows).toEqual([{ row: 3, reason: expect.stringContaining('Invalid field "churned_at"') }]);
+      const contractsFile = join(dir, 'stop-contracts.csv');
+      writeFileSync(
+        contractsFile,
+        'external_id,customer_external_id,name,start_date,end_date,billing_interval,amount,status,cancelled_at\n' +
+          'pit-k1,pit-1,Pro,2024-01-01,2024-12-31,year,1000,cancelled,2024-03-01\n' +
+          'pit-k2,pit-1,Pro,2025-01-01,,month,100,cancelled,\n' +
+          'pit-k3,pit-2,Pro,2025-01-01,,month,100,active,2025-02-01\n' +
+          'pit-k4,pit-2,Pro,2025-01-01,,month,100,cancelled,2025-13-01\n',
+      );
+      const first = await cli(['import', 'contracts', contractsFile, '--org', orgId, '--json'], env);
+      expect(first.json).toMatchObject({ created: 2, rejected: 2 });
+      expect(first.json.rejected_rows).toEqual([
+        { row: 3, reason: expect.stringContaining('Invalid field "cancelled_at"') },
+        { row: 4, reason: expect.stringContaining('Invalid field "cancelled_at"') },
+      ]);
+      const dates = () =>
+        query<{ external_id: string; cancelled_at: string; revisions: number }>(sql`
+          select k.external_id, k.cancelled_at::text as cancelled_at, (select count(*)::int from contract_revisions r where r.contract_id = k.id) as revisions
+          from contracts k where k.org_id = ${orgId} and k.external_id like 'pit-%' order by k.external_id`);
+      const today = new Date().toISOString().slice(0, 10);
+      expect(await dates()).toEqual([
+        { external_id: 'pit-k1', cancelled_at: '2024-03-01', revisions: 1 },
+        { external_id: 'pit-k2', cancelled_at: today, revisions: 1 },
+      ]);
+      const again = await cli(['import', 'contracts', contractsFile, '--org', orgId, '--json'], env);
+      expect(again.json).toMatchObject({ created: 0, updated: 0, unchanged: 2, rejected: 2 });
+      expect((await dates()).map((r) => r.revisions)).toEqual([1, 1]);
+      const [gone] = await query<{ churned_at: string }>(sql`select churned_at::text as churned_at from customers where org_id = ${orgId} and external_id = 'pit-1'`);
+      expect(gone!.churned_at).toBe('2024-05-31');
+    });
+
     test('a file that cannot be imported says why and exits non-zero', async () => {
       const unknownColumn = join(dir, 'unknown.csv');
       writeFileSync(unknownColumn, 'external_id,name,currency,colour\nx,X,USD,red\n');

@@ -27,6 +27,10 @@ export const contracts = pgTable(
     amount: bigint('amount', { mode: 'number' }).notNull(),
     currency: text('currency').notNull(),
     seats: integer('seats'),
+    /** The day the cancellation became known (the notice; when it takes effect is end_date), or the
+     * day an evergreen contract was marked ended. Set to today (UTC) by a trigger when the status
+     * becomes cancelled without one; cleared when it leaves cancelled and ended (migration 0015). */
+    cancelledAt: date('cancelled_at', { mode: 'string' }),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     ...timestamps,
     deletedAt: timestamptz('deleted_at'),
@@ -53,6 +57,8 @@ export const contracts = pgTable(
     check('contracts_amount_check', sql`${table.amount} >= 0`),
     check('contracts_dates_check', sql`${table.endDate} is null or ${table.endDate} >= ${table.startDate}`),
     check('contracts_seats_check', sql`${table.seats} is null or ${table.seats} >= 0`),
+    // Only a contract that stopped has the day it stopped: a live one with a date is a mistake.
+    check('contracts_cancelled_at_check', sql`${table.cancelledAt} is null or ${table.status} in ('cancelled', 'ended')`),
   ],
 );
 

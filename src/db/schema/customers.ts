@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, foreignKey, index, jsonb, pgTable, text, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, date, foreignKey, index, jsonb, pgTable, text, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organisations } from './organisations.ts';
 import { timestamps, timestamptz } from './columns.ts';
 
@@ -31,6 +31,9 @@ export const customers = pgTable(
     country: text('country'),
     currency: text('currency').notNull(),
     csm: jsonb('csm').$type<Csm | null>(),
+    /** The day the customer churned. Set to today (UTC) by a trigger when the status becomes
+     * churned without one; cleared when a churned customer comes back (migration 0015). */
+    churnedAt: date('churned_at', { mode: 'string' }),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     ...timestamps,
     /** Soft delete: the record leaves normal lists and stays visible to syncs as a tombstone. */
@@ -55,6 +58,7 @@ export const customers = pgTable(
     index('customers_org_csm_email_idx').on(table.orgId, sql`(${table.csm}->>'email')`),
     check('customers_status_check', sql`${table.status} in ('active', 'churned', 'trial')`),
     check('customers_currency_check', currencyCheck(table.currency)),
+    check('customers_churned_at_check', sql`${table.churnedAt} is null or ${table.status} = 'churned'`),
   ],
 );
 

@@ -5,6 +5,7 @@ export * from './rate-limits.ts';
 export * from './instances.ts';
 export * from './customers.ts';
 export * from './contracts.ts';
+export * from './contract-revisions.ts';
 export * from './invoices.ts';
 export * from './idempotency-keys.ts';
 export * from './connectors.ts';

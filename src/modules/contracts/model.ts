@@ -32,6 +32,9 @@ const contractFields = {
   amount: money,
   currency: t.Optional(currency),
   seats: t.Optional(nullable(count(2_147_483_647))),
+  /** The day the customer gave notice (when it takes effect is end_date); today's when the status
+   * becomes cancelled without one. Only a cancelled or ended contract has one. */
+  cancelled_at: t.Optional(nullable(day)),
   metadata: t.Optional(metadata),
 };
 
@@ -56,6 +59,7 @@ export const Contract = t.Object(
     amount: t.Integer(),
     currency,
     seats: nullable(t.Integer()),
+    cancelled_at: nullable(day),
     arr: t.Integer({ description: 'amount annualised by billing_interval, in minor units' }),
     metadata,
     created_at: instant,

@@ -22,7 +22,7 @@ const keyset = newestFirst('ct');
 function selectContracts(orgId: string, where: SQL[]): SQL {
   return sql`
     select ct.id, ct.external_id, ct.customer_id, ct.name, ct.status, ct.start_date::text as start_date, ct.end_date::text as end_date,
-           ct.auto_renew, ct.billing_interval, ct.amount, ct.currency, ct.seats,
+           ct.auto_renew, ct.billing_interval, ct.amount, ct.currency, ct.seats, ct.cancelled_at::text as cancelled_at,
            revintel_contract_arr(ct.billing_interval, ct.amount) as arr, ct.metadata,
            ${isoTime(sql`ct.created_at`)} as created_at, ${isoTime(sql`ct.updated_at`)} as updated_at, ${isoTime(sql`ct.deleted_at`)} as deleted_at,
            ${keyset.value} as sort_value
@@ -78,6 +78,7 @@ export function presentContract(row: ContractRow) {
     amount: Number(row.amount),
     currency: row.currency,
     seats: row.seats,
+    cancelled_at: row.cancelled_at,
     arr: Number(row.arr),
     metadata: row.metadata,
     created_at: row.created_at,
@@ -94,6 +95,8 @@ function explainContractViolation(violation: ConstraintViolation): AppError {
       return new AppError('conflict', 'external_id is already used by another contract');
     case 'contracts_dates_check':
       return new AppError('unprocessable', 'end_date must not be before start_date');
+    case 'contracts_cancelled_at_check':
+      return new AppError('validation_failed', 'Invalid field "cancelled_at": only a cancelled or ended contract has one (set its status, or leave cancelled_at out)');
     case 'contracts_customer_currency_fk':
       return new AppError('unprocessable', "currency must be the customer's currency (no FX conversion)");
     case 'contracts_org_id_customer_id_customers_org_id_id_fk':

@@ -44,6 +44,9 @@ const customerFields = {
   domain: t.Optional(nullable(t.String({ maxLength: 253, pattern: '^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$', error: 'must be a domain name such as acme.com' }))),
   email: t.Optional(nullable(email)),
   status: t.Optional(enumOf(CUSTOMER_STATUSES)),
+  /** The day the customer churned; today's when the status becomes churned without one. Only a
+   * churned customer has one. */
+  churned_at: t.Optional(nullable(day)),
   segment: t.Optional(nullable(label(100))),
   country: t.Optional(nullable(t.String({ pattern: '^[A-Z]{2}$', error: 'must be an ISO 3166-1 alpha-2 country code such as DE' }))),
   currency,
@@ -69,6 +72,7 @@ export const Customer = t.Object(
     domain: nullable(t.String()),
     email: nullable(t.String()),
     status: enumOf(CUSTOMER_STATUSES),
+    churned_at: nullable(day),
     segment: nullable(t.String()),
     country: nullable(t.String()),
     currency,

@@ -56,7 +56,7 @@ const derivedColumns = (today: string) => sql`
  * page's contracts are read. */
 function customersWithDerived(orgId: string, today: string, where: SQL[], options: { extra?: SQL; tail?: SQL } = {}): SQL {
   return sql`
-    select ${options.extra ?? sql``} c.id, c.external_id, c.name, c.domain, c.email, c.status, c.segment, c.country, c.currency, c.csm, c.metadata,
+    select ${options.extra ?? sql``} c.id, c.external_id, c.name, c.domain, c.email, c.status, c.churned_at::text as churned_at, c.segment, c.country, c.currency, c.csm, c.metadata,
            coalesce(d.arr, 0) as arr, revintel_mrr(coalesce(d.arr, 0)) as mrr, d.renewal_date::text as renewal_date,
            ${isoTime(sql`c.created_at`)} as created_at, ${isoTime(sql`c.updated_at`)} as updated_at, ${isoTime(sql`c.deleted_at`)} as deleted_at,
            c.created_at::text as created_at_exact
@@ -176,6 +176,7 @@ export function presentCustomer(row: CustomerRow) {
     domain: row.domain,
     email: row.email,
     status: row.status,
+    churned_at: row.churned_at,
     segment: row.segment,
     country: row.country,
     currency: row.currency,
@@ -197,6 +198,9 @@ export function presentCustomer(row: CustomerRow) {
 function explainCustomerViolation(violation: ConstraintViolation): AppError {
   if (violation.constraint === 'customers_org_external_id_unique') {
     return new AppError('conflict', 'external_id is already used by another customer');
+  }
+  if (violation.constraint === 'customers_churned_at_check') {
+    return new AppError('validation_failed', 'Invalid field "churned_at": only a churned customer has one (set its status, or leave churned_at out)');
   }
   if (violation.constraint === 'contracts_customer_currency_fk' || violation.constraint === 'invoices_customer_currency_fk') {
     return new AppError('unprocessable', "currency cannot change while the customer has contracts or invoices in its current currency (no FX conversion)");

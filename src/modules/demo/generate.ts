@@ -136,7 +136,7 @@ function generateCustomer(
   const churned = random.chance(0.08);
   const trial = !churned && random.chance(0.05);
   const customerId = demoId('cus', i);
-  data.customers.push({
+  const customer: CustomerInsert = {
     id: customerId,
     orgId: options.orgId,
     externalId: `demo-${i + 1}`,
@@ -144,12 +144,14 @@ function generateCustomer(
     domain: `${slug}.example`,
     email: `billing@${slug}.example`,
     status: churned ? 'churned' : trial ? 'trial' : 'active',
+    churnedAt: null,
     segment: segment.name,
     country: random.pick(currency.country),
     currency: currency.code,
     csm: segment.name === 'smb' && random.chance(0.5) ? null : { ...random.pick(CSMS) },
     metadata: { source: 'demo', seed: options.seed },
-  });
+  };
+  data.customers.push(customer);
   const invoicesBefore = data.invoices.length;
   let cancelling = false;
   const tickets = () => {
@@ -177,6 +179,9 @@ function generateCustomer(
     const current = end >= options.today;
     const cancelled = churned && current;
     const contractId = demoId('ctr', i, term);
+    // The notice of a cancelled term came in the last two months (never before its start); drawn
+    // from the position, not the random stream, so the rest of a seed's data stays what it was.
+    const notice = cancelled ? [addDays(options.today, -(1 + (i % 60))), start].sort().at(-1)! : null;
     data.contracts.push({
       id: contractId,
       orgId: options.orgId,
@@ -191,8 +196,11 @@ function generateCustomer(
       amount: Math.round(amount * (1 + term * 0.05)), // renewals come with a small uplift
       currency: currency.code,
       seats,
+      cancelledAt: notice,
       metadata: { source: 'demo' },
     });
+    // A churned customer churned when it gave notice, or the day after its last term ended.
+    if (churned) customer.churnedAt = notice ?? addDays(end, 1);
     // One invoice per billing period that has begun.
     for (let period = 0, issued = start; issued <= options.today && issued <= end; period++, issued = addMonths(start, period * INTERVAL_MONTHS[interval])) {
       const due = addDays(issued, 30);
@@ -238,6 +246,7 @@ function generateCustomer(
       amount: random.int(5, 50) * 1_000,
       currency: currency.code,
       seats: null,
+      cancelledAt: null,
       metadata: { source: 'demo', expansion: true },
     });
   }

@@ -44,10 +44,10 @@ function recordsetInsert<T extends PgTable>(table: T, keys: readonly (keyof T['$
 }
 
 const insertCustomers = recordsetInsert(customers, [
-  'id', 'orgId', 'externalId', 'name', 'domain', 'email', 'status', 'segment', 'country', 'currency', 'csm', 'metadata',
+  'id', 'orgId', 'externalId', 'name', 'domain', 'email', 'status', 'churnedAt', 'segment', 'country', 'currency', 'csm', 'metadata',
 ]);
 const insertContracts = recordsetInsert(contracts, [
-  'id', 'orgId', 'customerId', 'externalId', 'name', 'status', 'startDate', 'endDate', 'autoRenew', 'billingInterval', 'amount', 'currency', 'seats', 'metadata',
+  'id', 'orgId', 'customerId', 'externalId', 'name', 'status', 'startDate', 'endDate', 'autoRenew', 'billingInterval', 'amount', 'currency', 'seats', 'cancelledAt', 'metadata',
 ]);
 const insertInvoices = recordsetInsert(invoices, [
   'id', 'orgId', 'customerId', 'contractId', 'externalId', 'number', 'status', 'currency', 'amountDue', 'amountPaid', 'issuedAt', 'dueDate', 'paidAt', 'metadata',
