@@ -84,6 +84,12 @@ export const tickets = pgTable(
     urgency: text('urgency'),
     topics: jsonb('topics').$type<string[]>().notNull().default([]),
     churnSignals: jsonb('churn_signals').$type<string[]>().notNull().default([]),
+    /** The intelligence of the first event that carried text, never replaced afterwards: what was
+     * known of the ticket when it came in, which is what a churn prediction for a past day may read
+     * (later events rewrite the columns above). */
+    firstSentiment: real('first_sentiment'),
+    firstUrgency: text('first_urgency'),
+    firstChurnSignals: jsonb('first_churn_signals').$type<string[]>(),
     /** What produced the intelligence (e.g. "afinn-165+rules" version "1"). */
     intelligenceMethod: text('intelligence_method'),
     intelligenceVersion: text('intelligence_version'),

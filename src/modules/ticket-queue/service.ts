@@ -129,6 +129,14 @@ const merged = (column: string) =>
     ? `case when excluded.intelligence_method is null then tickets.${column} else excluded.${column} end`
     : `coalesce(excluded.${column}, tickets.${column})`;
 const CHANGED = [...KEPT_UNLESS_SENT, ...INTELLIGENCE, 'customer_id', 'source_updated_at'];
+// The first intelligence a ticket gets is kept for good (what was known when it came in: churn
+// predictions for past days read it); a ticket first seen without text gets it from the first event
+// that has some.
+const FIRST_INTELLIGENCE = [
+  ['first_sentiment', 'sentiment'],
+  ['first_urgency', 'urgency'],
+  ['first_churn_signals', 'churn_signals'],
+] as const;
 /** What a new ticket gets: a ticket never judged has no topics and no signals, not null ones. */
 const inserted = (column: string) => (column === 'topics' || column === 'churn_signals' ? `coalesce(${column}, '[]'::jsonb)` : column);
 
@@ -146,11 +154,14 @@ const UPSERT_TICKETS = `
     ) as customer_id
     from input i
   )
-  insert into tickets as tickets (id, org_id, connector_id, external_id, customer_id, ${[...KEPT_UNLESS_SENT, 'source_updated_at', ...INTELLIGENCE, 'last_event_id'].join(', ')})
-  select id, org_id, connector_id, external_id, customer_id, ${[...KEPT_UNLESS_SENT, 'source_updated_at', ...INTELLIGENCE, 'last_event_id'].map(inserted).join(', ')}
+  insert into tickets as tickets (id, org_id, connector_id, external_id, customer_id, ${[...KEPT_UNLESS_SENT, 'source_updated_at', ...INTELLIGENCE, 'last_event_id'].join(', ')},
+    ${FIRST_INTELLIGENCE.map(([first]) => first).join(', ')})
+  select id, org_id, connector_id, external_id, customer_id, ${[...KEPT_UNLESS_SENT, 'source_updated_at', ...INTELLIGENCE, 'last_event_id'].map(inserted).join(', ')},
+    ${FIRST_INTELLIGENCE.map(([, column]) => column).join(', ')}
   from linked
   on conflict (connector_id, external_id) do update set
     ${[...KEPT_UNLESS_SENT, ...INTELLIGENCE, 'customer_id', 'source_updated_at'].map((c) => `${c} = ${merged(c)}`).join(',\n    ')},
+    ${FIRST_INTELLIGENCE.map(([first]) => `${first} = coalesce(tickets.${first}, excluded.${first})`).join(',\n    ')},
     last_event_id = excluded.last_event_id,
     updated_at = now()
   where (tickets.source_updated_at is null or excluded.source_updated_at is null or excluded.source_updated_at >= tickets.source_updated_at)

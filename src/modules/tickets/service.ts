@@ -12,7 +12,7 @@ import type { Platform } from './platforms.ts';
 /** What the reads select of a ticket: its columns (`org_id` and `last_event_id` aside) with the
  * normalised status and priority under the plain names and the platform's as `external_`, its
  * connector's name and platform, and its sort key at full database precision, for the cursor. */
-export const TICKET_ROW = rowShape(tickets, ['org_id', 'last_event_id', 'status', 'status_normalised', 'priority', 'priority_normalised'], {
+export const TICKET_ROW = rowShape(tickets, ['org_id', 'last_event_id', 'status', 'status_normalised', 'priority', 'priority_normalised', 'first_sentiment', 'first_urgency', 'first_churn_signals'], {
   connector_name: typed<string>(),
   platform: typed<Platform>(),
   status: typed<string | null>(),
