@@ -24,7 +24,7 @@ ALTER TABLE "contract_revisions" ADD CONSTRAINT "contract_revisions_contract_fk"
 CREATE INDEX "contract_revisions_org_contract_idx" ON "contract_revisions" USING btree ("org_id","contract_id","revision");--> statement-breakpoint
 ALTER TABLE "customers" ADD CONSTRAINT "customers_churned_at_check" CHECK ("customers"."churned_at" is null or "customers"."status" = 'churned');--> statement-breakpoint
 ALTER TABLE "contracts" ADD CONSTRAINT "contracts_cancelled_at_check" CHECK ("contracts"."cancelled_at" is null or "contracts"."status" in ('cancelled', 'ended'));--> statement-breakpoint
--- Point-in-time data (README "ARR data: the past"), written by hand below: drizzle-kit does not
+-- Point-in-time data (README "Point in time"), written by hand below: drizzle-kit does not
 -- write triggers or functions. First the backfill of existing rows, then the triggers that keep the
 -- new columns and the revision log for every writer (API, import, demo, plain SQL) from now on.
 --

@@ -90,13 +90,13 @@ function recordBody(t: Target, kind: 'customers' | 'contracts' | 'invoices'): fc
   if (kind === 'customers') {
     return fc.record({ x: externalId, m: metadata(t) }).map(({ x, m }) => [
       ['external_id', x], ['name', `Fuzz ${x}`], ['currency', 'EUR'], ['domain', 'fuzz.example.com'], ['email', 'a@fuzz.example.com'],
-      ['status', 'active'], ['country', 'DE'], ['csm', obj([['name', 'C'], ['email', 'c@x.io']])], ['metadata', m],
+      ['status', 'active'], ['churned_at', null], ['country', 'DE'], ['csm', obj([['name', 'C'], ['email', 'c@x.io']])], ['metadata', m],
     ]);
   }
   if (kind === 'contracts') {
     return fc.record({ x: externalId, c: customer, m: metadata(t) }).map(({ x, c, m }) => [
       ['external_id', x], ['customer_id', c], ['name', 'Plan'], ['start_date', '2026-01-01'], ['end_date', '2026-12-31'],
-      ['billing_interval', 'month'], ['amount', 10000], ['seats', 5], ['auto_renew', true], ['metadata', m],
+      ['billing_interval', 'month'], ['amount', 10000], ['seats', 5], ['auto_renew', true], ['status', 'cancelled'], ['cancelled_at', '2026-02-01'], ['metadata', m],
     ]);
   }
   return fc.record({ x: externalId, c: customer, m: metadata(t) }).map(({ x, c, m }) => [
