@@ -1,0 +1,298 @@
+// A customer's churn features at a day t, computed set-wise in SQL for a whole organisation: the same
+// statement for today's predictions and for past snapshots. Nothing dated after t is read:
+// contracts as their revisions stood at t (revintel_contracts_at, migration 0015), invoices issued
+// by t and paid only if paid by t (void and draft ones not at all: when they became so is not
+// known), tickets created by t with the intelligence they had when they came in (first_*,
+// migration 0016; ticket statuses are not read). Each feature has a stable key, a label a person
+// reads, and its value; a customer without invoices or tickets gets neutral values and the source
+// is named in `missing`.
+import { queryText, type Db } from '../../db/client.ts';
+
+/** The churn signals that speak of leaving (not an outage or a billing dispute, which a fix ends). */
+export const LEAVING_SIGNALS = ['cancellation', 'competitor', 'downgrade', 'refund'] as const;
+
+interface Raw {
+  customer_id: string;
+  currency: string;
+  segment: string | null;
+  arr: number;
+  arr_monthly: number;
+  seats: number;
+  arr_before: number;
+  seats_before: number;
+  counted: number;
+  first_start: string | null;
+  commitment_end: string | null;
+  renewal_date: string | null;
+  renewal_no_auto: boolean;
+  renewal_auto: boolean;
+  notice: boolean;
+  last_end: string | null;
+  invoices: number;
+  overdue_amount: number;
+  worst_dpd: number;
+  due_365: number;
+  late_365: number;
+  tickets_total: number;
+  t90: number;
+  prev90: number;
+  urgent90: number;
+  negative90: number;
+  signals90: number;
+}
+
+const FEATURES_SQL = `
+  with now_k as (select * from revintel_contracts_at($1, $2::date)),
+  before_k as (select * from revintel_contracts_at($1, $2::date - 180)),
+  cust as (
+    select c.id, c.currency, c.segment from customers c
+    where c.org_id = $1 and (c.deleted_at is null or (c.deleted_at at time zone 'UTC')::date > $2::date)
+      and not coalesce(c.churned_at <= $2::date, false)
+      and ($5::text[] is null or c.id = any($5::text[]))
+  ),
+  k as (
+    select customer_id,
+      min(start_date) filter (where status <> 'draft' and start_date <= $2::date) as first_start,
+      coalesce(sum(arr) filter (where counted), 0)::float8 as arr,
+      coalesce(sum(arr) filter (where counted and billing_interval = 'month'), 0)::float8 as arr_monthly,
+      coalesce(sum(seats) filter (where counted), 0)::float8 as seats,
+      count(*) filter (where counted)::int as counted,
+      max(end_date) filter (where counted and end_date is not null and billing_interval <> 'month') as commitment_end,
+      min(end_date) filter (where counted and end_date between $2::date and $2::date + $3::int) as renewal_date,
+      coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and not auto_renew), false) as renewal_no_auto,
+      coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and auto_renew), false) as renewal_auto,
+      coalesce(bool_or(counted and cancelled_at is not null), false) as notice,
+      max(coalesce(end_date, cancelled_at)) filter (where not counted and status <> 'draft' and coalesce(end_date, cancelled_at) < $2::date) as last_end
+    from now_k group by customer_id
+  ),
+  b as (
+    select customer_id, coalesce(sum(arr) filter (where counted), 0)::float8 as arr, coalesce(sum(seats) filter (where counted), 0)::float8 as seats
+    from before_k group by customer_id
+  ),
+  inv as (
+    select customer_id,
+      count(*)::int as invoices,
+      coalesce(sum(amount_due) filter (where due_date < $2::date and (paid_day is null or paid_day > $2::date)), 0)::float8 as overdue_amount,
+      coalesce(max($2::date - due_date) filter (where due_date < $2::date and (paid_day is null or paid_day > $2::date)), 0)::int as worst_dpd,
+      count(*) filter (where due_date > $2::date - 365 and due_date <= $2::date)::int as due_365,
+      count(*) filter (where due_date > $2::date - 365 and due_date <= $2::date
+                         and ((paid_day <= $2::date and paid_day > due_date) or ((paid_day is null or paid_day > $2::date) and due_date < $2::date)))::int as late_365
+    from (
+      select customer_id, due_date, amount_due, (paid_at at time zone 'UTC')::date as paid_day
+      from invoices
+      where org_id = $1 and deleted_at is null and status not in ('void', 'draft') and (issued_at at time zone 'UTC')::date <= $2::date
+    ) i
+    group by customer_id
+  ),
+  tk as (
+    select customer_id,
+      count(*)::int as tickets_total,
+      count(*) filter (where day > $2::date - 90)::int as t90,
+      count(*) filter (where day > $2::date - 180 and day <= $2::date - 90)::int as prev90,
+      count(*) filter (where day > $2::date - 90 and first_urgency in ('high', 'critical'))::int as urgent90,
+      count(*) filter (where day > $2::date - 90 and first_sentiment < -0.2)::int as negative90,
+      count(*) filter (where day > $2::date - 90 and first_churn_signals ?| $4::text[])::int as signals90
+    from (
+      select customer_id, (coalesce(source_created_at, created_at) at time zone 'UTC')::date as day, first_urgency, first_sentiment, first_churn_signals
+      from tickets where org_id = $1 and customer_id is not null
+    ) t
+    where day <= $2::date
+    group by customer_id
+  )
+  select cust.id as customer_id, cust.currency, cust.segment,
+    coalesce(k.arr, 0) as arr, coalesce(k.arr_monthly, 0) as arr_monthly, coalesce(k.seats, 0) as seats,
+    coalesce(b.arr, 0) as arr_before, coalesce(b.seats, 0) as seats_before, coalesce(k.counted, 0) as counted,
+    k.first_start::text as first_start, k.commitment_end::text as commitment_end, k.renewal_date::text as renewal_date,
+    coalesce(k.renewal_no_auto, false) as renewal_no_auto, coalesce(k.renewal_auto, false) as renewal_auto, coalesce(k.notice, false) as notice,
+    k.last_end::text as last_end,
+    coalesce(inv.invoices, 0) as invoices, coalesce(inv.overdue_amount, 0) as overdue_amount, coalesce(inv.worst_dpd, 0) as worst_dpd,
+    coalesce(inv.due_365, 0) as due_365, coalesce(inv.late_365, 0) as late_365,
+    coalesce(tk.tickets_total, 0) as tickets_total, coalesce(tk.t90, 0) as t90, coalesce(tk.prev90, 0) as prev90,
+    coalesce(tk.urgent90, 0) as urgent90, coalesce(tk.negative90, 0) as negative90, coalesce(tk.signals90, 0) as signals90
+  from cust
+  join k on k.customer_id = cust.id
+  left join b on b.customer_id = cust.id
+  left join inv on inv.customer_id = cust.id
+  left join tk on tk.customer_id = cust.id
+  where k.counted > 0 or ($6::boolean and k.last_end >= $2::date - $7::int)
+  order by cust.id`;
+
+const days = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+const clip = (x: number, low: number, high: number) => Math.min(high, Math.max(low, x));
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+interface Context {
+  raw: Raw;
+  day: string;
+}
+
+/** The features, in the order models store their weights. `neutral` is the value of a customer
+ * about whom the source says nothing. */
+export const FEATURES: readonly { key: string; neutral: number; value(c: Context): number; label(c: Context): string }[] = [
+  {
+    key: 'tenure_years',
+    neutral: 1,
+    value: ({ raw, day }) => (raw.first_start ? clip(days(raw.first_start, day) / 365, 0, 10) : 0),
+    label: ({ raw, day }) => (raw.first_start ? `Customer for ${(days(raw.first_start, day) / 365).toFixed(1)} years` : 'No contract history'),
+  },
+  {
+    key: 'commitment_months_left',
+    neutral: 0,
+    value: ({ raw, day }) => (raw.commitment_end ? clip(days(day, raw.commitment_end) / 30, 0, 36) : 0),
+    label: ({ raw, day }) => (raw.commitment_end ? `Committed for ${plural(Math.round(days(day, raw.commitment_end) / 30), 'more month')}` : 'No committed term (monthly or evergreen)'),
+  },
+  {
+    key: 'renewal_due_no_autorenew',
+    neutral: 0,
+    value: ({ raw }) => (raw.renewal_no_auto ? 1 : 0),
+    label: ({ raw, day }) => (raw.renewal_no_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, no auto-renew` : 'No renewal without auto-renew due'),
+  },
+  {
+    key: 'renewal_due_autorenew',
+    neutral: 0,
+    value: ({ raw }) => (raw.renewal_auto ? 1 : 0),
+    label: ({ raw, day }) => (raw.renewal_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, auto-renewing` : 'No auto-renewal due'),
+  },
+  {
+    key: 'monthly_billing_share',
+    neutral: 0,
+    value: ({ raw }) => (raw.arr > 0 ? raw.arr_monthly / raw.arr : 0),
+    label: ({ raw }) => `${Math.round(raw.arr > 0 ? (100 * raw.arr_monthly) / raw.arr : 0)}% of ARR billed monthly`,
+  },
+  {
+    key: 'arr_log',
+    neutral: Math.log1p(10_000),
+    value: ({ raw }) => Math.log1p(raw.arr / 100),
+    label: ({ raw }) => `ARR ${Math.round(raw.arr / 100).toLocaleString('en-US')} ${raw.currency}`,
+  },
+  {
+    key: 'arr_change_180d',
+    neutral: 0,
+    value: ({ raw }) => (raw.arr_before > 0 ? clip((raw.arr - raw.arr_before) / raw.arr_before, -1, 1) : 0),
+    label: ({ raw }) => (raw.arr_before > 0 ? `ARR ${signedPercent((raw.arr - raw.arr_before) / raw.arr_before)} over 180 days` : 'No ARR 180 days ago'),
+  },
+  {
+    key: 'seats_change_180d',
+    neutral: 0,
+    value: ({ raw }) => (raw.seats_before > 0 ? clip((raw.seats - raw.seats_before) / raw.seats_before, -1, 1) : 0),
+    label: ({ raw }) => (raw.seats_before > 0 ? `Seats ${signedPercent((raw.seats - raw.seats_before) / raw.seats_before)} over 180 days` : 'No seats 180 days ago'),
+  },
+  {
+    key: 'cancellation_notice',
+    neutral: 0,
+    value: ({ raw }) => (raw.notice ? 1 : 0),
+    label: ({ raw }) => (raw.notice ? 'Cancellation notice given' : 'No cancellation notice'),
+  },
+  {
+    key: 'overdue_months_of_revenue',
+    neutral: 0,
+    value: ({ raw }) => clip(raw.overdue_amount / Math.max(raw.arr / 12, 1), 0, 12),
+    label: ({ raw }) => `Overdue: ${(raw.overdue_amount / Math.max(raw.arr / 12, 1)).toFixed(1)} months of revenue`,
+  },
+  {
+    key: 'worst_months_past_due',
+    neutral: 0,
+    value: ({ raw }) => clip(raw.worst_dpd / 30, 0, 12),
+    label: ({ raw }) => (raw.worst_dpd > 0 ? `Oldest unpaid invoice ${plural(raw.worst_dpd, 'day')} past due` : 'Nothing past due'),
+  },
+  {
+    key: 'late_paid_share_365d',
+    neutral: 0,
+    value: ({ raw }) => (raw.due_365 > 0 ? raw.late_365 / raw.due_365 : 0),
+    label: ({ raw }) => `${raw.late_365} of ${plural(raw.due_365, 'invoice')} due in a year paid late`,
+  },
+  {
+    key: 'tickets_90d',
+    neutral: 0,
+    value: ({ raw }) => Math.log1p(raw.t90),
+    label: ({ raw }) => `${plural(raw.t90, 'ticket')} in 90 days`,
+  },
+  {
+    key: 'ticket_trend',
+    neutral: 0,
+    value: ({ raw }) => Math.log1p(raw.t90) - Math.log1p(raw.prev90),
+    label: ({ raw }) => `${plural(raw.t90, 'ticket')} in 90 days against ${raw.prev90} in the 90 before`,
+  },
+  {
+    key: 'urgent_tickets_90d',
+    neutral: 0,
+    value: ({ raw }) => Math.log1p(raw.urgent90),
+    label: ({ raw }) => `${plural(raw.urgent90, 'urgent ticket')} in 90 days`,
+  },
+  {
+    key: 'negative_ticket_share_90d',
+    neutral: 0,
+    value: ({ raw }) => (raw.t90 > 0 ? raw.negative90 / raw.t90 : 0),
+    label: ({ raw }) => `${raw.negative90} of ${plural(raw.t90, 'ticket')} in 90 days negative`,
+  },
+  {
+    key: 'churn_signal_tickets_90d',
+    neutral: 0,
+    value: ({ raw }) => Math.log1p(raw.signals90),
+    label: ({ raw }) => `${plural(raw.signals90, 'ticket')} speaking of leaving in 90 days`,
+  },
+];
+
+export const FEATURE_KEYS = FEATURES.map((f) => f.key);
+
+const signedPercent = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(Math.round(100 * x))}%`;
+
+export type Source = 'invoices' | 'tickets';
+
+export interface FeatureRow {
+  customerId: string;
+  currency: string;
+  segment: string | null;
+  /** In the order of FEATURES. */
+  values: number[];
+  labels: string[];
+  /** Sources with nothing about this customer by the day: their features are neutral. */
+  missing: Source[];
+  arr: number;
+  renewalDate: string | null;
+  /** A cancellation was known at the day. */
+  noticeKnown: boolean;
+}
+
+export interface FeatureQuery {
+  orgId: string;
+  /** YYYY-MM-DD */
+  day: string;
+  horizonDays: number;
+  /** Who: `active` (a contract counts at the day: a training snapshot) or `scored` (also a
+   * contract that ended within `graceDays`: the riskiest, still scored). */
+  population: 'active' | 'scored';
+  graceDays: number;
+  customerIds?: string[];
+}
+
+/** The features of an organisation's customers at `day`. */
+export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRow[]> {
+  const rows = await queryText<Raw>(db, FEATURES_SQL, [
+    query.orgId,
+    query.day,
+    query.horizonDays,
+    [...LEAVING_SIGNALS],
+    query.customerIds ?? null,
+    query.population === 'scored',
+    query.graceDays,
+  ]);
+  return rows.map((raw) => {
+    const numeric: Raw = { ...raw, arr: Number(raw.arr), arr_monthly: Number(raw.arr_monthly), seats: Number(raw.seats), arr_before: Number(raw.arr_before), seats_before: Number(raw.seats_before), overdue_amount: Number(raw.overdue_amount) };
+    const missing: Source[] = [];
+    if (numeric.invoices === 0) missing.push('invoices');
+    if (numeric.tickets_total === 0) missing.push('tickets');
+    const context = { raw: numeric, day: query.day };
+    return {
+      customerId: raw.customer_id,
+      currency: raw.currency,
+      segment: raw.segment,
+      values: FEATURES.map((f) => f.value(context)),
+      labels: FEATURES.map((f) => f.label(context)),
+      missing,
+      arr: numeric.arr,
+      renewalDate: raw.renewal_date,
+      noticeKnown: raw.notice,
+    };
+  });
+}
