@@ -54,7 +54,8 @@ const insertInvoices = recordsetInsert(invoices, [
 ]);
 const insertTickets = recordsetInsert(tickets, [
   'id', 'orgId', 'connectorId', 'externalId', 'customerId', 'subject', 'description', 'status', 'statusNormalised', 'priority', 'priorityNormalised',
-  'requesterEmail', 'sourceCreatedAt', 'sourceUpdatedAt', 'sentiment', 'urgency', 'topics', 'churnSignals', 'intelligenceMethod', 'intelligenceVersion',
+  'requesterEmail', 'sourceCreatedAt', 'sourceUpdatedAt', 'sentiment', 'urgency', 'topics', 'churnSignals', 'firstSentiment', 'firstUrgency', 'firstChurnSignals',
+  'intelligenceMethod', 'intelligenceVersion',
   'createdAt', 'updatedAt',
 ]);
 

@@ -113,6 +113,10 @@ export function generateTickets(
       urgency: intelligence.urgency,
       topics: intelligence.topics,
       churnSignals: intelligence.churnSignals,
+      // One text per demo ticket: what it said when it came in is what it says.
+      firstSentiment: intelligence.sentiment,
+      firstUrgency: intelligence.urgency,
+      firstChurnSignals: intelligence.churnSignals,
       intelligenceMethod: intelligence.method,
       intelligenceVersion: intelligence.version,
       createdAt: new Date(createdAt),
