@@ -18,26 +18,10 @@ const send = (message: FromWorker) => self.postMessage(message);
 
 let stopping = false;
 const wakers = { tickets: createWaker(), jobs: createWaker() };
-
-/** Pauses that only a stop cuts short, not a wake-up (the heartbeat's). */
-const pauses = new Set<() => void>();
+/** The heartbeat's pause: only a stop cuts it short. */
+const pauses = createWaker();
 /** The ticket loop's deferrals during a burst: cut short by a stop or by the burst's end. */
-const deferrals = new Set<() => void>();
-function sleepIn(set: Set<() => void>, ms: number): Promise<void> {
-  if (stopping || ms <= 0) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      set.delete(done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    set.add(done);
-  });
-}
-const endAll = (set: Set<() => void>) => {
-  for (const done of [...set]) done();
-};
+const deferrals = createWaker();
 
 /** The server is taking webhooks faster than the worker should compete with (supervisor.ts). */
 let ingestBusy = false;
@@ -68,7 +52,7 @@ async function run(init: WorkerInit) {
       isStopping: () => stopping,
       idle: wakers.tickets.idle,
       ingestBusy: () => ingestBusy,
-      pause: (ms) => sleepIn(deferrals, ms),
+      pause: deferrals.idle,
     });
     const jobs = runJobLoop({ units, kinds: JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake });
     while (!stopping) {
@@ -78,7 +62,7 @@ async function run(init: WorkerInit) {
       } catch (error) {
         log.warn('heartbeat failed', { error: messageOf(error) });
       }
-      await sleepIn(pauses, init.heartbeatMs);
+      await pauses.idle(init.heartbeatMs);
     }
     // The work in hand is finished and recorded before the thread says it has stopped.
     await Promise.all([tickets, jobs]);
@@ -110,14 +94,11 @@ self.addEventListener('message', (event: MessageEvent<ToWorker>) => {
       workerLog?.info(
         ingestBusy ? `webhooks arriving fast: ticket processing deferred (at most ${DEFER_AT_MOST_MS / 1000} s) so that acknowledging comes first` : 'ticket processing back to full speed',
       );
-      if (!ingestBusy) endAll(deferrals);
+      if (!ingestBusy) deferrals.wake();
       return;
     case 'stop':
       stopping = true;
-      wakers.tickets.stop();
-      wakers.jobs.stop();
-      endAll(pauses);
-      endAll(deferrals);
+      for (const waker of [wakers.tickets, wakers.jobs, pauses, deferrals]) waker.stop();
       return;
     default:
       unhandled(message);
