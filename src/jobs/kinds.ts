@@ -4,5 +4,7 @@ import type { JobKind } from './kind.ts';
 import { idempotencyPurge } from './kinds/idempotency-purge.ts';
 import { purgeFinishedJobs } from './kinds/purge-finished.ts';
 import { recoverJobLeases } from './kinds/recover-leases.ts';
+import { recomputePredictionsJob } from './kinds/predictions-recompute.ts';
+import { recomputeStaleJob } from './kinds/predictions-recompute-stale.ts';
 
-export const JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs];
+export const JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob];

@@ -12,3 +12,4 @@ export * from './connectors.ts';
 export * from './tickets.ts';
 export * from './data-versions.ts';
 export * from './jobs.ts';
+export * from './predictions.ts';

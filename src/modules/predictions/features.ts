@@ -127,113 +127,136 @@ interface Context {
 }
 
 /** The features, in the order models store their weights. `neutral` is the value of a customer
- * about whom the source says nothing. */
-export const FEATURES: readonly { key: string; neutral: number; value(c: Context): number; label(c: Context): string }[] = [
+ * about whom the source says nothing; `prior` is the scorecard's weight (logit per unit of value),
+ * the fixed points an organisation without churn history is scored by: a renewal without
+ * auto-renew, a notice, tickets that speak of leaving and unpaid invoices raise the risk; tenure,
+ * commitment, size and growth lower it. */
+export const FEATURES: readonly { key: string; neutral: number; prior: number; value(c: Context): number; label(c: Context): string }[] = [
   {
     key: 'tenure_years',
     neutral: 1,
+    prior: -0.15,
     value: ({ raw, day }) => (raw.first_start ? clip(days(raw.first_start, day) / 365, 0, 10) : 0),
     label: ({ raw, day }) => (raw.first_start ? `Customer for ${(days(raw.first_start, day) / 365).toFixed(1)} years` : 'No contract history'),
   },
   {
     key: 'commitment_months_left',
     neutral: 0,
+    prior: -0.05,
     value: ({ raw, day }) => (raw.commitment_end ? clip(days(day, raw.commitment_end) / 30, 0, 36) : 0),
     label: ({ raw, day }) => (raw.commitment_end ? `Committed for ${plural(Math.round(days(day, raw.commitment_end) / 30), 'more month')}` : 'No committed term (monthly or evergreen)'),
   },
   {
     key: 'renewal_due_no_autorenew',
     neutral: 0,
+    prior: 1,
     value: ({ raw }) => (raw.renewal_no_auto ? 1 : 0),
     label: ({ raw, day }) => (raw.renewal_no_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, no auto-renew` : 'No renewal without auto-renew due'),
   },
   {
     key: 'renewal_due_autorenew',
     neutral: 0,
+    prior: 0.2,
     value: ({ raw }) => (raw.renewal_auto ? 1 : 0),
     label: ({ raw, day }) => (raw.renewal_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, auto-renewing` : 'No auto-renewal due'),
   },
   {
     key: 'monthly_billing_share',
     neutral: 0,
+    prior: 0.5,
     value: ({ raw }) => (raw.arr > 0 ? raw.arr_monthly / raw.arr : 0),
     label: ({ raw }) => `${Math.round(raw.arr > 0 ? (100 * raw.arr_monthly) / raw.arr : 0)}% of ARR billed monthly`,
   },
   {
     key: 'arr_log',
     neutral: Math.log1p(10_000),
+    prior: -0.1,
     value: ({ raw }) => Math.log1p(raw.arr / 100),
     label: ({ raw }) => `ARR ${Math.round(raw.arr / 100).toLocaleString('en-US')} ${raw.currency}`,
   },
   {
     key: 'arr_change_180d',
     neutral: 0,
+    prior: -1,
     value: ({ raw }) => (raw.arr_before > 0 ? clip((raw.arr - raw.arr_before) / raw.arr_before, -1, 1) : 0),
     label: ({ raw }) => (raw.arr_before > 0 ? `ARR ${signedPercent((raw.arr - raw.arr_before) / raw.arr_before)} over 180 days` : 'No ARR 180 days ago'),
   },
   {
     key: 'seats_change_180d',
     neutral: 0,
+    prior: -0.8,
     value: ({ raw }) => (raw.seats_before > 0 ? clip((raw.seats - raw.seats_before) / raw.seats_before, -1, 1) : 0),
     label: ({ raw }) => (raw.seats_before > 0 ? `Seats ${signedPercent((raw.seats - raw.seats_before) / raw.seats_before)} over 180 days` : 'No seats 180 days ago'),
   },
   {
     key: 'cancellation_notice',
     neutral: 0,
+    prior: 3,
     value: ({ raw }) => (raw.notice ? 1 : 0),
     label: ({ raw }) => (raw.notice ? 'Cancellation notice given' : 'No cancellation notice'),
   },
   {
     key: 'overdue_months_of_revenue',
     neutral: 0,
+    prior: 0.3,
     value: ({ raw }) => clip(raw.overdue_amount / Math.max(raw.arr / 12, 1), 0, 12),
     label: ({ raw }) => `Overdue: ${(raw.overdue_amount / Math.max(raw.arr / 12, 1)).toFixed(1)} months of revenue`,
   },
   {
     key: 'worst_months_past_due',
     neutral: 0,
+    prior: 0.2,
     value: ({ raw }) => clip(raw.worst_dpd / 30, 0, 12),
     label: ({ raw }) => (raw.worst_dpd > 0 ? `Oldest unpaid invoice ${plural(raw.worst_dpd, 'day')} past due` : 'Nothing past due'),
   },
   {
     key: 'late_paid_share_365d',
     neutral: 0,
+    prior: 0.8,
     value: ({ raw }) => (raw.due_365 > 0 ? raw.late_365 / raw.due_365 : 0),
     label: ({ raw }) => `${raw.late_365} of ${plural(raw.due_365, 'invoice')} due in a year paid late`,
   },
   {
     key: 'tickets_90d',
     neutral: 0,
+    prior: 0.1,
     value: ({ raw }) => Math.log1p(raw.t90),
     label: ({ raw }) => `${plural(raw.t90, 'ticket')} in 90 days`,
   },
   {
     key: 'ticket_trend',
     neutral: 0,
+    prior: 0.3,
     value: ({ raw }) => Math.log1p(raw.t90) - Math.log1p(raw.prev90),
     label: ({ raw }) => `${plural(raw.t90, 'ticket')} in 90 days against ${raw.prev90} in the 90 before`,
   },
   {
     key: 'urgent_tickets_90d',
     neutral: 0,
+    prior: 0.4,
     value: ({ raw }) => Math.log1p(raw.urgent90),
     label: ({ raw }) => `${plural(raw.urgent90, 'urgent ticket')} in 90 days`,
   },
   {
     key: 'negative_ticket_share_90d',
     neutral: 0,
+    prior: 0.8,
     value: ({ raw }) => (raw.t90 > 0 ? raw.negative90 / raw.t90 : 0),
     label: ({ raw }) => `${raw.negative90} of ${plural(raw.t90, 'ticket')} in 90 days negative`,
   },
   {
     key: 'churn_signal_tickets_90d',
     neutral: 0,
+    prior: 1.2,
     value: ({ raw }) => Math.log1p(raw.signals90),
     label: ({ raw }) => `${plural(raw.signals90, 'ticket')} speaking of leaving in 90 days`,
   },
 ];
 
 export const FEATURE_KEYS = FEATURES.map((f) => f.key);
+
+/** The scorecard of the `prior` tier (training.ts). */
+export const PRIOR_SCORECARD = FEATURES.map((f) => ({ key: f.key, weight: f.prior, neutral: f.neutral }));
 
 const signedPercent = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(Math.round(100 * x))}%`;
 

@@ -9,6 +9,7 @@ import type { Platform } from '../tickets/platforms.ts';
 import type { EventSource } from '../../db/schema/index.ts';
 import { isFinal, retryDelaySeconds } from './retry.ts';
 import { storableText } from './storable.ts';
+import { markStale } from '../predictions/stale.ts';
 
 export interface ClaimedEvent {
   id: string;
@@ -177,11 +178,6 @@ const MARK_DONE = `
   from unnest($1::text[], $2::text[]) as d(id, ticket_ids)
   where e.id = d.id`;
 
-const RISK_CHANGED = `
-  insert into risk_input_changes (org_id, customer_id, changed_at)
-  select distinct org_id, customer_id, now() from unnest($1::text[], $2::text[]) as r(org_id, customer_id)
-  on conflict (org_id, customer_id) do update set changed_at = excluded.changed_at`;
-
 const MARK_FAILED = `
   update ticket_events e set status = f.status, run_after = now() + make_interval(secs => f.delay_seconds), last_error = f.error,
     lease_owner = null, lease_until = null, processed_at = case when f.status = 'dead' then now() else null end
@@ -249,7 +245,8 @@ export async function applyOutcomes(db: Db, args: { owner: string; outcomes: Eve
     const written = await queryText<{ id: string; org_id: string; customer_id: string | null }>(db, UPSERT_TICKETS, [JSON.stringify([...versions.values()])]);
     result.tickets = written.length;
     const linked = written.filter((t) => t.customer_id !== null);
-    if (linked.length > 0) await queryText(db, RISK_CHANGED, [linked.map((t) => t.org_id), linked.map((t) => t.customer_id)]);
+    // Their churn predictions are stale now, and are rescored a few seconds later.
+    await markStale(db, linked.map((t) => ({ orgId: t.org_id, customerId: t.customer_id! })));
   }
   const idOfKey = new Map<string, string>();
   if (versions.size > 0) {

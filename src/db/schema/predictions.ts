@@ -1,0 +1,77 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, date, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { organisations } from './organisations.ts';
+import { customers } from './customers.ts';
+import { timestamptz } from './columns.ts';
+
+export const MODEL_STATUSES = ['active', 'rejected', 'retired'] as const;
+export type ModelStatus = (typeof MODEL_STATUSES)[number];
+export const RISK_BANDS = ['low', 'medium', 'high', 'critical'] as const;
+export type RiskBand = (typeof RISK_BANDS)[number];
+
+/** An organisation's churn models: the one in force (`active`), those a better one replaced
+ * (`retired`) and candidates that lost (`rejected`, with the reason). Parameters are kept whole, so
+ * every score a model gave can be reproduced. */
+export const predictionModels = pgTable(
+  'prediction_models',
+  {
+    id: text('id').primaryKey(),
+    orgId: text('org_id')
+      .notNull()
+      .references(() => organisations.id, { onDelete: 'cascade' }),
+    kind: text('kind').$type<'prior' | 'prior_recalibrated' | 'logistic'>().notNull(),
+    status: text('status').$type<ModelStatus>().notNull(),
+    horizonDays: integer('horizon_days').notNull(),
+    /** The additive form: base, and per feature its key, weight and centre (predictions/logistic.ts). */
+    parameters: jsonb('parameters').$type<{ base: number; features: { key: string; weight: number; centre: number }[] }>().notNull(),
+    /** How it was trained (rows, events, customers, solver) and how it did in its backtest. */
+    metrics: jsonb('metrics').$type<Record<string, unknown>>().notNull().default({}),
+    rejectReason: text('reject_reason'),
+    trainedAt: timestamptz('trained_at').notNull().defaultNow(),
+  },
+  (table) => [
+    uniqueIndex('prediction_models_one_active').on(table.orgId, table.horizonDays).where(sql`${table.status} = 'active'`),
+    index('prediction_models_org_trained_idx').on(table.orgId, table.trainedAt.desc()),
+    check('prediction_models_status_check', sql`${table.status} in ('active', 'rejected', 'retired')`),
+    check('prediction_models_kind_check', sql`${table.kind} in ('prior', 'prior_recalibrated', 'logistic')`),
+  ],
+);
+
+export type PredictionModel = typeof predictionModels.$inferSelect;
+
+/** Each scored customer's current prediction, as the model in force made it. */
+export const predictions = pgTable(
+  'predictions',
+  {
+    orgId: text('org_id').notNull(),
+    customerId: text('customer_id').notNull(),
+    modelId: text('model_id')
+      .notNull()
+      .references(() => predictionModels.id),
+    horizonDays: integer('horizon_days').notNull(),
+    probability: doublePrecision('probability').notNull(),
+    /** σ(base_logit + Σ drivers[].impact) = probability. */
+    baseLogit: doublePrecision('base_logit').notNull(),
+    risk: text('risk').$type<RiskBand>().notNull(),
+    /** The band before the last change of band (null until it changes). */
+    previousRisk: text('previous_risk').$type<RiskBand>(),
+    /** The ARR the prediction puts at risk is measured on (minor units), in `currency`. */
+    arr: bigint('arr', { mode: 'number' }).notNull(),
+    currency: text('currency').notNull(),
+    renewalDate: date('renewal_date', { mode: 'string' }),
+    /** Every feature's {feature, label, value, impact}, by |impact|. */
+    drivers: jsonb('drivers').$type<{ feature: string; label: string; value: number; impact: number }[]>().notNull(),
+    dataCompleteness: real('data_completeness').notNull(),
+    missingSignals: jsonb('missing_signals').$type<string[]>().notNull(),
+    predictedAt: timestamptz('predicted_at').notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.orgId, table.customerId] }),
+    foreignKey({ columns: [table.orgId, table.customerId], foreignColumns: [customers.orgId, customers.id] }).onDelete('cascade'),
+    index('predictions_org_risk_idx').on(table.orgId, table.risk),
+    check('predictions_probability_check', sql`${table.probability} >= 0 and ${table.probability} <= 1`),
+    check('predictions_risk_check', sql`${table.risk} in ('low', 'medium', 'high', 'critical')`),
+  ],
+);
+
+export type Prediction = typeof predictions.$inferSelect;

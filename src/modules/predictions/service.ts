@@ -1,0 +1,114 @@
+// Scoring: the current prediction of every scored customer of an organisation, by the model in
+// force (the scorecard, stored as the organisation's first model, until a trained one replaces it).
+// One transaction: the predictions, and the stale marks they answer. The marks are read first and
+// removed at the end only if unchanged: a mark commits with the change it marks, so the features
+// read after it see that change, and a mark made (or renewed) meanwhile survives for the next run.
+import { queryText, type Db } from '../../db/client.ts';
+import type { RiskBand } from '../../db/schema/index.ts';
+import { newId } from '../../lib/ids.ts';
+import { FEATURES, featuresAt, PRIOR_SCORECARD, type Source } from './features.ts';
+import { explain, type AdditiveModel } from './logistic.ts';
+import { priorModel } from './training.ts';
+
+export interface PredictionSettings {
+  horizonDays: number;
+  graceDays: number;
+  priorAnnualChurn: number;
+  /** Upper bounds of low, medium and high (RISK_BANDS). */
+  riskBands: [number, number, number];
+}
+
+export const DEFAULT_PREDICTION_SETTINGS: PredictionSettings = { horizonDays: 90, graceDays: 30, priorAnnualChurn: 0.12, riskBands: [0.05, 0.15, 0.35] };
+
+export function riskBand(probability: number, bands: PredictionSettings['riskBands']): RiskBand {
+  return probability < bands[0] ? 'low' : probability < bands[1] ? 'medium' : probability < bands[2] ? 'high' : 'critical';
+}
+
+/** The sources a prediction reads: contracts (always there for a scored customer), invoices, tickets. */
+const SOURCES = 3;
+
+/** The organisation's model in force for the horizon; the scorecard is stored as its first. */
+export async function activeModel(db: Db, orgId: string, settings: PredictionSettings): Promise<{ id: string; kind: string; parameters: AdditiveModel }> {
+  const [found] = await queryText<{ id: string; kind: string; parameters: AdditiveModel }>(
+    db,
+    `select id, kind, parameters from prediction_models where org_id = $1 and horizon_days = $2 and status = 'active'`,
+    [orgId, settings.horizonDays],
+  );
+  if (found) return found;
+  const parameters = priorModel(PRIOR_SCORECARD, settings);
+  const id = newId('mdl');
+  // Two recomputes racing to create it: the unique index keeps one, and both use that one.
+  await queryText(
+    db,
+    `insert into prediction_models (id, org_id, kind, status, horizon_days, parameters, metrics)
+     values ($1, $2, 'prior', 'active', $3, $4::jsonb, $5::jsonb)
+     on conflict (org_id, horizon_days) where status = 'active' do nothing`,
+    [id, orgId, settings.horizonDays, JSON.stringify(parameters), JSON.stringify({ note: 'scorecard: no training' })],
+  );
+  return activeModel(db, orgId, settings);
+}
+
+const UPSERT = `
+  insert into predictions as p (org_id, customer_id, model_id, horizon_days, probability, base_logit, risk, arr, currency, renewal_date, drivers, data_completeness, missing_signals, predicted_at)
+  select $1, x.customer_id, $2, $3, x.probability, x.base_logit, x.risk, x.arr, x.currency, x.renewal_date, x.drivers, x.data_completeness, x.missing_signals, $5::timestamptz
+  from jsonb_to_recordset($4::jsonb) as x(customer_id text, probability float8, base_logit float8, risk text, arr bigint, currency text, renewal_date date,
+                                          drivers jsonb, data_completeness real, missing_signals jsonb)
+  on conflict (org_id, customer_id) do update set
+    model_id = excluded.model_id, horizon_days = excluded.horizon_days, probability = excluded.probability, base_logit = excluded.base_logit,
+    previous_risk = case when p.risk <> excluded.risk then p.risk else p.previous_risk end,
+    risk = excluded.risk, arr = excluded.arr, currency = excluded.currency, renewal_date = excluded.renewal_date, drivers = excluded.drivers,
+    data_completeness = excluded.data_completeness, missing_signals = excluded.missing_signals, predicted_at = excluded.predicted_at`;
+
+export interface RecomputeResult {
+  modelId: string;
+  scored: number;
+  removed: number;
+}
+
+/** Scores `customerIds` (or every customer) of the organisation as of `today`, in `db`'s
+ * transaction. Customers no longer scored lose their prediction. */
+export async function recomputePredictions(
+  db: Db,
+  args: { orgId: string; today: string; customerIds?: string[]; settings?: PredictionSettings },
+): Promise<RecomputeResult> {
+  const settings = args.settings ?? DEFAULT_PREDICTION_SETTINGS;
+  const marks = await queryText<{ customer_id: string; changed_at: string }>(
+    db,
+    `select customer_id, changed_at::text from risk_input_changes where org_id = $1 and ($2::text[] is null or customer_id = any($2::text[]))`,
+    [args.orgId, args.customerIds ?? null],
+  );
+  const model = await activeModel(db, args.orgId, settings);
+  const rows = await featuresAt(db, { orgId: args.orgId, day: args.today, horizonDays: settings.horizonDays, population: 'scored', graceDays: settings.graceDays, customerIds: args.customerIds });
+  const items = rows.map((row) => {
+    const { probability, base, drivers } = explain(model.parameters, row.values);
+    const byKey = new Map(FEATURES.map((f, j) => [f.key, j]));
+    return {
+      customer_id: row.customerId,
+      probability,
+      base_logit: base,
+      risk: riskBand(probability, settings.riskBands),
+      arr: Math.round(row.arr),
+      currency: row.currency,
+      renewal_date: row.renewalDate,
+      drivers: drivers.map((d) => ({ feature: d.feature, label: row.labels[byKey.get(d.feature)!]!, value: row.values[byKey.get(d.feature)!]!, impact: d.impact })),
+      data_completeness: 1 - row.missing.length / SOURCES,
+      missing_signals: row.missing satisfies Source[],
+    };
+  });
+  if (items.length > 0) await queryText(db, UPSERT, [args.orgId, model.id, settings.horizonDays, JSON.stringify(items), new Date().toISOString()]);
+  const kept = items.map((i) => i.customer_id);
+  const removed = await queryText<{ customer_id: string }>(
+    db,
+    `delete from predictions where org_id = $1 and ($2::text[] is null or customer_id = any($2::text[])) and not (customer_id = any($3::text[])) returning customer_id`,
+    [args.orgId, args.customerIds ?? null, kept],
+  );
+  if (marks.length > 0) {
+    await queryText(
+      db,
+      `delete from risk_input_changes r using unnest($2::text[], $3::text[]) as m(customer_id, changed_at)
+       where r.org_id = $1 and r.customer_id = m.customer_id and r.changed_at = m.changed_at::timestamptz`,
+      [args.orgId, marks.map((m) => m.customer_id), marks.map((m) => m.changed_at)],
+    );
+  }
+  return { modelId: model.id, scored: items.length, removed: removed.length };
+}
