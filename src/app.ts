@@ -31,6 +31,7 @@ import { createWebhookReceiver, TICKET_WEBHOOK_ROUTE, WEBHOOK_SCOPE, webhooksMod
 import { CONNECTOR_ROUTES, connectorsModule } from './modules/connectors/index.ts';
 import { TICKET_ROUTES, ticketsModule } from './modules/tickets/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/ticket-import/index.ts';
+import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
@@ -81,6 +82,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   CONNECTOR_ROUTES,
   TICKET_ROUTES,
   TICKET_IMPORT_ROUTES,
+  PREDICTION_ROUTES,
   { receive: TICKET_WEBHOOK_ROUTE },
 ].flatMap((module): RouteDeclaration[] => Object.values(module));
 
@@ -107,6 +109,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(connectorsModule({ database: deps.database, states, config: deps.config }))
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
+    .use(predictionsModule({ database: deps.database, states }))
     .use(webhooksModule(shared.webhooks, states));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();

@@ -6,6 +6,8 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  /** A customer that exists but has no churn prediction (not active, or churned). */
+  not_scored: 404,
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,

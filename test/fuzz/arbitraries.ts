@@ -170,12 +170,14 @@ const ROUTES: Route[] = [
   { template: '/api/tickets/:id', methods: ['GET'], params: [] },
   { template: '/api/ticket-intelligence/import', methods: ['POST'], params: [] },
   { template: '/api/ticket-intelligence/import/:id', methods: ['GET'], params: [] },
+  { template: '/api/cfo/predictions', methods: ['GET'], params: ['limit', 'cursor', 'sort', 'risk', 'min_probability', 'customer_id', 'currency', 'csm_email'] },
+  { template: '/api/cfo/predictions/:id', methods: ['GET'], params: [] },
   { template: '/api/webhooks/tickets', methods: ['POST'], params: ['connectorId'] },
   { template: '/api/nope', methods: ['GET'], params: [] },
 ];
 
 const idFor = (t: Target, template: string): fc.Arbitrary<string> => {
-  const pool = template.includes('customers') ? t.ids.customers : template.includes('contracts') ? t.ids.contracts : template.includes('invoices') ? t.ids.invoices : template.includes('tickets') ? t.ids.tickets : ['bat_nope'];
+  const pool = template.includes('customers') || template.includes('predictions') ? t.ids.customers : template.includes('contracts') ? t.ids.contracts : template.includes('invoices') ? t.ids.invoices : template.includes('tickets') ? t.ids.tickets : ['bat_nope'];
   return fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...pool) },
     fc.constantFrom(...t.ids.externalIds).map((x) => `ext:${x}`),

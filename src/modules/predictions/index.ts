@@ -1,0 +1,73 @@
+// GET /api/cfo/predictions and GET /api/cfo/predictions/:customer_id (README "Churn predictions"):
+// the current churn prediction of each scored customer of the caller's organisation, explained by
+// its drivers, with the summary a CFO reads (ARR at risk per currency and band).
+import { Elysia, t } from 'elysia';
+import type { Database } from '../../db/client.ts';
+import { RISK_BANDS, type RiskBand } from '../../db/schema/index.ts';
+import { ok } from '../../lib/envelope.ts';
+import { AppError } from '../../lib/errors.ts';
+import { listResponse } from '../../lib/list-response.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
+import { principalAccessor } from '../../plugins/auth.ts';
+import type { RequestStates } from '../../plugins/request-state.ts';
+import { ListPredictionsQuery, Prediction, PredictionParams } from './model.ts';
+import { getPrediction, listPredictions, predictionsMeta, presentPrediction, type PredictionFilters } from './read.ts';
+import { DEFAULT_PREDICTION_SETTINGS } from './service.ts';
+
+export const PREDICTION_ROUTES = {
+  list: { method: 'GET', path: '/api/cfo/predictions', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Prediction), summary: 'Every scored customer\'s churn prediction, with the summary per currency in meta' },
+  get: { method: 'GET', path: '/api/cfo/predictions/:customer_id', auth: 'key', counted: 'organisation', body: 'none', response: Prediction, summary: "A customer's churn prediction with all its drivers" },
+} as const satisfies Record<string, RouteDeclaration>;
+
+/** `risk`: a comma list of bands. */
+function riskList(raw: string | undefined): RiskBand[] | undefined {
+  if (raw === undefined) return undefined;
+  const values = raw.split(',').map((v) => v.trim());
+  const wrong = values.find((v) => !(RISK_BANDS as readonly string[]).includes(v));
+  if (wrong !== undefined) throw new AppError('validation_failed', `Invalid query parameter "risk": must be a comma list of ${RISK_BANDS.join(', ')}, got "${wrong}"`);
+  return values as RiskBand[];
+}
+
+/** `min_probability`: a number from 0 to 1. */
+function probabilityBound(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 0 && value <= 1)) throw new AppError('validation_failed', `Invalid query parameter "min_probability": must be a number from 0 to 1, got "${raw}"`);
+  return value;
+}
+
+export function predictionsModule(deps: { database: Database; states: RequestStates }) {
+  const principalOf = principalAccessor(deps.states);
+  const { db } = deps.database;
+  const horizonDays = DEFAULT_PREDICTION_SETTINGS.horizonDays;
+  return new Elysia({ name: 'revintel/predictions' })
+    .get(
+      PREDICTION_ROUTES.list.path,
+      async ({ query, request, set }) => {
+        const orgId = principalOf(request).org.id;
+        const filters: PredictionFilters = {
+          risk: riskList(query.risk),
+          minProbability: probabilityBound(query.min_probability),
+          customerId: query.customer_id,
+          currency: query.currency,
+          csmEmail: query.csm_email,
+        };
+        const sort = query.sort ?? '-arr_at_risk';
+        const page = await listResponse({
+          request,
+          set,
+          known: Object.keys(ListPredictionsQuery.properties),
+          limit: query.limit,
+          sort,
+          fetch: (limit) => listPredictions(db, { orgId, filters, sort, limit, cursor: query.cursor }),
+          positionOf: (row) => ({ value: row.sort_value, id: row.customer_id }),
+          present: presentPrediction,
+        });
+        if (page instanceof Response) return page; // (only kept pages answer a Response; these are not kept)
+        // The summary covers the whole filtered set, not the page.
+        return { ...page, meta: { ...page.meta, ...(await predictionsMeta(db, orgId, filters, horizonDays)) } };
+      },
+      { query: ListPredictionsQuery },
+    )
+    .get(PREDICTION_ROUTES.get.path, async ({ request, params }) => ok(presentPrediction(await getPrediction(db, principalOf(request).org.id, params.customer_id))), { params: PredictionParams });
+}

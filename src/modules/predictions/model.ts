@@ -1,0 +1,71 @@
+import { t } from 'elysia';
+import { RISK_BANDS } from '../../db/schema/index.ts';
+import { currency, day, enumOf, instant, nullable } from '../../lib/record-fields.ts';
+import { MODEL_KINDS } from './training.ts';
+
+export const PREDICTION_SORTS = ['-arr_at_risk', '-probability', 'renewal_date'] as const;
+export type PredictionSort = (typeof PREDICTION_SORTS)[number];
+
+/** Every parameter GET /api/cfo/predictions understands; anything else is a 400 naming it. */
+export const ListPredictionsQuery = t.Object({
+  /** A comma list of bands; checked by the route (a message that names it). */
+  risk: t.Optional(t.String({ maxLength: 100 })),
+  /** A number from 0 to 1; checked by the route. */
+  min_probability: t.Optional(t.String({ maxLength: 40 })),
+  customer_id: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
+  currency: t.Optional(currency),
+  csm_email: t.Optional(t.String({ minLength: 3, maxLength: 320 })),
+  sort: t.Optional(t.Union(PREDICTION_SORTS.map((s) => t.Literal(s)))),
+  limit: t.Optional(t.String()),
+  cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })),
+});
+export type ListPredictionsQuery = typeof ListPredictionsQuery.static;
+
+export const PredictionParams = t.Object({ customer_id: t.String({ minLength: 1, maxLength: 300 }) });
+
+const Driver = t.Object(
+  { feature: t.String(), label: t.String(), value: t.Number(), impact: t.Number({ description: 'logit units: σ(base_logit + Σ impact) = probability' }) },
+  { additionalProperties: false },
+);
+
+/** A customer's current churn prediction. The list carries the five strongest drivers, a single
+ * prediction all of them. */
+export const Prediction = t.Object(
+  {
+    customer_id: t.String(),
+    customer_name: t.String(),
+    probability: t.Number({ minimum: 0, maximum: 1, description: 'of churning within horizon_days' }),
+    base_logit: t.Number(),
+    risk: enumOf(RISK_BANDS),
+    previous_risk: nullable(enumOf(RISK_BANDS)),
+    arr: t.Integer({ description: 'minor units' }),
+    currency,
+    arr_at_risk: t.Integer({ description: 'round(arr × probability), minor units' }),
+    horizon_days: t.Integer(),
+    renewal_date: nullable(day),
+    drivers: t.Array(Driver),
+    data_completeness: t.Number({ minimum: 0, maximum: 1 }),
+    missing_signals: t.Array(t.String()),
+    stale: t.Boolean({ description: 'its inputs changed since; a recompute is coming' }),
+    model_id: t.String(),
+    model_kind: enumOf(MODEL_KINDS),
+    predicted_at: instant,
+  },
+  { additionalProperties: false },
+);
+
+const BandTotals = t.Object({ customers: t.Integer(), arr: t.Integer() }, { additionalProperties: false });
+
+/** Per currency, over the whole filtered set (not the page). */
+export const PredictionSummary = t.Object(
+  {
+    currency,
+    customers: t.Integer(),
+    total_arr: t.Integer(),
+    arr_at_risk: t.Integer(),
+    expected_churned_customers: t.Number({ description: 'Σ probability' }),
+    expected_grr: nullable(t.Number({ description: '1 − arr_at_risk ÷ total_arr' })),
+    by_risk: t.Object({ low: BandTotals, medium: BandTotals, high: BandTotals, critical: BandTotals }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,151 @@
+// GET /api/cfo/predictions and GET /api/cfo/predictions/:customer_id on both backends: items with
+// their drivers adding up, the default sort by ARR at risk, filters, a cursor walk equal to the
+// whole list, `meta.summary` equal to the sums of the filtered items, 400s naming the parameter,
+// 404 `not_found` and `not_scored`, and nothing of another organisation.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { Value } from '@sinclair/typebox/value';
+import { queryText, type Db } from '../../src/db/client.ts';
+import { sigmoid } from '../../src/modules/predictions/logistic.ts';
+import { Prediction } from '../../src/modules/predictions/model.ts';
+import { recomputePredictions } from '../../src/modules/predictions/service.ts';
+import { addDays } from '../../src/modules/predictions/training.ts';
+import { utcToday } from '../../src/lib/today.ts';
+import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+
+async function insert(db: Db, table: string, row: Record<string, unknown>) {
+  const columns = Object.keys(row);
+  await queryText(db, `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
+}
+
+for (const backend of BACKENDS) {
+  describe(`GET /api/cfo/predictions (${backend})`, () => {
+    let database: TestDatabase;
+    let app: ReturnType<typeof buildApp>['app'];
+    let key: string;
+    let otherKey: string;
+    let orgId: string;
+    const id = (name: string) => `${name}_${orgId.slice(4, 14)}`;
+
+    beforeAll(async () => {
+      database = await openTestDatabase(backend);
+      app = buildApp(database).app;
+      const made = await createOrgWithKey(database);
+      orgId = made.org.id;
+      key = made.secret;
+      otherKey = (await createOrgWithKey(database)).secret;
+      const today = utcToday();
+      const db = database.db;
+      // Twelve customers in two currencies: some renewing soon without auto-renew, some not.
+      for (let i = 0; i < 12; i++) {
+        const name = `c${i}`;
+        const currency = i % 3 === 0 ? 'EUR' : 'USD';
+        await insert(db, 'customers', { id: id(name), org_id: orgId, name: `Customer ${i}`, currency, csm: JSON.stringify({ name: 'Ana', email: i % 2 ? 'ana@vendor.example' : 'bo@vendor.example', phone: null, slack_user_id: null }) });
+        await insert(db, 'contracts', {
+          id: id(`${name}k`), org_id: orgId, customer_id: id(name), name: 'Plan', currency, status: 'active', billing_interval: i % 4 === 0 ? 'month' : 'year',
+          start_date: addDays(today, -200 - 40 * i), end_date: i % 4 === 0 ? null : addDays(today, 10 + 25 * i), auto_renew: i % 2 === 0, amount: 100_000 * (i + 1),
+        });
+      }
+      await insert(db, 'customers', { id: id('unscored'), org_id: orgId, name: 'No contract', currency: 'USD' });
+      await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today }));
+    });
+    afterAll(() => database?.dispose());
+
+    const get = (path: string, k = key) => call(app, 'GET', path, { key: k });
+
+    test('every scored customer, by ARR at risk, each explained, with the summary of the set', async () => {
+      const res = await get('/api/cfo/predictions?limit=200');
+      expect(res.status).toBe(200);
+      const items = res.body.data as any[];
+      expect(items).toHaveLength(12);
+      for (const item of items) {
+        expect(Value.Check(Prediction, item)).toBe(true);
+        expect(item.drivers.length).toBe(5);
+        expect(item.arr_at_risk).toBe(Math.round(item.arr * item.probability));
+      }
+      const full = await get(`/api/cfo/predictions/${items[0].customer_id}`);
+      expect(full.body.data.drivers).toHaveLength(17);
+      expect(Math.abs(sigmoid(full.body.data.base_logit + full.body.data.drivers.reduce((s: number, d: any) => s + d.impact, 0)) - full.body.data.probability)).toBeLessThan(1e-9);
+      const atRisk = items.map((i) => i.arr_at_risk);
+      expect(atRisk).toEqual([...atRisk].sort((a, b) => b - a));
+      const meta = res.body.meta;
+      expect(meta.model).toMatchObject({ kind: 'prior', backtest_auc: null });
+      expect(meta.stale_customers).toBe(0);
+      for (const row of meta.summary) {
+        const mine = items.filter((i) => i.currency === row.currency);
+        expect(row.customers).toBe(mine.length);
+        expect(row.total_arr).toBe(mine.reduce((s, i) => s + i.arr, 0));
+        expect(row.arr_at_risk).toBe(mine.reduce((s, i) => s + i.arr_at_risk, 0));
+        expect(row.expected_churned_customers).toBeCloseTo(mine.reduce((s, i) => s + i.probability, 0), 9);
+        expect(row.expected_grr).toBeCloseTo(1 - row.arr_at_risk / row.total_arr, 12);
+        for (const band of ['low', 'medium', 'high', 'critical']) expect(row.by_risk[band].customers).toBe(mine.filter((i) => i.risk === band).length);
+      }
+      expect(meta.summary.map((r: any) => r.currency)).toEqual(['EUR', 'USD']);
+    });
+
+    test('a cursor walk, on every sort, gives the whole list once, in order', async () => {
+      for (const sort of ['-arr_at_risk', '-probability', 'renewal_date']) {
+        const whole = (await get(`/api/cfo/predictions?sort=${sort}&limit=200`)).body.data.map((i: any) => i.customer_id);
+        const walked: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const res: any = await get(`/api/cfo/predictions?sort=${sort}&limit=5${cursor ? `&cursor=${cursor}` : ''}`);
+          walked.push(...res.body.data.map((i: any) => i.customer_id));
+          cursor = res.body.meta.next_cursor;
+        } while (cursor);
+        expect([sort, walked]).toEqual([sort, whole]);
+      }
+      const byRenewal = (await get('/api/cfo/predictions?sort=renewal_date&limit=200')).body.data.map((i: any) => i.renewal_date ?? '9999');
+      expect(byRenewal).toEqual([...byRenewal].sort());
+    });
+
+    test('filters narrow the list and its summary alike', async () => {
+      const usd = await get('/api/cfo/predictions?currency=USD&csm_email=ANA@vendor.example&limit=200');
+      expect(usd.body.data.every((i: any) => i.currency === 'USD')).toBe(true);
+      expect(usd.body.meta.summary).toHaveLength(1);
+      expect(usd.body.meta.summary[0].customers).toBe(usd.body.data.length);
+      const all = (await get('/api/cfo/predictions?limit=200')).body.data;
+      const bands = [...new Set(all.map((i: any) => i.risk))].slice(0, 2) as string[];
+      const banded = await get(`/api/cfo/predictions?risk=${bands.join(',')}&limit=200`);
+      expect(banded.body.data.length).toBe(all.filter((i: any) => bands.includes(i.risk)).length);
+      const floor = all[5].probability;
+      const above = await get(`/api/cfo/predictions?min_probability=${floor}&limit=200`);
+      expect(above.body.data.every((i: any) => i.probability >= floor)).toBe(true);
+      expect((await get(`/api/cfo/predictions?customer_id=${id('c3')}`)).body.data.map((i: any) => i.customer_id)).toEqual([id('c3')]);
+    });
+
+    test('bad values are 400s naming the parameter', async () => {
+      for (const [query, name] of [
+        ['risk=severe', 'risk'],
+        ['risk=low,,high', 'risk'],
+        ['min_probability=1.5', 'min_probability'],
+        ['min_probability=abc', 'min_probability'],
+        ['sort=probability', 'sort'],
+        ['limit=0', 'limit'],
+        ['horizon=30', 'horizon'],
+        ['cursor=bm90LWEtY3Vyc29y', 'cursor'],
+      ] as const) {
+        const res = await get(`/api/cfo/predictions?${query}`);
+        expect([query, res.status]).toEqual([query, 400]);
+        expect(res.body.error).toContain(name);
+      }
+      const cursor = (await get('/api/cfo/predictions?limit=2')).body.meta.next_cursor;
+      const foreign = await get(`/api/cfo/predictions?sort=renewal_date&cursor=${cursor}`);
+      expect(foreign.status).toBe(400);
+    });
+
+    test('404 for an unknown customer, not_scored for one without a prediction, nothing of another organisation', async () => {
+      const unknown = await get('/api/cfo/predictions/cus_nope');
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.code).toBe('not_found');
+      const unscored = await get(`/api/cfo/predictions/${id('unscored')}`);
+      expect(unscored.status).toBe(404);
+      expect(unscored.body.code).toBe('not_scored');
+      const foreign = await get(`/api/cfo/predictions/${id('c1')}`, otherKey);
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.code).toBe('not_found');
+      const theirs = await get('/api/cfo/predictions', otherKey);
+      expect(theirs.body.data).toEqual([]);
+      expect(theirs.body.meta.summary).toEqual([]);
+    });
+  });
+}
