@@ -1,7 +1,8 @@
 // GET /api/cfo/predictions and GET /api/cfo/predictions/:customer_id on both backends: items with
 // their drivers adding up, the default sort by ARR at risk, filters, a cursor walk equal to the
 // whole list, `meta.summary` equal to the sums of the filtered items, 400s naming the parameter,
-// 404 `not_found` and `not_scored`, and nothing of another organisation.
+// 404 `not_found` and `not_scored`, nothing of another organisation; and customers' `churn_risk`
+// following the prediction's band, kept list pages included.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { queryText, type Db } from '../../src/db/client.ts';
@@ -11,6 +12,7 @@ import { recomputePredictions } from '../../src/modules/predictions/service.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { makeConnector } from '../helpers/tickets.ts';
 
 async function insert(db: Db, table: string, row: Record<string, unknown>) {
   const columns = Object.keys(row);
@@ -131,6 +133,33 @@ for (const backend of BACKENDS) {
       const cursor = (await get('/api/cfo/predictions?limit=2')).body.meta.next_cursor;
       const foreign = await get(`/api/cfo/predictions?sort=renewal_date&cursor=${cursor}`);
       expect(foreign.status).toBe(400);
+    });
+
+    test("customers show their prediction's band as churn_risk, kept list pages included; a rescore that changes no band keeps them", async () => {
+      const risks = async () => new Map(((await get('/api/customers?limit=200')).body.data as any[]).map((c) => [c.id, c.churn_risk]));
+      const predicted = new Map(((await get('/api/cfo/predictions?limit=200')).body.data as any[]).map((p) => [p.customer_id, p.risk]));
+      const shown = await risks();
+      for (const [customer, risk] of predicted) expect(shown.get(customer)).toBe(risk);
+      expect(shown.get(id('unscored'))).toBeNull();
+      const version = async () => (await queryText<{ version: string }>(database.db, `select version::text from org_data_versions where org_id = $1`, [orgId]))[0]!.version;
+      const before = await version();
+      await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today: utcToday() }));
+      expect(await version()).toBe(before);
+      // The calmest customer writes that it is leaving: its band moves, and the kept page with it.
+      const calmest = ((await get('/api/cfo/predictions?sort=-probability&limit=200')).body.data as any[]).at(-1);
+      const connectorId = (await makeConnector(database, orgId)).id;
+      for (let n = 0; n < 3; n++) {
+        await insert(database.db, 'tickets', {
+          id: `tkt_${calmest.customer_id.slice(4)}${n}`, org_id: orgId, connector_id: connectorId, external_id: `LEAVE-${n}`, customer_id: calmest.customer_id,
+          source_created_at: new Date(Date.now() - 86_400_000).toISOString(), first_urgency: 'critical', first_sentiment: -0.9, first_churn_signals: JSON.stringify(['cancellation', 'competitor']),
+        });
+      }
+      await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today: utcToday(), customerIds: [calmest.customer_id] }));
+      const now = (await get(`/api/cfo/predictions/${calmest.customer_id}`)).body.data;
+      expect(now.risk).not.toBe(calmest.risk);
+      expect(now.previous_risk).toBe(calmest.risk);
+      expect(await version()).not.toBe(before);
+      expect((await risks()).get(calmest.customer_id)).toBe(now.risk);
     });
 
     test('404 for an unknown customer, not_scored for one without a prediction, nothing of another organisation', async () => {

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { CUSTOMER_STATUSES } from '../../db/schema/index.ts';
+import { CUSTOMER_STATUSES, RISK_BANDS } from '../../db/schema/index.ts';
 import { currency, day, email, enumOf, externalId, instant, label, metadata, nullable } from '../../lib/record-fields.ts';
 
 export const CUSTOMER_SORTS = ['created_at', 'name', 'arr'] as const;
@@ -87,7 +87,7 @@ export const Customer = t.Object(
     arr: t.Integer({ description: 'Annual recurring revenue in minor units, from the contracts active today' }),
     mrr: t.Integer({ description: 'arr / 12, in minor units' }),
     renewal_date: nullable(day),
-    churn_risk: nullable(t.String()),
+    churn_risk: nullable(enumOf(RISK_BANDS)),
     metadata,
     created_at: instant,
     updated_at: instant,

@@ -19,6 +19,8 @@ export const CUSTOMER_ROW = rowShape(customers, ['org_id'], {
   mrr: typed<string | number>(),
   renewal_date: typed<string | null>(),
   created_at_exact: typed<string>(),
+  /** The band of its current churn prediction (null when it has none). */
+  churn_risk: typed<string | null>(),
 });
 export type CustomerRow = RowOf<typeof CUSTOMER_ROW>;
 
@@ -59,7 +61,8 @@ function customersWithDerived(orgId: string, today: string, where: SQL[], option
     select ${options.extra ?? sql``} c.id, c.external_id, c.name, c.domain, c.email, c.status, c.churned_at::text as churned_at, c.segment, c.country, c.currency, c.csm, c.metadata,
            coalesce(d.arr, 0) as arr, revintel_mrr(coalesce(d.arr, 0)) as mrr, d.renewal_date::text as renewal_date,
            ${isoTime(sql`c.created_at`)} as created_at, ${isoTime(sql`c.updated_at`)} as updated_at, ${isoTime(sql`c.deleted_at`)} as deleted_at,
-           c.created_at::text as created_at_exact
+           c.created_at::text as created_at_exact,
+           (select pr.risk from predictions pr where pr.org_id = c.org_id and pr.customer_id = c.id) as churn_risk
     from customers c
     left join lateral (select ${derivedColumns(today)} and ct.org_id = c.org_id and ct.customer_id = c.id) d on true
     where c.org_id = ${orgId} ${andAll(where)}
@@ -184,7 +187,7 @@ export function presentCustomer(row: CustomerRow) {
     arr: Number(row.arr),
     mrr: Number(row.mrr),
     renewal_date: row.renewal_date,
-    churn_risk: null as string | null, // the churn predictions issue fills this
+    churn_risk: row.churn_risk,
     metadata: row.metadata,
     created_at: row.created_at,
     updated_at: row.updated_at,
