@@ -172,6 +172,9 @@ const ROUTES: Route[] = [
   { template: '/api/ticket-intelligence/import/:id', methods: ['GET'], params: [] },
   { template: '/api/cfo/predictions', methods: ['GET'], params: ['limit', 'cursor', 'sort', 'risk', 'min_probability', 'customer_id', 'currency', 'csm_email'] },
   { template: '/api/cfo/predictions/:id', methods: ['GET'], params: [] },
+  { template: '/api/cfo/predictions/recompute', methods: ['POST'], params: [] },
+  { template: '/api/cfo/models', methods: ['GET'], params: ['limit', 'cursor'] },
+  { template: '/api/cfo/models/:id', methods: ['GET'], params: [] },
   { template: '/api/webhooks/tickets', methods: ['POST'], params: ['connectorId'] },
   { template: '/api/nope', methods: ['GET'], params: [] },
 ];

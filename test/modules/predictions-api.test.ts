@@ -13,6 +13,11 @@ import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
+import { localRunner } from '../../src/db/units.ts';
+import { runJobLoop } from '../../src/jobs/job-loop.ts';
+import { jobUnits } from '../../src/jobs/job-units.ts';
+import { JOB_KINDS } from '../../src/jobs/kinds.ts';
+import { createLogger } from '../../src/lib/log.ts';
 
 async function insert(db: Db, table: string, row: Record<string, unknown>) {
   const columns = Object.keys(row);
@@ -160,6 +165,43 @@ for (const backend of BACKENDS) {
       expect(now.previous_risk).toBe(calmest.risk);
       expect(await version()).not.toBe(before);
       expect((await risks()).get(calmest.customer_id)).toBe(now.risk);
+    });
+
+    test('POST …/recompute answers 202 with a job, one queued whole recompute at a time, which the worker runs', async () => {
+      const first = await call(app, 'POST', '/api/cfo/predictions/recompute', { key });
+      expect(first.status).toBe(202);
+      expect(first.body.data.job_id).toMatch(/^job_/);
+      const again = await call(app, 'POST', '/api/cfo/predictions/recompute', { key, body: {} });
+      expect(again.body.data.job_id).toBe(first.body.data.job_id);
+      const some = await call(app, 'POST', '/api/cfo/predictions/recompute', { key, body: { customer_ids: [id('c1')] } });
+      expect(some.status).toBe(202);
+      expect(some.body.data.job_id).not.toBe(first.body.data.job_id);
+      for (const [body, name] of [[{ customer_ids: 'c1' }, 'customer_ids'], [{ customer_ids: [] }, 'customer_ids'], [{ retrain: true }, 'retrain']] as const) {
+        const bad = await call(app, 'POST', '/api/cfo/predictions/recompute', { key, body });
+        expect([name, bad.status]).toEqual([name, 400]);
+        expect(bad.body.error).toContain(name);
+      }
+      const before = (await get(`/api/cfo/predictions/${id('c1')}`)).body.data.predicted_at;
+      await Bun.sleep(5);
+      let stop = false;
+      await runJobLoop({ units: localRunner(database.db, jobUnits(JOB_KINDS)), kinds: JOB_KINDS.filter((k) => k.kind === 'predictions.recompute'), owner: 'test', log: createLogger('silent'),
+        isStopping: () => stop, idle: async () => void (stop = true), wake: () => {} });
+      const jobs = await queryText<{ id: string; state: string }>(database.db, `select id, state from jobs where org_id = $1 and kind = 'predictions.recompute' order by id`, [orgId]);
+      expect(jobs.map((j) => j.state)).toEqual(['done', 'done']);
+      expect((await get(`/api/cfo/predictions/${id('c1')}`)).body.data.predicted_at).not.toBe(before);
+    });
+
+    test('GET /api/cfo/models: the scorecard in force, with its parameters; 404 for another organisation', async () => {
+      const list = await get('/api/cfo/models');
+      expect(list.status).toBe(200);
+      expect(list.body.data).toHaveLength(1);
+      const [model] = list.body.data;
+      expect(model).toMatchObject({ kind: 'prior', status: 'active', horizon_days: 90, reject_reason: null });
+      expect(model.parameters.features.map((f: any) => f.key)).toHaveLength(17);
+      expect((await get(`/api/cfo/models/${model.id}`)).body.data).toEqual(model);
+      expect((await get(`/api/cfo/models/${model.id}`, otherKey)).status).toBe(404);
+      expect((await get('/api/cfo/models/mdl_nope')).status).toBe(404);
+      expect((await get('/api/cfo/models?limit=0')).status).toBe(400);
     });
 
     test('404 for an unknown customer, not_scored for one without a prediction, nothing of another organisation', async () => {

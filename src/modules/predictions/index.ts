@@ -7,16 +7,25 @@ import { RISK_BANDS, type RiskBand } from '../../db/schema/index.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { listResponse } from '../../lib/list-response.ts';
-import type { RouteDeclaration } from '../../lib/routes.ts';
+import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import type { Config } from '../../config.ts';
+import { validator } from '../../lib/validation.ts';
+import { readJsonBody } from '../../plugins/body.ts';
+import { enqueueJob } from '../../jobs/queue.ts';
+import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
+import type { Db } from '../../db/client.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
-import { ListPredictionsQuery, Prediction, PredictionParams } from './model.ts';
-import { getPrediction, listPredictions, predictionsMeta, presentPrediction, type PredictionFilters } from './read.ts';
+import { ListModelsQuery, ListPredictionsQuery, ModelParams, Prediction, PredictionModel, PredictionParams, RecomputeAccepted, RecomputeBody } from './model.ts';
+import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, presentModel, presentPrediction, type PredictionFilters } from './read.ts';
 import { DEFAULT_PREDICTION_SETTINGS } from './service.ts';
 
 export const PREDICTION_ROUTES = {
   list: { method: 'GET', path: '/api/cfo/predictions', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Prediction), summary: 'Every scored customer\'s churn prediction, with the summary per currency in meta' },
   get: { method: 'GET', path: '/api/cfo/predictions/:customer_id', auth: 'key', counted: 'organisation', body: 'none', response: Prediction, summary: "A customer's churn prediction with all its drivers" },
+  recompute: { method: 'POST', path: '/api/cfo/predictions/recompute', auth: 'key', counted: 'organisation', body: 'api', response: RecomputeAccepted, summary: 'Rescore every customer, or those named (202, a job)' },
+  models: { method: 'GET', path: '/api/cfo/models', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(PredictionModel), summary: "The organisation's churn models, newest first" },
+  model: { method: 'GET', path: '/api/cfo/models/:id', auth: 'key', counted: 'organisation', body: 'none', response: PredictionModel, summary: 'A churn model with its parameters and metrics' },
 } as const satisfies Record<string, RouteDeclaration>;
 
 /** `risk`: a comma list of bands. */
@@ -36,9 +45,11 @@ function probabilityBound(raw: string | undefined): number | undefined {
   return value;
 }
 
-export function predictionsModule(deps: { database: Database; states: RequestStates }) {
+export function predictionsModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>; wakeJobs?: () => void }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
+  const checkRecompute = validator(RecomputeBody);
+  const recomputeLimit = bodyLimit(PREDICTION_ROUTES.recompute.body, deps.config);
   const horizonDays = DEFAULT_PREDICTION_SETTINGS.horizonDays;
   return new Elysia({ name: 'revintel/predictions' })
     .get(
@@ -69,5 +80,35 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
       },
       { query: ListPredictionsQuery },
     )
-    .get(PREDICTION_ROUTES.get.path, async ({ request, params }) => ok(presentPrediction(await getPrediction(db, principalOf(request).org.id, params.customer_id))), { params: PredictionParams });
+    .get(PREDICTION_ROUTES.get.path, async ({ request, params }) => ok(presentPrediction(await getPrediction(db, principalOf(request).org.id, params.customer_id))), { params: PredictionParams })
+    .post(PREDICTION_ROUTES.recompute.path, async ({ request, set }) => {
+      const orgId = principalOf(request).org.id;
+      const body = (await readJsonBody(request, recomputeLimit)) ?? {};
+      const problem = checkRecompute(body);
+      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
+      const { customer_ids: customerIds } = body as RecomputeBody;
+      // A whole-organisation recompute already queued answers this one too.
+      const job = await db.transaction((tx) =>
+        enqueueJob(tx as unknown as Db, recomputePredictionsJob, customerIds ? { customerIds } : {}, { orgId, dedupeKey: customerIds ? null : 'all', priority: 5 }),
+      );
+      deps.wakeJobs?.();
+      set.status = 202;
+      return ok({ job_id: job.id });
+    })
+    .get(
+      PREDICTION_ROUTES.models.path,
+      ({ query, request, set }) =>
+        listResponse({
+          request,
+          set,
+          known: Object.keys(ListModelsQuery.properties),
+          limit: query.limit,
+          sort: 'trained_at',
+          fetch: (limit) => listModels(db, { orgId: principalOf(request).org.id, limit, cursor: query.cursor }),
+          positionOf: (row) => ({ value: row.sort_value, id: row.id }),
+          present: presentModel,
+        }),
+      { query: ListModelsQuery },
+    )
+    .get(PREDICTION_ROUTES.model.path, async ({ request, params }) => ok(presentModel(await getModel(db, principalOf(request).org.id, params.id))), { params: ModelParams });
 }

@@ -69,3 +69,33 @@ export const PredictionSummary = t.Object(
   },
   { additionalProperties: false },
 );
+
+/** POST /api/cfo/predictions/recompute: every scored customer, or those named. */
+export const RecomputeBody = t.Object(
+  { customer_ids: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 300 }), { minItems: 1, maxItems: 10_000 })) },
+  { additionalProperties: false },
+);
+export type RecomputeBody = typeof RecomputeBody.static;
+export const RecomputeAccepted = t.Object({ job_id: t.String() }, { additionalProperties: false });
+
+export const ModelParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
+export const ListModelsQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })) });
+
+/** A model the organisation's predictions were or could have been made by, with everything needed
+ * to reproduce its scores. */
+export const PredictionModel = t.Object(
+  {
+    id: t.String(),
+    kind: enumOf(MODEL_KINDS),
+    status: enumOf(['active', 'rejected', 'retired'] as const),
+    horizon_days: t.Integer(),
+    parameters: t.Object({
+      base: t.Number({ description: 'logit' }),
+      features: t.Array(t.Object({ key: t.String(), weight: t.Number(), centre: t.Number() })),
+    }),
+    metrics: t.Record(t.String(), t.Unknown()),
+    reject_reason: nullable(t.String()),
+    trained_at: instant,
+  },
+  { additionalProperties: false },
+);

@@ -151,3 +151,38 @@ export function presentPrediction(row: PredictionRow) {
   const { sort_value: _sort, ...rest } = row;
   return { ...rest, arr: Number(row.arr), arr_at_risk: Number(row.arr_at_risk), data_completeness: Math.round(row.data_completeness * 1e6) / 1e6 };
 }
+
+export interface ModelRow {
+  id: string;
+  kind: 'prior' | 'prior_recalibrated' | 'logistic';
+  status: 'active' | 'rejected' | 'retired';
+  horizon_days: number;
+  parameters: { base: number; features: { key: string; weight: number; centre: number }[] };
+  metrics: Record<string, unknown>;
+  reject_reason: string | null;
+  trained_at: string;
+  sort_value: string;
+}
+
+const MODEL_COLUMNS = sql`m.id, m.kind, m.status, m.horizon_days, m.parameters, m.metrics, m.reject_reason, ${isoTime(sql`m.trained_at`)} as trained_at, m.trained_at::text as sort_value`;
+
+/** The organisation's models, newest first. */
+export async function listModels(db: Db, input: { orgId: string; limit: number; cursor?: string }): Promise<ModelRow[]> {
+  let after = sql``;
+  if (input.cursor) {
+    const position = decodeCursor(input.cursor, 'trained_at', 'timestamp');
+    after = sql`and (m.trained_at, m.id) < (${position.value}::timestamptz, ${position.id})`;
+  }
+  return queryRows<ModelRow>(db, sql`select ${MODEL_COLUMNS} from prediction_models m where m.org_id = ${input.orgId} ${after} order by m.trained_at desc, m.id desc ${limitTo(input.limit + 1)}`);
+}
+
+export async function getModel(db: Db, orgId: string, id: string): Promise<ModelRow> {
+  const [row] = await queryRows<ModelRow>(db, sql`select ${MODEL_COLUMNS} from prediction_models m where m.org_id = ${orgId} and m.id = ${id}`);
+  if (!row) throw notFound(`Model ${id}`);
+  return row;
+}
+
+export function presentModel(row: ModelRow) {
+  const { sort_value: _sort, ...rest } = row;
+  return rest;
+}
