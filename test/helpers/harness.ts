@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type AppDeps } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { connectPostgres, openEmbedded, type Database } from '../../src/db/client.ts';
+import { connectPostgres, openEmbedded, queryText, type Database, type Db } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { memoryRateLimiter, type RateLimiter } from '../../src/lib/rate-limiter.ts';
@@ -130,4 +130,11 @@ export async function call(app: { handle(request: Request): Response | Promise<R
 export async function awayFromMinuteBoundary(marginMs = 8_000): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
   if (left < marginMs) await Bun.sleep(left + 50);
+}
+
+/** Inserts one row as given (column names as in SQL), past the API: for building histories the API
+ * would date today (a ticket created last year, first intelligence, a churn mark). */
+export async function insertRow(db: Db, table: string, row: Record<string, unknown>): Promise<void> {
+  const columns = Object.keys(row);
+  await queryText(db, `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
 }

@@ -5,13 +5,13 @@
 // following the prediction's band, kept list pages included.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
-import { queryText, type Db } from '../../src/db/client.ts';
+import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
 import { Prediction } from '../../src/modules/predictions/model.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 import { localRunner } from '../../src/db/units.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
@@ -19,10 +19,6 @@ import { jobUnits } from '../../src/jobs/job-units.ts';
 import { JOB_KINDS } from '../../src/jobs/kinds.ts';
 import { createLogger } from '../../src/lib/log.ts';
 
-async function insert(db: Db, table: string, row: Record<string, unknown>) {
-  const columns = Object.keys(row);
-  await queryText(db, `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
-}
 
 for (const backend of BACKENDS) {
   describe(`GET /api/cfo/predictions (${backend})`, () => {
@@ -46,13 +42,13 @@ for (const backend of BACKENDS) {
       for (let i = 0; i < 12; i++) {
         const name = `c${i}`;
         const currency = i % 3 === 0 ? 'EUR' : 'USD';
-        await insert(db, 'customers', { id: id(name), org_id: orgId, name: `Customer ${i}`, currency, csm: JSON.stringify({ name: 'Ana', email: i % 2 ? 'ana@vendor.example' : 'bo@vendor.example', phone: null, slack_user_id: null }) });
-        await insert(db, 'contracts', {
+        await insertRow(db, 'customers', { id: id(name), org_id: orgId, name: `Customer ${i}`, currency, csm: JSON.stringify({ name: 'Ana', email: i % 2 ? 'ana@vendor.example' : 'bo@vendor.example', phone: null, slack_user_id: null }) });
+        await insertRow(db, 'contracts', {
           id: id(`${name}k`), org_id: orgId, customer_id: id(name), name: 'Plan', currency, status: 'active', billing_interval: i % 4 === 0 ? 'month' : 'year',
           start_date: addDays(today, -200 - 40 * i), end_date: i % 4 === 0 ? null : addDays(today, 10 + 25 * i), auto_renew: i % 2 === 0, amount: 100_000 * (i + 1),
         });
       }
-      await insert(db, 'customers', { id: id('unscored'), org_id: orgId, name: 'No contract', currency: 'USD' });
+      await insertRow(db, 'customers', { id: id('unscored'), org_id: orgId, name: 'No contract', currency: 'USD' });
       await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today }));
     });
     afterAll(() => database?.dispose());
@@ -154,7 +150,7 @@ for (const backend of BACKENDS) {
       const calmest = ((await get('/api/cfo/predictions?sort=-probability&limit=200')).body.data as any[]).at(-1);
       const connectorId = (await makeConnector(database, orgId)).id;
       for (let n = 0; n < 3; n++) {
-        await insert(database.db, 'tickets', {
+        await insertRow(database.db, 'tickets', {
           id: `tkt_${calmest.customer_id.slice(4)}${n}`, org_id: orgId, connector_id: connectorId, external_id: `LEAVE-${n}`, customer_id: calmest.customer_id,
           source_created_at: new Date(Date.now() - 86_400_000).toISOString(), first_urgency: 'critical', first_sentiment: -0.9, first_churn_signals: JSON.stringify(['cancellation', 'competitor']),
         });

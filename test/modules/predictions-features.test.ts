@@ -3,18 +3,14 @@
 // population, and — the honesty rule — rows dated after the day (a ticket, an invoice, a payment, a
 // cancellation, a contract amendment) change no feature at that day.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { queryText, type Db } from '../../src/db/client.ts';
+import { queryText } from '../../src/db/client.ts';
 import { FEATURE_KEYS, featuresAt, type FeatureRow } from '../../src/modules/predictions/features.ts';
-import { BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 
 const DAY = '2026-06-30';
 const QUERY = { day: DAY, horizonDays: 90, graceDays: 30 };
 
-async function insert(db: Db, table: string, row: Record<string, unknown>) {
-  const columns = Object.keys(row);
-  await queryText(db, `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
-}
 
 const valueOf = (row: FeatureRow, key: string) => row.values[FEATURE_KEYS.indexOf(key)]!;
 const labelOf = (row: FeatureRow, key: string) => row.labels[FEATURE_KEYS.indexOf(key)]!;
@@ -32,9 +28,9 @@ for (const backend of BACKENDS) {
       orgId = org.id;
       connectorId = (await makeConnector(database, orgId)).id;
       const db = database.db;
-      const customer = (name: string, extra: Record<string, unknown> = {}) => insert(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'USD', ...extra });
+      const customer = (name: string, extra: Record<string, unknown> = {}) => insertRow(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'USD', ...extra });
       const contract = (name: string, customer: string, terms: Record<string, unknown>) =>
-        insert(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'USD', ...terms });
+        insertRow(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'USD', ...terms });
       await customer('acme', { segment: 'mid-market' });
       await customer('quiet');
       await customer('gone', { status: 'churned', churned_at: '2026-05-01' });
@@ -48,7 +44,7 @@ for (const backend of BACKENDS) {
       await contract('g1', 'gone', { status: 'ended', start_date: '2025-01-01', end_date: '2026-04-30', billing_interval: 'year', amount: 300_000 });
       await contract('l1', 'lapsed', { status: 'ended', start_date: '2025-06-01', end_date: '2026-06-20', billing_interval: 'year', amount: 200_000 });
       const invoice = (name: string, row: Record<string, unknown>) =>
-        insert(db, 'invoices', { id: id(name), org_id: orgId, customer_id: id('acme'), currency: 'USD', amount_due: 10_000, ...row });
+        insertRow(db, 'invoices', { id: id(name), org_id: orgId, customer_id: id('acme'), currency: 'USD', amount_due: 10_000, ...row });
       await invoice('i1', { status: 'paid', amount_due: 1_200_000, amount_paid: 1_200_000, issued_at: '2026-01-05T09:00:00Z', due_date: '2026-02-04', paid_at: '2026-02-01T10:00:00Z' });
       await invoice('i2', { status: 'open', issued_at: '2026-05-01T09:00:00Z', due_date: '2026-05-31' });
       await invoice('i3', { status: 'open', issued_at: '2026-06-01T09:00:00Z', due_date: '2026-07-01' });
@@ -56,7 +52,7 @@ for (const backend of BACKENDS) {
       // Paid after the day: unpaid, 91 days past due, at the day.
       await invoice('i6', { status: 'paid', amount_paid: 10_000, issued_at: '2026-03-01T09:00:00Z', due_date: '2026-03-31', paid_at: '2026-07-15T12:00:00Z' });
       const ticket = (name: string, created: string, first: { urgency: string; sentiment: number; signals: string[] }, now: { sentiment: number; signals: string[] }) =>
-        insert(db, 'tickets', {
+        insertRow(db, 'tickets', {
           id: id(name),
           org_id: orgId,
           connector_id: connectorId,
@@ -133,13 +129,13 @@ for (const backend of BACKENDS) {
       await queryText(db, `update contracts set amount = 2400000, seats = 20 where id = $1`, [id('c1')]);
       await queryText(db, `update contracts set status = 'cancelled', cancelled_at = '2026-07-10' where id = $1`, [id('c2')]);
       // An invoice issued after the day, a payment after the day, a ticket after the day.
-      await insert(db, 'invoices', { id: id('i5'), org_id: orgId, customer_id: id('acme'), currency: 'USD', amount_due: 99_000, status: 'open', issued_at: '2026-07-05T09:00:00Z', due_date: '2026-07-20' });
+      await insertRow(db, 'invoices', { id: id('i5'), org_id: orgId, customer_id: id('acme'), currency: 'USD', amount_due: 99_000, status: 'open', issued_at: '2026-07-05T09:00:00Z', due_date: '2026-07-20' });
       await queryText(db, `update invoices set status = 'paid', amount_paid = amount_due, paid_at = '2026-07-02T00:00:00Z' where id = $1`, [id('i2')]);
-      await insert(db, 'tickets', {
+      await insertRow(db, 'tickets', {
         id: id('t4'), org_id: orgId, connector_id: connectorId, external_id: 't4', customer_id: id('acme'), source_created_at: '2026-07-02T08:00:00Z',
         first_urgency: 'critical', first_sentiment: -0.9, first_churn_signals: JSON.stringify(['cancellation']),
       });
-      await insert(db, 'tickets', { id: id('t5'), org_id: orgId, connector_id: connectorId, external_id: 't5', customer_id: id('quiet'), source_created_at: '2026-08-01T08:00:00Z', first_urgency: 'high' });
+      await insertRow(db, 'tickets', { id: id('t5'), org_id: orgId, connector_id: connectorId, external_id: 't5', customer_id: id('quiet'), source_created_at: '2026-08-01T08:00:00Z', first_urgency: 'high' });
       expect(await features()).toEqual(before);
       // The same rows do show at a later day: the test can fail.
       const later = await featuresAt(db, { orgId, population: 'scored', ...QUERY, day: '2026-07-31' });

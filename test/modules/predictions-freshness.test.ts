@@ -3,22 +3,18 @@
 // processed, X is marked stale, the debounced recompute runs); no other customer's prediction
 // changes and no stale mark is left.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { queryText, type Db } from '../../src/db/client.ts';
+import { queryText } from '../../src/db/client.ts';
 import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, TEST_DATABASE_URL, testConfig, type TestDatabase } from '../helpers/harness.ts';
+import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, TEST_DATABASE_URL, testConfig, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 
 const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
 
-async function insert(db: Db, table: string, row: Record<string, unknown>) {
-  const columns = Object.keys(row);
-  await queryText(db, `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
-}
 
 for (const backend of BACKENDS) {
   describe(`prediction freshness (${backend})`, () => {
@@ -48,8 +44,8 @@ for (const backend of BACKENDS) {
       const today = utcToday();
       const id = (name: string) => `${name}_${org.id.slice(4, 14)}`;
       for (const name of ['x', 'y']) {
-        await insert(database.db, 'customers', { id: id(name), org_id: org.id, name, currency: 'USD', email: `ops@${name}-${org.id.slice(4, 10).toLowerCase()}.example` });
-        await insert(database.db, 'contracts', {
+        await insertRow(database.db, 'customers', { id: id(name), org_id: org.id, name, currency: 'USD', email: `ops@${name}-${org.id.slice(4, 10).toLowerCase()}.example` });
+        await insertRow(database.db, 'contracts', {
           id: id(`${name}c`), org_id: org.id, customer_id: id(name), name: 'Plan', currency: 'USD', status: 'active',
           start_date: addDays(today, -400), end_date: addDays(today, 300), billing_interval: 'year', amount: 1_000_000,
         });

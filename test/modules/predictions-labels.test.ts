@@ -3,18 +3,14 @@
 // end are one churn, a churn whose grace period has not passed is not known yet; a snapshot is
 // positive when the churn falls within the horizon after it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { queryText, type Db } from '../../src/db/client.ts';
+import { queryText } from '../../src/db/client.ts';
 import { churnDays, labelledSnapshots, snapshotDays } from '../../src/modules/predictions/labels.ts';
 import { countEvents } from '../../src/modules/predictions/training.ts';
-import { BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 
 const TODAY = '2026-11-26';
 const QUERY = { today: TODAY, horizonDays: 90, graceDays: 30, lookbackDays: 730 };
 
-async function insert(db: Db, table: string, row: Record<string, unknown>) {
-  const columns = Object.keys(row);
-  await queryText(db, `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
-}
 
 test('snapshot days run back every 30 days from the last day whose label is known', () => {
   const days = snapshotDays(QUERY);
@@ -34,9 +30,9 @@ for (const backend of BACKENDS) {
       database = await openTestDatabase(backend);
       orgId = (await createOrgWithKey(database)).org.id;
       const db = database.db;
-      const customer = (name: string, extra: Record<string, unknown> = {}) => insert(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'EUR', ...extra });
+      const customer = (name: string, extra: Record<string, unknown> = {}) => insertRow(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'EUR', ...extra });
       const contract = (name: string, customer: string, terms: Record<string, unknown>) =>
-        insert(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'EUR', billing_interval: 'year', amount: 100_000, ...terms });
+        insertRow(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'EUR', billing_interval: 'year', amount: 100_000, ...terms });
       for (const name of ['left', 'renewed', 'recent', 'evergreen', 'noticed']) await customer(name);
       await customer('marked', { status: 'churned', churned_at: '2026-03-15' });
       await contract('left1', 'left', { status: 'ended', start_date: '2025-01-01', end_date: '2025-12-31' });

@@ -3,18 +3,14 @@
 // customer moves its prediction and no other; the stale marks of the customers it rescored are
 // answered, others' stay; a customer no longer scored loses its prediction.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { queryText, type Db } from '../../src/db/client.ts';
+import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
 import { recomputePredictions, riskBand } from '../../src/modules/predictions/service.ts';
-import { BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 
 const TODAY = '2026-06-30';
 
-async function insert(db: Db, table: string, row: Record<string, unknown>) {
-  const columns = Object.keys(row);
-  await queryText(db, `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
-}
 
 interface Stored {
   customer_id: string;
@@ -47,9 +43,9 @@ for (const backend of BACKENDS) {
       orgId = (await createOrgWithKey(database)).org.id;
       connectorId = (await makeConnector(database, orgId)).id;
       const db = database.db;
-      for (const name of ['steady', 'renewing', 'over']) await insert(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'EUR' });
+      for (const name of ['steady', 'renewing', 'over']) await insertRow(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'EUR' });
       const contract = (name: string, customer: string, terms: Record<string, unknown>) =>
-        insert(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'EUR', billing_interval: 'year', amount: 1_200_000, ...terms });
+        insertRow(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'EUR', billing_interval: 'year', amount: 1_200_000, ...terms });
       await contract('s1', 'steady', { status: 'active', start_date: '2024-01-01', end_date: '2027-12-31', auto_renew: true });
       await contract('r1', 'renewing', { status: 'active', start_date: '2025-08-01', end_date: '2026-07-31', auto_renew: false });
       await contract('o1', 'over', { status: 'ended', start_date: '2024-01-01', end_date: '2026-01-31' });
@@ -77,12 +73,12 @@ for (const backend of BACKENDS) {
 
     test("a signal for one customer moves its prediction and no other's; its mark is answered, others' are not", async () => {
       const before = await stored();
-      await insert(database.db, 'tickets', {
+      await insertRow(database.db, 'tickets', {
         id: id('t1'), org_id: orgId, connector_id: connectorId, external_id: 'T-1', customer_id: id('steady'), source_created_at: '2026-06-29T10:00:00Z',
         first_urgency: 'critical', first_sentiment: -0.8, first_churn_signals: JSON.stringify(['cancellation', 'competitor']),
       });
-      await insert(database.db, 'risk_input_changes', { org_id: orgId, customer_id: id('steady'), changed_at: '2026-06-30T08:00:00Z' });
-      await insert(database.db, 'risk_input_changes', { org_id: orgId, customer_id: id('renewing'), changed_at: '2026-06-30T08:00:00Z' });
+      await insertRow(database.db, 'risk_input_changes', { org_id: orgId, customer_id: id('steady'), changed_at: '2026-06-30T08:00:00Z' });
+      await insertRow(database.db, 'risk_input_changes', { org_id: orgId, customer_id: id('renewing'), changed_at: '2026-06-30T08:00:00Z' });
       await recomputePredictions(database.db, { orgId, today: TODAY, customerIds: [id('steady')] });
       const after = await stored();
       const steady = after.get(id('steady'))!;
