@@ -6,5 +6,6 @@ import { purgeFinishedJobs } from './kinds/purge-finished.ts';
 import { recoverJobLeases } from './kinds/recover-leases.ts';
 import { recomputePredictionsJob } from './kinds/predictions-recompute.ts';
 import { recomputeStaleJob } from './kinds/predictions-recompute-stale.ts';
+import { rescoreAllJob } from './kinds/predictions-rescore-all.ts';
 
-export const JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob];
+export const JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, rescoreAllJob];

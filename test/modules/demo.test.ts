@@ -1,6 +1,7 @@
 // `revintel demo`: deterministic, realistic, consistent, refreshable — and visible through the API.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generateDemoData } from '../../src/modules/demo/generate.ts';
+import { queryText } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units.ts';
 import { adminUnits } from '../../src/admin/units.ts';
 import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
@@ -97,6 +98,9 @@ for (const backend of BACKENDS) {
       expect(tickets.body.data).toHaveLength(again.counts.tickets);
       expect(tickets.body.data.every((t: { customer_id: string | null; connector: { name: string } }) => t.customer_id && t.connector.name === 'Demo help desk')).toBe(true);
       expect(again.connector.id).toBe(first.connector.id);
+      // Its churn predictions are asked for once, whatever the number of loads while none ran.
+      const asked = await queryText<{ state: string }>(database.db, `select state from jobs where org_id = $1 and kind = 'predictions.recompute'`, [first.org.id]);
+      expect(asked).toEqual([{ state: 'queued' }]);
       // a second demo organisation with the same seed lives beside the first
       const other = await admin.run('demo.load', { orgName: uniqueName('demo'), customers: 40, seed: 5, today: TODAY, actor: 'test' });
       expect(other.org.id).not.toBe(first.org.id);
