@@ -149,7 +149,14 @@ export async function getPrediction(db: Db, orgId: string, customerId: string): 
 
 export function presentPrediction(row: PredictionRow) {
   const { sort_value: _sort, ...rest } = row;
-  return { ...rest, arr: Number(row.arr), arr_at_risk: Number(row.arr_at_risk), data_completeness: Math.round(row.data_completeness * 1e6) / 1e6 };
+  return {
+    ...rest,
+    arr: Number(row.arr),
+    arr_at_risk: Number(row.arr_at_risk),
+    // jsonb keeps its keys in its own order: each driver reads feature first again.
+    drivers: row.drivers.map((d) => ({ feature: d.feature, label: d.label, value: d.value, impact: d.impact })),
+    data_completeness: Math.round(row.data_completeness * 1e6) / 1e6,
+  };
 }
 
 export interface ModelRow {
