@@ -110,7 +110,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       let claimed: ClaimedJob[] = [];
       if (refill) {
         try {
-          claimed = await units.run('jobs.claim', { owner, limit: free, leaseSeconds, now: now() });
+          claimed = await units.run('jobs.claim', { owner, limit: free, leaseSeconds, now: now(), kinds: [...kinds.keys()] });
         } catch (error) {
           log.warn('could not claim jobs', { error: messageOf(error) });
         }

@@ -7,9 +7,10 @@ import { claimJobs, fireSchedules, lockHeldJob, recoverLeases, registerSchedules
 
 export function jobUnits(kinds: readonly JobKind[]) {
   const byName = new Map(kinds.map((k) => [k.kind, k]));
-  const names = [...byName.keys()];
   return {
-    'jobs.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number; now: string }) => claimJobs(db, { ...args, kinds: names, now: new Date(args.now) }),
+    /** Claims only the kinds the asking loop runs (a subset of this registry's). */
+    'jobs.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number; now: string; kinds: string[] }) =>
+      claimJobs(db, { ...args, kinds: args.kinds.filter((kind) => byName.has(kind)), now: new Date(args.now) }),
     'jobs.settle': (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string }) => settleJobs(db, { ...args, now: new Date(args.now) }),
     /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost. */
     'jobs.perform': async (db: Db, args: { owner: string; job: JobInfo & { payload: unknown }; now: string }) => {

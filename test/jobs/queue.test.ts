@@ -255,6 +255,17 @@ for (const backend of BACKENDS) {
       expect(Date.parse((await jobRow(database.db, next.id)).run_at)).toBe(clock.now() + 10_000);
     });
 
+    test('a loop claims only the kinds it runs, whatever else its units know', async () => {
+      const mine = defineJobKind({ kind: unique('mine'), payload: t.Object({}), perform: async () => 'ran' });
+      const theirs = defineJobKind({ kind: unique('theirs'), payload: t.Object({}), perform: async () => 'ran' });
+      const a = await enqueueJob(database.db, mine, {});
+      const b = await enqueueJob(database.db, theirs, {});
+      let stop = false;
+      await runJobLoop({ units: localRunner(database.db, jobUnits([mine, theirs])), kinds: [mine], owner: 'subset', log: createLogger('silent'), isStopping: () => stop, idle: async () => void (stop = true), wake: () => {} });
+      expect((await jobRow(database.db, a.id)).state).toBe('done');
+      expect((await jobRow(database.db, b.id)).state).toBe('queued');
+    });
+
     test('a lease taken back is no longer its old owner to settle', async () => {
       const kind = defineJobKind({ kind: unique('lease'), payload: t.Object({}), perform: async () => null });
       const { id } = await enqueueJob(database.db, kind, {});
