@@ -7,5 +7,6 @@ import { recoverJobLeases } from './kinds/recover-leases.ts';
 import { recomputePredictionsJob } from './kinds/predictions-recompute.ts';
 import { recomputeStaleJob } from './kinds/predictions-recompute-stale.ts';
 import { rescoreAllJob } from './kinds/predictions-rescore-all.ts';
+import { sweepStaleJob } from './kinds/predictions-sweep-stale.ts';
 
-export const JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, rescoreAllJob];
+export const JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, rescoreAllJob, sweepStaleJob];

@@ -73,7 +73,9 @@ for (const backend of BACKENDS) {
       expect(after.get(id('y'))).toEqual(before.get(id('y')));
       expect(await queryText(database.db, `select 1 from risk_input_changes where org_id = $1`, [org.id])).toEqual([]);
       const jobs = await queryText<{ state: string }>(database.db, `select state from jobs where org_id = $1 and kind = 'predictions.recompute-stale'`, [org.id]);
-      expect(jobs).toEqual([{ state: 'done' }]);
+      // (The 15-second sweep may have asked once more for the marks the setup's inserts made.)
+      expect(jobs.length).toBeGreaterThanOrEqual(1);
+      expect(jobs.every((j) => j.state === 'done')).toBe(true);
     }, 30_000);
   });
 }

@@ -7,6 +7,8 @@ import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
 import { recomputePredictions, riskBand } from '../../src/modules/predictions/service.ts';
 import { rescoreAllJob } from '../../src/jobs/kinds/predictions-rescore-all.ts';
+import { sweepStaleJob } from '../../src/jobs/kinds/predictions-sweep-stale.ts';
+import { recomputeStaleJob } from '../../src/jobs/kinds/predictions-recompute-stale.ts';
 import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 
@@ -106,6 +108,25 @@ for (const backend of BACKENDS) {
       await database.db.transaction((tx) => rescoreAllJob.perform(tx as never, {}, info));
       const queued = await queryText<{ dedupe_key: string }>(database.db, `select dedupe_key from jobs where org_id = $1 and kind = 'predictions.recompute' and state = 'queued'`, [orgId]);
       expect(queued).toEqual([{ dedupe_key: 'all' }]);
+    });
+
+    test('a record write marks its customer stale in the database; the sweep asks for the debounced recompute, which answers it', async () => {
+      await queryText(database.db, `delete from risk_input_changes where org_id = $1`, [orgId]);
+      await queryText(database.db, `update contracts set amount = 2400000 where id = $1`, [id('s1')]);
+      const marks = await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1`, [orgId]);
+      expect(marks).toEqual([{ customer_id: id('steady') }]);
+      const info = { id: 'job_test', kind: sweepStaleJob.kind, orgId: null, attempts: 1 };
+      const swept = await database.db.transaction((tx) => sweepStaleJob.perform(tx as never, {}, info));
+      expect(swept.asked).toBeGreaterThanOrEqual(1);
+      const again = await database.db.transaction((tx) => sweepStaleJob.perform(tx as never, {}, info));
+      const queued = await queryText<{ id: string }>(database.db, `select id from jobs where org_id = $1 and kind = 'predictions.recompute-stale' and state = 'queued'`, [orgId]);
+      expect(queued).toHaveLength(1);
+      expect(again.organisations).toBeGreaterThanOrEqual(1);
+      const before = (await stored()).get(id('steady'))!;
+      await database.db.transaction((tx) => recomputeStaleJob.perform(tx as never, {}, { id: queued[0]!.id, kind: recomputeStaleJob.kind, orgId, attempts: 1 }));
+      const after = (await stored()).get(id('steady'))!;
+      expect(Number(after.arr)).toBe(2 * Number(before.arr));
+      expect(await queryText(database.db, `select 1 from risk_input_changes where org_id = $1`, [orgId])).toEqual([]);
     });
   });
 }
