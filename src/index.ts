@@ -19,6 +19,7 @@ Commands:
   connectors   create, list, update support-platform connectors and rotate their webhook secrets
   events       list, show and replay inbound ticket events (the processing queue)
   jobs         list, show and retry background jobs (the job queue)
+  predictions  list and show churn predictions, queue a recompute
   demo         load a demo organisation with realistic ARR data, and print its API key
   import       import customers, contracts or invoices from CSV, JSON or NDJSON
   version      print the version
@@ -43,6 +44,8 @@ async function main(argv: string[]) {
       return (await import('./cli/connectors.ts')).connectorsCommand(rest);
     case 'events':
       return (await import('./cli/events.ts')).eventsCommand(rest);
+    case 'predictions':
+      return (await import('./cli/predictions.ts')).predictionsCommand(rest);
     case 'jobs':
       return (await import('./cli/jobs.ts')).jobsCommand(rest);
     case 'demo':

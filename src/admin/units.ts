@@ -16,7 +16,11 @@ import { findOrg } from '../modules/orgs/service.ts';
 import { recordAudit } from '../modules/audit/service.ts';
 import { notFound } from '../lib/errors.ts';
 import type { JobState } from '../db/schema/index.ts';
-import { listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
+import { enqueueJob, listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
+import { recomputePredictionsJob } from '../jobs/kinds/predictions-recompute.ts';
+import { getPrediction, listPredictions, predictionsMeta, presentPrediction } from '../modules/predictions/read.ts';
+import { DEFAULT_PREDICTION_SETTINGS } from '../modules/predictions/service.ts';
+import type { RiskBand } from '../db/schema/index.ts';
 
 export const adminUnits = {
   'orgs.create': (db: Db, input: CreateOrgInput & { plan: Plan }) => createOrg(db, input),
@@ -78,6 +82,23 @@ export const adminUnits = {
     }
     return result;
   },
+  /** An organisation's churn predictions, riskiest ARR first, with the summary per currency. */
+  'predictions.list': async (db: Db, input: { org?: string; risk?: RiskBand[]; limit: number }) => {
+    const org = await importTarget(db, { org: input.org });
+    const filters = { risk: input.risk };
+    const rows = await listPredictions(db, { orgId: org.id, filters, sort: '-arr_at_risk', limit: input.limit });
+    return { items: rows.slice(0, input.limit).map(presentPrediction), meta: await predictionsMeta(db, org.id, filters, DEFAULT_PREDICTION_SETTINGS.horizonDays) };
+  },
+  'predictions.show': async (db: Db, input: { org?: string; customer: string }) => {
+    const org = await importTarget(db, { org: input.org });
+    return presentPrediction(await getPrediction(db, org.id, input.customer));
+  },
+  /** Queues a whole recompute of the organisation (one queued at a time). */
+  'predictions.recompute': async (db: Db, input: { org?: string }) => {
+    const org = await importTarget(db, { org: input.org });
+    const job = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: org.id, dedupeKey: 'all', priority: 5 });
+    return { job_id: job.id, org_id: org.id, queued_already: !job.created };
+  },
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {
     const [row] = rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`));
@@ -91,4 +112,4 @@ export type AdminUnits = typeof adminUnits;
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
 
 /** Units that queue jobs: the server's worker looks for them at once. */
-export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load']);
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'predictions.recompute']);
