@@ -13,6 +13,7 @@ import { claimJobs, enqueueJob, fireSchedules, InvalidJobPayloadError, markDebou
 import { createLogger } from '../../src/lib/log.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
 import { connectPostgres } from '../../src/db/client.ts';
+import { drainJobs } from '../helpers/jobs.ts';
 import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, tempDir, type TestDatabase } from '../helpers/harness.ts';
 import { openEmbedded } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
@@ -25,35 +26,6 @@ const unique = (label: string) => `test.${label}.${randomBase62(8)}`;
 function manualClock(start = Date.parse('2026-03-01T12:00:00Z')) {
   let now = start;
   return { now: () => now, advance: (ms: number) => (now += ms), date: () => new Date(now) };
-}
-
-/** Runs the job loop until none of `kinds` is due or running by the test's clock. */
-async function drain(db: Db, kinds: JobKind[], options: { owner?: string; clock?: () => number; random?: () => number; concurrency?: number } = {}) {
-  let stop = false;
-  const clock = options.clock ?? Date.now;
-  const busy = async () =>
-    (
-      await queryText(db, `select 1 from jobs where kind = any($1::text[]) and ((state = 'queued' and run_at <= $2::timestamptz) or state = 'running') limit 1`, [
-        kinds.map((k) => k.kind),
-        new Date(clock()).toISOString(),
-      ])
-    ).length > 0;
-  await runJobLoop({
-    units: localRunner(db, jobUnits(kinds)),
-    kinds,
-    owner: options.owner ?? 'test-worker',
-    log: createLogger('silent'),
-    isStopping: () => stop,
-    // Idle with nothing left to do ends the test's loop; idle with slots full or work due goes round.
-    idle: async () => {
-      if (await busy()) await Bun.sleep(2);
-      else stop = true;
-    },
-    wake: () => {},
-    clock: options.clock,
-    random: options.random,
-    concurrency: options.concurrency,
-  });
 }
 
 const jobRow = async (db: Db, id: string) => (await showJob(db, id))!;
@@ -103,8 +75,8 @@ for (const backend of BACKENDS) {
       const second = backend === 'postgres' ? connectPostgres(TEST_DATABASE_URL!, 3) : null;
       try {
         await Promise.all([
-          drain(database.db, [kind], { owner: 'worker-a', concurrency: 4 }),
-          drain(second?.db ?? database.db, [kind], { owner: 'worker-b', concurrency: 4 }),
+          drainJobs(database.db, [kind], { owner: 'worker-a', concurrency: 4 }),
+          drainJobs(second?.db ?? database.db, [kind], { owner: 'worker-b', concurrency: 4 }),
         ]);
       } finally {
         await second?.close();
@@ -129,7 +101,7 @@ for (const backend of BACKENDS) {
         },
       });
       const { id } = await enqueueJob(database.db, kind, {}, { now: clock.date() });
-      const run = () => drain(database.db, [kind], { clock: clock.now, random: () => 1 });
+      const run = () => drainJobs(database.db, [kind], { clock: clock.now, random: () => 1 });
       await run();
       let row = await jobRow(database.db, id);
       // random() = 1: the whole ceiling, 2 s after the first failure, 4 s after the second.
@@ -165,21 +137,21 @@ for (const backend of BACKENDS) {
         },
       });
       const { id } = await enqueueJob(database.db, kind, {}, { now: clock.date() });
-      await drain(database.db, [kind], { clock: clock.now, random: () => 1 });
+      await drainJobs(database.db, [kind], { clock: clock.now, random: () => 1 });
       clock.advance(1_000);
-      await drain(database.db, [kind], { clock: clock.now, random: () => 1 });
+      await drainJobs(database.db, [kind], { clock: clock.now, random: () => 1 });
       let row = await jobRow(database.db, id);
       expect(row).toMatchObject({ state: 'dead', attempts: 2 });
       expect(row.last_error).toContain('the platform said no (attempt 2 of 2)');
       expect(row.finished_at).not.toBeNull();
       clock.advance(3_600_000);
-      await drain(database.db, [kind], { clock: clock.now });
+      await drainJobs(database.db, [kind], { clock: clock.now });
       expect((await jobRow(database.db, id)).state).toBe('dead'); // nothing runs a dead job
 
       healthy = true;
       const retried = await database.db.transaction((tx) => retryDeadJobs(tx as never, { ids: [id], now: clock.date() }));
       expect(retried).toEqual({ retried: [id], skipped: [] });
-      await drain(database.db, [kind], { clock: clock.now });
+      await drainJobs(database.db, [kind], { clock: clock.now });
       row = await jobRow(database.db, id);
       expect(row).toMatchObject({ state: 'done', attempts: 1 });
     });
@@ -203,7 +175,7 @@ for (const backend of BACKENDS) {
       });
       const a = await enqueueJob(database.db, permanent, {});
       const b = await enqueueJob(database.db, halfway, {});
-      await drain(database.db, [permanent, halfway]);
+      await drainJobs(database.db, [permanent, halfway]);
       expect(await jobRow(database.db, a.id)).toMatchObject({ state: 'dead', attempts: 1 });
       expect((await jobRow(database.db, a.id)).last_error).toContain('permanent');
       expect(await jobRow(database.db, b.id)).toMatchObject({ state: 'queued', attempts: 1 });
@@ -244,11 +216,11 @@ for (const backend of BACKENDS) {
       for (let i = 0; i < 9; i++) {
         clock.advance(1_000);
         expect((await markDebounced(database.db, kind, 'org-recompute', 10, { now: clock.date() })).id).toBe(first.id);
-        await drain(database.db, [kind], { clock: clock.now });
+        await drainJobs(database.db, [kind], { clock: clock.now });
       }
       expect(runs).toEqual([]);
       clock.advance(1_000); // 10 s after the first mark: marks kept coming, it runs anyway
-      await drain(database.db, [kind], { clock: clock.now });
+      await drainJobs(database.db, [kind], { clock: clock.now });
       expect(runs).toEqual([start + 10_000]);
       const next = await markDebounced(database.db, kind, 'org-recompute', 10, { now: clock.date() });
       expect(next.created).toBe(true);
@@ -322,7 +294,7 @@ for (const backend of BACKENDS) {
         const row = await jobRow(db, id);
         expect(row.state).toBe('queued');
         expect(row.last_error).toContain('lease taken back');
-        await drain(db, [kind]);
+        await drainJobs(db, [kind]);
         expect(ran).toEqual([id]);
         expect(await jobRow(db, id)).toMatchObject({ state: 'done', attempts: 2 });
       } finally {
@@ -343,11 +315,11 @@ for (const backend of BACKENDS) {
           return null;
         },
       });
-      await drain(database.db, [kind], { clock: clock.now }); // registers: first firing at 12:00:10
+      await drainJobs(database.db, [kind], { clock: clock.now }); // registers: first firing at 12:00:10
       expect(ran).toEqual([]);
       clock.advance(3_000);
-      await drain(database.db, [kind], { clock: clock.now });
-      await drain(database.db, [kind], { clock: clock.now }); // the same slot again: nothing more
+      await drainJobs(database.db, [kind], { clock: clock.now });
+      await drainJobs(database.db, [kind], { clock: clock.now }); // the same slot again: nothing more
       expect(ran).toEqual([Date.parse('2026-03-01T12:00:10Z')]);
       const [row] = await queryText<{ next: string }>(database.db, `select next_run_at::text as next from job_schedules where kind = $1`, [kind.kind]);
       expect(Date.parse(row!.next.replace(' ', 'T').replace(/\+00$/, 'Z'))).toBe(Date.parse('2026-03-01T12:00:20Z'));

@@ -3,7 +3,8 @@
 // the instance (a write), then beats (a write that reads its row back); a dead worker is replaced.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
-import { BACKENDS, TEST_DATABASE_URL, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { startTestWorker } from '../helpers/jobs.ts';
+import { BACKENDS, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { instances } from '../../src/db/schema/index.ts';
 import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
 import { createLogger } from '../../src/lib/log.ts';
@@ -12,8 +13,6 @@ import { queryText } from '../../src/db/client.ts';
 import { enqueueJob, showJob } from '../../src/jobs/queue.ts';
 import { JOB_KINDS } from '../../src/jobs/kinds.ts';
 import { idempotencyPurge } from '../../src/jobs/kinds/idempotency-purge.ts';
-
-const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
 
 async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -33,15 +32,7 @@ for (const backend of BACKENDS) {
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      supervisor = startSupervisor({
-        workerUrl: WORKER_URL,
-        database,
-        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
-        instance: { id: instanceId, hostname: 'test-host', pid: process.pid, version: 'test', startedAt: new Date() },
-        log: createLogger('silent'),
-        logLevel: 'silent',
-        heartbeatMs: 100,
-      });
+      supervisor = startTestWorker(database, backend, { instanceId, heartbeatMs: 100 });
     });
     afterAll(async () => {
       await supervisor.stop();

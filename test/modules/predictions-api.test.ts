@@ -13,11 +13,8 @@ import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
-import { localRunner } from '../../src/db/units.ts';
-import { runJobLoop } from '../../src/jobs/job-loop.ts';
-import { jobUnits } from '../../src/jobs/job-units.ts';
-import { JOB_KINDS } from '../../src/jobs/kinds.ts';
-import { createLogger } from '../../src/lib/log.ts';
+import { drainJobs } from '../helpers/jobs.ts';
+import { recomputePredictionsJob } from '../../src/jobs/kinds/predictions-recompute.ts';
 
 
 for (const backend of BACKENDS) {
@@ -179,9 +176,7 @@ for (const backend of BACKENDS) {
       }
       const before = (await get(`/api/cfo/predictions/${id('c1')}`)).body.data.predicted_at;
       await Bun.sleep(5);
-      let stop = false;
-      await runJobLoop({ units: localRunner(database.db, jobUnits(JOB_KINDS)), kinds: JOB_KINDS.filter((k) => k.kind === 'predictions.recompute'), owner: 'test', log: createLogger('silent'),
-        isStopping: () => stop, idle: async () => void (stop = true), wake: () => {} });
+      await drainJobs(database.db, [recomputePredictionsJob]);
       const jobs = await queryText<{ id: string; state: string }>(database.db, `select id, state from jobs where org_id = $1 and kind = 'predictions.recompute' order by id`, [orgId]);
       expect(jobs.map((j) => j.state)).toEqual(['done', 'done']);
       expect((await get(`/api/cfo/predictions/${id('c1')}`)).body.data.predicted_at).not.toBe(before);

@@ -4,16 +4,13 @@
 // changes and no stale mark is left.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
-import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
-import { newId } from '../../src/lib/ids.ts';
-import { createLogger } from '../../src/lib/log.ts';
+import type { Supervisor } from '../../src/jobs/supervisor.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
-import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, TEST_DATABASE_URL, testConfig, type TestDatabase } from '../helpers/harness.ts';
+import { startTestWorker } from '../helpers/jobs.ts';
+import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
-
-const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
 
 
 for (const backend of BACKENDS) {
@@ -22,15 +19,7 @@ for (const backend of BACKENDS) {
     let supervisor: Supervisor;
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      supervisor = startSupervisor({
-        workerUrl: WORKER_URL,
-        database,
-        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
-        instance: { id: newId('ins'), hostname: 'test-host', pid: process.pid, version: 'test', startedAt: new Date() },
-        log: createLogger('silent'),
-        logLevel: 'silent',
-        heartbeatMs: 200,
-      });
+      supervisor = startTestWorker(database, backend, { heartbeatMs: 200 });
       await supervisor.ready;
     });
     afterAll(async () => {

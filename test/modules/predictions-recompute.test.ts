@@ -59,7 +59,7 @@ for (const backend of BACKENDS) {
       const result = await recomputePredictions(database.db, { orgId, today: TODAY });
       expect(result.scored).toBe(2);
       const [model] = await queryText<{ kind: string; status: string; id: string }>(database.db, `select id, kind, status from prediction_models where org_id = $1`, [orgId]);
-      expect(model).toEqual({ id: result.modelId, kind: 'prior', status: 'active' });
+      expect(model).toEqual({ id: result.modelId!, kind: 'prior', status: 'active' });
       const rows = await stored();
       expect([...rows.keys()].sort()).toEqual([id('renewing'), id('steady')].sort());
       for (const row of rows.values()) {

@@ -4,7 +4,7 @@
 // rejected with its reason.
 import { describe, expect, test } from 'bun:test';
 import { seededRandom } from '../../src/modules/demo/generate.ts';
-import { sigmoid } from '../../src/modules/predictions/logistic.ts';
+import { explain, sigmoid } from '../../src/modules/predictions/logistic.ts';
 import { auc } from '../../src/modules/predictions/metrics.ts';
 import {
   addDays,
@@ -13,7 +13,6 @@ import {
   chooseKind,
   countEvents,
   evaluate,
-  explainPrediction,
   foldsByCustomer,
   priorBase,
   promotion,
@@ -129,7 +128,7 @@ describe('backtests on a history with a known truth', () => {
   test("every prediction's drivers add up to its probability", () => {
     const model = trainModel('logistic', KEYS, PRIOR, rows, SETTINGS);
     for (const r of rows.slice(0, 300)) {
-      const { probability, base, drivers } = explainPrediction(model, r.values);
+      const { probability, base, drivers } = explain(model.additive, r.values);
       expect(Math.abs(sigmoid(base + drivers.reduce((s, d) => s + d.impact, 0)) - probability)).toBeLessThan(1e-9);
     }
   });

@@ -62,11 +62,6 @@ const insertTickets = recordsetInsert(tickets, [
 ]);
 
 /** Every customer with a ticket has new risk inputs (the churn predictions recompute them). */
-const markRiskInputs = (rows: { orgId: string; customerId?: string | null }[]) =>
-  sql`insert into risk_input_changes (org_id, customer_id) select distinct org_id, customer_id from json_to_recordset(${JSON.stringify(
-    rows.filter((r) => r.customerId).map((r) => ({ org_id: r.orgId, customer_id: r.customerId })),
-  )}::json) as x(org_id text, customer_id text) on conflict (org_id, customer_id) do update set changed_at = now()`;
-
 const DEMO_CONNECTOR_NAME = 'Demo help desk';
 
 /** The three statements of one chunk (parents first: the foreign keys are checked at the end of
@@ -76,7 +71,7 @@ function chunkStatements(chunk: DemoData): SQL[] {
   if (chunk.customers.length) statements.push(insertCustomers(JSON.stringify(chunk.customers)));
   if (chunk.contracts.length) statements.push(insertContracts(JSON.stringify(chunk.contracts)));
   if (chunk.invoices.length) statements.push(insertInvoices(JSON.stringify(chunk.invoices)));
-  if (chunk.tickets.length) statements.push(insertTickets(JSON.stringify(chunk.tickets)), markRiskInputs(chunk.tickets));
+  if (chunk.tickets.length) statements.push(insertTickets(JSON.stringify(chunk.tickets)));
   return statements;
 }
 

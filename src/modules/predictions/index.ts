@@ -71,7 +71,7 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
           limit: query.limit,
           sort,
           fetch: (limit) => listPredictions(db, { orgId, filters, sort, limit, cursor: query.cursor }),
-          positionOf: (row) => ({ value: row.sort_value, id: row.customer_id }),
+          positionOf: (row) => ({ value: row.sort_value!, id: row.customer_id }),
           present: presentPrediction,
         });
         if (page instanceof Response) return page; // (only kept pages answer a Response; these are not kept)

@@ -28,7 +28,8 @@ export interface PredictionRow {
   model_id: string;
   model_kind: 'prior' | 'prior_recalibrated' | 'logistic';
   predicted_at: string;
-  sort_value: string | number;
+  /** The list's sort key at full precision, for the cursor (lists only). */
+  sort_value?: string | number;
 }
 
 export interface PredictionFilters {
@@ -140,7 +141,7 @@ export async function predictionsMeta(db: Db, orgId: string, filters: Prediction
 /** One customer's prediction with every driver; 404 `not_found` for an unknown customer,
  * `not_scored` for one without a prediction. */
 export async function getPrediction(db: Db, orgId: string, customerId: string): Promise<PredictionRow> {
-  const [row] = await queryRows<PredictionRow>(db, sql`select ${ITEM_COLUMNS(null)}, 0 as sort_value ${filtersSql(orgId, { customerId })}`);
+  const [row] = await queryRows<PredictionRow>(db, sql`select ${ITEM_COLUMNS(null)} ${filtersSql(orgId, { customerId })}`);
   if (row) return row;
   const [customer] = await queryRows<{ id: string }>(db, sql`select id from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`);
   if (!customer) throw notFound(`Customer ${customerId}`);

@@ -26,6 +26,7 @@ export function riskBand(probability: number, bands: PredictionSettings['riskBan
 
 /** The sources a prediction reads: contracts (always there for a scored customer), invoices, tickets. */
 const SOURCES = 3;
+const FEATURE_INDEX = new Map(FEATURES.map((f, j) => [f.key, j]));
 
 /** The organisation's model in force for the horizon; the scorecard is stored as its first. */
 export async function activeModel(db: Db, orgId: string, settings: PredictionSettings): Promise<{ id: string; kind: string; parameters: AdditiveModel }> {
@@ -60,28 +61,32 @@ const UPSERT = `
     data_completeness = excluded.data_completeness, missing_signals = excluded.missing_signals, predicted_at = excluded.predicted_at`;
 
 export interface RecomputeResult {
-  modelId: string;
+  /** Null when there was nothing to score. */
+  modelId: string | null;
   scored: number;
   removed: number;
 }
 
-/** Scores `customerIds` (or every customer) of the organisation as of `today`, in `db`'s
- * transaction. Customers no longer scored lose their prediction. */
+/** Scores `customerIds` (every customer when absent; the stale ones for `'stale'`) of the
+ * organisation as of `today`, in `db`'s transaction. Customers no longer scored lose their
+ * prediction. */
 export async function recomputePredictions(
   db: Db,
-  args: { orgId: string; today: string; customerIds?: string[]; settings?: PredictionSettings },
+  args: { orgId: string; today: string; customerIds?: string[] | 'stale'; settings?: PredictionSettings },
 ): Promise<RecomputeResult> {
   const settings = args.settings ?? DEFAULT_PREDICTION_SETTINGS;
+  const named = Array.isArray(args.customerIds) ? args.customerIds : null;
   const marks = await queryText<{ customer_id: string; changed_at: string }>(
     db,
     `select customer_id, changed_at::text from risk_input_changes where org_id = $1 and ($2::text[] is null or customer_id = any($2::text[]))`,
-    [args.orgId, args.customerIds ?? null],
+    [args.orgId, named],
   );
+  const customerIds = args.customerIds === 'stale' ? marks.map((m) => m.customer_id) : named ?? undefined;
+  if (args.customerIds === 'stale' && marks.length === 0) return { modelId: null, scored: 0, removed: 0 };
   const model = await activeModel(db, args.orgId, settings);
-  const rows = await featuresAt(db, { orgId: args.orgId, day: args.today, horizonDays: settings.horizonDays, population: 'scored', graceDays: settings.graceDays, customerIds: args.customerIds });
+  const rows = await featuresAt(db, { orgId: args.orgId, day: args.today, horizonDays: settings.horizonDays, population: 'scored', graceDays: settings.graceDays, customerIds });
   const items = rows.map((row) => {
     const { probability, base, drivers } = explain(model.parameters, row.values);
-    const byKey = new Map(FEATURES.map((f, j) => [f.key, j]));
     return {
       customer_id: row.customerId,
       probability,
@@ -90,7 +95,7 @@ export async function recomputePredictions(
       arr: Math.round(row.arr),
       currency: row.currency,
       renewal_date: row.renewalDate,
-      drivers: drivers.map((d) => ({ feature: d.feature, label: row.labels[byKey.get(d.feature)!]!, value: row.values[byKey.get(d.feature)!]!, impact: d.impact })),
+      drivers: drivers.map((d) => ({ feature: d.feature, label: row.labels[FEATURE_INDEX.get(d.feature)!]!, value: row.values[FEATURE_INDEX.get(d.feature)!]!, impact: d.impact })),
       data_completeness: 1 - row.missing.length / SOURCES,
       missing_signals: row.missing satisfies Source[],
     };
@@ -100,7 +105,7 @@ export async function recomputePredictions(
   const removed = await queryText<{ customer_id: string }>(
     db,
     `delete from predictions where org_id = $1 and ($2::text[] is null or customer_id = any($2::text[])) and not (customer_id = any($3::text[])) returning customer_id`,
-    [args.orgId, args.customerIds ?? null, kept],
+    [args.orgId, customerIds ?? null, kept],
   );
   if (marks.length > 0) {
     await queryText(

@@ -252,9 +252,6 @@ export function promotion(candidate: { model: TrainedModel; metrics: BacktestMet
   return { status: 'active', reason: null };
 }
 
-/** The explanation of one prediction with the model's base, for the API. */
-export const explainPrediction = (model: TrainedModel, values: readonly number[]) => explain(model.additive, values);
-
 /** `day` (YYYY-MM-DD) plus `days`. */
 export function addDays(day: string, days: number): string {
   const date = new Date(`${day}T00:00:00Z`);

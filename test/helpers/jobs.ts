@@ -1,0 +1,55 @@
+// The job queue in tests: a loop run until its work is done, and the real worker thread started
+// on a test database.
+import { queryText, type Db } from '../../src/db/client.ts';
+import { localRunner } from '../../src/db/units.ts';
+import type { JobKind } from '../../src/jobs/kind.ts';
+import { runJobLoop } from '../../src/jobs/job-loop.ts';
+import { jobUnits } from '../../src/jobs/job-units.ts';
+import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
+import { newId } from '../../src/lib/ids.ts';
+import { createLogger } from '../../src/lib/log.ts';
+import { TEST_DATABASE_URL, type BackendKind, type TestDatabase } from './harness.ts';
+
+const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
+
+/** Runs the job loop until none of `kinds` is due or running by the test's clock. */
+export async function drainJobs(db: Db, kinds: JobKind[], options: { owner?: string; clock?: () => number; random?: () => number; concurrency?: number } = {}) {
+  let stop = false;
+  const clock = options.clock ?? Date.now;
+  const busy = async () =>
+    (
+      await queryText(db, `select 1 from jobs where kind = any($1::text[]) and ((state = 'queued' and run_at <= $2::timestamptz) or state = 'running') limit 1`, [
+        kinds.map((k) => k.kind),
+        new Date(clock()).toISOString(),
+      ])
+    ).length > 0;
+  await runJobLoop({
+    units: localRunner(db, jobUnits(kinds)),
+    kinds,
+    owner: options.owner ?? 'test-worker',
+    log: createLogger('silent'),
+    isStopping: () => stop,
+    // Idle with nothing left to do ends the test's loop; idle with slots full or work due goes round.
+    idle: async () => {
+      if (await busy()) await Bun.sleep(2);
+      else stop = true;
+    },
+    wake: () => {},
+    clock: options.clock,
+    random: options.random,
+    concurrency: options.concurrency,
+  });
+}
+
+/** The real worker thread (src/jobs/worker.ts) on `database`, as `serve` starts it. */
+export function startTestWorker(database: TestDatabase, backend: BackendKind, options: { instanceId?: string; heartbeatMs: number }): Supervisor {
+  return startSupervisor({
+    workerUrl: WORKER_URL,
+    database,
+    databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+    instance: { id: options.instanceId ?? newId('ins'), hostname: 'test-host', pid: process.pid, version: 'test', startedAt: new Date() },
+    log: createLogger('silent'),
+    logLevel: 'silent',
+    heartbeatMs: options.heartbeatMs,
+  });
+}
