@@ -75,3 +75,63 @@ export const predictions = pgTable(
 );
 
 export type Prediction = typeof predictions.$inferSelect;
+
+export const BACKTEST_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
+export type BacktestStatus = (typeof BACKTEST_STATUSES)[number];
+export const BACKTEST_METHODS = ['out_of_time', 'cross_validation'] as const;
+export type BacktestMethod = (typeof BACKTEST_METHODS)[number];
+
+/** Backtests an organisation asked for (or the nightly run made): how its model would have done on
+ * its own history. At most one queued or running per organisation. */
+export const predictionBacktests = pgTable(
+  'prediction_backtests',
+  {
+    id: text('id').primaryKey(),
+    orgId: text('org_id')
+      .notNull()
+      .references(() => organisations.id, { onDelete: 'cascade' }),
+    status: text('status').$type<BacktestStatus>().notNull().default('queued'),
+    method: text('method').$type<BacktestMethod>().notNull(),
+    horizonDays: integer('horizon_days').notNull(),
+    /** cross_validation: the snapshot day. */
+    asOf: date('as_of', { mode: 'string' }),
+    /** out_of_time: training labels close by this day, test snapshots come after it. */
+    cutoff: date('cutoff', { mode: 'string' }),
+    /** The tier the training rows gave, and the model's parameters. */
+    modelKind: text('model_kind').$type<'prior' | 'prior_recalibrated' | 'logistic'>(),
+    model: jsonb('model').$type<Record<string, unknown>>(),
+    metrics: jsonb('metrics').$type<Record<string, unknown>>(),
+    warning: text('warning'),
+    error: text('error'),
+    /** Who asked: `api`, `cli` or `nightly`. */
+    requestedBy: text('requested_by').notNull(),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+    startedAt: timestamptz('started_at'),
+    finishedAt: timestamptz('finished_at'),
+  },
+  (table) => [
+    uniqueIndex('prediction_backtests_one_open').on(table.orgId).where(sql`${table.status} in ('queued', 'running')`),
+    index('prediction_backtests_org_created_idx').on(table.orgId, table.createdAt.desc()),
+    check('prediction_backtests_status_check', sql`${table.status} in ('queued', 'running', 'succeeded', 'failed')`),
+    check('prediction_backtests_method_check', sql`${table.method} in ('out_of_time', 'cross_validation')`),
+  ],
+);
+
+export type PredictionBacktest = typeof predictionBacktests.$inferSelect;
+
+/** The demo's hidden truth: each demo customer's true probability of churning within the horizon
+ * after each month snapshot (demo/truth.ts). Never served by the API; `revintel demo --truth` writes it. */
+export const demoTruth = pgTable(
+  'demo_truth',
+  {
+    orgId: text('org_id')
+      .notNull()
+      .references(() => organisations.id, { onDelete: 'cascade' }),
+    customerId: text('customer_id').notNull(),
+    externalId: text('external_id').notNull(),
+    asOf: date('as_of', { mode: 'string' }).notNull(),
+    horizonDays: integer('horizon_days').notNull(),
+    pTrue: doublePrecision('p_true').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.orgId, table.customerId, table.asOf] })],
+);
