@@ -1,12 +1,19 @@
 // Every job kind this build runs. A new kind: its file (payload, work, retry, schedule) and a line
-// here.
+// here — in FITTING_JOB_KINDS if it fits models (seconds of CPU: the fitting thread runs it), else
+// in MAIN_JOB_KINDS.
 import type { JobKind } from './kind.ts';
 import { idempotencyPurge } from './kinds/idempotency-purge.ts';
 import { purgeFinishedJobs } from './kinds/purge-finished.ts';
 import { recoverJobLeases } from './kinds/recover-leases.ts';
 import { recomputePredictionsJob } from './kinds/predictions-recompute.ts';
 import { recomputeStaleJob } from './kinds/predictions-recompute-stale.ts';
-import { rescoreAllJob } from './kinds/predictions-rescore-all.ts';
+import { nightlyJob } from './kinds/predictions-nightly.ts';
 import { sweepStaleJob } from './kinds/predictions-sweep-stale.ts';
+import { trainJob } from './kinds/predictions-train.ts';
+import { backtestJob } from './kinds/predictions-backtest.ts';
 
-export const JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, rescoreAllJob, sweepStaleJob];
+export const MAIN_JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, nightlyJob, sweepStaleJob];
+
+export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob];
+
+export const JOB_KINDS: readonly JobKind[] = [...MAIN_JOB_KINDS, ...FITTING_JOB_KINDS];

@@ -4,8 +4,13 @@ import type { LogLevel } from '../config.ts';
 import type { UnitReply, UnitRequest } from '../db/units.ts';
 import type { InstanceInfo } from './units.ts';
 
+/** `main` runs the ticket queue and most jobs and keeps the heartbeat; `fitting` runs only the jobs
+ * that fit models (seconds of CPU each), so that they never hold up ticket processing. */
+export type WorkerRole = 'main' | 'fitting';
+
 export interface WorkerInit {
   type: 'init';
+  role: WorkerRole;
   /** postgres: the worker opens its own pool. embedded: it asks the main thread, which owns PGlite. */
   databaseUrl: string | null;
   instance: InstanceInfo;

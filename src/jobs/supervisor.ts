@@ -1,11 +1,12 @@
-// Starts the worker thread, answers its units of work when the main thread owns the database
-// (embedded mode), watches its heartbeat, and replaces it if it dies. Stopping lets the current
-// job finish.
+// Starts the worker threads — `main` (tickets, jobs, heartbeat) and, once it is up, `fitting` (the
+// jobs that fit models) — answers their units of work when the main thread owns the database
+// (embedded mode), watches the heartbeat, and replaces a thread that dies. Stopping lets the
+// current jobs finish.
 import { answerUnit, localRunner } from '../db/units.ts';
 import type { Database } from '../db/client.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LogLevel } from '../config.ts';
-import { unhandled, type FromWorker, type ToWorker } from './protocol.ts';
+import { unhandled, type FromWorker, type ToWorker, type WorkerRole } from './protocol.ts';
 import { INGEST_PRIORITY_ABOVE } from './ticket-loop.ts';
 import { workerUnits, type InstanceInfo } from './units.ts';
 
@@ -38,12 +39,9 @@ const post = (target: Worker, message: ToWorker) => target.postMessage(message);
 
 export function startSupervisor(options: SupervisorOptions): Supervisor {
   const heartbeatMs = options.heartbeatMs ?? 2_000;
-  let worker: Worker | null = null;
+  const threads: Record<WorkerRole, Thread> = { main: newThread('main'), fitting: newThread('fitting') };
   let lastBeat: number | null = null;
   let restartCount = 0;
-  /** Deaths in a row without a minute of healthy running between them: what the back-off grows with. */
-  let consecutiveDeaths = 0;
-  let spawnedAt = 0;
   let stopping = false;
   let wakePending = false;
   // How fast events arrive, over the last second (four quarter-second counts): above
@@ -58,9 +56,9 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     lastQuarters.push(ingested);
     ingested = 0;
     const busy = lastQuarters.reduce((sum, n) => sum + n, 0) > INGEST_PRIORITY_ABOVE;
-    if (busy !== ingestBusy && worker) {
+    if (busy !== ingestBusy && threads.main.worker) {
       ingestBusy = busy;
-      post(worker, { type: 'ingest', busy });
+      post(threads.main.worker, { type: 'ingest', busy });
     }
   }, 250);
   ingestWatch.unref?.();
@@ -77,14 +75,13 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   // A worker that cannot register the instance fails the start-up instead of hanging it.
   const startDeadline = setTimeout(() => failStart(new Error('the worker thread did not start within 30 s')), options.startTimeoutMs ?? 30_000);
   ready.then(() => clearTimeout(startDeadline), () => clearTimeout(startDeadline));
-  let stopped: (() => void) | null = null;
+  // Embedded mode: the workers' units run here, on the one owner of the database.
+  const ownerUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
 
-  const spawn = () => {
-    spawnedAt = Date.now();
+  const spawn = (thread: Thread) => {
+    thread.spawnedAt = Date.now();
     const current = new Worker(options.workerUrl);
-    worker = current;
-    // Embedded mode: the worker's units run here, on the one owner of the database.
-    const ownerUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
+    thread.worker = current;
     current.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       const message = event.data;
       switch (message.type) {
@@ -92,22 +89,25 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
           if (ownerUnits) answerUnit(ownerUnits, message, (reply) => post(current, reply));
           return;
         case 'ready':
+          if (thread.role !== 'main') return;
           lastBeat = Date.now();
+          // The fitting thread starts once the main one has taken back what an earlier run held.
+          if (!threads.fitting.worker && !stopping) spawn(threads.fitting);
           markReady();
           return;
         case 'heartbeat':
           lastBeat = Date.now();
           return;
         case 'failed':
-          options.log.error('worker failed', { error: message.error });
-          if (!started) {
+          options.log.error('worker failed', { role: thread.role, error: message.error });
+          if (!started && thread.role === 'main') {
             stopping = true; // nothing to restart: the start-up fails
             failStart(new Error(`the worker thread could not start: ${message.error}`));
           }
           current.terminate();
           return;
         case 'stopped':
-          stopped?.();
+          thread.stopped?.();
           current.terminate();
           return;
         default:
@@ -115,23 +115,33 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       }
     });
     current.addEventListener('error', (event) => {
-      options.log.error('worker error', { error: (event as ErrorEvent).message });
+      options.log.error('worker error', { role: thread.role, error: (event as ErrorEvent).message });
     });
     current.addEventListener('close', () => {
-      if (worker !== current) return;
-      worker = null;
-      if (stopping) return stopped?.();
+      if (thread.worker !== current) return;
+      thread.worker = null;
+      if (stopping) return thread.stopped?.();
       restartCount += 1;
-      consecutiveDeaths = Date.now() - spawnedAt > 60_000 ? 1 : consecutiveDeaths + 1;
-      const delay = Math.min(30_000, 250 * 2 ** Math.min(consecutiveDeaths, 7));
-      options.log.warn('worker exited; restarting', { restarts: restartCount, delay_ms: delay });
-      setTimeout(() => !stopping && spawn(), delay);
+      thread.consecutiveDeaths = Date.now() - thread.spawnedAt > 60_000 ? 1 : thread.consecutiveDeaths + 1;
+      const delay = Math.min(30_000, 250 * 2 ** Math.min(thread.consecutiveDeaths, 7));
+      options.log.warn('worker exited; restarting', { role: thread.role, restarts: restartCount, delay_ms: delay });
+      setTimeout(() => !stopping && spawn(thread), delay);
     });
-    post(current, { type: 'init', databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel });
+    post(current, { type: 'init', role: thread.role, databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel });
     // A worker started during a burst (a restart) defers like the one it replaces.
-    if (ingestBusy) post(current, { type: 'ingest', busy: true });
+    if (ingestBusy && thread.role === 'main') post(current, { type: 'ingest', busy: true });
   };
-  spawn();
+  spawn(threads.main);
+
+  const stopThread = async (thread: Thread, timeoutMs: number) => {
+    const current = thread.worker;
+    if (!current) return;
+    const done = new Promise<void>((resolve) => (thread.stopped = resolve));
+    post(current, { type: 'stop' });
+    const timer = setTimeout(() => current.terminate(), timeoutMs);
+    await done;
+    clearTimeout(timer);
+  };
 
   return {
     ready,
@@ -142,24 +152,31 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       ingested += events;
       // Commits finishing in the same tick make one message; during a burst the worker defers its
       // work and is told when the burst is over, so there is nobody to wake.
-      if (wakePending || ingestBusy || !worker) return;
+      const main = threads.main.worker;
+      if (wakePending || ingestBusy || !main) return;
       wakePending = true;
-      post(worker, { type: 'wake', queue: 'tickets' });
+      post(main, { type: 'wake', queue: 'tickets' });
       queueMicrotask(() => (wakePending = false));
     },
     wakeJobs() {
-      if (worker) post(worker, { type: 'wake', queue: 'jobs' });
+      for (const thread of Object.values(threads)) if (thread.worker) post(thread.worker, { type: 'wake', queue: 'jobs' });
     },
     async stop(timeoutMs = 10_000) {
       stopping = true;
       clearInterval(ingestWatch);
-      const current = worker;
-      if (!current) return;
-      const done = new Promise<void>((resolve) => (stopped = resolve));
-      post(current, { type: 'stop' });
-      const timer = setTimeout(() => current.terminate(), timeoutMs);
-      await done;
-      clearTimeout(timer);
+      await Promise.all(Object.values(threads).map((thread) => stopThread(thread, timeoutMs)));
     },
   };
 }
+
+interface Thread {
+  role: WorkerRole;
+  worker: Worker | null;
+  spawnedAt: number;
+  /** Deaths in a row without a minute of healthy running between them: what the back-off grows with. */
+  consecutiveDeaths: number;
+  /** Resolves the stop in progress. */
+  stopped: (() => void) | null;
+}
+
+const newThread = (role: WorkerRole): Thread => ({ role, worker: null, spawnedAt: 0, consecutiveDeaths: 0, stopped: null });

@@ -1,6 +1,7 @@
-// The worker thread's entry (a second entrypoint of `bun build --compile`): it keeps this instance's
-// heartbeat in the database and runs two loops beside it: the ticket event queue (ticket-loop.ts)
-// and the job queue (job-loop.ts).
+// The worker thread's entry (a second entrypoint of `bun build --compile`), started in two roles.
+// `main` keeps this instance's heartbeat in the database and runs two loops beside it: the ticket
+// event queue (ticket-loop.ts) and the job queue (job-loop.ts). `fitting` runs only the job kinds
+// that fit models, one at a time: seconds of CPU that must not hold up the tickets.
 declare const self: Worker;
 
 import { connectPostgres } from '../db/client.ts';
@@ -11,7 +12,7 @@ import { unhandled, type FromWorker, type ToWorker, type WorkerInit } from './pr
 import { workerUnits, type WorkerUnits } from './units.ts';
 import { DEFER_AT_MOST_MS, runTicketLoop } from './ticket-loop.ts';
 import { runJobLoop } from './job-loop.ts';
-import { JOB_KINDS } from './kinds.ts';
+import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kinds.ts';
 import { createWaker } from './waker.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
@@ -38,35 +39,10 @@ async function run(init: WorkerInit) {
   else units = remoteUnits = messageRunner<WorkerUnits>(send);
   const owner = init.instance.id;
   try {
-    await units.run('instances.register', init.instance);
-    if (!database) {
-      // The embedded database has one owner: whatever was held at its start belongs to a run that is gone.
-      await units.run('tickets.release-leases', {});
-      await units.run('jobs.recover', { now: new Date().toISOString(), all: true });
-    }
-    send({ type: 'ready' });
-    const tickets = runTicketLoop({
-      units,
-      owner,
-      log,
-      isStopping: () => stopping,
-      idle: wakers.tickets.idle,
-      ingestBusy: () => ingestBusy,
-      pause: deferrals.idle,
-    });
-    const jobs = runJobLoop({ units, kinds: JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake });
-    while (!stopping) {
-      try {
-        await units.run('instances.heartbeat', { id: owner });
-        send({ type: 'heartbeat', at: Date.now() });
-      } catch (error) {
-        log.warn('heartbeat failed', { error: messageOf(error) });
-      }
-      await pauses.idle(init.heartbeatMs);
-    }
-    // The work in hand is finished and recorded before the thread says it has stopped.
-    await Promise.all([tickets, jobs]);
-    await units.run('instances.stop', { id: owner }).catch(() => {});
+    if (init.role === 'fitting') {
+      send({ type: 'ready' });
+      await runFittingLoop(units, owner, log);
+    } else await runMain(init, units, owner, log, Boolean(database));
   } catch (error) {
     send({ type: 'failed', error: messageOf(error) });
     throw error;
@@ -74,6 +50,44 @@ async function run(init: WorkerInit) {
     await database?.close();
   }
   send({ type: 'stopped' });
+}
+
+async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: string, log: Logger, ownDatabase: boolean) {
+  await units.run('instances.register', init.instance);
+  if (!ownDatabase) {
+    // The embedded database has one owner: whatever was held at its start belongs to a run that is gone.
+    await units.run('tickets.release-leases', {});
+    await units.run('jobs.recover', { now: new Date().toISOString(), all: true });
+  }
+  send({ type: 'ready' });
+  const tickets = runTicketLoop({
+    units,
+    owner,
+    log,
+    isStopping: () => stopping,
+    idle: wakers.tickets.idle,
+    ingestBusy: () => ingestBusy,
+    pause: deferrals.idle,
+  });
+  const jobs = runJobLoop({ units, kinds: MAIN_JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake });
+  while (!stopping) {
+    try {
+      await units.run('instances.heartbeat', { id: owner });
+      send({ type: 'heartbeat', at: Date.now() });
+    } catch (error) {
+      log.warn('heartbeat failed', { error: messageOf(error) });
+    }
+    await pauses.idle(init.heartbeatMs);
+  }
+  // The work in hand is finished and recorded before the thread says it has stopped.
+  await Promise.all([tickets, jobs]);
+  await units.run('instances.stop', { id: owner }).catch(() => {});
+}
+
+/** Fits run one at a time under a long lease: a fit holds this thread's event loop for seconds,
+ * during which its lease cannot be renewed. A process that dies is found by its heartbeat. */
+function runFittingLoop(units: UnitRunner<WorkerUnits>, owner: string, log: Logger) {
+  return runJobLoop({ units, kinds: FITTING_JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake, concurrency: 1, leaseSeconds: 900 });
 }
 
 self.addEventListener('message', (event: MessageEvent<ToWorker>) => {

@@ -62,7 +62,7 @@ for (const backend of BACKENDS) {
         const rows = await queryText<{ kind: string }>(database.db, `select kind from job_schedules where kind = any($1::text[]) order by kind`, [JOB_KINDS.map((k) => k.kind)]);
         return rows.length === 5 && rows.map((r) => r.kind);
       });
-      expect(kinds).toEqual(['idempotency.purge', 'jobs.purge-finished', 'jobs.recover-leases', 'predictions.rescore-all', 'predictions.sweep-stale']);
+      expect(kinds).toEqual(['idempotency.purge', 'jobs.purge-finished', 'jobs.recover-leases', 'predictions.nightly', 'predictions.sweep-stale']);
       const { id } = await enqueueJob(database.db, idempotencyPurge, {}, { priority: 10 });
       supervisor.wakeJobs();
       const done = await until(async () => {

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
 import { recomputePredictions, riskBand } from '../../src/modules/predictions/service.ts';
-import { rescoreAllJob } from '../../src/jobs/kinds/predictions-rescore-all.ts';
 import { sweepStaleJob } from '../../src/jobs/kinds/predictions-sweep-stale.ts';
 import { recomputeStaleJob } from '../../src/jobs/kinds/predictions-recompute-stale.ts';
 import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
@@ -99,15 +98,6 @@ for (const backend of BACKENDS) {
       const result = await recomputePredictions(database.db, { orgId, today: TODAY });
       expect(result).toMatchObject({ scored: 1, removed: 1 });
       expect([...(await stored()).keys()]).toEqual([id('steady')]);
-    });
-
-    test('the nightly rescore asks for a whole recompute of every organisation with customers, once while one is queued', async () => {
-      const info = { id: 'job_test', kind: rescoreAllJob.kind, orgId: null, attempts: 1 };
-      const done = await database.db.transaction((tx) => rescoreAllJob.perform(tx as never, {}, info));
-      expect(done.organisations).toBeGreaterThanOrEqual(1);
-      await database.db.transaction((tx) => rescoreAllJob.perform(tx as never, {}, info));
-      const queued = await queryText<{ dedupe_key: string }>(database.db, `select dedupe_key from jobs where org_id = $1 and kind = 'predictions.recompute' and state = 'queued'`, [orgId]);
-      expect(queued).toEqual([{ dedupe_key: 'all' }]);
     });
 
     test('a record write marks its customer stale in the database; the sweep asks for the debounced recompute, which answers it', async () => {

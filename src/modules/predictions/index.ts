@@ -3,7 +3,7 @@
 // its drivers, with the summary a CFO reads (ARR at risk per currency and band).
 import { Elysia, t } from 'elysia';
 import type { Database } from '../../db/client.ts';
-import { RISK_BANDS, type RiskBand } from '../../db/schema/index.ts';
+import { RISK_BANDS, type BacktestMethod, type RiskBand } from '../../db/schema/index.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { listResponse } from '../../lib/list-response.ts';
@@ -16,7 +16,11 @@ import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.
 import type { Db } from '../../db/client.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
-import { ListModelsQuery, ListPredictionsQuery, ModelParams, Prediction, PredictionModel, PredictionParams, RecomputeAccepted, RecomputeBody } from './model.ts';
+import { Backtest, BacktestBody, BacktestParams, ListModelsQuery, ListPredictionsQuery, ModelParams, Prediction, PredictionModel, PredictionParams, RecomputeAccepted, RecomputeBody } from './model.ts';
+import { getBacktest, latestBacktest, requestBacktest } from './backtests.ts';
+import { backtestJob } from '../../jobs/kinds/predictions-backtest.ts';
+import { trainJob } from '../../jobs/kinds/predictions-train.ts';
+import { utcToday } from '../../lib/today.ts';
 import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, presentModel, presentPrediction, type PredictionFilters } from './read.ts';
 import { DEFAULT_PREDICTION_SETTINGS } from './service.ts';
 
@@ -26,6 +30,9 @@ export const PREDICTION_ROUTES = {
   recompute: { method: 'POST', path: '/api/cfo/predictions/recompute', auth: 'key', counted: 'organisation', body: 'api', response: RecomputeAccepted, summary: 'Rescore every customer, or those named (202, a job)' },
   models: { method: 'GET', path: '/api/cfo/models', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(PredictionModel), summary: "The organisation's churn models, newest first" },
   model: { method: 'GET', path: '/api/cfo/models/:id', auth: 'key', counted: 'organisation', body: 'none', response: PredictionModel, summary: 'A churn model with its parameters and metrics' },
+  backtest: { method: 'POST', path: '/api/cfo/backtests', auth: 'key', counted: 'organisation', body: 'api', response: Backtest, summary: 'Run a backtest of the churn model on the organisation\'s history (202, queued)' },
+  latestBacktest: { method: 'GET', path: '/api/cfo/backtests/latest', auth: 'key', counted: 'organisation', body: 'none', response: Backtest, summary: 'The newest finished backtest' },
+  getBacktest: { method: 'GET', path: '/api/cfo/backtests/:id', auth: 'key', counted: 'organisation', body: 'none', response: Backtest, summary: 'A backtest: its status, and its report once it has succeeded' },
 } as const satisfies Record<string, RouteDeclaration>;
 
 /** `risk`: a comma list of bands. */
@@ -49,7 +56,9 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   const checkRecompute = validator(RecomputeBody);
+  const checkBacktest = validator(BacktestBody);
   const recomputeLimit = bodyLimit(PREDICTION_ROUTES.recompute.body, deps.config);
+  const backtestLimit = bodyLimit(PREDICTION_ROUTES.backtest.body, deps.config);
   const horizonDays = DEFAULT_PREDICTION_SETTINGS.horizonDays;
   return new Elysia({ name: 'revintel/predictions' })
     .get(
@@ -86,10 +95,13 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
       const body = (await readJsonBody(request, recomputeLimit)) ?? {};
       const problem = checkRecompute(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-      const { customer_ids: customerIds } = body as RecomputeBody;
-      // A whole-organisation recompute already queued answers this one too.
+      const { customer_ids: customerIds, retrain } = body as RecomputeBody;
+      if (retrain && customerIds) throw new AppError('validation_failed', 'Invalid request body: "retrain" rescores every customer; leave out "customer_ids"');
+      // A whole-organisation recompute (or retrain) already queued answers this one too.
       const job = await db.transaction((tx) =>
-        enqueueJob(tx as unknown as Db, recomputePredictionsJob, customerIds ? { customerIds } : {}, { orgId, dedupeKey: customerIds ? null : 'all', priority: 5 }),
+        retrain
+          ? enqueueJob(tx as unknown as Db, trainJob, {}, { orgId, dedupeKey: 'train', priority: 5 })
+          : enqueueJob(tx as unknown as Db, recomputePredictionsJob, customerIds ? { customerIds } : {}, { orgId, dedupeKey: customerIds ? null : 'all', priority: 5 }),
       );
       deps.wakeJobs?.();
       set.status = 202;
@@ -110,5 +122,18 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
         }),
       { query: ListModelsQuery },
     )
-    .get(PREDICTION_ROUTES.model.path, async ({ request, params }) => ok(presentModel(await getModel(db, principalOf(request).org.id, params.id))), { params: ModelParams });
+    .get(PREDICTION_ROUTES.model.path, async ({ request, params }) => ok(presentModel(await getModel(db, principalOf(request).org.id, params.id))), { params: ModelParams })
+    .post(PREDICTION_ROUTES.backtest.path, async ({ request, set }) => {
+      const orgId = principalOf(request).org.id;
+      const body = (await readJsonBody(request, backtestLimit)) ?? {};
+      const problem = checkBacktest(body);
+      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
+      const { method, horizon_days: horizonDays, as_of: asOf, cutoff } = body as BacktestBody;
+      const backtest = await db.transaction((tx) => requestBacktest(tx as unknown as Db, backtestJob, { orgId, request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff }, today: utcToday(), requestedBy: 'api' }));
+      deps.wakeJobs?.();
+      set.status = 202;
+      return ok(backtest);
+    })
+    .get(PREDICTION_ROUTES.latestBacktest.path, async ({ request }) => ok(await latestBacktest(db, principalOf(request).org.id)))
+    .get(PREDICTION_ROUTES.getBacktest.path, async ({ request, params }) => ok(await getBacktest(db, principalOf(request).org.id, params.id)), { params: BacktestParams });
 }

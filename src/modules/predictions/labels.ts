@@ -7,7 +7,7 @@
 // (features.ts); its label is whether it churns within (t, t + horizon], so it is known only once
 // t + horizon + grace ≤ today. Labels read today's knowledge — they are outcomes; features never do.
 import { queryText, type Db } from '../../db/client.ts';
-import { featuresAt } from './features.ts';
+import { featuresAt, type FeatureRow } from './features.ts';
 import { addDays, type Snapshot } from './training.ts';
 
 const CHURN_DAYS_SQL = `
@@ -15,7 +15,7 @@ const CHURN_DAYS_SQL = `
     select customer_id, start_date as s,
       coalesce(end_date, case when status in ('ended', 'cancelled') then cancelled_at end) as e
     from contracts
-    where org_id = $1 and deleted_at is null and status <> 'draft'
+    where org_id = $1 and deleted_at is null and status <> 'draft' and ($4::text[] is null or customer_id = any($4::text[]))
   ),
   period_end as (
     select distinct p.customer_id, p.e + 1 as d from spans p
@@ -35,9 +35,9 @@ const CHURN_DAYS_SQL = `
   where not exists (select 1 from marked m where m.customer_id = p.customer_id and abs(m.d - p.d) <= $2::int)
   order by 1, 2`;
 
-/** Every known churn day of an organisation's customers, by customer, ascending. */
-export async function churnDays(db: Db, args: { orgId: string; today: string; graceDays: number }): Promise<Map<string, string[]>> {
-  const rows = await queryText<{ customer_id: string; day: string }>(db, CHURN_DAYS_SQL, [args.orgId, args.graceDays, args.today]);
+/** Every known churn day of an organisation's customers (those named, or all), by customer, ascending. */
+export async function churnDays(db: Db, args: { orgId: string; today: string; graceDays: number; customerIds?: string[] }): Promise<Map<string, string[]>> {
+  const rows = await queryText<{ customer_id: string; day: string }>(db, CHURN_DAYS_SQL, [args.orgId, args.graceDays, args.today, args.customerIds ?? null]);
   const byCustomer = new Map<string, string[]>();
   for (const row of rows) {
     const days = byCustomer.get(row.customer_id);
@@ -74,12 +74,15 @@ export async function labelledSnapshots(db: Db, query: SnapshotQuery): Promise<S
   const churn = await churnDays(db, { orgId: query.orgId, today: query.today, graceDays: query.graceDays });
   const snapshots: Snapshot[] = [];
   for (const t of snapshotDays(query).reverse()) {
-    const end = addDays(t, query.horizonDays);
     const rows = await featuresAt(db, { orgId: query.orgId, day: t, horizonDays: query.horizonDays, population: 'active', graceDays: query.graceDays });
-    for (const row of rows) {
-      const churnDay = churn.get(row.customerId)?.find((d) => d > t && d <= end) ?? null;
-      snapshots.push({ customerId: row.customerId, t, values: row.values, outcome: churnDay ? 1 : 0, churnDay, noticeKnown: row.noticeKnown });
-    }
+    for (const row of rows) snapshots.push(labelled(row, t, churn.get(row.customerId), query.horizonDays));
   }
   return snapshots;
+}
+
+/** A customer's features at `t`, labelled by whether one of its churn days falls in (t, t + horizon]. */
+export function labelled(row: Pick<FeatureRow, 'customerId' | 'values' | 'noticeKnown'>, t: string, churn: readonly string[] | undefined, horizonDays: number): Snapshot {
+  const end = addDays(t, horizonDays);
+  const churnDay = churn?.find((d) => d > t && d <= end) ?? null;
+  return { customerId: row.customerId, t, values: row.values, outcome: churnDay ? 1 : 0, churnDay, noticeKnown: row.noticeKnown };
 }

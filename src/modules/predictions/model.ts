@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { RISK_BANDS } from '../../db/schema/index.ts';
+import { BACKTEST_METHODS, BACKTEST_STATUSES, RISK_BANDS } from '../../db/schema/index.ts';
 import { currency, day, enumOf, instant, nullable } from '../../lib/record-fields.ts';
 import { MODEL_KINDS } from './training.ts';
 
@@ -72,11 +72,18 @@ export const PredictionSummary = t.Object(
 
 /** POST /api/cfo/predictions/recompute: every scored customer, or those named. */
 export const RecomputeBody = t.Object(
-  { customer_ids: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 300 }), { minItems: 1, maxItems: 10_000 })) },
+  {
+    customer_ids: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 300 }), { minItems: 1, maxItems: 10_000 })),
+    /** Retrain the model first (in the fitting thread); its rescore follows. */
+    retrain: t.Optional(t.Boolean()),
+  },
   { additionalProperties: false },
 );
 export type RecomputeBody = typeof RecomputeBody.static;
-export const RecomputeAccepted = t.Object({ job_id: t.String() }, { additionalProperties: false });
+export const RecomputeAccepted = t.Object(
+  { job_id: t.String({ description: 'the rescore, or with retrain the retrain (which queues the rescore when it ends)' }) },
+  { additionalProperties: false },
+);
 
 export const ModelParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
 export const ListModelsQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })) });
@@ -96,6 +103,45 @@ export const PredictionModel = t.Object(
     metrics: t.Record(t.String(), t.Unknown()),
     reject_reason: nullable(t.String()),
     trained_at: instant,
+  },
+  { additionalProperties: false },
+);
+
+/** POST /api/cfo/backtests: how the organisation's model would have done on its own history. */
+export const BacktestBody = t.Object(
+  {
+    method: t.Optional(enumOf(BACKTEST_METHODS)),
+    horizon_days: t.Optional(t.Integer({ minimum: 7, maximum: 365, error: 'must be a whole number of days from 7 to 365' })),
+    as_of: t.Optional(day),
+    cutoff: t.Optional(day),
+  },
+  { additionalProperties: false },
+);
+export type BacktestBody = typeof BacktestBody.static;
+export const BacktestParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
+
+export const Backtest = t.Object(
+  {
+    id: t.String(),
+    status: enumOf(BACKTEST_STATUSES),
+    method: enumOf(BACKTEST_METHODS),
+    horizon_days: t.Integer(),
+    as_of: nullable(day),
+    cutoff: nullable(day),
+    model_kind: nullable(enumOf(MODEL_KINDS)),
+    model: nullable(t.Record(t.String(), t.Unknown(), { description: 'the model trained for the test: kind, parameters, what it was trained on' })),
+    metrics: nullable(
+      t.Record(t.String(), t.Unknown(), {
+        description: 'auc, auc_ci95, prior_auc, auc_without_notice, top_decile_lift, brier, ece, base_rate, rows, events, customers, calibration_table, decile_table; `progress` while running',
+      }),
+    ),
+    warning: nullable(t.String()),
+    warnings: t.Array(t.String()),
+    error: nullable(t.String()),
+    requested_by: t.String(),
+    created_at: instant,
+    started_at: nullable(instant),
+    finished_at: nullable(instant),
   },
   { additionalProperties: false },
 );

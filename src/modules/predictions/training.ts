@@ -63,6 +63,12 @@ export function countEvents(rows: readonly Snapshot[]): number {
   return new Set(rows.filter((r) => r.outcome === 1).map((r) => `${r.customerId} ${r.churnDay ?? r.t}`)).size;
 }
 
+/** `kind`, or the prior when the rows cannot fit it (no events, or nothing but events). */
+export function fittable(kind: ModelKind, rows: readonly Snapshot[]): ModelKind {
+  const positives = rows.filter((r) => r.outcome === 1).length;
+  return positives === 0 || positives === rows.length ? 'prior' : kind;
+}
+
 export const countCustomers = (rows: readonly Snapshot[]) => new Set(rows.map((r) => r.customerId)).size;
 
 export function chooseKind(rows: readonly Snapshot[]): ModelKind {
@@ -194,18 +200,24 @@ export interface BacktestResult {
   metrics: BacktestMetrics;
 }
 
-/** Out of time: train on the rows whose label window closed by `cutoff`, test on the rows after it. */
+/** Out of time: train on the rows whose label window closed by `cutoff`, test on the rows after it.
+ * The tier is the one the training rows allow, unless `kind` names one (promotion compares the
+ * candidate with the active model's kind refitted on the same rows). */
 export function backtestOutOfTime(
   keys: readonly string[],
   prior: readonly PriorFeature[],
   rows: readonly Snapshot[],
   cutoff: string,
   settings: TrainingSettings & { graceDays: number },
+  kind?: ModelKind,
 ): BacktestResult {
+  const { train, test } = splitOutOfTime(rows, cutoff, settings);
+  return scoreHeldOut(keys, prior, train, test, settings, kind);
+}
+
+export function splitOutOfTime(rows: readonly Snapshot[], cutoff: string, settings: { horizonDays: number; graceDays: number }) {
   const closesBy = (t: string) => addDays(t, settings.horizonDays + settings.graceDays) <= cutoff;
-  const train = rows.filter((r) => closesBy(r.t));
-  const test = rows.filter((r) => r.t > cutoff);
-  return scoreHeldOut(keys, prior, train, test, settings);
+  return { train: rows.filter((r) => closesBy(r.t)), test: rows.filter((r) => r.t > cutoff) };
 }
 
 /** Cross-validation: one snapshot per customer, `folds` folds of customers; each fold scored by a
@@ -225,8 +237,8 @@ export function backtestCrossValidation(keys: readonly string[], prior: readonly
   return { kind: model.kind, model, metrics: evaluate(scored, settings.seed) };
 }
 
-function scoreHeldOut(keys: readonly string[], prior: readonly PriorFeature[], train: readonly Snapshot[], test: readonly Snapshot[], settings: TrainingSettings): BacktestResult {
-  const model = trainModel(chooseKind(train), keys, prior, train, settings);
+function scoreHeldOut(keys: readonly string[], prior: readonly PriorFeature[], train: readonly Snapshot[], test: readonly Snapshot[], settings: TrainingSettings, kind?: ModelKind): BacktestResult {
+  const model = trainModel(fittable(kind ?? chooseKind(train), train), keys, prior, train, settings);
   const base = priorModel(prior, settings);
   const scored = test.map((r) => ({ ...r, probability: probabilityOf(model, r.values), priorProbability: probabilityOf(base, r.values) }));
   return { kind: model.kind, model, metrics: evaluate(scored, settings.seed) };

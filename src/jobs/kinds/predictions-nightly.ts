@@ -1,0 +1,25 @@
+// Every night (PREDICTION_NIGHTLY_AT, UTC) every organisation with customers is retrained, judged
+// and rescored: days pass (a renewal comes within the horizon, an invoice falls past due, labels
+// become known) without any input changing. Fires once across all processes; each organisation's
+// retrain is its own job (a queued one absorbs this one), and each retrain ends in a rescore.
+import { t } from 'elysia';
+import { queryText } from '../../db/client.ts';
+import { predictionSettings } from '../../modules/predictions/settings.ts';
+import { defineJobKind } from '../kind.ts';
+import { enqueueJob } from '../queue.ts';
+import { trainJob } from './predictions-train.ts';
+
+export const nightlyJob = defineJobKind({
+  kind: 'predictions.nightly',
+  payload: t.Object({}),
+  // Read when the job loop starts: after the process has its settings.
+  get schedule() {
+    return { dailyAt: predictionSettings().nightlyAt };
+  },
+  retry: { maxAttempts: 3 },
+  perform: async (db) => {
+    const orgs = await queryText<{ org_id: string }>(db, `select distinct org_id from customers where deleted_at is null`, []);
+    for (const { org_id: orgId } of orgs) await enqueueJob(db, trainJob, {}, { orgId, dedupeKey: 'train' });
+    return { organisations: orgs.length };
+  },
+});

@@ -1,0 +1,44 @@
+// Retrains an organisation's churn model in the fitting thread (nightly, or asked for with
+// `retrain: true`): its labelled history gathered in short units, the tier its history allows
+// fitted on every labelled row, judged out of time against the model in force refitted on the same
+// rows, then promoted or rejected, and everyone rescored — all recorded in one last unit.
+import { t } from 'elysia';
+import { queryText, type Db } from '../../db/client.ts';
+import { utcToday } from '../../lib/today.ts';
+import { retrain, trainingDays } from '../../modules/predictions/fitting.ts';
+import { gatherHistory, historyUnits } from '../../modules/predictions/history.ts';
+import { saveRetrain } from '../../modules/predictions/models.ts';
+import { predictionSettings } from '../../modules/predictions/settings.ts';
+import type { RetrainResult } from '../../modules/predictions/fitting.ts';
+import type { ModelKind } from '../../modules/predictions/training.ts';
+import { defineJobKind, PermanentJobError } from '../kind.ts';
+import { recomputePredictionsJob } from './predictions-recompute.ts';
+
+export const trainJob = defineJobKind({
+  kind: 'predictions.train',
+  payload: t.Object({}),
+  retry: { maxAttempts: 3 },
+  units: {
+    ...historyUnits,
+    'predictions.active-kind': async (db: Db, args: { orgId: string; horizonDays: number }) => {
+      const [row] = await queryText<{ kind: ModelKind }>(db, `select kind from prediction_models where org_id = $1 and horizon_days = $2 and status = 'active'`, [args.orgId, args.horizonDays]);
+      return row?.kind ?? null;
+    },
+    'predictions.save-retrain': (db: Db, args: { orgId: string; jobId: string; horizonDays: number; result: RetrainResult }) => saveRetrain(db, recomputePredictionsJob, args),
+  },
+  handle: async (_payload, ctx) => {
+    const orgId = ctx.job.orgId;
+    if (!orgId) throw new PermanentJobError('predictions.train needs an organisation');
+    const settings = predictionSettings();
+    const today = utcToday();
+    // No active model yet: the scorecard is what scores the organisation.
+    const incumbent = (await ctx.run('predictions.active-kind', { orgId, horizonDays: settings.horizonDays })) ?? 'prior';
+    const history = await gatherHistory(
+      { run: ctx.run },
+      { orgId, today, horizonDays: settings.horizonDays, graceDays: settings.graceDays, days: trainingDays(today, settings), maxCustomers: settings.trainMaxCustomers },
+    );
+    const result = retrain(history, incumbent, today, settings);
+    const saved = await ctx.run('predictions.save-retrain', { orgId, jobId: ctx.job.id, horizonDays: settings.horizonDays, result });
+    return { ...saved, kind: result.candidate.kind, rows: history.rows.length, auc: result.backtest.candidate.auc };
+  },
+});

@@ -1,0 +1,42 @@
+// The churn predictions' settings (README "Churn predictions" → Settings), as the process was
+// started with them. Set once at start-up — by `serve` from its configuration, by the worker
+// threads from their init message — and read where they are used, so that job kinds, which are
+// declared once for the whole build, follow them.
+
+export interface PredictionSettings {
+  /** PREDICTION_HORIZON_DAYS: the days ahead a prediction speaks of. */
+  horizonDays: number;
+  /** CHURN_GRACE_DAYS: a contract that ends is churn unless another starts within these days. */
+  graceDays: number;
+  /** PRIOR_ANNUAL_CHURN: the scorecard's base, for an organisation without history. */
+  priorAnnualChurn: number;
+  /** RISK_BANDS: the upper bounds of low, medium and high. */
+  riskBands: [number, number, number];
+  /** TRAIN_LOOKBACK_DAYS: how far back training snapshots go. */
+  lookbackDays: number;
+  /** TRAIN_MAX_CUSTOMERS: above this, training reads a fixed sample of the customers. */
+  trainMaxCustomers: number;
+  /** PREDICTION_DEBOUNCE_S: a stale customer is rescored this long after its first mark. */
+  debounceSeconds: number;
+  /** PREDICTION_NIGHTLY_AT: when (HH:MM, UTC) the nightly retrain and rescore run. */
+  nightlyAt: string;
+}
+
+export const DEFAULT_PREDICTION_SETTINGS: PredictionSettings = {
+  horizonDays: 90,
+  graceDays: 30,
+  priorAnnualChurn: 0.12,
+  riskBands: [0.05, 0.15, 0.35],
+  lookbackDays: 730,
+  trainMaxCustomers: 25_000,
+  debounceSeconds: 5,
+  nightlyAt: '02:00',
+};
+
+let current: PredictionSettings = DEFAULT_PREDICTION_SETTINGS;
+
+export const predictionSettings = (): PredictionSettings => current;
+
+export function usePredictionSettings(settings: PredictionSettings): void {
+  current = settings;
+}
