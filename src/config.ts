@@ -40,6 +40,15 @@ export interface Config {
   /** A request still running after this long is answered 503 and its work abandoned: its
    * transaction is rolled back (the embedded database's units, PostgreSQL's statement timeout). */
   requestTimeoutMs: number;
+  /** Churn predictions (modules/predictions/settings.ts). */
+  predictionHorizonDays: number;
+  churnGraceDays: number;
+  priorAnnualChurn: number;
+  riskBands: [number, number, number];
+  trainLookbackDays: number;
+  trainMaxCustomers: number;
+  predictionDebounceS: number;
+  predictionNightlyAt: string;
 }
 
 export class ConfigError extends Error {
@@ -111,6 +120,26 @@ const trustProxy: Parser<TrustProxy> = (raw, name) => {
   return { mode: 'list', addresses };
 };
 
+/** A share strictly between 0 and 1. */
+const fraction: Parser<number> = (raw, name) => {
+  const value = /^\s*(0?\.\d+)\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!(value > 0 && value < 1)) throw new ConfigError(name, `must be a number between 0 and 1 (e.g. 0.12), got "${raw}"`);
+  return value;
+};
+
+const riskBands: Parser<[number, number, number]> = (raw, name) => {
+  const values = raw.split(',').map((part) => fraction(part, name));
+  if (values.length !== 3 || !(values[0]! < values[1]! && values[1]! < values[2]!)) {
+    throw new ConfigError(name, `must be three increasing numbers between 0 and 1, the upper bounds of low, medium and high (e.g. 0.05,0.15,0.35), got "${raw}"`);
+  }
+  return values as [number, number, number];
+};
+
+const timeOfDay: Parser<string> = (raw, name) => {
+  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(raw.trim())) throw new ConfigError(name, `must be a time of day HH:MM (UTC), got "${raw}"`);
+  return raw.trim();
+};
+
 const secretKey: Parser<string> = (raw, name) => {
   const value = raw.trim();
   if (value.length < 32) throw new ConfigError(name, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)');
@@ -141,6 +170,14 @@ const SETTINGS = {
   RATE_LIMIT_WEBHOOK_PER_DAY: { key: 'webhookLimitPerDay', parse: integer(1, 10_000_000_000), fallback: 20_000_000 },
   SHUTDOWN_TIMEOUT_MS: { key: 'shutdownTimeoutMs', parse: integer(0, 600_000), fallback: 10_000 },
   REQUEST_TIMEOUT_MS: { key: 'requestTimeoutMs', parse: integer(100, 3_600_000), fallback: 30_000 },
+  PREDICTION_HORIZON_DAYS: { key: 'predictionHorizonDays', parse: integer(7, 365), fallback: 90 },
+  CHURN_GRACE_DAYS: { key: 'churnGraceDays', parse: integer(0, 365), fallback: 30 },
+  PRIOR_ANNUAL_CHURN: { key: 'priorAnnualChurn', parse: fraction, fallback: 0.12 },
+  RISK_BANDS: { key: 'riskBands', parse: riskBands, fallback: [0.05, 0.15, 0.35] },
+  TRAIN_LOOKBACK_DAYS: { key: 'trainLookbackDays', parse: integer(180, 3650), fallback: 730 },
+  TRAIN_MAX_CUSTOMERS: { key: 'trainMaxCustomers', parse: integer(1_000, 10_000_000), fallback: 25_000 },
+  PREDICTION_DEBOUNCE_S: { key: 'predictionDebounceS', parse: integer(0, 3600), fallback: 5 },
+  PREDICTION_NIGHTLY_AT: { key: 'predictionNightlyAt', parse: timeOfDay, fallback: '02:00' },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
 
 export type SettingName = keyof typeof SETTINGS;

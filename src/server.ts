@@ -9,6 +9,7 @@ import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
 import { isMigrated, runMigrations } from './db/migrate.ts';
 import { serveAdminSocket } from './admin/socket.ts';
 import { startSupervisor, type Supervisor } from './jobs/supervisor.ts';
+import { predictionSettingsOf, usePredictionSettings } from './modules/predictions/settings.ts';
 import { newId } from './lib/ids.ts';
 import { createLogger, type Logger } from './lib/log.ts';
 import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
@@ -176,6 +177,7 @@ function phaseTimer() {
 export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
   const startedAt = Date.now();
   const log = options.log ?? createLogger(config.logLevel);
+  usePredictionSettings(predictionSettingsOf(config));
   const { phases, phase } = phaseTimer();
   const database = await openDatabase(config, 'serve', (error) => {
     log.error('embedded database failed: every query is refused until revintel restarts', { error: error.message });

@@ -19,7 +19,7 @@ import type { JobState } from '../db/schema/index.ts';
 import { enqueueJob, listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
 import { recomputePredictionsJob } from '../jobs/kinds/predictions-recompute.ts';
 import { getPrediction, listPredictions, predictionsMeta, presentPrediction } from '../modules/predictions/read.ts';
-import { DEFAULT_PREDICTION_SETTINGS } from '../modules/predictions/service.ts';
+import { predictionSettings } from '../modules/predictions/settings.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 
 export const adminUnits = {
@@ -87,7 +87,7 @@ export const adminUnits = {
     const org = await importTarget(db, { org: input.org });
     const filters = { risk: input.risk };
     const rows = await listPredictions(db, { orgId: org.id, filters, sort: '-arr_at_risk', limit: input.limit });
-    return { items: rows.slice(0, input.limit).map(presentPrediction), meta: await predictionsMeta(db, org.id, filters, DEFAULT_PREDICTION_SETTINGS.horizonDays) };
+    return { items: rows.slice(0, input.limit).map(presentPrediction), meta: await predictionsMeta(db, org.id, filters, predictionSettings().horizonDays) };
   },
   'predictions.show': async (db: Db, input: { org?: string; customer: string }) => {
     const org = await importTarget(db, { org: input.org });

@@ -3,6 +3,7 @@
 import type { LogLevel } from '../config.ts';
 import type { UnitReply, UnitRequest } from '../db/units.ts';
 import type { InstanceInfo } from './units.ts';
+import type { PredictionSettings } from '../modules/predictions/settings.ts';
 
 /** `main` runs the ticket queue and most jobs and keeps the heartbeat; `fitting` runs only the jobs
  * that fit models (seconds of CPU each), so that they never hold up ticket processing. */
@@ -16,6 +17,8 @@ export interface WorkerInit {
   instance: InstanceInfo;
   heartbeatMs: number;
   logLevel: LogLevel;
+  /** The process's settings the job kinds read (the worker cannot see `serve`'s flags). */
+  predictions: PredictionSettings;
 }
 
 /** Which queue has new work: its loop looks now rather than at its next poll. */

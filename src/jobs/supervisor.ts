@@ -9,6 +9,7 @@ import type { LogLevel } from '../config.ts';
 import { unhandled, type FromWorker, type ToWorker, type WorkerRole } from './protocol.ts';
 import { INGEST_PRIORITY_ABOVE } from './ticket-loop.ts';
 import { workerUnits, type InstanceInfo } from './units.ts';
+import { predictionSettings } from '../modules/predictions/settings.ts';
 
 export interface Supervisor {
   /** Resolves once the first worker has registered the instance. */
@@ -127,7 +128,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       options.log.warn('worker exited; restarting', { role: thread.role, restarts: restartCount, delay_ms: delay });
       setTimeout(() => !stopping && spawn(thread), delay);
     });
-    post(current, { type: 'init', role: thread.role, databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel });
+    post(current, { type: 'init', role: thread.role, databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel, predictions: predictionSettings() });
     // A worker started during a burst (a restart) defers like the one it replaces.
     if (ingestBusy && thread.role === 'main') post(current, { type: 'ingest', busy: true });
   };

@@ -14,6 +14,7 @@ import { DEFER_AT_MOST_MS, runTicketLoop } from './ticket-loop.ts';
 import { runJobLoop } from './job-loop.ts';
 import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kinds.ts';
 import { createWaker } from './waker.ts';
+import { usePredictionSettings } from '../modules/predictions/settings.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
@@ -31,7 +32,8 @@ let workerLog: Logger | null = null;
 let remoteUnits: ReturnType<typeof messageRunner<WorkerUnits>> | null = null;
 
 async function run(init: WorkerInit) {
-  const log = createLogger(init.logLevel, { thread: 'worker' });
+  usePredictionSettings(init.predictions);
+  const log = createLogger(init.logLevel, { thread: init.role === 'main' ? 'worker' : 'fitting' });
   workerLog = log;
   const database = init.databaseUrl ? connectPostgres(init.databaseUrl, 3) : null;
   let units: UnitRunner<WorkerUnits>;

@@ -4,7 +4,7 @@
 // signal that must show within seconds.
 import { t } from 'elysia';
 import { queryText } from '../../db/client.ts';
-import { PREDICTION_DEBOUNCE_S } from '../../modules/predictions/stale.ts';
+import { predictionSettings } from '../../modules/predictions/settings.ts';
 import { defineJobKind } from '../kind.ts';
 import { markDebounced } from '../queue.ts';
 import { recomputeStaleJob } from './predictions-recompute-stale.ts';
@@ -17,7 +17,7 @@ export const sweepStaleJob = defineJobKind({
   perform: async (db) => {
     const orgs = await queryText<{ org_id: string }>(db, `select distinct org_id from risk_input_changes`, []);
     let asked = 0;
-    for (const { org_id: orgId } of orgs) if ((await markDebounced(db, recomputeStaleJob, 'stale', PREDICTION_DEBOUNCE_S, { orgId })).created) asked++;
+    for (const { org_id: orgId } of orgs) if ((await markDebounced(db, recomputeStaleJob, 'stale', predictionSettings().debounceSeconds, { orgId })).created) asked++;
     return { organisations: orgs.length, asked };
   },
 });

@@ -22,7 +22,7 @@ import { backtestJob } from '../../jobs/kinds/predictions-backtest.ts';
 import { trainJob } from '../../jobs/kinds/predictions-train.ts';
 import { utcToday } from '../../lib/today.ts';
 import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, presentModel, presentPrediction, type PredictionFilters } from './read.ts';
-import { DEFAULT_PREDICTION_SETTINGS } from './service.ts';
+import { predictionSettings } from './settings.ts';
 
 export const PREDICTION_ROUTES = {
   list: { method: 'GET', path: '/api/cfo/predictions', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Prediction), summary: 'Every scored customer\'s churn prediction, with the summary per currency in meta' },
@@ -59,7 +59,7 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
   const checkBacktest = validator(BacktestBody);
   const recomputeLimit = bodyLimit(PREDICTION_ROUTES.recompute.body, deps.config);
   const backtestLimit = bodyLimit(PREDICTION_ROUTES.backtest.body, deps.config);
-  const horizonDays = DEFAULT_PREDICTION_SETTINGS.horizonDays;
+  const horizonDays = predictionSettings().horizonDays;
   return new Elysia({ name: 'revintel/predictions' })
     .get(
       PREDICTION_ROUTES.list.path,

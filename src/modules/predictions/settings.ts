@@ -2,6 +2,7 @@
 // started with them. Set once at start-up — by `serve` from its configuration, by the worker
 // threads from their init message — and read where they are used, so that job kinds, which are
 // declared once for the whole build, follow them.
+import type { Config } from '../../config.ts';
 
 export interface PredictionSettings {
   /** PREDICTION_HORIZON_DAYS: the days ahead a prediction speaks of. */
@@ -32,6 +33,17 @@ export const DEFAULT_PREDICTION_SETTINGS: PredictionSettings = {
   debounceSeconds: 5,
   nightlyAt: '02:00',
 };
+
+export const predictionSettingsOf = (config: Config): PredictionSettings => ({
+  horizonDays: config.predictionHorizonDays,
+  graceDays: config.churnGraceDays,
+  priorAnnualChurn: config.priorAnnualChurn,
+  riskBands: config.riskBands,
+  lookbackDays: config.trainLookbackDays,
+  trainMaxCustomers: config.trainMaxCustomers,
+  debounceSeconds: config.predictionDebounceS,
+  nightlyAt: config.predictionNightlyAt,
+});
 
 let current: PredictionSettings = DEFAULT_PREDICTION_SETTINGS;
 

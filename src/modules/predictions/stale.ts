@@ -5,8 +5,7 @@
 import { queryText, type Db } from '../../db/client.ts';
 import { recomputeStaleJob } from '../../jobs/kinds/predictions-recompute-stale.ts';
 import { markDebounced } from '../../jobs/queue.ts';
-
-export const PREDICTION_DEBOUNCE_S = 5;
+import { predictionSettings } from './settings.ts';
 
 const MARK = `
   insert into risk_input_changes (org_id, customer_id, changed_at)
@@ -18,6 +17,6 @@ export async function markStale(db: Db, pairs: { orgId: string; customerId: stri
   if (pairs.length === 0) return;
   await queryText(db, MARK, [pairs.map((p) => p.orgId), pairs.map((p) => p.customerId)]);
   for (const orgId of new Set(pairs.map((p) => p.orgId))) {
-    await markDebounced(db, recomputeStaleJob, 'stale', PREDICTION_DEBOUNCE_S, { orgId });
+    await markDebounced(db, recomputeStaleJob, 'stale', predictionSettings().debounceSeconds, { orgId });
   }
 }
