@@ -19,7 +19,8 @@ Commands:
   connectors   create, list, update support-platform connectors and rotate their webhook secrets
   events       list, show and replay inbound ticket events (the processing queue)
   jobs         list, show and retry background jobs (the job queue)
-  predictions  list and show churn predictions, queue a recompute
+  predictions  list and show churn predictions, queue a recompute or a retrain
+  backtest     how the churn model would have done on the organisation's own history
   demo         load a demo organisation with realistic ARR data, and print its API key
   import       import customers, contracts or invoices from CSV, JSON or NDJSON
   version      print the version
@@ -46,6 +47,8 @@ async function main(argv: string[]) {
       return (await import('./cli/events.ts')).eventsCommand(rest);
     case 'predictions':
       return (await import('./cli/predictions.ts')).predictionsCommand(rest);
+    case 'backtest':
+      return (await import('./cli/backtest.ts')).backtestCommand(rest);
     case 'jobs':
       return (await import('./cli/jobs.ts')).jobsCommand(rest);
     case 'demo':

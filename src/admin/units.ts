@@ -20,6 +20,10 @@ import { enqueueJob, listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
 import { recomputePredictionsJob } from '../jobs/kinds/predictions-recompute.ts';
 import { getPrediction, listPredictions, predictionsMeta, presentPrediction } from '../modules/predictions/read.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
+import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } from '../modules/predictions/backtests.ts';
+import { historyUnits } from '../modules/predictions/history.ts';
+import { backtestJob } from '../jobs/kinds/predictions-backtest.ts';
+import { trainJob } from '../jobs/kinds/predictions-train.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 
 export const adminUnits = {
@@ -93,12 +97,23 @@ export const adminUnits = {
     const org = await importTarget(db, { org: input.org });
     return presentPrediction(await getPrediction(db, org.id, input.customer));
   },
-  /** Queues a whole recompute of the organisation (one queued at a time). */
-  'predictions.recompute': async (db: Db, input: { org?: string }) => {
+  /** Queues a whole recompute of the organisation, or a retrain that ends in one (one queued at a time). */
+  'predictions.recompute': async (db: Db, input: { org?: string; retrain?: boolean }) => {
     const org = await importTarget(db, { org: input.org });
-    const job = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: org.id, dedupeKey: 'all', priority: 5 });
+    const job = input.retrain
+      ? await enqueueJob(db, trainJob, {}, { orgId: org.id, dedupeKey: 'train', priority: 5 })
+      : await enqueueJob(db, recomputePredictionsJob, {}, { orgId: org.id, dedupeKey: 'all', priority: 5 });
     return { job_id: job.id, org_id: org.id, queued_already: !job.created };
   },
+  /** Queues a backtest for the running server's fitting thread (`queue`), or opens one the command
+   * runs itself (the units below). */
+  'predictions.backtest-request': async (db: Db, input: { org?: string; request: BacktestRequest; today: string; queue: boolean }) => {
+    const org = await importTarget(db, { org: input.org });
+    return { ...(await requestBacktest(db, input.queue ? backtestJob : null, { orgId: org.id, request: input.request, today: input.today, requestedBy: 'cli' })), org_id: org.id };
+  },
+  'predictions.backtest-show': async (db: Db, input: { org?: string; id: string }) => getBacktest(db, (await importTarget(db, { org: input.org })).id, input.id),
+  ...historyUnits,
+  ...backtestUnits,
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {
     const [row] = rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`));
@@ -112,4 +127,4 @@ export type AdminUnits = typeof adminUnits;
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
 
 /** Units that queue jobs: the server's worker looks for them at once. */
-export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'predictions.recompute']);
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'predictions.recompute', 'predictions.backtest-request']);

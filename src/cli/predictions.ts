@@ -10,14 +10,15 @@ Usage: revintel predictions <list|show|recompute> [options]
   list [--org ORG] [--risk ${RISK_BANDS.join(',')}] [--limit N]
                                       the riskiest ARR first, with the summary per currency
   show CUSTOMER_ID [--org ORG]        one prediction with every driver
-  recompute [--org ORG]               queue a rescore of every customer (the worker runs it)
+  recompute [--org ORG] [--retrain]   queue a rescore of every customer (the worker runs it);
+                                      --retrain fits the model on the history first
 
 --org may be left out when there is one organisation.
 
 ${DATABASE_OPTIONS_HELP}
 `;
 
-const OPTIONS = { org: { type: 'string' }, risk: { type: 'string' }, limit: { type: 'string' } } as const;
+const OPTIONS = { org: { type: 'string' }, risk: { type: 'string' }, limit: { type: 'string' }, retrain: { type: 'boolean' } } as const;
 
 const percent = (p: number) => `${(100 * p).toFixed(1)}%`;
 const money = (minor: number, currency: string) => `${Math.round(minor / 100).toLocaleString('en-US')} ${currency}`;
@@ -64,8 +65,9 @@ export async function predictionsCommand(argv: string[]) {
       );
     }
     case 'recompute': {
-      const result = await withAdminSession(cmd.config(), 'predictions recompute', (s) => s.runner.run('predictions.recompute', { org }));
-      return cmd.print(result, (r) => `${r.queued_already ? 'a recompute was queued already' : 'recompute queued'}: job ${r.job_id} (revintel jobs show ${r.job_id})`);
+      const result = await withAdminSession(cmd.config(), 'predictions recompute', (s) => s.runner.run('predictions.recompute', { org, retrain: cmd.values.retrain === true }));
+      const what = cmd.values.retrain ? 'retrain' : 'recompute';
+      return cmd.print(result, (r) => `${r.queued_already ? `a ${what} was queued already` : `${what} queued`}: job ${r.job_id} (revintel jobs show ${r.job_id})`);
     }
     default:
       throw new UsageError(sub ? `unknown predictions command "${sub}"\n${HELP}` : HELP);

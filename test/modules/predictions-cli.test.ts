@@ -67,5 +67,29 @@ for (const target of targets) {
       expect(bad.code).toBe(2);
       expect(bad.stderr + bad.stdout).toContain('--risk must be a comma list');
     });
+
+    test('backtest runs on the demo and prints its report; --retrain queues a retrain; bad options are usage errors', async () => {
+      const name = uniqueName('backtest');
+      expect((await cli(['demo', '--customers', '300', '--org', name])).code).toBe(0);
+      const report = await cli(['backtest', '--org', name, '--method', 'cross_validation', '--horizon', '60']);
+      expect(report.code).toBe(0);
+      expect(report.json).toMatchObject({ status: 'succeeded', method: 'cross_validation', horizon_days: 60, requested_by: 'cli' });
+      expect(report.json.metrics.rows).toBe(report.json.metrics.customers);
+      const text = await cli(['backtest', '--org', name], false);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain('top-decile lift');
+      expect(text.stdout).toMatch(/rows \d+, churn events \d+/);
+      const retrain = await cli(['predictions', 'recompute', '--retrain', '--org', name]);
+      expect(retrain.code).toBe(0);
+      const job = await cli(['jobs', 'show', retrain.json.job_id]);
+      expect(job.json).toMatchObject({ kind: 'predictions.train', state: 'queued' });
+      const bad = await cli(['backtest', '--org', name, '--method', 'magic']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--method must be out_of_time or cross_validation');
+      const late = await cli(['backtest', '--org', name, '--cutoff', utcToday()]);
+      expect(late.code).not.toBe(0);
+      expect(late.stderr + late.stdout).toContain('cutoff');
+      expect(late.stderr + late.stdout).toContain('the last day whose outcome is known');
+    });
   });
 }

@@ -49,6 +49,8 @@ const present = (row: Row): BacktestView => ({ ...row, warnings: ((row.metrics?.
 /** Checks the request against today: labels must be known for the days it tests. */
 export function checkBacktestRequest(request: BacktestRequest, today: string) {
   const settings = predictionSettings();
+  if (request.method === 'cross_validation' && request.cutoff !== undefined) throw new AppError('validation_failed', 'Invalid field "cutoff": it splits an out_of_time backtest; cross_validation takes as_of');
+  if (request.method !== 'cross_validation' && request.asOf !== undefined) throw new AppError('validation_failed', 'Invalid field "as_of": it is the snapshot day of a cross_validation backtest; out_of_time takes cutoff');
   const plan = planBacktest(request, today, settings.horizonDays);
   const lastLabelled = addDays(today, -plan.horizonDays - settings.graceDays);
   if (plan.asOf !== null) {
@@ -142,7 +144,10 @@ export type BacktestUnits = typeof backtestUnits & HistoryUnits;
 
 /** Runs an open backtest through `units` (the job's, or the CLI's own connection): its history
  * gathered unit by unit, fitted here, the report recorded. Null when it is no longer open. */
-export async function runBacktestWith(units: UnitRunner<BacktestUnits>, args: { orgId: string; id: string; today: string }): Promise<BacktestReport | null> {
+export async function runBacktestWith(
+  units: UnitRunner<BacktestUnits>,
+  args: { orgId: string; id: string; today: string; onProgress?: (share: number) => void },
+): Promise<BacktestReport | null> {
   const row = await units.run('predictions.backtest-start', { orgId: args.orgId, id: args.id });
   if (!row) return null;
   const settings = { ...predictionSettings(), horizonDays: row.horizon_days };
@@ -152,6 +157,7 @@ export async function runBacktestWith(units: UnitRunner<BacktestUnits>, args: { 
     units,
     { orgId: args.orgId, today: args.today, horizonDays: plan.horizonDays, graceDays: settings.graceDays, days: backtestDays(plan, args.today, settings), maxCustomers: settings.trainMaxCustomers },
     async (done, of) => {
+      args.onProgress?.(done / of);
       // A write every tenth of the way: enough for a progress line.
       if (done / of - reported < 0.1) return;
       reported = done / of;
