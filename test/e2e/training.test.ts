@@ -30,10 +30,11 @@ interface Setup {
 
 const SECRET_KEY = 'e2e-secret-key-0123456789abcdefghijkl';
 
-async function demo(setup: Setup, customers: number): Promise<{ orgId: string; key: string }> {
-  const made = await runCli(['demo', '--customers', String(customers), '--org', uniqueName('training'), '--json'], setup.env, { cwd: setup.cwd });
+async function demo(setup: Setup, customers: number): Promise<{ orgId: string; key: string; name: string }> {
+  const name = uniqueName('training');
+  const made = await runCli(['demo', '--customers', String(customers), '--org', name, '--json'], setup.env, { cwd: setup.cwd });
   if (made.code !== 0) throw new Error(made.stderr);
-  return { orgId: made.json.org_id, key: made.json.secret };
+  return { orgId: made.json.org_id, key: made.json.secret, name };
 }
 
 const api = (server: ServeProcess, key: string, path: string, body?: unknown) =>
@@ -52,7 +53,7 @@ const job = async (setup: Setup, id: string) => {
 async function killMidTraining(setup: Setup) {
   let server = await startServe(setup.env, { cwd: setup.cwd });
   servers.push(server);
-  const { key } = await demo(setup, 1500);
+  const { key, name } = await demo(setup, 1500);
   const asked = await api(server, key, '/api/cfo/predictions/recompute', { retrain: true });
   expect(asked.status).toBe(202);
   const jobId = asked.body.data.job_id as string;
@@ -72,6 +73,10 @@ async function killMidTraining(setup: Setup) {
   const models = await api(server, key, '/api/cfo/models?limit=100');
   const fromJob = (models.body.data as { status: string; metrics: { job_id?: string } }[]).filter((m) => m.metrics.job_id === jobId);
   expect(fromJob.map((m) => m.status)).toEqual(['active']);
+  // A backtest from the command line while the server runs (embedded: its fitting thread runs it).
+  const report = await runCli(['backtest', '--org', name, '--json'], setup.env, { cwd: setup.cwd });
+  expect(report.code).toBe(0);
+  expect(report.json).toMatchObject({ status: 'succeeded', method: 'out_of_time', requested_by: 'cli' });
   server.kill('SIGTERM');
   expect(await server.exited).toBe(0);
 }
