@@ -143,6 +143,13 @@ function bodyFor(t: Target, route: string): fc.Arbitrary<Uint8Array | null> {
   if (kind) natural = json(mutated(t, recordBody(t, kind)));
   else if (route === '/api/ticket-intelligence/import') {
     natural = json(fc.record({ c: fc.constantFrom<J>(t.connectorA, t.connectorB, 'con_nope'), tickets: fc.array(fc.oneof(ticket(t), hostileValue(t)), { minLength: 1, maxLength: 4 }) }).map(({ c, tickets }) => obj([['connector_id', c], ['tickets', tickets]])));
+  } else if (route === '/api/cfo/backtests') {
+    const day = fc.oneof(fc.date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true }).map<J>((d) => d.toISOString().slice(0, 10)), hostileValue(t));
+    natural = json(
+      fc
+        .record({ method: fc.constantFrom<J>('out_of_time', 'cross_validation', 'magic', null), horizon_days: fc.oneof(fc.integer({ min: -10, max: 400 }), hostileValue(t)), as_of: day, cutoff: day }, { requiredKeys: [] })
+        .map((r) => obj(Object.entries(r) as [string, J][])),
+    );
   } else if (route === '/api/webhooks/tickets') natural = json(mutated(t, ticket(t).map((v) => [['ticket', v]] as [string, J][])));
   return fc.oneof({ weight: 6, arbitrary: natural }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: oddBody(t) });
 }
@@ -175,6 +182,9 @@ const ROUTES: Route[] = [
   { template: '/api/cfo/predictions/recompute', methods: ['POST'], params: [] },
   { template: '/api/cfo/models', methods: ['GET'], params: ['limit', 'cursor'] },
   { template: '/api/cfo/models/:id', methods: ['GET'], params: [] },
+  { template: '/api/cfo/backtests', methods: ['POST'], params: [] },
+  { template: '/api/cfo/backtests/latest', methods: ['GET'], params: [] },
+  { template: '/api/cfo/backtests/:id', methods: ['GET'], params: [] },
   { template: '/api/webhooks/tickets', methods: ['POST'], params: ['connectorId'] },
   { template: '/api/nope', methods: ['GET'], params: [] },
 ];
