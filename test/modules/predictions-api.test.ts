@@ -9,6 +9,7 @@ import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
 import { Prediction } from '../../src/modules/predictions/model.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
+import { FEATURE_KEYS } from '../../src/modules/predictions/features.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
@@ -63,7 +64,7 @@ for (const backend of BACKENDS) {
         expect(item.arr_at_risk).toBe(Math.round(item.arr * item.probability));
       }
       const full = await get(`/api/cfo/predictions/${items[0].customer_id}`);
-      expect(full.body.data.drivers).toHaveLength(17);
+      expect(full.body.data.drivers).toHaveLength(FEATURE_KEYS.length);
       expect(Math.abs(sigmoid(full.body.data.base_logit + full.body.data.drivers.reduce((s: number, d: any) => s + d.impact, 0)) - full.body.data.probability)).toBeLessThan(1e-9);
       const atRisk = items.map((i) => i.arr_at_risk);
       expect(atRisk).toEqual([...atRisk].sort((a, b) => b - a));
@@ -188,7 +189,7 @@ for (const backend of BACKENDS) {
       expect(list.body.data).toHaveLength(1);
       const [model] = list.body.data;
       expect(model).toMatchObject({ kind: 'prior', status: 'active', horizon_days: 90, reject_reason: null });
-      expect(model.parameters.features.map((f: any) => f.key)).toHaveLength(17);
+      expect(model.parameters.features.map((f: any) => f.key)).toHaveLength(FEATURE_KEYS.length);
       expect((await get(`/api/cfo/models/${model.id}`)).body.data).toEqual(model);
       expect((await get(`/api/cfo/models/${model.id}`, otherKey)).status).toBe(404);
       expect((await get('/api/cfo/models/mdl_nope')).status).toBe(404);
