@@ -161,6 +161,24 @@ for (const backend of BACKENDS) {
       expect((await risks()).get(calmest.customer_id)).toBe(now.risk);
     });
 
+    test('a kept page follows a rescore that moves no band, a stale mark, a model and a rename at once', async () => {
+      const page = async () => (await get('/api/cfo/predictions?limit=3')).body;
+      const first = await page();
+      expect(await page()).toEqual(first);
+      const top = first.data[0];
+      await queryText(database.db, `update predictions set probability = probability * 0.999 where org_id = $1 and customer_id = $2`, [orgId, top.customer_id]);
+      const rescored = await page();
+      expect(rescored.data[0].probability).toBeCloseTo(top.probability * 0.999, 12);
+      await insertRow(database.db, 'risk_input_changes', { org_id: orgId, customer_id: top.customer_id, changed_at: new Date().toISOString() });
+      const marked = await page();
+      expect([marked.data[0].stale, marked.meta.stale_customers]).toEqual([true, rescored.meta.stale_customers + 1]);
+      await queryText(database.db, `update prediction_models set metrics = metrics || '{"backtest": {"auc": 0.71}}'::jsonb where org_id = $1 and status = 'active'`, [orgId]);
+      expect((await page()).meta.model.backtest_auc).toBe(0.71);
+      await queryText(database.db, `update customers set name = 'Renamed' where id = $1`, [top.customer_id]);
+      expect((await page()).data[0].customer_name).toBe('Renamed');
+      await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today: utcToday() }));
+    });
+
     test('POST …/recompute answers 202 with a job, one queued whole recompute at a time, which the worker runs', async () => {
       const first = await call(app, 'POST', '/api/cfo/predictions/recompute', { key });
       expect(first.status).toBe(202);
