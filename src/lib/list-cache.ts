@@ -38,6 +38,7 @@ export const dataVersion: VersionOf = async (db, orgId) => {
 /** At most `maxBytes` of pages (the least recently served leave first); 0 keeps nothing. */
 export function createListCache(maxBytes: number): ListCache {
   const entries = new Map<string, Entry>();
+  const inFlight = new Map<string, Promise<CachedPage>>();
   let bytes = 0;
   const forget = (key: string) => {
     const entry = entries.get(key);
@@ -59,7 +60,14 @@ export function createListCache(maxBytes: number): ListCache {
         return kept;
       }
       forget(fullKey);
-      const made = await make();
+      // Requests that miss together wait for one making of the page: a predictions page sums a
+      // whole organisation's predictions, and 32 connections missing at once made it 32 times.
+      const flightKey = `${fullKey}\n${version}`;
+      const joined = inFlight.get(flightKey);
+      if (joined) return joined;
+      const flight = make().finally(() => inFlight.delete(flightKey));
+      inFlight.set(flightKey, flight);
+      const made = await flight;
       const entry: Entry = { ...made, version, bytes: (made.body.length + (made.link?.length ?? 0) + fullKey.length) * 2 };
       if (entry.bytes <= maxBytes / 4) {
         entries.set(fullKey, entry);
