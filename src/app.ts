@@ -109,7 +109,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(connectorsModule({ database: deps.database, states, config: deps.config }))
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
-    .use(predictionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
+    .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();

@@ -16,24 +16,29 @@ export interface CachedPage {
   link: string | null;
 }
 
+/** What a page is kept under: its organisation's data version, or (a page that shows more than
+ * ARR data) a version of its own read the same way. */
+export type VersionOf = (db: Db, orgId: string) => Promise<number | string>;
+
 export interface ListCache {
   /** The page for `key` of `orgId`'s data: kept, or made by `make` and kept. */
-  page(db: Db, orgId: string, key: string, make: () => Promise<CachedPage>): Promise<CachedPage>;
+  page(db: Db, orgId: string, key: string, make: () => Promise<CachedPage>, versionOf?: VersionOf): Promise<CachedPage>;
 }
 
 interface Entry extends CachedPage {
-  version: number;
+  version: number | string;
   bytes: number;
 }
 
-async function dataVersion(db: Db, orgId: string): Promise<number> {
+export const dataVersion: VersionOf = async (db, orgId) => {
   const [row] = await queryRows<{ version: string | number }>(db, sql`select version from org_data_versions where org_id = ${orgId}`);
   return row ? Number(row.version) : 0;
-}
+};
 
 /** At most `maxBytes` of pages (the least recently served leave first); 0 keeps nothing. */
 export function createListCache(maxBytes: number): ListCache {
   const entries = new Map<string, Entry>();
+  const inFlight = new Map<string, Promise<CachedPage>>();
   let bytes = 0;
   const forget = (key: string) => {
     const entry = entries.get(key);
@@ -42,12 +47,12 @@ export function createListCache(maxBytes: number): ListCache {
     entries.delete(key);
   };
   return {
-    async page(db, orgId, key, make) {
+    async page(db, orgId, key, make, versionOf = dataVersion) {
       if (maxBytes <= 0) return make();
       const fullKey = `${orgId}\n${key}`;
       // Read before the page is made: the page then holds at least what version says, and if a
       // write lands in between, the version has moved on and this entry is never served.
-      const version = await dataVersion(db, orgId);
+      const version = await versionOf(db, orgId);
       const kept = entries.get(fullKey);
       if (kept && kept.version === version) {
         entries.delete(fullKey); // most recently served last
@@ -55,7 +60,14 @@ export function createListCache(maxBytes: number): ListCache {
         return kept;
       }
       forget(fullKey);
-      const made = await make();
+      // Requests that miss together wait for one making of the page: a predictions page sums a
+      // whole organisation's predictions, and 32 connections missing at once made it 32 times.
+      const flightKey = `${fullKey}\n${version}`;
+      const joined = inFlight.get(flightKey);
+      if (joined) return joined;
+      const flight = make().finally(() => inFlight.delete(flightKey));
+      inFlight.set(flightKey, flight);
+      const made = await flight;
       const entry: Entry = { ...made, version, bytes: (made.body.length + (made.link?.length ?? 0) + fullKey.length) * 2 };
       if (entry.bytes <= maxBytes / 4) {
         entries.set(fullKey, entry);

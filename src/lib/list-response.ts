@@ -4,7 +4,7 @@ import { ok } from './envelope.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type CursorValue } from './pagination.ts';
 import { parseLimit, refuseUnknownParams } from './query.ts';
 import type { Db } from '../db/client.ts';
-import type { ListCache } from './list-cache.ts';
+import type { ListCache, VersionOf } from './list-cache.ts';
 import { utcToday } from './today.ts';
 
 export interface ListRequest<Row, T> {
@@ -17,16 +17,19 @@ export interface ListRequest<Row, T> {
   fetch: (limit: number) => Promise<Row[]>;
   positionOf: (row: Row) => { value: CursorValue | bigint; id: string };
   present: (row: Row) => T;
-  /** Pages of ARR data are kept until the organisation's data changes (lib/list-cache.ts). */
-  cached?: { cache: ListCache; db: Db; orgId: string };
+  /** Pages of ARR data are kept until the organisation's data changes (lib/list-cache.ts), or
+   * until `version` changes. */
+  cached?: { cache: ListCache; db: Db; orgId: string; version?: VersionOf };
+  /** More of `meta`, made with the page (and kept with it). */
+  meta?: () => Promise<Record<string, unknown>>;
 }
 
 export async function listResponse<Row, T>(list: ListRequest<Row, T>) {
   refuseUnknownParams(list.request.url, list.known);
   const limit = parseLimit(list.limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
   const makePage = async () => {
-    const rows = await list.fetch(limit);
-    return pageOf(
+    const [rows, extra] = await Promise.all([list.fetch(limit), list.meta?.()]);
+    const page = pageOf(
       rows,
       limit,
       list.sort,
@@ -37,19 +40,20 @@ export async function listResponse<Row, T>(list: ListRequest<Row, T>) {
       list.present,
       list.request.url,
     );
+    return extra ? { ...page, meta: { ...page.meta, ...extra } } : page;
   };
   if (!list.cached) {
     const page = await makePage();
     if (page.link) list.set.headers.link = page.link;
     return ok(page.data, page.meta);
   }
-  const { cache, db, orgId } = list.cached;
+  const { cache, db, orgId, version } = list.cached;
   const url = list.request.url;
   const pathAndQuery = url.slice(url.indexOf('/', url.indexOf('//') + 2));
   const kept = await cache.page(db, orgId, `${utcToday()}\n${pathAndQuery}`, async () => {
     const page = await makePage();
     return { body: JSON.stringify(ok(page.data, page.meta)), link: page.link };
-  });
+  }, version);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (kept.link) headers.link = kept.link;
   return new Response(kept.body, { headers });

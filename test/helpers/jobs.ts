@@ -1,8 +1,9 @@
 // The job queue in tests: a loop run until its work is done, and the real worker thread started
 // on a test database.
 import { queryText, type Db } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
-import type { JobKind } from '../../src/jobs/kind.ts';
+import type { TSchema } from '@sinclair/typebox';
+import { localRunner, type UnitRegistry } from '../../src/db/units.ts';
+import type { HandleKind, JobContext, JobInfo, JobKind } from '../../src/jobs/kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
 import { jobUnits } from '../../src/jobs/job-units.ts';
 import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
@@ -51,5 +52,25 @@ export function startTestWorker(database: TestDatabase, backend: BackendKind, op
     log: createLogger('silent'),
     logLevel: 'silent',
     heartbeatMs: options.heartbeatMs,
+  });
+}
+
+/** A `handle` kind's work for one job, its units run on `db` (each its own transaction), as the
+ * job loop would run it; `failAfter` units, the next one throws (a worker dying mid-way). */
+export function runHandler<P, R, U extends UnitRegistry>(
+  db: Db,
+  kind: HandleKind<TSchema, R, U> & { handle(payload: P, ctx: JobContext<U>): Promise<R> },
+  payload: P,
+  job: Partial<JobInfo> & { orgId: string | null },
+  options: { failAfter?: number } = {},
+): Promise<R> {
+  const runner = localRunner(db, kind.units ?? ({} as U));
+  let units = 0;
+  return kind.handle(payload, {
+    job: { id: newId('job'), kind: kind.kind, attempts: 1, ...job },
+    run: (unit, args) => {
+      if (options.failAfter !== undefined && units++ >= options.failAfter) return Promise.reject(new Error('the worker died'));
+      return runner.run(unit, args);
+    },
   });
 }

@@ -9,6 +9,7 @@ import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
 import { Prediction } from '../../src/modules/predictions/model.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
+import { FEATURE_KEYS } from '../../src/modules/predictions/features.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
@@ -63,7 +64,7 @@ for (const backend of BACKENDS) {
         expect(item.arr_at_risk).toBe(Math.round(item.arr * item.probability));
       }
       const full = await get(`/api/cfo/predictions/${items[0].customer_id}`);
-      expect(full.body.data.drivers).toHaveLength(17);
+      expect(full.body.data.drivers).toHaveLength(FEATURE_KEYS.length);
       expect(Math.abs(sigmoid(full.body.data.base_logit + full.body.data.drivers.reduce((s: number, d: any) => s + d.impact, 0)) - full.body.data.probability)).toBeLessThan(1e-9);
       const atRisk = items.map((i) => i.arr_at_risk);
       expect(atRisk).toEqual([...atRisk].sort((a, b) => b - a));
@@ -160,6 +161,24 @@ for (const backend of BACKENDS) {
       expect((await risks()).get(calmest.customer_id)).toBe(now.risk);
     });
 
+    test('a kept page follows a rescore that moves no band, a stale mark, a model and a rename at once', async () => {
+      const page = async () => (await get('/api/cfo/predictions?limit=3')).body;
+      const first = await page();
+      expect(await page()).toEqual(first);
+      const top = first.data[0];
+      await queryText(database.db, `update predictions set probability = probability * 0.999 where org_id = $1 and customer_id = $2`, [orgId, top.customer_id]);
+      const rescored = await page();
+      expect(rescored.data[0].probability).toBeCloseTo(top.probability * 0.999, 12);
+      await insertRow(database.db, 'risk_input_changes', { org_id: orgId, customer_id: top.customer_id, changed_at: new Date().toISOString() });
+      const marked = await page();
+      expect([marked.data[0].stale, marked.meta.stale_customers]).toEqual([true, rescored.meta.stale_customers + 1]);
+      await queryText(database.db, `update prediction_models set metrics = metrics || '{"backtest": {"auc": 0.71}}'::jsonb where org_id = $1 and status = 'active'`, [orgId]);
+      expect((await page()).meta.model.backtest_auc).toBe(0.71);
+      await queryText(database.db, `update customers set name = 'Renamed' where id = $1`, [top.customer_id]);
+      expect((await page()).data[0].customer_name).toBe('Renamed');
+      await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today: utcToday() }));
+    });
+
     test('POST …/recompute answers 202 with a job, one queued whole recompute at a time, which the worker runs', async () => {
       const first = await call(app, 'POST', '/api/cfo/predictions/recompute', { key });
       expect(first.status).toBe(202);
@@ -188,7 +207,7 @@ for (const backend of BACKENDS) {
       expect(list.body.data).toHaveLength(1);
       const [model] = list.body.data;
       expect(model).toMatchObject({ kind: 'prior', status: 'active', horizon_days: 90, reject_reason: null });
-      expect(model.parameters.features.map((f: any) => f.key)).toHaveLength(17);
+      expect(model.parameters.features.map((f: any) => f.key)).toHaveLength(FEATURE_KEYS.length);
       expect((await get(`/api/cfo/models/${model.id}`)).body.data).toEqual(model);
       expect((await get(`/api/cfo/models/${model.id}`, otherKey)).status).toBe(404);
       expect((await get('/api/cfo/models/mdl_nope')).status).toBe(404);

@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { connectPostgres, openEmbedded, type Database } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
+import { FEATURE_KEYS } from '../../src/modules/predictions/features.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { runSourceCli } from '../helpers/binary.ts';
@@ -59,7 +60,7 @@ for (const target of targets) {
       expect(text.stdout).toContain('Renewal in 20 days, no auto-renew');
 
       const shown = await cli(['predictions', 'show', customerId, '--org', name]);
-      expect(shown.json.drivers).toHaveLength(17);
+      expect(shown.json.drivers).toHaveLength(FEATURE_KEYS.length);
       const missing = await cli(['predictions', 'show', 'cus_nope', '--org', name]);
       expect(missing.code).not.toBe(0);
       expect(missing.stderr + missing.stdout).toContain('Customer cus_nope not found');

@@ -32,9 +32,9 @@ for (const backend of BACKENDS) {
       const contract = (name: string, customer: string, terms: Record<string, unknown>) =>
         insertRow(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'USD', ...terms });
       await customer('acme', { segment: 'mid-market' });
-      await customer('quiet');
+      await customer('quiet', { segment: 'enterprise' });
       await customer('gone', { status: 'churned', churned_at: '2026-05-01' });
-      await customer('lapsed');
+      await customer('lapsed', { segment: 'SMB' });
       // acme: a first year, its renewal (no auto-renew, ending 46 days after the day) and a
       // monthly add-on since March.
       await contract('c0', 'acme', { status: 'ended', start_date: '2024-01-01', end_date: '2024-12-31', billing_interval: 'year', amount: 1_000_000, seats: 8 });
@@ -95,6 +95,9 @@ for (const backend of BACKENDS) {
         urgent_tickets_90d: Math.log1p(1),
         negative_ticket_share_90d: 0.5,
         churn_signal_tickets_90d: Math.log1p(1),
+        // mid-market: the segments' reference, both zero.
+        segment_enterprise: 0,
+        segment_smb: 0,
       };
       expect(Object.keys(expected)).toEqual([...FEATURE_KEYS]);
       for (const key of FEATURE_KEYS) expect([key, valueOf(acme, key)]).toEqual([key, expect.closeTo(expected[key]!, 12)]);
@@ -103,6 +106,26 @@ for (const backend of BACKENDS) {
       expect(labelOf(acme, 'worst_months_past_due')).toBe('Oldest unpaid invoice 91 days past due');
       expect(labelOf(acme, 'arr_change_180d')).toBe('ARR +10% over 180 days');
       expect(labelOf(acme, 'late_paid_share_365d')).toBe('2 of 3 invoices due in a year paid late');
+      expect(labelOf(acme, 'segment_smb')).toBe('Segment: mid-market');
+    });
+
+    test('the segment, one-hot against mid-market; none is neutral', async () => {
+      const rows = await features();
+      const segments = Object.fromEntries(rows.map((r) => [r.customerId, [valueOf(r, 'segment_enterprise'), valueOf(r, 'segment_smb'), labelOf(r, 'segment_enterprise')]]));
+      expect(segments[id('lapsed')]).toEqual([0, 1, 'Segment: SMB']);
+      expect(segments[id('quiet')]).toEqual([1, 0, 'Segment: enterprise']);
+      expect(segments[id('acme')]).toEqual([0, 0, 'Segment: mid-market']);
+      await queryText(database.db, `update customers set segment = null where id = $1`, [id('quiet')]);
+      const quiet = (await features()).find((r) => r.customerId === id('quiet'))!;
+      expect([valueOf(quiet, 'segment_enterprise'), valueOf(quiet, 'segment_smb'), labelOf(quiet, 'segment_smb')]).toEqual([0, 0, 'No segment']);
+      await queryText(database.db, `update customers set segment = 'enterprise' where id = $1`, [id('quiet')]);
+    });
+
+    test("one customer's features are the same whether asked alone or with the whole organisation", async () => {
+      const all = await features();
+      for (const row of all) expect(await featuresAt(database.db, { orgId, population: 'scored', ...QUERY, customerIds: [row.customerId] })).toEqual([row]);
+      const two = [id('acme'), id('quiet'), 'cus_unknown'];
+      expect(await featuresAt(database.db, { orgId, population: 'scored', ...QUERY, customerIds: two })).toEqual(all.filter((r) => two.includes(r.customerId)));
     });
 
     test('no invoices and no tickets: neutral values, the sources named', async () => {

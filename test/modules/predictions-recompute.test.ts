@@ -10,6 +10,7 @@ import { sweepStaleJob } from '../../src/jobs/kinds/predictions-sweep-stale.ts';
 import { recomputeStaleJob } from '../../src/jobs/kinds/predictions-recompute-stale.ts';
 import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
+import { runHandler } from '../helpers/jobs.ts';
 
 const TODAY = '2026-06-30';
 
@@ -113,7 +114,7 @@ for (const backend of BACKENDS) {
       expect(queued).toHaveLength(1);
       expect(again.organisations).toBeGreaterThanOrEqual(1);
       const before = (await stored()).get(id('steady'))!;
-      await database.db.transaction((tx) => recomputeStaleJob.perform(tx as never, {}, { id: queued[0]!.id, kind: recomputeStaleJob.kind, orgId, attempts: 1 }));
+      await runHandler(database.db, recomputeStaleJob, {}, { id: queued[0]!.id, orgId });
       const after = (await stored()).get(id('steady'))!;
       expect(Number(after.arr)).toBe(2 * Number(before.arr));
       expect(await queryText(database.db, `select 1 from risk_input_changes where org_id = $1`, [orgId])).toEqual([]);

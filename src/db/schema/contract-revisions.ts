@@ -37,6 +37,9 @@ export const contractRevisions = pgTable(
     foreignKey({ name: 'contract_revisions_contract_fk', columns: [table.orgId, table.contractId], foreignColumns: [contracts.orgId, contracts.id] }).onDelete('cascade'),
     // The rebuild walks an organisation's contracts, each one's revisions newest first.
     index('contract_revisions_org_contract_idx').on(table.orgId, table.contractId, table.revision),
+    // Features of a few customers (a chunk of a recompute, one stale customer) read only their
+    // contracts' revisions (migration 0021).
+    index('contract_revisions_org_customer_idx').on(table.orgId, table.customerId),
   ],
 );
 

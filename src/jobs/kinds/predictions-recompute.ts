@@ -1,16 +1,29 @@
-// Rescores an organisation's customers (all, or those named) with the model in force, in one
-// transaction with the stale marks it answers.
+// Rescores an organisation's customers (all, or those named) with the model in force, a chunk of
+// customers at a time: each chunk is one unit (one transaction with the stale marks it answers), so
+// on the embedded database a whole recompute never holds the server's main thread for longer than
+// one chunk. A retried job starts again from the first chunk; a chunk run twice writes the same.
 import { t } from 'elysia';
+import type { Db } from '../../db/client.ts';
 import { utcToday } from '../../lib/today.ts';
-import { recomputePredictions } from '../../modules/predictions/service.ts';
-import { defineJobKind, PermanentJobError } from '../kind.ts';
+import { recomputeInChunks, scoreChunk, type ChunkArgs, type RecomputeScope } from '../../modules/predictions/service.ts';
+import { defineJobKind, PermanentJobError, type JobContext } from '../kind.ts';
+
+/** The unit both recompute kinds score with. */
+export const recomputeUnits = { 'score-chunk': (db: Db, args: ChunkArgs) => scoreChunk(db, args) };
+
+/** `chunkSize` is for tests and benches (default RECOMPUTE_CHUNK). */
+export const ChunkSize = t.Optional(t.Integer({ minimum: 1, maximum: 100_000 }));
+
+/** The recompute of `scope` for the job's organisation, chunk by chunk through the job's units. */
+export async function recomputeThroughUnits(ctx: JobContext<typeof recomputeUnits>, scope: RecomputeScope, chunkSize: number | undefined) {
+  if (!ctx.job.orgId) throw new PermanentJobError(`${ctx.job.kind} needs an organisation`);
+  return recomputeInChunks((chunk) => ctx.run('score-chunk', chunk), { orgId: ctx.job.orgId, today: utcToday(), scope, chunkSize });
+}
 
 export const recomputePredictionsJob = defineJobKind({
   kind: 'predictions.recompute',
-  payload: t.Object({ customerIds: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 300 }), { maxItems: 100_000 })) }),
+  payload: t.Object({ customerIds: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 300 }), { maxItems: 100_000 })), chunkSize: ChunkSize }),
   retry: { maxAttempts: 5 },
-  perform: async (db, payload, job) => {
-    if (!job.orgId) throw new PermanentJobError('predictions.recompute needs an organisation');
-    return recomputePredictions(db, { orgId: job.orgId, today: utcToday(), customerIds: payload.customerIds });
-  },
+  units: recomputeUnits,
+  handle: (payload, ctx) => recomputeThroughUnits(ctx, payload.customerIds ? { customerIds: payload.customerIds } : 'all', payload.chunkSize),
 });

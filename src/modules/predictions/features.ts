@@ -41,16 +41,27 @@ interface Raw {
   signals90: number;
 }
 
-const FEATURES_SQL = `
-  with now_k as (select * from revintel_contracts_at($1, $2::date)),
-  before_k as (select * from revintel_contracts_at($1, $2::date - 180)),
-  cust as (
+/** The statement, for a whole organisation or (`filtered`) only the customers in $7: then every
+ * source is read through its (org_id, customer_id) index, and a chunk of a recompute or one stale
+ * customer costs its own rows, not the organisation's.
+ * Two texts rather than `$7 is null or …`: a prepared statement's generic plan would keep the scan
+ * of the whole organisation for both. */
+const featuresSql = (filtered: boolean) => {
+  const only = (column: string) => (filtered ? `and ${column} = any($7::text[])` : '');
+  // A chunk's row estimates are poor (the correlated max() of migration 0022): computed once each,
+  // its sources are joined as they are rather than aggregated again per customer.
+  const contractsAt = (day: string) => (filtered ? `materialized (select * from revintel_contracts_at($1, ${day}, $7::text[]))` : `(select * from revintel_contracts_at($1, ${day}))`);
+  const cte = filtered ? 'materialized ' : '';
+  return `
+  with now_k as ${contractsAt('$2::date')},
+  before_k as ${contractsAt('$2::date - 180')},
+  cust as ${cte}(
     select c.id, c.currency, c.segment from customers c
     where c.org_id = $1 and (c.deleted_at is null or (c.deleted_at at time zone 'UTC')::date > $2::date)
       and not coalesce(c.churned_at <= $2::date, false)
-      and ($5::text[] is null or c.id = any($5::text[]))
+      ${only('c.id')}
   ),
-  k as (
+  k as ${cte}(
     select customer_id,
       min(start_date) filter (where status <> 'draft' and start_date <= $2::date) as first_start,
       coalesce(sum(arr) filter (where counted), 0)::float8 as arr,
@@ -65,11 +76,11 @@ const FEATURES_SQL = `
       max(coalesce(end_date, cancelled_at)) filter (where not counted and status <> 'draft' and coalesce(end_date, cancelled_at) < $2::date) as last_end
     from now_k group by customer_id
   ),
-  b as (
+  b as ${cte}(
     select customer_id, coalesce(sum(arr) filter (where counted), 0)::float8 as arr, coalesce(sum(seats) filter (where counted), 0)::float8 as seats
     from before_k group by customer_id
   ),
-  inv as (
+  inv as ${cte}(
     select customer_id,
       count(*)::int as invoices,
       coalesce(sum(amount_due) filter (where due_date < $2::date and (paid_day is null or paid_day > $2::date)), 0)::float8 as overdue_amount,
@@ -80,11 +91,11 @@ const FEATURES_SQL = `
     from (
       select customer_id, due_date, amount_due, (paid_at at time zone 'UTC')::date as paid_day
       from invoices
-      where org_id = $1 and deleted_at is null and status not in ('void', 'draft') and (issued_at at time zone 'UTC')::date <= $2::date
+      where org_id = $1 ${only('customer_id')} and deleted_at is null and status not in ('void', 'draft') and (issued_at at time zone 'UTC')::date <= $2::date
     ) i
     group by customer_id
   ),
-  tk as (
+  tk as ${cte}(
     select customer_id,
       count(*)::int as tickets_total,
       count(*) filter (where day > $2::date - 90)::int as t90,
@@ -94,7 +105,7 @@ const FEATURES_SQL = `
       count(*) filter (where day > $2::date - 90 and first_churn_signals ?| $4::text[])::int as signals90
     from (
       select customer_id, (coalesce(source_created_at, created_at) at time zone 'UTC')::date as day, first_urgency, first_sentiment, first_churn_signals
-      from tickets where org_id = $1 and customer_id is not null
+      from tickets where org_id = $1 ${only('customer_id')} and customer_id is not null
     ) t
     where day <= $2::date
     group by customer_id
@@ -114,8 +125,10 @@ const FEATURES_SQL = `
   left join b on b.customer_id = cust.id
   left join inv on inv.customer_id = cust.id
   left join tk on tk.customer_id = cust.id
-  where k.counted > 0 or ($6::boolean and k.last_end >= $2::date - $7::int)
+  where k.counted > 0 or ($5::boolean and k.last_end >= $2::date - $6::int)
   order by cust.id`;
+};
+const FEATURES_SQL = { organisation: featuresSql(false), customers: featuresSql(true) };
 
 const days = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 const clip = (x: number, low: number, high: number) => Math.min(high, Math.max(low, x));
@@ -251,7 +264,31 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
     value: ({ raw }) => Math.log1p(raw.signals90),
     label: ({ raw }) => `${plural(raw.signals90, 'ticket')} speaking of leaving in 90 days`,
   },
+  // The segment, one-hot against mid-market (and an unknown segment): small customers leave more
+  // often, large ones less. Last in the list: a model stored before them scores the features it
+  // knows (logistic.ts reads values by position). The segment has no history: today's is read.
+  {
+    key: 'segment_enterprise',
+    neutral: 0,
+    prior: -0.2,
+    value: ({ raw }) => (segmentOf(raw) === 'enterprise' ? 1 : 0),
+    label: ({ raw }) => segmentLabel(raw),
+  },
+  {
+    key: 'segment_smb',
+    neutral: 0,
+    prior: 0.2,
+    value: ({ raw }) => (segmentOf(raw) === 'smb' ? 1 : 0),
+    label: ({ raw }) => segmentLabel(raw),
+  },
 ];
+
+/** `enterprise`, `smb`, or anything else (mid-market, unknown): spelled as people write it. */
+function segmentOf(raw: Raw): 'enterprise' | 'smb' | 'other' {
+  const s = (raw.segment ?? '').trim().toLowerCase();
+  return s === 'enterprise' ? 'enterprise' : s === 'smb' || s === 'small business' ? 'smb' : 'other';
+}
+const segmentLabel = (raw: Raw) => (raw.segment ? `Segment: ${raw.segment}` : 'No segment');
 
 export const FEATURE_KEYS = FEATURES.map((f) => f.key);
 
@@ -291,15 +328,10 @@ export interface FeatureQuery {
 
 /** The features of an organisation's customers at `day`. */
 export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRow[]> {
-  const rows = await queryText<Raw>(db, FEATURES_SQL, [
-    query.orgId,
-    query.day,
-    query.horizonDays,
-    [...LEAVING_SIGNALS],
-    query.customerIds ?? null,
-    query.population === 'scored',
-    query.graceDays,
-  ]);
+  const params = [query.orgId, query.day, query.horizonDays, [...LEAVING_SIGNALS], query.population === 'scored', query.graceDays];
+  const rows = query.customerIds
+    ? await queryText<Raw>(db, FEATURES_SQL.customers, [...params, query.customerIds])
+    : await queryText<Raw>(db, FEATURES_SQL.organisation, params);
   return rows.map((raw) => {
     const numeric: Raw = { ...raw, arr: Number(raw.arr), arr_monthly: Number(raw.arr_monthly), seats: Number(raw.seats), arr_before: Number(raw.arr_before), seats_before: Number(raw.seats_before), overdue_amount: Number(raw.overdue_amount) };
     const missing: Source[] = [];

@@ -7,6 +7,7 @@ import { RISK_BANDS, type BacktestMethod, type RiskBand } from '../../db/schema/
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { listResponse } from '../../lib/list-response.ts';
+import type { ListCache } from '../../lib/list-cache.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import type { Config } from '../../config.ts';
 import { validator } from '../../lib/validation.ts';
@@ -21,7 +22,7 @@ import { getBacktest, latestBacktest, requestBacktest } from './backtests.ts';
 import { backtestJob } from '../../jobs/kinds/predictions-backtest.ts';
 import { trainJob } from '../../jobs/kinds/predictions-train.ts';
 import { utcToday } from '../../lib/today.ts';
-import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, presentModel, presentPrediction, type PredictionFilters } from './read.ts';
+import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, predictionsVersion, presentModel, presentPrediction, type PredictionFilters } from './read.ts';
 import { predictionSettings } from './settings.ts';
 
 export const PREDICTION_ROUTES = {
@@ -52,7 +53,7 @@ function probabilityBound(raw: string | undefined): number | undefined {
   return value;
 }
 
-export function predictionsModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>; wakeJobs?: () => void }) {
+export function predictionsModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>; listCache: ListCache; wakeJobs?: () => void }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   const checkRecompute = validator(RecomputeBody);
@@ -63,7 +64,7 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
   return new Elysia({ name: 'revintel/predictions' })
     .get(
       PREDICTION_ROUTES.list.path,
-      async ({ query, request, set }) => {
+      ({ query, request, set }) => {
         const orgId = principalOf(request).org.id;
         const filters: PredictionFilters = {
           risk: riskList(query.risk),
@@ -73,7 +74,9 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
           csmEmail: query.csm_email,
         };
         const sort = query.sort ?? '-arr_at_risk';
-        const page = await listResponse({
+        return listResponse({
+          // Kept until the organisation's ARR data or its predictions, marks or models change.
+          cached: { cache: deps.listCache, db, orgId, version: predictionsVersion },
           request,
           set,
           known: Object.keys(ListPredictionsQuery.properties),
@@ -82,10 +85,9 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
           fetch: (limit) => listPredictions(db, { orgId, filters, sort, limit, cursor: query.cursor }),
           positionOf: (row) => ({ value: row.sort_value!, id: row.customer_id }),
           present: presentPrediction,
+          // The summary covers the whole filtered set, not the page.
+          meta: async () => ({ ...(await predictionsMeta(db, orgId, filters, horizonDays)) }),
         });
-        if (page instanceof Response) return page; // (only kept pages answer a Response; these are not kept)
-        // The summary covers the whole filtered set, not the page.
-        return { ...page, meta: { ...page.meta, ...(await predictionsMeta(db, orgId, filters, horizonDays)) } };
       },
       { query: ListPredictionsQuery },
     )

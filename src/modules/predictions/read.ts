@@ -86,6 +86,17 @@ export async function listPredictions(db: Db, input: { orgId: string; filters: P
   );
 }
 
+/** What a kept predictions page is kept under: the organisation's data version (customer names,
+ * CSMs, deletions) and its prediction version (predictions, stale marks, models; migration 0023). */
+export async function predictionsVersion(db: Db, orgId: string): Promise<string> {
+  const [row] = await queryRows<{ data: string | number; predictions: string | number }>(
+    db,
+    sql`select coalesce((select version from org_data_versions where org_id = ${orgId}), 0) as data,
+               coalesce((select version from org_prediction_versions where org_id = ${orgId}), 0) as predictions`,
+  );
+  return `${row?.data ?? 0}.${row?.predictions ?? 0}`;
+}
+
 export interface PredictionsMeta {
   model: { id: string; kind: string; trained_at: string; backtest_auc: number | null } | null;
   stale_customers: number;
