@@ -188,7 +188,7 @@ for (const backend of BACKENDS) {
       const some = await call(app, 'POST', '/api/cfo/predictions/recompute', { key, body: { customer_ids: [id('c1')] } });
       expect(some.status).toBe(202);
       expect(some.body.data.job_id).not.toBe(first.body.data.job_id);
-      for (const [body, name] of [[{ customer_ids: 'c1' }, 'customer_ids'], [{ customer_ids: [] }, 'customer_ids'], [{ retrain: true }, 'retrain']] as const) {
+      for (const [body, name] of [[{ customer_ids: 'c1' }, 'customer_ids'], [{ customer_ids: [] }, 'customer_ids'], [{ retrain: 'yes' }, 'retrain'], [{ retrain: true, customer_ids: ['x'] }, 'customer_ids']] as const) {
         const bad = await call(app, 'POST', '/api/cfo/predictions/recompute', { key, body });
         expect([name, bad.status]).toEqual([name, 400]);
         expect(bad.body.error).toContain(name);
