@@ -11,8 +11,13 @@
 //   freshness   tickets posted to the demo help desk at --rate per second for --seconds; every
 //               tenth names a customer of its own, whose prediction is polled until its ticket
 //               count moves: p50/p95 from the webhook's 200.
+//   fitting     `revintel backtest` (out_of_time, then cross_validation) as its own process on the
+//               same data: wall time and peak RSS (out_of_time trains a model and tests it);
+//   acks        webhook acknowledgement latency at --rate per second, idle against while a
+//               backtest runs in the server's fitting thread (p50 / p99).
 // Targets (reported, never asserted): rescore >= 20x the loop; 100,000 within 12x the time of
-// 10,000; held ~100 ms; reads >= 0.8x; freshness p95 < 10 s.
+// 10,000; held ~100 ms; reads >= 0.8x; freshness p95 < 10 s; training + backtest at 100,000 under
+// 5 min and 600 MB on PostgreSQL; acks no slower during a backtest.
 // Options: --quick (PGlite only unless --only, 1,000 and 4,000 customers, one round of 2 s reads,
 //          5 s of tickets: about a minute), --sizes LIST, --only embedded,postgres, --duration S (5),
 //          --rate N (100), --seconds S (20), --sample N (200), --database-url URL, --build.
@@ -26,7 +31,7 @@ import { loadDemo } from '../src/modules/demo/service.ts';
 import { featuresAt } from '../src/modules/predictions/features.ts';
 import { recomputeInChunks } from '../src/modules/predictions/service.ts';
 import { DEFAULT_PREDICTION_SETTINGS } from '../src/modules/predictions/settings.ts';
-import { cleanupAll, fmtInt, fmtMs, fmtRatio, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, sleep, stopOnSignal, table } from './lib.ts';
+import { cleanupAll, fmtInt, fmtMB, fmtMs, fmtRatio, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, sampleRss, sleep, stopOnSignal, table } from './lib.ts';
 import { chooseLoadTool, ensureBinary, loadRun, revintelRunner } from './revintel.ts';
 
 const { values: opts } = parseArgs({
@@ -76,6 +81,8 @@ interface Figures {
   freshP50: number;
   freshP95: number;
   freshSamples: number;
+  fitting: { method: string; ms: number; peakMB: number; auc: number | null }[];
+  acks: { idleP50: number; idleP99: number; busyP50: number; busyP99: number; backtestMs: number };
 }
 
 /** The longest gap between ticks of a 1 ms timer while it runs: how long the event loop was held. */
@@ -138,7 +145,7 @@ async function measureInProcess(database: Database, customers: number, figures: 
     `select c.id, c.domain from predictions p join customers c on c.org_id = p.org_id and c.id = p.customer_id where p.org_id = $1 and c.domain is not null order by random() limit $2`,
     [orgId, Math.ceil((rate * freshSeconds) / 10) + 200],
   );
-  return { orgId, secret: demo.secret, connectorId: demo.connector.id, targets: targets.map((t) => [t.id, t.domain] as [string, string]) };
+  return { orgId, org: demo.org.name, secret: demo.secret, connectorId: demo.connector.id, targets: targets.map((t) => [t.id, t.domain] as [string, string]) };
 }
 
 /** Phase 2, against the server: the two list pages through the load tool. */
@@ -204,10 +211,61 @@ async function measureFreshness(base: string, secret: string, connectorId: strin
   figures.freshSamples = sorted.length;
 }
 
-/** Training and backtest at 100,000 customers: wall time and peak RSS. Added with the training and
- * backtest jobs (they are being built); reported as n/a until then. */
-async function measureTrainingAndBacktest(_backend: string, _customers: number): Promise<{ wallMs: number; peakRssMB: number } | null> {
-  return null;
+/** Phase 1b, each as its own process on the same data (the database closed here first): a
+ * backtest of each method through the CLI, its wall time and peak RSS. */
+async function measureFitting(env: Record<string, string>, org: string, figures: Figures) {
+  figures.fitting = [];
+  for (const method of ['out_of_time', 'cross_validation']) {
+    let rss: ReturnType<typeof sampleRss> | null = null;
+    const started = performance.now();
+    const report = await runner.cli(['backtest', '--org', org, '--method', method], env, { timeoutMs: 1_800_000, onSpawn: (proc) => (rss = sampleRss(proc.pid, 50)) });
+    const ms = performance.now() - started;
+    const peakMB = (rss as ReturnType<typeof sampleRss> | null)?.stop() ?? NaN;
+    figures.fitting.push({ method, ms, peakMB, auc: report.metrics?.auc ?? null });
+    log(`  backtest ${method}: ${fmtSeconds(ms)}, peak RSS ${fmtMB(peakMB)}, ${fmtInt(report.metrics.rows)} rows, AUC ${report.metrics.auc?.toFixed(3) ?? 'n/a'}`);
+  }
+}
+
+/** Phase 4: webhook acknowledgements at `rate`/s with nothing else running, then while a backtest
+ * runs in the server's fitting thread (until it finishes). */
+async function measureAcks(base: string, secret: string, connectorId: string, domains: string[], figures: Figures) {
+  const post = async (latencies: number[]) => {
+    const body = JSON.stringify({ ticket: { id: `ACK-${randomBase62(10)}`, subject: 'Export fails', description: 'The CSV export fails again.', requester_email: `ops@${domains[latencies.length % domains.length]}` } });
+    const sent = performance.now();
+    const response = await fetch(`${base}/api/webhooks/tickets?connectorId=${connectorId}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    await response.arrayBuffer();
+    if (response.status === 200) latencies.push(performance.now() - sent);
+  };
+  const paced = async (latencies: number[], until: () => boolean) => {
+    const inFlight: Promise<void>[] = [];
+    while (!until()) {
+      const due = performance.now() + 1000 / rate;
+      inFlight.push(post(latencies));
+      await sleep(Math.max(0, due - performance.now()));
+    }
+    await Promise.all(inFlight);
+  };
+  const idle: number[] = [];
+  const idleEnd = performance.now() + Math.min(freshSeconds, 10) * 1000;
+  await paced(idle, () => performance.now() > idleEnd);
+  const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
+  const started = performance.now();
+  const asked = (await (await fetch(`${base}/api/cfo/backtests`, { method: 'POST', headers, body: '{}' })).json()) as { data: { id: string } };
+  let finished = false;
+  const watch = (async () => {
+    while (!finished && performance.now() - started < 1_800_000) {
+      const shown = (await (await fetch(`${base}/api/cfo/backtests/${asked.data.id}`, { headers })).json()) as { data: { status: string } };
+      if (shown.data.status === 'succeeded' || shown.data.status === 'failed') finished = true;
+      else await sleep(200);
+    }
+    finished = true;
+  })();
+  const busy: number[] = [];
+  await paced(busy, () => finished);
+  await watch;
+  const p = (values: number[], q: number) => values.sort((a, b) => a - b)[Math.max(0, Math.ceil(q * values.length) - 1)] ?? NaN;
+  figures.acks = { idleP50: median(idle), idleP99: p(idle, 0.99), busyP50: median(busy), busyP99: p(busy, 0.99), backtestMs: performance.now() - started };
+  log(`  acks at ${rate}/s: idle p50 ${fmtMs(figures.acks.idleP50 * 1000)} p99 ${fmtMs(figures.acks.idleP99 * 1000)}; during a ${fmtSeconds(figures.acks.backtestMs)} backtest p50 ${fmtMs(figures.acks.busyP50 * 1000)} p99 ${fmtMs(figures.acks.busyP99 * 1000)}`);
 }
 
 async function open(backend: 'embedded' | 'postgres'): Promise<{ database: Database; env: Record<string, string>; close: () => Promise<void> }> {
@@ -236,10 +294,12 @@ try {
       } finally {
         await close();
       }
+      await measureFitting(env, demo.org, figures);
       const server = await runner.start(`${backend}-${customers}`, { ...env, RATE_LIMIT_ANON_PER_MINUTE: '10000000', RATE_LIMIT_ANON_PER_DAY: '100000000' });
       try {
         await measureReads(server.base, demo.secret, figures);
         await measureFreshness(server.base, demo.secret, demo.connectorId, demo.targets, figures);
+        await measureAcks(server.base, demo.secret, demo.connectorId, demo.targets.map(([, domain]) => domain), figures);
       } finally {
         await runner.stop(server, backend, log);
       }
@@ -281,7 +341,17 @@ console.log(
     rows,
   ),
 );
-for (const backend of backends) {
-  const training = await measureTrainingAndBacktest(backend, 100_000);
-  console.log(`training + backtest at 100,000 customers (${backend}): ${training ? `${fmtSeconds(training.wallMs)}, peak RSS ${Math.round(training.peakRssMB)} MB` : 'n/a (not measured yet)'}`);
-}
+console.log('\nfitting (each backtest its own process) and webhook acknowledgements during a backtest in the server\'s fitting thread\n');
+console.log(
+  table(
+    ['backend', 'customers', 'out_of_time: time / peak RSS / AUC', 'cross_validation: time / peak RSS / AUC', `acks at ${rate}/s idle p50 / p99`, 'during a backtest p50 / p99', 'backtest in the server'],
+    results.map((f) => [
+      f.backend,
+      fmtInt(f.customers),
+      ...f.fitting.map((x) => `${fmtSeconds(x.ms)} / ${fmtMB(x.peakMB)} / ${x.auc?.toFixed(3) ?? 'n/a'}`),
+      `${fmtMs(f.acks.idleP50 * 1000)} / ${fmtMs(f.acks.idleP99 * 1000)}`,
+      `${fmtMs(f.acks.busyP50 * 1000)} / ${fmtMs(f.acks.busyP99 * 1000)}`,
+      fmtSeconds(f.acks.backtestMs),
+    ]),
+  ),
+);

@@ -43,7 +43,7 @@ async function run(init: WorkerInit) {
   try {
     if (init.role === 'fitting') {
       send({ type: 'ready' });
-      await runFittingLoop(units, owner, log);
+      await runFittingLoop(units, owner, log, !database);
     } else await runMain(init, units, owner, log, Boolean(database));
   } catch (error) {
     send({ type: 'failed', error: messageOf(error) });
@@ -87,9 +87,25 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
 }
 
 /** Fits run one at a time under a long lease: a fit holds this thread's event loop for seconds,
- * during which its lease cannot be renewed. A process that dies is found by its heartbeat. */
-function runFittingLoop(units: UnitRunner<WorkerUnits>, owner: string, log: Logger) {
-  return runJobLoop({ units, kinds: FITTING_JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake, concurrency: 1, leaseSeconds: 900 });
+ * during which its lease cannot be renewed. A process that dies is found by its heartbeat. On the
+ * embedded database every unit runs on the main thread, which also answers the requests: the
+ * fitting thread waits as long as each unit took before the next, so a backtest's hundreds of
+ * units take at most half of the main thread's time (back to back, they held webhook
+ * acknowledgements at a p50 of 0.3–0.8 s at 100 a second). */
+function runFittingLoop(units: UnitRunner<WorkerUnits>, owner: string, log: Logger, embedded: boolean) {
+  const paced: UnitRunner<WorkerUnits> = embedded
+    ? {
+        run: (async (name: keyof WorkerUnits & string, args: never) => {
+          const started = performance.now();
+          try {
+            return await units.run(name, args);
+          } finally {
+            await Bun.sleep(performance.now() - started);
+          }
+        }) as UnitRunner<WorkerUnits>['run'],
+      }
+    : units;
+  return runJobLoop({ units: paced, kinds: FITTING_JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake, concurrency: 1, leaseSeconds: 900 });
 }
 
 self.addEventListener('message', (event: MessageEvent<ToWorker>) => {
