@@ -39,7 +39,7 @@ const integer = (raw: unknown, name: string, fallback: number, max: number) => {
   return Number(raw);
 };
 
-const TRUTH_PAGE = 50_000;
+const TRUTH_PAGE = 20_000;
 
 /** The truth as CSV, a page at a time. */
 async function writeTruth(file: string, page: (after: { customerId: string; asOf: string } | null) => Promise<{ customer_id: string; external_id: string; as_of: string; p_true: number }[]>) {
