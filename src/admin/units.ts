@@ -8,7 +8,7 @@ import type { UnitRegistry } from '../db/units.ts';
 import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
-import { loadDemo, type DemoInput } from '../modules/demo/service.ts';
+import { demoTruthPage, loadDemo, type DemoInput } from '../modules/demo/service.ts';
 import { finishImport, importBatch, importTarget } from '../modules/imports/service.ts';
 import { createConnector, findConnector, listConnectors, rotateConnectorSecret, updateConnector, type CreateConnectorInput, type RotateSecretInput, type UpdateConnectorInput } from '../modules/connectors/service.ts';
 import { listEvents, replayEvents, showEvent, type ListEventsFilter } from '../modules/ticket-queue/service.ts';
@@ -37,6 +37,8 @@ export const adminUnits = {
   /** Creates or refreshes the demo organisation: its ARR data is replaced, row for row the same for
    * the same seed and day, and a new key is made for it. One transaction: all or nothing. */
   'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),
+  /** A page of the demo organisation's hidden truth (`revintel demo --truth`). */
+  'demo.truth': (db: Db, input: Parameters<typeof demoTruthPage>[1]) => demoTruthPage(db, input),
   /** `revintel import`: the target organisation, then each batch of rows in its own transaction
    * (a crash keeps every committed batch), then fresh statistics. */
   'import.target': (db: Db, input: { org?: string }) => importTarget(db, input),

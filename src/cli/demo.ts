@@ -4,14 +4,22 @@ import { utcToday } from '../lib/today.ts';
 import { webhookUrl } from '../modules/connectors/service.ts';
 
 const HELP = `
-Usage: revintel demo [--customers N] [--seed S] [--org NAME]
+Usage: revintel demo [--customers N] [--seed S] [--org NAME] [--truth FILE]
 
-Creates (or refreshes) a demo organisation with realistic ARR data — customers across segments and
-currencies, monthly/quarterly/annual contracts with renewals, cancellations and expansions,
-invoices paid, open, overdue and void — and support tickets with their intelligence (churning
-customers ask to cancel, late payers dispute charges), and prints an API key for it and the webhook
-URL of its help desk connector. The same seed gives the same
-data on the same day. Defaults: 300 customers, seed 42, organisation "Demo".
+Creates (or refreshes) a demo organisation with 36 months of realistic history, and prints an API
+key for it and the webhook URL of its help desk connector. Each customer lives by a hidden health
+that drifts month to month (with occasional shocks): customers across segments and currencies
+arrive every month; monthly contracts stop on a billing day, annual terms renew as new contracts
+(seats shrinking or growing with health) or end, after a notice weeks before or silently; add-ons
+come and go; invoices are paid on time, late or never; support tickets come more often and angrier
+as health falls, scored by the same intelligence as real ones. Churn depends on health, auto-renew
+and tenure, so the organisation's churn is learnable; its true churn probabilities are kept apart
+and never served. The same seed gives the same data on the same day.
+Defaults: 600 customers, seed 42, organisation "Demo".
+
+  --truth FILE   after loading, write the truth as CSV: customer_id,external_id,as_of,p_true — each
+                 active customer's true probability of churning within 90 days after as_of, for
+                 today and every 30 days back through the history
 
 ${DATABASE_OPTIONS_HELP}
 `;
@@ -20,6 +28,7 @@ const OPTIONS = {
   customers: { type: 'string' },
   seed: { type: 'string' },
   org: { type: 'string' },
+  truth: { type: 'string' },
 } as const;
 
 const integer = (raw: unknown, name: string, fallback: number, max: number) => {
@@ -30,21 +39,43 @@ const integer = (raw: unknown, name: string, fallback: number, max: number) => {
   return Number(raw);
 };
 
+const TRUTH_PAGE = 20_000;
+
+/** The truth as CSV, a page at a time. */
+async function writeTruth(file: string, page: (after: { customerId: string; asOf: string } | null) => Promise<{ customer_id: string; external_id: string; as_of: string; p_true: number }[]>) {
+  const writer = Bun.file(file).writer();
+  writer.write('customer_id,external_id,as_of,p_true\n');
+  for (let after: { customerId: string; asOf: string } | null = null; ; ) {
+    const rows = await page(after);
+    for (const r of rows) writer.write(`${r.customer_id},${r.external_id},${r.as_of},${Number(r.p_true)}\n`);
+    if (rows.length < TRUTH_PAGE) break;
+    const last = rows[rows.length - 1]!;
+    after = { customerId: last.customer_id, asOf: last.as_of };
+  }
+  await writer.end();
+}
+
 export async function demoCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);
   const input = {
     orgName: typeof cmd.values.org === 'string' ? cmd.values.org : 'Demo',
-    customers: integer(cmd.values.customers, 'customers', 300, 1_000_000),
+    customers: integer(cmd.values.customers, 'customers', 600, 1_000_000),
     seed: integer(cmd.values.seed, 'seed', 42, 2 ** 31),
     today: utcToday(),
     actor: cliActor(),
   };
-  const result = await withAdminSession(cmd.config(), 'demo', (s) => s.runner.run('demo.load', input));
+  const truthFile = typeof cmd.values.truth === 'string' ? cmd.values.truth : null;
+  const result = await withAdminSession(cmd.config(), 'demo', async (s) => {
+    const loaded = await s.runner.run('demo.load', input);
+    if (truthFile) await writeTruth(truthFile, (after) => s.runner.run('demo.truth', { orgId: loaded.org.id, after, limit: TRUTH_PAGE }));
+    return loaded;
+  });
   const config = cmd.config();
   const webhook = webhookUrl(result.connector.id, config.publicUrl ?? `http://localhost:${config.port}`);
   cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, ...result.counts }, (r) =>
     [
       `demo organisation "${r.org}" (${r.org_id}): ${r.customers} customers, ${r.contracts} contracts, ${r.invoices} invoices, ${r.tickets} tickets`,
+      ...(truthFile ? [`truth: ${r.truth} rows written to ${truthFile}`] : []),
       '',
       `  API key: ${r.secret}`,
       '',

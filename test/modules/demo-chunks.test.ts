@@ -1,10 +1,11 @@
 // `revintel demo` in chunks: the chunks are the same rows whatever their size, and what lands in the
-// database through json_to_recordset is exactly what the generator made (dates, times, jsonb, nulls).
+// database through json_to_recordset is exactly what the generator made (dates, times, jsonb, nulls),
+// the hidden truth included.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import { generateDemoChunks, generateDemoData } from '../../src/modules/demo/generate.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
-import { contracts, customers, invoices, tickets } from '../../src/db/schema/index.ts';
+import { contracts, customers, demoTruth, invoices, tickets } from '../../src/db/schema/index.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
 const TODAY = '2026-11-25';
@@ -14,7 +15,7 @@ describe('demo data in chunks', () => {
     const options = { orgId: 'org_x', connectorId: 'con_x', customers: 250, seed: 42, today: TODAY };
     const whole = JSON.stringify(generateDemoData(options));
     for (const size of [1, 7, 100, 250, 1_000]) {
-      const joined = { customers: [] as unknown[], contracts: [] as unknown[], invoices: [] as unknown[], tickets: [] as unknown[] };
+      const joined = { customers: [] as unknown[], contracts: [] as unknown[], invoices: [] as unknown[], tickets: [] as unknown[], truth: [] as unknown[] };
       let chunks = 0;
       for (const chunk of generateDemoChunks(options, size)) {
         chunks++;
@@ -22,6 +23,7 @@ describe('demo data in chunks', () => {
         joined.contracts.push(...chunk.contracts);
         joined.invoices.push(...chunk.invoices);
         joined.tickets.push(...chunk.tickets);
+        joined.truth.push(...chunk.truth);
       }
       expect(chunks).toBe(Math.ceil(250 / size));
       expect(JSON.stringify(joined)).toBe(whole);
@@ -46,14 +48,16 @@ for (const backend of BACKENDS) {
       const input = { orgName, customers: 40, seed: 9, today: TODAY, actor: 'test' };
       const first = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 7 }));
       const expected = generateDemoData({ orgId: first.org.id, connectorId: first.connector.id, customers: 40, seed: 9, today: TODAY });
-      expect(first.counts).toEqual({ customers: 40, contracts: expected.contracts.length, invoices: expected.invoices.length, tickets: expected.tickets.length });
+      expect(first.counts).toEqual({ customers: 40, contracts: expected.contracts.length, invoices: expected.invoices.length, tickets: expected.tickets.length, truth: expected.truth.length });
       expect(expected.tickets.length).toBeGreaterThan(0);
+      expect(expected.truth.length).toBeGreaterThan(0);
 
       const read = async () => ({
         customers: byId(await database.db.select().from(customers).where(eq(customers.orgId, first.org.id))).map(stored),
         contracts: byId(await database.db.select().from(contracts).where(eq(contracts.orgId, first.org.id))).map(stored),
         invoices: byId(await database.db.select().from(invoices).where(eq(invoices.orgId, first.org.id))).map(stored),
         tickets: byId(await database.db.select().from(tickets).where(eq(tickets.orgId, first.org.id))).map(({ lastEventId: _e, ...rest }) => rest),
+        truth: await database.db.select().from(demoTruth).where(eq(demoTruth.orgId, first.org.id)).orderBy(asc(demoTruth.customerId), asc(demoTruth.asOf)),
       });
       const rows = await read();
       expect(rows.customers).toEqual(byId(expected.customers) as never);
@@ -62,6 +66,9 @@ for (const backend of BACKENDS) {
       // Tickets as generated; `sentiment` is a real (single precision) column, so compared as one.
       const single = (t: { sentiment?: number | null }) => ({ ...t, sentiment: t.sentiment == null ? null : Math.fround(t.sentiment) });
       expect(rows.tickets.map(single)).toEqual(byId(expected.tickets).map(single) as never);
+      const byCustomerAndDay = (a: { customerId: string; asOf: string }, b: { customerId: string; asOf: string }) =>
+        a.customerId < b.customerId ? -1 : a.customerId > b.customerId ? 1 : a.asOf < b.asOf ? -1 : a.asOf > b.asOf ? 1 : 0;
+      expect(rows.truth).toEqual([...expected.truth].sort(byCustomerAndDay) as never);
 
       // A refresh in one chunk replaces them with the same rows.
       const again = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 1_000 }));

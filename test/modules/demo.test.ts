@@ -1,12 +1,15 @@
 // `revintel demo`: deterministic, realistic, consistent, refreshable — and visible through the API.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { generateDemoData } from '../../src/modules/demo/generate.ts';
+import { generateDemoData, HISTORY_DAYS } from '../../src/modules/demo/generate.ts';
+import { NEGATIVE_MOODS, templatesOf } from '../../src/modules/demo/tickets.ts';
+import { analyseTicket } from '../../src/modules/tickets/intelligence.ts';
 import { queryText } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units.ts';
 import { adminUnits } from '../../src/admin/units.ts';
 import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
 const TODAY = '2026-11-25';
+const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 describe('demo data generator', () => {
   const make = (seed: number) => generateDemoData({ orgId: 'org_x', connectorId: 'con_x', customers: 300, seed, today: TODAY });
@@ -29,18 +32,23 @@ describe('demo data generator', () => {
     expect(data.invoices.some((i) => i.status === 'open' && i.dueDate! < TODAY)).toBe(true); // overdue
   });
 
-  test('tickets follow the customer: churned customers write about cancelling, the rest mostly ask and thank', () => {
+  test("tickets follow the customer's health: in its last 90 days a churner writes about leaving, and angrier, far more than active customers", () => {
     const data = make(42);
-    const statusOf = new Map(data.customers.map((c) => [c.id, c.status]));
-    const churned = data.tickets.filter((t) => statusOf.get(t.customerId!) === 'churned');
-    const active = data.tickets.filter((t) => statusOf.get(t.customerId!) === 'active');
+    const customerOf = new Map(data.customers.map((c) => [c.id, c]));
+    const beforeChurn = data.tickets.filter((t) => {
+      const customer = customerOf.get(t.customerId!)!;
+      if (customer.status !== 'churned') return false;
+      const ahead = Date.parse(`${customer.churnedAt}T00:00:00Z`) - t.sourceCreatedAt!.getTime();
+      return ahead >= 0 && ahead <= 90 * 86_400_000;
+    });
+    const active = data.tickets.filter((t) => customerOf.get(t.customerId!)!.status === 'active');
     const leaving = ['cancellation', 'non_renewal', 'competitor', 'downgrade'];
     const share = (rows: typeof data.tickets) => rows.filter((t) => t.churnSignals!.some((s) => leaving.includes(s))).length / rows.length;
-    expect(churned.length).toBeGreaterThan(10);
-    expect(share(churned)).toBeGreaterThan(0.4);
-    expect(share(active)).toBeLessThan(share(churned) / 2);
+    expect(beforeChurn.length).toBeGreaterThan(50);
+    expect(share(beforeChurn)).toBeGreaterThan(0.3);
+    expect(share(active)).toBeLessThan(share(beforeChurn) / 2);
     const mean = (rows: typeof data.tickets) => rows.reduce((sum, t) => sum + t.sentiment!, 0) / rows.length;
-    expect(mean(churned)).toBeLessThan(mean(active));
+    expect(mean(beforeChurn)).toBeLessThan(mean(active) - 0.1);
     // Every ticket is scored, linked to its customer by its requester's domain, and comes before today.
     const domainOf = new Map(data.customers.map((c) => [c.id, c.domain]));
     for (const ticket of data.tickets) {
@@ -49,6 +57,32 @@ describe('demo data generator', () => {
       expect(ticket.sourceCreatedAt! <= new Date(`${TODAY}T12:00:00Z`)).toBe(true);
     }
     expect(new Set(data.tickets.map((t) => t.statusNormalised))).toEqual(new Set(['open', 'pending', 'solved', 'closed']));
+  });
+
+  test('every complaint a demo customer can write scores negative', () => {
+    for (const mood of NEGATIVE_MOODS) {
+      for (const template of templatesOf(mood)) expect(analyseTicket(template, { recentContacts: 0 }).sentiment).toBeLessThan(-0.2);
+    }
+  });
+
+  test('36 months of history, and a truth for every active customer every 30 days that matches what happened', () => {
+    const data = generateDemoData({ orgId: 'org_x', connectorId: 'con_x', customers: 1_000, seed: 42, today: TODAY });
+    const day = (d: Date) => d.toISOString().slice(0, 10);
+    const historyStart = addDays(TODAY, -HISTORY_DAYS);
+    expect(data.tickets.map((t) => day(t.sourceCreatedAt!)).sort()[0]! < addDays(historyStart, 30)).toBe(true);
+    expect(data.invoices.map((i) => day(i.issuedAt!)).sort()[0]! < addDays(historyStart, 30)).toBe(true);
+    const days = new Set(Array.from({ length: 37 }, (_, k) => addDays(TODAY, -30 * k)));
+    expect(data.truth.every((r) => days.has(r.asOf) && r.pTrue >= 0 && r.pTrue <= 1 && r.horizonDays === 90)).toBe(true);
+    expect(new Set(data.truth.map((r) => r.asOf))).toEqual(days);
+    // Its mean is the churn rate that came true within 90 days (over the days whose 90 days are past).
+    const churnedAt = new Map(data.customers.map((c) => [c.id, c.churnedAt]));
+    const known = data.truth.filter((r) => r.asOf <= addDays(TODAY, -90));
+    const happened = known.filter((r) => {
+      const churn = churnedAt.get(r.customerId);
+      return churn != null && churn > r.asOf && churn <= addDays(r.asOf, 90);
+    }).length;
+    const expected = known.reduce((sum, r) => sum + r.pTrue, 0);
+    expect(Math.abs(happened - expected) / known.length).toBeLessThan(0.005);
   });
 
   test('consistent: one currency per customer, dates in order, money in minor units', () => {
@@ -95,7 +129,8 @@ for (const backend of BACKENDS) {
       const invoices = await call(app, 'GET', '/api/invoices?limit=200', { key: again.secret });
       expect(invoices.body.data.length).toBeGreaterThan(0);
       const tickets = await call(app, 'GET', '/api/tickets?limit=200', { key: again.secret });
-      expect(tickets.body.data).toHaveLength(again.counts.tickets);
+      expect(again.counts.tickets).toBeGreaterThan(0);
+      expect(tickets.body.data).toHaveLength(Math.min(200, again.counts.tickets));
       expect(tickets.body.data.every((t: { customer_id: string | null; connector: { name: string } }) => t.customer_id && t.connector.name === 'Demo help desk')).toBe(true);
       expect(again.connector.id).toBe(first.connector.id);
       // Its churn predictions are asked for once, whatever the number of loads while none ran.
