@@ -14,7 +14,7 @@ Usage: revintel backtest [--org ORG] [--method out_of_time|cross_validation] [--
 
   out_of_time (default)  train on the snapshots whose outcome was known by --cutoff (default:
                          horizon + 180 days ago), test on the snapshots after it
-  cross_validation       one snapshot per customer at --as-of (default: horizon days ago), five
+  cross_validation       one snapshot per customer at --as-of (default: horizon + grace days ago), five
                          folds of customers, each scored by a model trained on the other four
 
 Prints AUC (with its 95% interval), the untrained scorecard's AUC on the same rows, top-decile

@@ -44,15 +44,15 @@ export const decisionProbability = (c: number, h: number) => sigmoid(c - decisio
 /** Signals health moves, per month or per invoice. */
 export const signals = {
   /** Expected tickets a month. */
-  ticketRate: (segmentRate: number, h: number) => segmentRate * Math.exp(-0.7 * h),
+  ticketRate: (segmentRate: number, h: number) => segmentRate * Math.exp(-0.9 * h),
   /** A ticket is a complaint (a bug, an outage, a billing dispute, a competitor, a downgrade). */
-  negative: (h: number) => sigmoid(-0.6 - 1.1 * h),
+  negative: (h: number) => sigmoid(-0.6 - 1.5 * h),
   /** A complaint speaks of leaving (competitor, downgrade, refund). */
   leaving: (h: number) => sigmoid(-1.2 - 0.9 * h),
   /** An invoice is never paid. */
   unpaid: (h: number) => sigmoid(-4.8 - 1.3 * h),
   /** An invoice is paid after its due date. */
-  late: (h: number) => sigmoid(-2.2 - 1.4 * h),
+  late: (h: number) => sigmoid(-2.2 - 1.7 * h),
   /** The log change of seats at a renewal. */
   seatsLogChange: (h: number, noise: number) => 0.04 + 0.1 * Math.min(2, Math.max(-3, h - 1)) + 0.06 * noise,
   /** A healthy customer buys an add-on this month; an unhealthy one drops it. */

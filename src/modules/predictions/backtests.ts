@@ -51,12 +51,12 @@ export function checkBacktestRequest(request: BacktestRequest, today: string) {
   const settings = predictionSettings();
   if (request.method === 'cross_validation' && request.cutoff !== undefined) throw new AppError('validation_failed', 'Invalid field "cutoff": it splits an out_of_time backtest; cross_validation takes as_of');
   if (request.method !== 'cross_validation' && request.asOf !== undefined) throw new AppError('validation_failed', 'Invalid field "as_of": it is the snapshot day of a cross_validation backtest; out_of_time takes cutoff');
-  const plan = planBacktest(request, today, settings.horizonDays);
+  const plan = planBacktest(request, today, settings.horizonDays, settings.graceDays);
   const lastLabelled = addDays(today, -plan.horizonDays - settings.graceDays);
   if (plan.asOf !== null) {
     if (plan.asOf > today) throw new AppError('validation_failed', `Invalid field "as_of": ${plan.asOf} is in the future`);
-    if (plan.asOf > addDays(today, -plan.horizonDays)) {
-      throw new AppError('validation_failed', `Invalid field "as_of": must be at least horizon_days (${plan.horizonDays}) before today, so that its outcomes are known; got ${plan.asOf}`);
+    if (plan.asOf > lastLabelled) {
+      throw new AppError('validation_failed', `Invalid field "as_of": must be on or before ${lastLabelled} (today − horizon_days − ${settings.graceDays} grace days), the last day whose outcome is known; got ${plan.asOf}`);
     }
   }
   if (plan.cutoff !== null) {

@@ -36,12 +36,14 @@ export interface BacktestPlan {
   cutoff: string | null;
 }
 
-/** The backtest's defaults (§ of the README "Backtests"): out of time with the cutoff H + 180 days
- * before today; cross-validation at H days before today. */
-export function planBacktest(request: { method?: BacktestMethod; horizonDays?: number; asOf?: string; cutoff?: string }, today: string, defaultHorizon: number): BacktestPlan {
+/** The backtest's defaults (README "Backtests"): out of time with the cutoff H + 180 days before
+ * today; cross-validation at the last day whose outcome is known, H + grace days before today (at
+ * H days before, churn at a period end in the last grace days would not be recognised yet and its
+ * customer would count as staying). */
+export function planBacktest(request: { method?: BacktestMethod; horizonDays?: number; asOf?: string; cutoff?: string }, today: string, defaultHorizon: number, graceDays: number): BacktestPlan {
   const method = request.method ?? 'out_of_time';
   const horizonDays = request.horizonDays ?? defaultHorizon;
-  if (method === 'cross_validation') return { method, horizonDays, asOf: request.asOf ?? addDays(today, -horizonDays), cutoff: null };
+  if (method === 'cross_validation') return { method, horizonDays, asOf: request.asOf ?? addDays(today, -horizonDays - graceDays), cutoff: null };
   return { method, horizonDays, asOf: null, cutoff: request.cutoff ?? addDays(today, -horizonDays - 180) };
 }
 
