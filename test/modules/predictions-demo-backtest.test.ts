@@ -54,7 +54,9 @@ for (const backend of BACKENDS) {
     });
     afterAll(() => database.dispose());
 
-    for (const seed of [42, 7]) {
+    // Both seeds on the embedded database; with PostgreSQL too, one seed each (the features are the
+    // same SQL on both, and the figures came out identical when both ran everything).
+    for (const seed of BACKENDS.length === 1 ? [42, 7] : backend === 'embedded' ? [42] : [7]) {
       describe(`seed ${seed}`, () => {
         let orgId: string;
         beforeAll(async () => {
