@@ -26,7 +26,7 @@ const CHURN_DAYS_SQL = `
   ),
   marked as (
     select id as customer_id, churned_at as d from customers
-    where org_id = $1 and deleted_at is null and churned_at is not null and churned_at <= $3::date
+    where org_id = $1 and deleted_at is null and churned_at is not null and churned_at <= $3::date and ($4::text[] is null or id = any($4::text[]))
   )
   select customer_id, d::text as day from marked
   union
