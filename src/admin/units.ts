@@ -16,14 +16,13 @@ import { findOrg } from '../modules/orgs/service.ts';
 import { recordAudit } from '../modules/audit/service.ts';
 import { notFound } from '../lib/errors.ts';
 import type { JobState } from '../db/schema/index.ts';
-import { enqueueJob, listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
-import { recomputePredictionsJob } from '../jobs/kinds/predictions-recompute.ts';
+import { listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
 import { getPrediction, listPredictions, predictionsMeta, presentPrediction } from '../modules/predictions/read.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
 import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } from '../modules/predictions/backtests.ts';
 import { historyUnits } from '../modules/predictions/history.ts';
 import { backtestJob } from '../jobs/kinds/predictions-backtest.ts';
-import { trainJob } from '../jobs/kinds/predictions-train.ts';
+import { requestRecompute } from '../modules/predictions/requests.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 
 export const adminUnits = {
@@ -102,9 +101,7 @@ export const adminUnits = {
   /** Queues a whole recompute of the organisation, or a retrain that ends in one (one queued at a time). */
   'predictions.recompute': async (db: Db, input: { org?: string; retrain?: boolean }) => {
     const org = await importTarget(db, { org: input.org });
-    const job = input.retrain
-      ? await enqueueJob(db, trainJob, {}, { orgId: org.id, dedupeKey: 'train', priority: 5 })
-      : await enqueueJob(db, recomputePredictionsJob, {}, { orgId: org.id, dedupeKey: 'all', priority: 5 });
+    const job = await requestRecompute(db, { orgId: org.id, retrain: input.retrain });
     return { job_id: job.id, org_id: org.id, queued_already: !job.created };
   },
   /** Queues a backtest for the running server's fitting thread (`queue`), or opens one the command

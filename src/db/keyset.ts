@@ -28,6 +28,8 @@ export const andAll = (conditions: SQL[]) => sql.join(conditions.map((c) => sql`
 
 /** ISO 8601 UTC with milliseconds, as the API shows times. */
 export const isoTime = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** The same, in a statement written as text. */
+export const isoTimeText = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The row a path names: its id, or `ext:<external_id>` (the id in the source system). */
 export function idOrExternal(alias: string, ref: string): SQL {

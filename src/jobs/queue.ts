@@ -3,6 +3,7 @@
 // and the operator's list / show / retry. Times come from the caller's clock (`now`), so a test can
 // move it; the database's own clock is used only to judge instances' heartbeats.
 import { Value } from '@sinclair/typebox/value';
+import { isoTimeText } from '../db/keyset.ts';
 import { queryText, type Db } from '../db/client.ts';
 import type { JobState } from '../db/schema/index.ts';
 import { newId } from '../lib/ids.ts';
@@ -258,7 +259,7 @@ export interface JobView {
   finished_at: string | null;
 }
 
-const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const iso = isoTimeText;
 const VIEW_COLUMNS = `id, kind, org_id, state, priority, attempts, max_attempts, dedupe_key, ${iso('run_at')} as run_at, lease_owner,
   ${iso('lease_until')} as lease_until, last_error, ${iso('created_at')} as created_at, ${iso('finished_at')} as finished_at`;
 

@@ -4,7 +4,9 @@
 // positive when the churn falls within the horizon after it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
-import { churnDays, labelledSnapshots, snapshotDays } from '../../src/modules/predictions/labels.ts';
+import { localRunner } from '../../src/db/units.ts';
+import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
+import { churnDays, snapshotDays } from '../../src/modules/predictions/labels.ts';
 import { countEvents } from '../../src/modules/predictions/training.ts';
 import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 
@@ -55,7 +57,7 @@ for (const backend of BACKENDS) {
     });
 
     test('a snapshot is positive when the churn falls within the horizon after it', async () => {
-      const snapshots = await labelledSnapshots(database.db, { orgId, ...QUERY });
+      const { rows: snapshots } = await gatherHistory(localRunner(database.db, historyUnits), { orgId, ...QUERY, days: snapshotDays(QUERY), maxCustomers: 25_000 });
       const of = (name: string) => snapshots.filter((s) => s.customerId === id(name));
       expect(of('left').filter((s) => s.outcome === 1).map((s) => [s.t, s.churnDay])).toEqual([
         ['2025-11-01', '2026-01-01'],

@@ -2,6 +2,7 @@
 // queued or running per organisation), read by id or the latest finished, and recorded by the job
 // (jobs/kinds/predictions-backtest.ts) as it starts, succeeds or fails.
 import { queryText, type Db } from '../../db/client.ts';
+import { isoTimeText } from '../../db/keyset.ts';
 import type { BacktestMethod, BacktestStatus } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -39,7 +40,7 @@ export interface BacktestView {
   finished_at: string | null;
 }
 
-const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const iso = isoTimeText;
 const COLUMNS = `id, status, method, horizon_days, as_of::text, cutoff::text, model_kind, model, metrics, warning, error, requested_by,
   ${iso('created_at')} as created_at, ${iso('started_at')} as started_at, ${iso('finished_at')} as finished_at`;
 

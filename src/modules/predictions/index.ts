@@ -12,15 +12,13 @@ import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import type { Config } from '../../config.ts';
 import { validator } from '../../lib/validation.ts';
 import { readJsonBody } from '../../plugins/body.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
-import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
 import type { Db } from '../../db/client.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { Backtest, BacktestBody, BacktestParams, ListModelsQuery, ListPredictionsQuery, ModelParams, Prediction, PredictionModel, PredictionParams, RecomputeAccepted, RecomputeBody } from './model.ts';
 import { getBacktest, latestBacktest, requestBacktest } from './backtests.ts';
 import { backtestJob } from '../../jobs/kinds/predictions-backtest.ts';
-import { trainJob } from '../../jobs/kinds/predictions-train.ts';
+import { requestRecompute } from './requests.ts';
 import { utcToday } from '../../lib/today.ts';
 import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, predictionsVersion, presentModel, presentPrediction, type PredictionFilters } from './read.ts';
 import { predictionSettings } from './settings.ts';
@@ -98,13 +96,7 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
       const problem = checkRecompute(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { customer_ids: customerIds, retrain } = body as RecomputeBody;
-      if (retrain && customerIds) throw new AppError('validation_failed', 'Invalid request body: "retrain" rescores every customer; leave out "customer_ids"');
-      // A whole-organisation recompute (or retrain) already queued answers this one too.
-      const job = await db.transaction((tx) =>
-        retrain
-          ? enqueueJob(tx as unknown as Db, trainJob, {}, { orgId, dedupeKey: 'train', priority: 5 })
-          : enqueueJob(tx as unknown as Db, recomputePredictionsJob, customerIds ? { customerIds } : {}, { orgId, dedupeKey: customerIds ? null : 'all', priority: 5 }),
-      );
+      const job = await db.transaction((tx) => requestRecompute(tx as unknown as Db, { orgId, customerIds, retrain }));
       deps.wakeJobs?.();
       set.status = 202;
       return ok({ job_id: job.id });

@@ -7,7 +7,7 @@
 // (features.ts); its label is whether it churns within (t, t + horizon], so it is known only once
 // t + horizon + grace ≤ today. Labels read today's knowledge — they are outcomes; features never do.
 import { queryText, type Db } from '../../db/client.ts';
-import { featuresAt, type FeatureRow } from './features.ts';
+import type { FeatureRow } from './features.ts';
 import { addDays, type Snapshot } from './training.ts';
 
 const CHURN_DAYS_SQL = `
@@ -67,17 +67,6 @@ export function snapshotDays(query: Omit<SnapshotQuery, 'orgId'>): string[] {
   const days: string[] = [];
   for (let t = last; t >= first; t = addDays(t, -(query.everyDays ?? 30))) days.push(t);
   return days;
-}
-
-/** Labelled snapshots of every customer active at each snapshot day. */
-export async function labelledSnapshots(db: Db, query: SnapshotQuery): Promise<Snapshot[]> {
-  const churn = await churnDays(db, { orgId: query.orgId, today: query.today, graceDays: query.graceDays });
-  const snapshots: Snapshot[] = [];
-  for (const t of snapshotDays(query).reverse()) {
-    const rows = await featuresAt(db, { orgId: query.orgId, day: t, horizonDays: query.horizonDays, population: 'active', graceDays: query.graceDays });
-    for (const row of rows) snapshots.push(labelled(row, t, churn.get(row.customerId), query.horizonDays));
-  }
-  return snapshots;
 }
 
 /** A customer's features at `t`, labelled by whether one of its churn days falls in (t, t + horizon]. */

@@ -11,7 +11,7 @@
 //                       features, Platt-calibrated on out-of-fold scores (folds grouped by customer).
 // Every tier ends in the same additive form (logistic.ts), so every prediction explains itself.
 import { seededRandom } from '../demo/generate.ts';
-import { additiveFromFit, explain, fitLogistic, fitPlatt, logit, sigmoid, standardise, standardiser, type AdditiveModel, type Platt } from './logistic.ts';
+import { additiveFromFit, fitLogistic, fitPlatt, logit, sigmoid, standardise, standardiser, type AdditiveModel, type Platt } from './logistic.ts';
 import { auc, aucInterval, baseRate, brier, calibrationTable, decileTable, ece, topDecileLift, type Bin, type Decile, type Scored } from './metrics.ts';
 
 export const MODEL_KINDS = ['prior', 'prior_recalibrated', 'logistic'] as const;
