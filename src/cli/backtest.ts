@@ -4,6 +4,7 @@
 // connection, with a progress line on a terminal.
 import { BACKTEST_METHODS, type BacktestMethod } from '../db/schema/index.ts';
 import { utcToday } from '../lib/today.ts';
+import { messageOf } from '../lib/errors.ts';
 import { runBacktestWith, type BacktestView } from '../modules/predictions/backtests.ts';
 import { DATABASE_OPTIONS_HELP, parseCommand, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
@@ -49,7 +50,13 @@ export async function backtestCommand(argv: string[]) {
     const queue = session.via === 'server';
     const opened = await session.runner.run('predictions.backtest-request', { org, request, today, queue });
     if (!queue) {
-      await runBacktestWith(session.runner, { orgId: opened.org_id, id: opened.id, today, onProgress: progress });
+      try {
+        await runBacktestWith(session.runner, { orgId: opened.org_id, id: opened.id, today, onProgress: progress });
+      } catch (error) {
+        // Recorded, so that the organisation's next backtest is not refused as a duplicate.
+        await session.runner.run('predictions.backtest-fail', { orgId: opened.org_id, id: opened.id, error: messageOf(error) }).catch(() => {});
+        throw error;
+      }
       return session.runner.run('predictions.backtest-show', { org, id: opened.id });
     }
     // The server's fitting thread runs it: follow it.

@@ -45,6 +45,10 @@ export function failedJobOutcome(kind: JobKind, job: Pick<ClaimedJob, 'id' | 'at
   return { id: job.id, state: 'queued', runAt: new Date(now + delayMs).toISOString(), error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})` };
 }
 
+/** Whether this failure is the job's last (a handler that keeps a record of its own closes it). */
+export const isLastFailure = (kind: JobKind, job: Pick<JobInfo, 'id' | 'attempts'>, error: unknown) =>
+  failedJobOutcome(kind, { ...job, maxAttempts: retryPolicyOf(kind).maxAttempts }, error, 0).state === 'dead';
+
 export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   const { units, owner, log } = options;
   const concurrency = options.concurrency ?? 16;

@@ -17,6 +17,9 @@ export interface WorkerInit {
   instance: InstanceInfo;
   heartbeatMs: number;
   logLevel: LogLevel;
+  /** The process's first main worker, not a replacement: on the embedded database every running
+   * job then belongs to a run that is gone. A replacement leaves the fitting thread's job alone. */
+  firstStart: boolean;
   /** The process's settings the job kinds read (the worker cannot see `serve`'s flags). */
   predictions: PredictionSettings;
 }

@@ -128,7 +128,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       options.log.warn('worker exited; restarting', { role: thread.role, restarts: restartCount, delay_ms: delay });
       setTimeout(() => !stopping && spawn(thread), delay);
     });
-    post(current, { type: 'init', role: thread.role, databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel, predictions: predictionSettings() });
+    post(current, { type: 'init', role: thread.role, databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel, firstStart: thread.spawns++ === 0, predictions: predictionSettings() });
     // A worker started during a burst (a restart) defers like the one it replaces.
     if (ingestBusy && thread.role === 'main') post(current, { type: 'ingest', busy: true });
   };
@@ -165,7 +165,11 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     async stop(timeoutMs = 10_000) {
       stopping = true;
       clearInterval(ingestWatch);
-      await Promise.all(Object.values(threads).map((thread) => stopThread(thread, timeoutMs)));
+      // The fitting thread first: the main one marks the instance stopped as it ends, and another
+      // process would then take back a fit still running here.
+      const deadline = Date.now() + timeoutMs;
+      await stopThread(threads.fitting, timeoutMs);
+      await stopThread(threads.main, Math.max(1_000, deadline - Date.now()));
     },
   };
 }
@@ -178,6 +182,7 @@ interface Thread {
   consecutiveDeaths: number;
   /** Resolves the stop in progress. */
   stopped: (() => void) | null;
+  spawns: number;
 }
 
-const newThread = (role: WorkerRole): Thread => ({ role, worker: null, spawnedAt: 0, consecutiveDeaths: 0, stopped: null });
+const newThread = (role: WorkerRole): Thread => ({ role, worker: null, spawnedAt: 0, consecutiveDeaths: 0, stopped: null, spawns: 0 });

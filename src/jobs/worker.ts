@@ -57,9 +57,10 @@ async function run(init: WorkerInit) {
 async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: string, log: Logger, ownDatabase: boolean) {
   await units.run('instances.register', init.instance);
   if (!ownDatabase) {
-    // The embedded database has one owner: whatever was held at its start belongs to a run that is gone.
+    // The embedded database has one owner: the ticket events held belong to a thread that is gone,
+    // and at the process's start so do the jobs (later, the fitting thread's may still be running).
     await units.run('tickets.release-leases', {});
-    await units.run('jobs.recover', { now: new Date().toISOString(), all: true });
+    if (init.firstStart) await units.run('jobs.recover', { now: new Date().toISOString(), all: true });
   }
   send({ type: 'ready' });
   const tickets = runTicketLoop({

@@ -96,6 +96,20 @@ for (const backend of BACKENDS) {
       expect(await queryText(database.db, `select id from prediction_backtests where org_id = $1`, [orgId])).toHaveLength(before.length);
     });
 
+    test('a backtest whose job ended without finishing it (its worker died on the last attempt) is failed, and the next one is accepted', async () => {
+      const asked = await post('/api/cfo/backtests', {});
+      expect(asked.status).toBe(202);
+      // What the queue does to a job whose worker is gone and whose attempts are used up.
+      await queryText(database.db, `update jobs set state = 'dead', last_error = 'its worker stopped before finishing it (lease taken back)' where kind = 'predictions.backtest' and payload->>'backtestId' = $1`, [asked.body.data.id]);
+      const shown = (await get(`/api/cfo/backtests/${asked.body.data.id}`)).body.data;
+      expect(shown).toMatchObject({ status: 'failed' });
+      expect(shown.error).toContain('its worker stopped before finishing it');
+      const next = await post('/api/cfo/backtests', {});
+      expect(next.status).toBe(202);
+      await drainJobs(database.db, [backtestJob]);
+      expect((await get(`/api/cfo/backtests/${next.body.data.id}`)).body.data.status).toBe('succeeded');
+    });
+
     test("another organisation sees none of them: 404 by id, and no latest", async () => {
       const [own] = await queryText<{ id: string }>(database.db, `select id from prediction_backtests where org_id = $1 limit 1`, [orgId]);
       expect((await get(`/api/cfo/backtests/${own!.id}`, otherKey)).status).toBe(404);
@@ -132,14 +146,21 @@ for (const backend of BACKENDS) {
       const result = retrain(history, 'logistic', today, settings);
       const worse = { ...result, promotion: { status: 'rejected' as const, reason: 'AUC 0.610 is worse than the active model\'s 0.700 (refitted on the same rows) by more than 0.01' } };
       const [active] = await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId]);
-      const saved = await database.db.transaction((tx) => saveRetrain(tx as unknown as Db, recomputePredictionsJob, { orgId, jobId: 'job_worse', horizonDays: 90, result: worse }));
+      const saved = await database.db.transaction((tx) => saveRetrain(tx as unknown as Db, recomputePredictionsJob, { orgId, jobId: 'job_worse', horizonDays: 90, judgedAgainst: active!.id, result: worse }));
       expect(saved).toMatchObject({ status: 'rejected', reason: worse.promotion.reason });
       const res = await get(`/api/cfo/models/${saved.modelId}`);
       expect(res.body.data).toMatchObject({ status: 'rejected', reject_reason: worse.promotion.reason });
       expect((await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId]))[0]!.id).toBe(active!.id);
       // The same job's retry finds its decision instead of making another model.
-      const repeated = await database.db.transaction((tx) => saveRetrain(tx as unknown as Db, recomputePredictionsJob, { orgId, jobId: 'job_worse', horizonDays: 90, result: worse }));
+      const repeated = await database.db.transaction((tx) => saveRetrain(tx as unknown as Db, recomputePredictionsJob, { orgId, jobId: 'job_worse', horizonDays: 90, judgedAgainst: active!.id, result: worse }));
       expect(repeated.modelId).toBe(saved.modelId);
+      // Judged against a model another retrain has since replaced: kept as rejected, whatever it scored.
+      const better = { ...result, promotion: { status: 'active' as const, reason: null } };
+      const late = await database.db.transaction((tx) => saveRetrain(tx as unknown as Db, recomputePredictionsJob, { orgId, jobId: 'job_late', horizonDays: 90, judgedAgainst: 'mdl_replaced', result: better }));
+      expect(late).toMatchObject({ status: 'rejected', reason: 'the model in force changed while this one was trained' });
+      expect((await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId]))[0]!.id).toBe(active!.id);
+      const backtests = await queryText(database.db, `select id from prediction_backtests where org_id = $1 and metrics->>'job_id' = any($2::text[])`, [orgId, ['job_worse', 'job_late']]);
+      expect(backtests).toHaveLength(2);
     });
 
     test('the nightly run asks for one retrain of every organisation with customers, once while one is queued', async () => {

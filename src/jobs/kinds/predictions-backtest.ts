@@ -6,14 +6,13 @@ import { messageOf } from '../../lib/errors.ts';
 import { utcToday } from '../../lib/today.ts';
 import { backtestUnits, runBacktestWith } from '../../modules/predictions/backtests.ts';
 import { historyUnits } from '../../modules/predictions/history.ts';
-import { defineJobKind, PermanentJobError, retryPolicyOf } from '../kind.ts';
-
-const retry = { maxAttempts: 3 };
+import { defineJobKind, PermanentJobError } from '../kind.ts';
+import { isLastFailure } from '../job-loop.ts';
 
 export const backtestJob = defineJobKind({
   kind: 'predictions.backtest',
   payload: t.Object({ backtestId: t.String({ minLength: 1, maxLength: 100 }) }),
-  retry,
+  retry: { maxAttempts: 3 },
   units: { ...historyUnits, ...backtestUnits },
   handle: async (payload, ctx) => {
     const orgId = ctx.job.orgId;
@@ -22,8 +21,7 @@ export const backtestJob = defineJobKind({
       const report = await runBacktestWith({ run: ctx.run }, { orgId, id: payload.backtestId, today: utcToday() });
       return report ? { auc: report.metrics.auc, rows: report.metrics.rows, events: report.metrics.events } : { skipped: 'no longer open' };
     } catch (error) {
-      const last = error instanceof PermanentJobError || ctx.job.attempts >= retryPolicyOf({ retry }).maxAttempts;
-      if (last) await ctx.run('predictions.backtest-fail', { orgId, id: payload.backtestId, error: messageOf(error) });
+      if (isLastFailure(backtestJob, ctx.job, error)) await ctx.run('predictions.backtest-fail', { orgId, id: payload.backtestId, error: messageOf(error) });
       throw error;
     }
   },

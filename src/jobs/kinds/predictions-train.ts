@@ -20,11 +20,15 @@ export const trainJob = defineJobKind({
   retry: { maxAttempts: 3 },
   units: {
     ...historyUnits,
-    'predictions.active-kind': async (db: Db, args: { orgId: string; horizonDays: number }) => {
-      const [row] = await queryText<{ kind: ModelKind }>(db, `select kind from prediction_models where org_id = $1 and horizon_days = $2 and status = 'active'`, [args.orgId, args.horizonDays]);
-      return row?.kind ?? null;
+    'predictions.active-model': async (db: Db, args: { orgId: string; horizonDays: number }) => {
+      const [row] = await queryText<{ id: string; kind: ModelKind }>(db, `select id, kind from prediction_models where org_id = $1 and horizon_days = $2 and status = 'active'`, [
+        args.orgId,
+        args.horizonDays,
+      ]);
+      return row ?? null;
     },
-    'predictions.save-retrain': (db: Db, args: { orgId: string; jobId: string; horizonDays: number; result: RetrainResult }) => saveRetrain(db, recomputePredictionsJob, args),
+    'predictions.save-retrain': (db: Db, args: { orgId: string; jobId: string; horizonDays: number; judgedAgainst: string | null; result: RetrainResult }) =>
+      saveRetrain(db, recomputePredictionsJob, args),
   },
   handle: async (_payload, ctx) => {
     const orgId = ctx.job.orgId;
@@ -32,13 +36,13 @@ export const trainJob = defineJobKind({
     const settings = predictionSettings();
     const today = utcToday();
     // No active model yet: the scorecard is what scores the organisation.
-    const incumbent = (await ctx.run('predictions.active-kind', { orgId, horizonDays: settings.horizonDays })) ?? 'prior';
+    const incumbent = await ctx.run('predictions.active-model', { orgId, horizonDays: settings.horizonDays });
     const history = await gatherHistory(
       { run: ctx.run },
       { orgId, today, horizonDays: settings.horizonDays, graceDays: settings.graceDays, days: trainingDays(today, settings), maxCustomers: settings.trainMaxCustomers },
     );
-    const result = retrain(history, incumbent, today, settings);
-    const saved = await ctx.run('predictions.save-retrain', { orgId, jobId: ctx.job.id, horizonDays: settings.horizonDays, result });
+    const result = retrain(history, incumbent?.kind ?? 'prior', today, settings);
+    const saved = await ctx.run('predictions.save-retrain', { orgId, jobId: ctx.job.id, horizonDays: settings.horizonDays, judgedAgainst: incumbent?.id ?? null, result });
     return { ...saved, kind: result.candidate.kind, rows: history.rows.length, auc: result.backtest.candidate.auc };
   },
 });

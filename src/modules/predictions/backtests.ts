@@ -69,10 +69,29 @@ export function checkBacktestRequest(request: BacktestRequest, today: string) {
   return plan;
 }
 
+/** Closes the organisation's open backtests that nothing will finish: their job ended (a worker
+ * that died on the last attempt is marked dead by the queue, not by the handler), or — run by a
+ * command, without a job — they have not moved for an hour. */
+async function closeAbandoned(db: Db, orgId: string): Promise<void> {
+  await queryText(
+    db,
+    `update prediction_backtests b set status = 'failed', finished_at = now(),
+       error = coalesce((select 'its job ended: ' || coalesce(j.last_error, j.state) from jobs j
+                         where j.kind = 'predictions.backtest' and j.org_id = b.org_id and j.payload->>'backtestId' = b.id order by j.created_at desc limit 1),
+                        'its command stopped before finishing it')
+     where b.org_id = $1 and b.status in ('queued', 'running')
+       and not exists (select 1 from jobs j where j.kind = 'predictions.backtest' and j.org_id = b.org_id and j.payload->>'backtestId' = b.id and j.state in ('queued', 'running'))
+       and (exists (select 1 from jobs j where j.kind = 'predictions.backtest' and j.org_id = b.org_id and j.payload->>'backtestId' = b.id)
+            or b.created_at < now() - interval '1 hour')`,
+    [orgId],
+  );
+}
+
 /** Records the request and queues its job, in `db`'s transaction; without a job, the row starts
  * `running` and the caller runs it now (runBacktestWith). */
 export async function requestBacktest(db: Db, job: JobKind | null, args: { orgId: string; request: BacktestRequest; today: string; requestedBy: string }): Promise<BacktestView> {
   const plan = checkBacktestRequest(args.request, args.today);
+  await closeAbandoned(db, args.orgId);
   const [open] = await queryText<{ id: string }>(db, `select id from prediction_backtests where org_id = $1 and status in ('queued', 'running')`, [args.orgId]);
   if (open) throw new AppError('conflict', `Backtest ${open.id} is already queued or running for this organisation; ask again once it has finished`);
   const id = newId('bt');
@@ -90,6 +109,7 @@ export async function requestBacktest(db: Db, job: JobKind | null, args: { orgId
 }
 
 export async function getBacktest(db: Db, orgId: string, id: string): Promise<BacktestView> {
+  await closeAbandoned(db, orgId);
   const [row] = await queryText<Row>(db, `select ${COLUMNS} from prediction_backtests where org_id = $1 and id = $2`, [orgId, id]);
   if (!row) throw notFound('Backtest');
   return present(row);

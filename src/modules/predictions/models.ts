@@ -14,18 +14,26 @@ export interface SavedRetrain {
   reason: string | null;
 }
 
-export async function saveRetrain(db: Db, rescore: JobKind, args: { orgId: string; jobId: string; horizonDays: number; result: RetrainResult }): Promise<SavedRetrain> {
+/** `judgedAgainst`: the id of the model in force when the training started (null: none yet). */
+export async function saveRetrain(
+  db: Db,
+  rescore: JobKind,
+  args: { orgId: string; jobId: string; horizonDays: number; judgedAgainst: string | null; result: RetrainResult },
+): Promise<SavedRetrain> {
   const { result } = args;
-  const [earlier] = await queryText<{ id: string; status: 'active' | 'rejected'; reject_reason: string | null }>(
+  // The organisation's models locked: a retrain saving at the same time (another process) waits,
+  // then sees what this one did.
+  const models = await queryText<{ id: string; kind: string; status: string; job_id: string | null; reject_reason: string | null }>(
     db,
-    `select id, status, reject_reason from prediction_models where org_id = $1 and metrics->>'job_id' = $2`,
-    [args.orgId, args.jobId],
+    `select id, kind, status, metrics->>'job_id' as job_id, reject_reason from prediction_models where org_id = $1 and horizon_days = $2 for update`,
+    [args.orgId, args.horizonDays],
   );
-  if (earlier) return { modelId: earlier.id, status: earlier.status, reason: earlier.reject_reason };
-  const [active] = await queryText<{ id: string; kind: string }>(db, `select id, kind from prediction_models where org_id = $1 and horizon_days = $2 and status = 'active' for update`, [
-    args.orgId,
-    args.horizonDays,
-  ]);
+  // A retry of a run that saved and died before its job was marked done: its decision stands.
+  const earlier = models.find((m) => m.job_id === args.jobId);
+  if (earlier) return { modelId: earlier.id, status: earlier.status as SavedRetrain['status'], reason: earlier.reject_reason };
+  const [recorded] = await queryText<{ id: string }>(db, `select id from prediction_backtests where org_id = $1 and metrics->>'job_id' = $2`, [args.orgId, args.jobId]);
+  if (recorded) return { modelId: models.find((m) => m.status === 'active')?.id ?? null, status: 'unchanged', reason: null };
+  const active = models.find((m) => m.status === 'active');
   const backtest = { cutoff: result.backtest.cutoff, ...result.backtest.candidate };
   await queryText(
     db,
@@ -38,7 +46,7 @@ export async function saveRetrain(db: Db, rescore: JobKind, args: { orgId: strin
       result.backtest.cutoff,
       result.candidate.kind,
       JSON.stringify(result.candidate),
-      JSON.stringify({ ...result.backtest.candidate, warnings: [...(result.backtest.candidate.warning ? [result.backtest.candidate.warning] : []), ...result.warnings] }),
+      JSON.stringify({ ...result.backtest.candidate, job_id: args.jobId, warnings: [...(result.backtest.candidate.warning ? [result.backtest.candidate.warning] : []), ...result.warnings] }),
       result.backtest.candidate.warning ?? result.warnings[0] ?? null,
     ],
   );
@@ -56,7 +64,10 @@ export async function saveRetrain(db: Db, rescore: JobKind, args: { orgId: strin
     incumbent_id: active?.id ?? null,
     warnings: result.warnings,
   };
-  const { status, reason } = result.promotion;
+  // Judged against a model another retrain has since replaced (not the scorecard stored by a first
+  // scoring meanwhile): it was not judged against the one in force now.
+  const replaced = active !== undefined && active.id !== args.judgedAgainst && active.kind !== 'prior';
+  const { status, reason } = replaced ? { status: 'rejected' as const, reason: 'the model in force changed while this one was trained' } : result.promotion;
   if (status === 'active' && active) await queryText(db, `update prediction_models set status = 'retired' where id = $1`, [active.id]);
   await queryText(
     db,
