@@ -23,6 +23,7 @@ import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } fro
 import { historyUnits } from '../modules/predictions/history.ts';
 import { backtestJob } from '../jobs/kinds/predictions-backtest.ts';
 import { requestRecompute } from '../modules/predictions/requests.ts';
+import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 
 export const adminUnits = {
@@ -104,6 +105,8 @@ export const adminUnits = {
     const job = await requestRecompute(db, { orgId: org.id, retrain: input.retrain });
     return { job_id: job.id, org_id: org.id, queued_already: !job.created };
   },
+  /** One chunk of a recompute (a command that scores in its own time, as the job's units do). */
+  'predictions.score-chunk': (db: Db, args: ChunkArgs) => scoreChunk(db, args),
   /** Queues a backtest for the running server's fitting thread (`queue`), or opens one the command
    * runs itself (the units below). */
   'predictions.backtest-request': async (db: Db, input: { org?: string; request: BacktestRequest; today: string; queue: boolean }) => {

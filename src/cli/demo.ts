@@ -1,6 +1,7 @@
 import { cliActor, DATABASE_OPTIONS_HELP, parseCommand, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 import { utcToday } from '../lib/today.ts';
+import { recomputeInChunks } from '../modules/predictions/service.ts';
 import { webhookUrl } from '../modules/connectors/service.ts';
 
 const HELP = `
@@ -55,6 +56,15 @@ async function writeTruth(file: string, page: (after: { customerId: string; asOf
   await writer.end();
 }
 
+async function waitForJob(show: (id: string) => Promise<{ state: string; last_error: string | null } | null>, id: string) {
+  for (;;) {
+    const job = await show(id);
+    if (!job || job.state === 'done') return;
+    if (job.state === 'dead') throw new Error(`scoring the demo's predictions failed: ${job.last_error} (revintel jobs show ${id})`);
+    await Bun.sleep(200);
+  }
+}
+
 export async function demoCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);
   const input = {
@@ -68,14 +78,22 @@ export async function demoCommand(argv: string[]) {
   const result = await withAdminSession(cmd.config(), 'demo', async (s) => {
     const loaded = await s.runner.run('demo.load', input);
     if (truthFile) await writeTruth(truthFile, (after) => s.runner.run('demo.truth', { orgId: loaded.org.id, after, limit: TRUTH_PAGE }));
-    return loaded;
+    // Its predictions are there when the command ends (by the model in force: the scorecard on a
+    // first load): the running server's worker scores them (followed here), or, with no server,
+    // this command does, a chunk per unit (the queued rescore then runs once more at the next
+    // start). A model trained on its history follows in the server's fitting thread.
+    if (s.via === 'server') await waitForJob((id) => s.runner.run('jobs.show', { id }), loaded.recomputeJobId);
+    else await recomputeInChunks((args) => s.runner.run('predictions.score-chunk', args), { orgId: loaded.org.id, today: input.today, scope: 'all' });
+    const retrain = await s.runner.run('predictions.recompute', { org: loaded.org.id, retrain: true });
+    return { ...loaded, retrainJobId: retrain.job_id };
   });
   const config = cmd.config();
   const webhook = webhookUrl(result.connector.id, config.publicUrl ?? `http://localhost:${config.port}`);
-  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, ...result.counts }, (r) =>
+  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, ...result.counts }, (r) =>
     [
       `demo organisation "${r.org}" (${r.org_id}): ${r.customers} customers, ${r.contracts} contracts, ${r.invoices} invoices, ${r.tickets} tickets`,
       ...(truthFile ? [`truth: ${r.truth} rows written to ${truthFile}`] : []),
+      `predictions scored; a model is being trained on its history (revintel jobs show ${r.retrain_job_id})`,
       '',
       `  API key: ${r.secret}`,
       '',

@@ -71,7 +71,11 @@ for (const target of targets) {
 
     test('backtest runs on the demo and prints its report; --retrain queues a retrain; bad options are usage errors', async () => {
       const name = uniqueName('backtest');
-      expect((await cli(['demo', '--customers', '300', '--org', name])).code).toBe(0);
+      const demo = await cli(['demo', '--customers', '300', '--org', name]);
+      expect(demo.code).toBe(0);
+      // Scored by the time the command ends, and a retrain on its history queued.
+      expect((await cli(['predictions', 'list', '--org', name])).json.items.length).toBeGreaterThan(0);
+      expect((await cli(['jobs', 'show', demo.json.retrain_job_id])).json).toMatchObject({ kind: 'predictions.train' });
       const report = await cli(['backtest', '--org', name, '--method', 'cross_validation', '--horizon', '60']);
       expect(report.code).toBe(0);
       expect(report.json).toMatchObject({ status: 'succeeded', method: 'cross_validation', horizon_days: 60, requested_by: 'cli' });

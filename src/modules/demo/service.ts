@@ -26,6 +26,8 @@ export interface DemoResult {
   /** The demo help desk: a connector without a secret, so a newcomer can post tickets to it. */
   connector: Connector;
   counts: { customers: number; contracts: number; invoices: number; tickets: number; truth: number };
+  /** The rescore of its customers, queued for the worker. */
+  recomputeJobId: string;
 }
 
 /**
@@ -135,8 +137,8 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
   await db.execute(sql`analyze customers, contracts, contract_revisions, invoices, tickets, demo_truth`);
   const { key, plaintext } = await createKey(db, { org: org.id, name: 'demo', actor: input.actor });
   // Its churn predictions: scored by the worker once this commits.
-  await enqueueJob(db, recomputePredictionsJob, {}, { orgId: org.id, dedupeKey: 'all' });
-  return { org, key, secret: plaintext, connector, counts };
+  const recompute = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: org.id, dedupeKey: 'all' });
+  return { org, key, secret: plaintext, connector, counts, recomputeJobId: recompute.id };
 }
 
 /** The demo organisation's help desk connector, made on the first load and kept by refreshes (its
