@@ -71,10 +71,10 @@ for (const backend of BACKENDS) {
             expect(testEvents).toBeGreaterThanOrEqual(50);
             expect(m.events).toBe(testEvents);
             expect(m.auc!).toBeGreaterThanOrEqual(0.8);
-            // Out of time the model beats the scorecard by 0.06–0.08. A cross-validation has one
-            // snapshot per customer, 70–90 events at 3,000 customers: there it beats it by 0.036–0.05
-            // across seeds and settings tried (the issue asks 0.05; see its notes).
-            expect(m.auc!).toBeGreaterThanOrEqual(m.prior_auc! + (method === 'out_of_time' ? 0.05 : 0.03));
+            // Measured margins over the scorecard, seeds 42, 7, 1 and 3: out of time 0.057–0.080;
+            // cross-validation (one snapshot per customer, 67–89 events at 3,000 customers)
+            // 0.051–0.058.
+            expect(m.auc!).toBeGreaterThanOrEqual(m.prior_auc! + 0.05);
             // A learned model above the truth on the same rows would be reading the future.
             expect(m.auc!).toBeLessThanOrEqual(truthAuc + 0.02);
             expect(m.top_decile_lift!).toBeGreaterThanOrEqual(3);

@@ -98,6 +98,10 @@ for (const backend of BACKENDS) {
         // mid-market: the segments' reference, both zero.
         segment_enterprise: 0,
         segment_smb: 0,
+        tenure_log_years: Math.log1p(911 / 365),
+        // Its term ends in 46 days: neither within 30 nor 91–180 days out.
+        term_end_within_30d: 0,
+        term_end_in_91_180d: 0,
       };
       expect(Object.keys(expected)).toEqual([...FEATURE_KEYS]);
       for (const key of FEATURE_KEYS) expect([key, valueOf(acme, key)]).toEqual([key, expect.closeTo(expected[key]!, 12)]);
@@ -126,6 +130,29 @@ for (const backend of BACKENDS) {
       for (const row of all) expect(await featuresAt(database.db, { orgId, population: 'scored', ...QUERY, customerIds: [row.customerId] })).toEqual([row]);
       const two = [id('acme'), id('quiet'), 'cus_unknown'];
       expect(await featuresAt(database.db, { orgId, population: 'scored', ...QUERY, customerIds: two })).toEqual(all.filter((r) => two.includes(r.customerId)));
+    });
+
+    test("the next term's end: within 30 days (with or without notice), 91–180 days out, or neither", async () => {
+      const { org } = await createOrgWithKey(database);
+      const db = database.db;
+      const ends = { soon: '2026-07-20', noticed: '2026-07-10', later: '2026-10-28', monthly: null } as const;
+      for (const [name, end] of Object.entries(ends)) {
+        await insertRow(db, 'customers', { id: `${name}_${org.id.slice(4, 14)}`, org_id: org.id, name, currency: 'USD' });
+        await insertRow(db, 'contracts', {
+          id: `k${name}_${org.id.slice(4, 14)}`, org_id: org.id, customer_id: `${name}_${org.id.slice(4, 14)}`, name, currency: 'USD', amount: 100_000, start_date: '2025-07-01',
+          status: name === 'noticed' ? 'cancelled' : 'active', cancelled_at: name === 'noticed' ? '2026-05-01' : null,
+          billing_interval: end ? 'year' : 'month', end_date: end,
+        });
+      }
+      const rows = await featuresAt(db, { orgId: org.id, population: 'scored', ...QUERY });
+      const of = (name: string) => {
+        const row = rows.find((r) => r.customerId === `${name}_${org.id.slice(4, 14)}`)!;
+        return [valueOf(row, 'term_end_within_30d'), valueOf(row, 'term_end_in_91_180d'), labelOf(row, 'term_end_within_30d'), labelOf(row, 'term_end_in_91_180d')];
+      };
+      expect(of('soon')).toEqual([1, 0, 'Term ends in 20 days, no notice given', 'No term ending in 91–180 days']);
+      expect(of('noticed')).toEqual([1, 0, 'Term ends in 10 days, notice given', 'No term ending in 91–180 days']);
+      expect(of('later')).toEqual([0, 1, 'No term ending within 30 days', 'Next term ends in 120 days']);
+      expect(of('monthly')).toEqual([0, 0, 'No term ending within 30 days', 'No term ending in 91–180 days']);
     });
 
     test('no invoices and no tickets: neutral values, the sources named', async () => {

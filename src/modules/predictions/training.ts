@@ -221,19 +221,23 @@ export function splitOutOfTime(rows: readonly Snapshot[], cutoff: string, settin
 }
 
 /** Cross-validation: one snapshot per customer, `folds` folds of customers; each fold scored by a
- * model trained on the others (its tier chosen on them). */
+ * model trained on the others. The tier is the one the whole history allows, the one the service
+ * would run: chosen per fold, an organisation near 50 events had some folds scored by the
+ * recalibrated scorecard and others by the logistic tier, on scales that do not pool (seed 1 of
+ * the demo: a pooled AUC of 0.85 from folds of 0.80–0.96). */
 export function backtestCrossValidation(keys: readonly string[], prior: readonly PriorFeature[], rows: readonly Snapshot[], settings: TrainingSettings): BacktestResult {
   const folds = settings.folds ?? 5;
   const foldOf = foldsByCustomer(rows, folds, settings.seed ?? 42);
   const scored: (Snapshot & { probability: number; priorProbability: number })[] = [];
   const base = priorModel(prior, settings);
+  const kind = chooseKind(rows);
   for (let k = 0; k < folds; k++) {
     const train = rows.filter((r) => foldOf.get(r.customerId) !== k);
-    const model = trainModel(chooseKind(train), keys, prior, train, settings);
+    const model = trainModel(fittable(kind, train), keys, prior, train, settings);
     for (const r of rows) if (foldOf.get(r.customerId) === k) scored.push({ ...r, probability: probabilityOf(model, r.values), priorProbability: probabilityOf(base, r.values) });
   }
   // The model reported is the one trained on every row, as the service would use it.
-  const model = trainModel(chooseKind(rows), keys, prior, rows, settings);
+  const model = trainModel(kind, keys, prior, rows, settings);
   return { kind: model.kind, model, metrics: evaluate(scored, settings.seed) };
 }
 
