@@ -3,7 +3,8 @@
 //   rescore     a full recompute in chunks, each chunk its own transaction as the job's units run
 //               (in this process: on PGlite that is the server's main thread's work), customers/s,
 //               against the same features asked one customer at a time (featuresAt with one id, on
-//               a sample of --sample, extrapolated); the first scoring (inserts) is shown too;
+//               a sample of --sample, extrapolated); the first scoring (inserts) is shown too, and
+//               the features alone for the whole organisation in one statement (no writes);
 //   held        PGlite: the longest the event loop was held during the rescore (a 1 ms timer's
 //               longest gap), and the longest chunk;
 //   reads       `dist/revintel serve` on the same data: GET /api/cfo/predictions?limit=50 against
@@ -74,6 +75,7 @@ interface Figures {
   firstMs: number;
   rescoreMs: number;
   loopPerCustomerMs: number;
+  featuresOnlyMs: number;
   chunkMaxMs: number;
   chunkMedianMs: number;
   heldMs: number;
@@ -135,6 +137,10 @@ async function measureInProcess(database: Database, customers: number, figures: 
     heldMs: again.heldMs,
   });
   log(`  scoring: first ${fmtSeconds(first.ms)}, rescore ${fmtSeconds(again.ms)} (${again.chunks.length} chunks, longest ${fmtMs(figures.chunkMaxMs * 1000)}, loop held ${fmtMs(again.heldMs * 1000)})`);
+  const featuresStart = performance.now();
+  const everyone = await featuresAt(database.db, { orgId, day: today, horizonDays: DEFAULT_PREDICTION_SETTINGS.horizonDays, population: 'scored', graceDays: DEFAULT_PREDICTION_SETTINGS.graceDays });
+  figures.featuresOnlyMs = performance.now() - featuresStart;
+  log(`  features alone, whole organisation in one statement: ${fmtSeconds(figures.featuresOnlyMs)} (${fmtInt(everyone.length)} customers)`);
   const ids = (await queryText<{ id: string }>(database.db, `select id from customers where org_id = $1 order by random() limit $2`, [orgId, sampleSize])).map((r) => r.id);
   const settings = DEFAULT_PREDICTION_SETTINGS;
   const loopStart = performance.now();
@@ -328,6 +334,7 @@ const rows = results.map((f) => {
     `${fmtInt((f.customers / f.rescoreMs) * 1000)}/s`,
     `${fmtInt(1000 / f.loopPerCustomerMs)}/s`,
     fmtRatio(f.loopPerCustomerMs * f.customers / f.rescoreMs),
+    `${fmtSeconds(f.featuresOnlyMs)} (${fmtRatio(f.loopPerCustomerMs * f.customers / f.featuresOnlyMs)})`,
     growth,
     `${fmtMs(f.chunkMedianMs * 1000)} / ${fmtMs(f.chunkMaxMs * 1000)}`,
     f.backend === 'embedded' ? fmtMs(f.heldMs * 1000) : '—',
@@ -339,7 +346,7 @@ const rows = results.map((f) => {
 console.log(`\nchurn predictions, demo organisation, ${today}; load tool ${tool.name} -c32, ${duration} s runs (median of ${rounds}); tickets at ${rate}/s for ${freshSeconds} s\n`);
 console.log(
   table(
-    ['backend', 'customers', 'first scoring', 'rescore', 'rescore rate', 'one-by-one loop', 'ratio', 'time growth', 'chunk median / max', 'loop held', 'predictions / customers req/s', 'ratio', 'freshness p50 / p95 (n)'],
+    ['backend', 'customers', 'first scoring', 'rescore', 'rescore rate', 'one-by-one loop', 'ratio', 'features alone (ratio)', 'time growth', 'chunk median / max', 'loop held', 'predictions / customers req/s', 'ratio', 'freshness p50 / p95 (n)'],
     rows,
   ),
 );
