@@ -11,8 +11,12 @@ import { nightlyJob } from './kinds/predictions-nightly.ts';
 import { sweepStaleJob } from './kinds/predictions-sweep-stale.ts';
 import { trainJob } from './kinds/predictions-train.ts';
 import { backtestJob } from './kinds/predictions-backtest.ts';
+import { expireActionsJob } from './kinds/actions-expire.ts';
+import { wakeActionsJob } from './kinds/actions-wake.ts';
+import { renewalsDueJob } from './kinds/actions-renewals.ts';
+import { executeActionJob } from '../modules/agent-actions/execute-job.ts';
 
-export const MAIN_JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, nightlyJob, sweepStaleJob];
+export const MAIN_JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, nightlyJob, sweepStaleJob, executeActionJob, expireActionsJob, wakeActionsJob, renewalsDueJob];
 
 export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob];
 
