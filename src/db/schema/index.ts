@@ -14,3 +14,4 @@ export * from './data-versions.ts';
 export * from './jobs.ts';
 export * from './predictions.ts';
 export * from './agent-actions.ts';
+export * from './outbox.ts';

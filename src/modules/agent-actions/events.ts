@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import type { OutboundEventType } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
-import { fanOutEvent } from './outbox-fanout.ts';
+import { fanOutEvent } from './outbox.ts';
 
 export type ActionEventKind = 'proposed' | 'routed' | 'triggered_again' | 'approved' | 'rejected' | 'snoozed' | 'woke' | 'expired' | 'cancelled' | 'executed' | 'failed';
 

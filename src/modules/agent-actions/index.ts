@@ -24,6 +24,8 @@ import {
   ActionParams,
   Csm,
   CsmCreate,
+  Delivery,
+  ListDeliveriesQuery,
   CsmParams,
   CsmPatch,
   DecisionBody,
@@ -41,6 +43,8 @@ import {
 } from './model.ts';
 import { presentAction, presentCsm, presentNote, presentTask } from './rows.ts';
 import { parseRules, putRules, rulesOf } from './rules.ts';
+import { listDeliveries, presentDelivery } from './outbox.ts';
+import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';
 import { actionDetail, decideAction, listActions, proposeAction, type Decision } from './service.ts';
 
 const keyRoute = { auth: 'key', counted: 'organisation' } as const;
@@ -63,6 +67,7 @@ export const ACTION_ROUTES = {
   patchCsm: { ...write, method: 'PATCH', path: '/api/csms/:id', response: Csm, summary: "Change a CSM's role, channels and contact details" },
   tasks: { ...read, method: 'GET', path: '/api/tasks', response: t.Array(Task), summary: 'Tasks that executed actions made' },
   notes: { ...read, method: 'GET', path: '/api/customers/:id/notes', response: t.Array(Note), summary: "A customer's notes" },
+  deliveries: { ...read, method: 'GET', path: '/api/events/deliveries', response: t.Array(Delivery), summary: 'Outbound event deliveries with their attempts (filters status, endpoint_id, event_type)' },
 } as const satisfies Record<string, RouteDeclaration>;
 
 export function agentActionsModule(deps: { database: Database; states: RequestStates; config: Config; wakeJobs?: () => void }) {
@@ -244,5 +249,28 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
           present: presentNote,
         }),
       { query: ListNotesQuery, params: NotesParams },
+    )
+    .get(
+      ACTION_ROUTES.deliveries.path,
+      ({ query, request, set }) =>
+        listResponse({
+          request,
+          set,
+          known: Object.keys(ListDeliveriesQuery.properties),
+          limit: query.limit,
+          sort: 'created_at',
+          fetch: (limit) =>
+            listDeliveries(db, {
+              orgId: principalOf(request).org.id,
+              status: query.status as DeliveryStatus | undefined,
+              endpointId: query.endpoint_id,
+              eventType: query.event_type as OutboundEventType | undefined,
+              limit,
+              cursor: query.cursor,
+            }),
+          positionOf: (row) => ({ value: row.sort_value, id: row.id }),
+          present: presentDelivery,
+        }),
+      { query: ListDeliveriesQuery },
     );
 }

@@ -2,7 +2,7 @@
 // checked per action type (PARAMS), so a bad one is a 400 naming `params.<field>`.
 import { t, type TSchema } from 'elysia';
 import { Type } from '@sinclair/typebox';
-import { ACTION_PRIORITIES, ACTION_REASONS, ACTION_STATUSES, ACTION_TYPES, CHAT_PLATFORMS, CSM_ROLES, NOTIFICATION_STATUSES, RISK_BANDS, type ActionType } from '../../db/schema/index.ts';
+import { ACTION_PRIORITIES, ACTION_REASONS, ACTION_STATUSES, ACTION_TYPES, CHAT_PLATFORMS, CSM_ROLES, NOTIFICATION_STATUSES, OUTBOUND_EVENT_TYPES, RISK_BANDS, type ActionType } from '../../db/schema/index.ts';
 import { email, enumOf, label, nullable } from '../../lib/record-fields.ts';
 
 const wholeNumber = (min: number, max: number) => Type.Integer({ minimum: min, maximum: max, error: `must be a whole number from ${min} to ${max}` });
@@ -188,3 +188,31 @@ export const Rule = t.Union([RULES.risk_rise, RULES.churn_signal, RULES.renewal_
 export type Rule = typeof Rule.static;
 export const RulesBody = t.Object({ rules: t.Array(t.Unknown(), { maxItems: 50 }) }, { additionalProperties: false });
 export const RuleView = t.Object({ trigger: t.String(), band: t.Optional(enumOf(RISK_BANDS)), signal: t.Optional(t.String()), within_days: t.Optional(t.Integer()), action: enumOf(ACTION_TYPES), params: t.Record(t.String(), t.Unknown()), priority: enumOf(ACTION_PRIORITIES), enabled: t.Boolean() });
+
+// --- outbound event deliveries ------------------------------------------------------------------
+
+export const ListDeliveriesQuery = t.Object(
+  {
+    status: t.Optional(enumOf(['pending', 'delivered', 'dead'] as const)),
+    endpoint_id: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+    event_type: t.Optional(enumOf(OUTBOUND_EVENT_TYPES)),
+    limit: t.Optional(t.String()),
+    cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+export const Delivery = t.Object({
+  id: t.String(),
+  endpoint_id: t.String(),
+  url: t.String(),
+  event_id: t.String(),
+  event_type: t.String(),
+  status: enumOf(['pending', 'delivered', 'dead'] as const),
+  attempts: t.Integer(),
+  next_attempt_at: nullable(time),
+  last_status: nullable(t.Integer()),
+  last_error: nullable(t.String()),
+  history: t.Array(t.Object({ at: time, status: nullable(t.Integer()), error: nullable(t.String()), ms: t.Number() })),
+  delivered_at: nullable(time),
+  created_at: time,
+});
