@@ -1,6 +1,6 @@
 // Action rules firing on both backends (README "Agent actions" → Rules): a risk rise from the
 // predictions' scoring — only for customers whose own inputs changed, only past the 10 % margin,
-// two rises making one action with trigger_count 2; a ticket's cancellation signal proposing a
+// two rises making one action with trigger_count 2, each band change a prediction.risk_changed event; a ticket's cancellation signal proposing a
 // renewal call once, its re-delivery nothing more; a renewal without auto-renew within the rule's
 // days proposing once per contract end; a firing during a snooze or a cool-down only counted.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -66,6 +66,8 @@ for (const backend of BACKENDS) {
       expect(none).toHaveLength(0);
       expect(first).toMatchObject({ type: 'check_in', reason: 'risk_rise', trigger_count: 1, status: 'pending_approval', priority: 'high' });
       expect(first.rationale).toContain('rose from low to high');
+      const changes = await queryText<{ data: any }>(database.db, `select data from outbound_events where org_id = $1 and type = 'prediction.risk_changed' and data->>'customer_id' = $2`, [orgId, id]);
+      expect(changes.map((c) => [c.data.from, c.data.to])).toEqual([['low', 'high']]);
       // It fell back to medium, and rose again.
       await setBand(id, 'medium');
       await markChanged(id);
@@ -82,6 +84,7 @@ for (const backend of BACKENDS) {
       await setBand(id, 'low');
       await recompute(id, bandsFor(p, 1.2)); // every band moved, its inputs did not
       expect(await actionsOf(id)).toHaveLength(0);
+      expect(await queryText(database.db, `select 1 from outbound_events where org_id = $1 and type = 'prediction.risk_changed' and data->>'customer_id' = $2`, [orgId, id])).toHaveLength(0);
       await setBand(id, 'low');
       await markChanged(id);
       await recompute(id, bandsFor(p, 1.05)); // just past the edge: flapping, not a rise

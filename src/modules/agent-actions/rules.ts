@@ -9,6 +9,7 @@ import { RISK_BANDS, type ActionPriority, type ActionType, type RiskBand } from 
 import { AppError } from '../../lib/errors.ts';
 import { validator } from '../../lib/validation.ts';
 import { RULES, type Rule } from './model.ts';
+import { emitOutboundEvent } from './events.ts';
 import { paramsProblem, proposeAction, type ProposeOutcome } from './service.ts';
 
 export type StoredRule = Rule;
@@ -87,24 +88,39 @@ export interface ScoredCustomer {
  * inputs changed (their stale marks): a retrain that moves every band proposes nothing. A rule for
  * band B fires when the band rose from below B to B or above, and the probability stands at least
  * 10 % of B's lower edge above that edge (no flapping at an edge). Of the rules that match, those
- * of the highest band fire. A customer's first prediction is no rise.
+ * of the highest band fire. A customer's first prediction is no rise. Every band change of such a
+ * customer (up or down) is also a `prediction.risk_changed` event for the organisation's endpoints.
  */
 export async function fireRiskRises(db: Db, args: { orgId: string; changed: string[]; scores: ScoredCustomer[]; bands: readonly [number, number, number] }): Promise<number> {
   const changed = new Set(args.changed);
-  const candidates = args.scores.filter((s) => changed.has(s.customer_id) && s.risk !== 'low');
+  const candidates = args.scores.filter((s) => changed.has(s.customer_id));
   if (candidates.length === 0) return 0;
-  const { rules } = await rulesOf(db, args.orgId);
-  const riskRules = rules.filter((r) => r.enabled && r.trigger === 'risk_rise' && r.band);
-  if (riskRules.length === 0) return 0;
   const before = new Map(
-    rowsOf<{ customer_id: string; risk: RiskBand }>(
-      await db.execute(sql`select customer_id, risk from predictions where org_id = ${args.orgId} and customer_id in (${sql.join(candidates.map((c) => sql`${c.customer_id}`), sql`, `)})`),
-    ).map((r) => [r.customer_id, r.risk]),
+    rowsOf<{ customer_id: string; risk: RiskBand; probability: number }>(
+      await db.execute(sql`select customer_id, risk, probability from predictions where org_id = ${args.orgId} and customer_id in (${sql.join(candidates.map((c) => sql`${c.customer_id}`), sql`, `)})`),
+    ).map((r) => [r.customer_id, r]),
   );
-  let fired = 0;
+  // Every band change of a customer whose own inputs changed is an event for the organisation.
   for (const score of candidates) {
     const previous = before.get(score.customer_id);
-    if (!previous) continue;
+    if (previous && previous.risk !== score.risk) {
+      await emitOutboundEvent(db, args.orgId, 'prediction.risk_changed', {
+        customer_id: score.customer_id,
+        from: previous.risk,
+        to: score.risk,
+        probability_before: previous.probability,
+        probability: score.probability,
+        drivers: score.drivers.slice(0, 3).map((d) => ({ label: d.label, impact: d.impact })),
+      });
+    }
+  }
+  const rising = candidates.filter((s) => s.risk !== 'low' && before.has(s.customer_id) && bandIndex(before.get(s.customer_id)!.risk) < bandIndex(s.risk));
+  if (rising.length === 0) return 0;
+  const { rules } = await rulesOf(db, args.orgId);
+  const riskRules = rules.filter((r) => r.enabled && r.trigger === 'risk_rise' && r.band);
+  let fired = 0;
+  for (const score of rising) {
+    const previous = before.get(score.customer_id)!.risk;
     const matching = riskRules.filter((r) => {
       const band = r.band!;
       return bandIndex(previous) < bandIndex(band) && bandIndex(score.risk) >= bandIndex(band) && score.probability >= lowerEdge(band, args.bands) * 1.1;
