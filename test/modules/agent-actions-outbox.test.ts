@@ -11,6 +11,8 @@ import { rmSync } from 'node:fs';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { ensureSecretKey } from '../../src/lib/secret-key.ts';
+import { Value } from '@sinclair/typebox/value';
+import { Delivery } from '../../src/modules/agent-actions/model.ts';
 import { deliverEventJob } from '../../src/modules/agent-actions/outbox.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
 import { runSourceCli } from '../helpers/binary.ts';
@@ -147,6 +149,7 @@ for (const target of targets) {
         expect(listed.status).toBe(200);
         expect(listed.body.data[0]).toMatchObject({ event_id: hook.seen[0]!.id, status: 'delivered', attempts: 3, last_status: 200, url: hook.url });
         expect(listed.body.data[0].history.map((h: any) => h.status)).toEqual([500, 500, 200]);
+        expect(Value.Check(Delivery, listed.body.data[0])).toBe(true);
         expect((await deliveries(app, '', otherKey)).body.data).toHaveLength(0);
         expect((await deliveries(app, '?status=lost')).status).toBe(400);
       });

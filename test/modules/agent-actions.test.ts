@@ -4,6 +4,8 @@
 // racing approve and reject give exactly one outcome), execution (task, note, outbound event),
 // expiry and snooze wake-up, the rules' GET/PUT, and another organisation seeing nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { Value } from '@sinclair/typebox/value';
+import { ActionDetail, Csm, Note, ProposedAction, RuleView, Task } from '../../src/modules/agent-actions/model.ts';
 import { queryText } from '../../src/db/client.ts';
 import { executeActionJob } from '../../src/modules/agent-actions/execute-job.ts';
 import { expireActions, wakeSnoozedActions } from '../../src/modules/agent-actions/service.ts';
@@ -51,6 +53,7 @@ for (const backend of BACKENDS) {
       expect(mine).toHaveLength(1);
       expect(mine[0]).toMatchObject({ name: 'Ana', role: 'csm', channels: [], active: true, phone: '+4915112345678', slack_user_id: 'U024BE7LH' });
       expect(mine[0].id).toMatch(/^csm_/);
+      expect(Value.Check(Csm, mine[0])).toBe(true);
       const other = await get('/api/csms?limit=200', otherKey);
       expect(other.body.data.some((c: any) => c.email === email)).toBe(false);
     });
@@ -82,6 +85,7 @@ for (const backend of BACKENDS) {
       expect(first.body.data).toMatchObject({ customer_id: id, type: 'check_in', status: 'pending_approval', reason: 'manual', trigger_count: 1, deduplicated: false });
       expect(first.body.data.routing.to).toBe('inbox');
       expect(first.body.data.id).toMatch(/^act_/);
+      expect(Value.Check(ProposedAction, first.body.data)).toBe(true);
       expect(Date.parse(first.body.data.expires_at) - Date.parse(first.body.data.created_at)).toBe(72 * 3600 * 1000);
       const replay = await post('/api/agent-actions', checkIn(id), { 'idempotency-key': `k-${id}` });
       expect(replay.status).toBe(201);
@@ -143,14 +147,17 @@ for (const backend of BACKENDS) {
       expect((await post(`/api/agent-actions/${action.id}/approve`)).status).toBe(200);
       await drainJobs(database.db, [executeActionJob]);
       const detail = (await get(`/api/agent-actions/${action.id}`)).body.data;
+      expect(Value.Check(ActionDetail, detail)).toBe(true);
       expect(detail.status).toBe('executed');
       expect(detail.executed_at).not.toBeNull();
       const tasks = await get(`/api/tasks?customer_id=${id}`);
       expect(tasks.body.data).toHaveLength(1);
+      expect(Value.Check(Task, tasks.body.data[0])).toBe(true);
       expect(tasks.body.data[0]).toMatchObject({ action_id: action.id, csm_id: action.csm_id, status: 'open' });
       expect(tasks.body.data[0].title).toContain('Renewal call');
       const notes = await get(`/api/customers/${id}/notes`);
       expect(notes.body.data).toHaveLength(1);
+      expect(Value.Check(Note, notes.body.data[0])).toBe(true);
       expect(notes.body.data[0]).toMatchObject({ action_id: action.id, author: 'agent' });
       const types = await queryText<{ type: string }>(database.db, `select type from outbound_events where org_id = $1 and data->'action'->>'id' = $2 order by created_at, id`, [orgId, action.id]);
       expect(types.map((e) => e.type).sort()).toEqual(['agent_action.approved', 'agent_action.executed', 'agent_action.proposed']);
@@ -258,6 +265,7 @@ for (const backend of BACKENDS) {
       const defaults = await get('/api/action-rules', ruleKey);
       expect(defaults.status).toBe(200);
       expect(defaults.body.meta.defaults).toBe(true);
+      for (const rule of defaults.body.data) expect(Value.Check(RuleView, rule)).toBe(true);
       expect(defaults.body.data.map((r: any) => [r.trigger, r.band ?? r.signal, r.action])).toEqual([
         ['risk_rise', 'high', 'check_in'],
         ['risk_rise', 'critical', 'escalation'],
