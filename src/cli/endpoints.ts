@@ -5,7 +5,7 @@ import { OUTBOUND_EVENT_TYPES } from '../db/schema/index.ts';
 import { newId } from '../lib/ids.ts';
 import { sealSecret } from '../lib/secret-box.ts';
 import { ensureSecretKey } from '../lib/secret-key.ts';
-import { endpointUrlProblem, newEndpointSecret, resolveDestination } from '../modules/agent-actions/outbox.ts';
+import { endpointUrlProblem, newEndpointSecret, RefusedDestination, resolveDestination } from '../modules/agent-actions/outbox.ts';
 import { messageOf } from '../lib/errors.ts';
 import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
@@ -37,10 +37,12 @@ export async function endpointsCommand(argv: string[]) {
       const url = requireString(values, 'url', HELP);
       const problem = endpointUrlProblem(url);
       if (problem) throw new UsageError(problem);
+      // A private address is refused now; a name that does not resolve yet is accepted (every
+      // delivery resolves and checks it again).
       try {
         await resolveDestination(new URL(url), config.allowPrivateEndpoints);
       } catch (error) {
-        throw new UsageError(`--url: ${messageOf(error)}`);
+        if (error instanceof RefusedDestination) throw new UsageError(`--url: ${messageOf(error)}`);
       }
       const events = typeof values.events === 'string' ? values.events.split(',').map((e) => e.trim()).filter(Boolean) : null;
       const key = ensureSecretKey(config.secretKey, config.databaseUrl ? null : config.dataDir);

@@ -212,13 +212,20 @@ for (const target of targets) {
       }
     });
 
-    test('endpoints remove: nothing more is delivered to it', async () => {
+    test('endpoints remove: nothing more is delivered to it, and what was pending stops, dead with the reason', async () => {
+      let pendingId = '';
+      await withApp(async (app) => {
+        await propose(app); // its delivery is pending: no job has run it
+        pendingId = (await deliveries(app, '?status=pending')).body.data[0].id;
+      });
       const removed = await cli(['endpoints', 'remove', endpointId]);
       expect(removed.code).toBe(0);
       hook.seen.length = 0;
       await withApp(async (app, database) => {
         await propose(app);
         await deliverAll(database);
+        const [stopped] = (await deliveries(app, '?status=dead')).body.data;
+        expect(stopped).toMatchObject({ id: pendingId, attempts: 0, last_error: 'the endpoint was removed' });
       });
       expect(hook.seen).toHaveLength(0);
     });

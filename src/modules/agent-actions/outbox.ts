@@ -126,6 +126,10 @@ interface Pending {
 }
 
 async function loadPending(db: Db, args: { deliveryId: string }): Promise<Pending | null> {
+  // A delivery whose endpoint was removed meanwhile stops here, dead with the reason.
+  await db.execute(sql`
+    update event_deliveries d set status = 'dead', last_error = 'the endpoint was removed', next_attempt_at = null, updated_at = now()
+    from webhook_endpoints e where d.id = ${args.deliveryId} and d.status = 'pending' and e.id = d.endpoint_id and e.removed_at is not null`);
   const [row] = rowsOf<Pending>(
     await db.execute(sql`
       select d.id, d.org_id, d.attempts, e.id as endpoint_id, e.url, e.secret_sealed, v.id as event_id, v.type as event_type, v.data, ${isoTime(sql`v.created_at`)} as event_at
