@@ -32,6 +32,7 @@ import { CONNECTOR_ROUTES, connectorsModule } from './modules/connectors/index.t
 import { TICKET_ROUTES, ticketsModule } from './modules/tickets/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/ticket-import/index.ts';
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
+import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
@@ -83,6 +84,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   TICKET_ROUTES,
   TICKET_IMPORT_ROUTES,
   PREDICTION_ROUTES,
+  ACTION_ROUTES,
   { receive: TICKET_WEBHOOK_ROUTE },
 ].flatMap((module): RouteDeclaration[] => Object.values(module));
 
@@ -110,6 +112,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
+    .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();

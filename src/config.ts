@@ -49,6 +49,10 @@ export interface Config {
   trainMaxCustomers: number;
   predictionDebounceS: number;
   predictionNightlyAt: string;
+  /** Agent actions (modules/agent-actions/settings.ts). */
+  actionTtlHours: number;
+  rejectCooldownDays: number;
+  allowPrivateEndpoints: boolean;
 }
 
 export class ConfigError extends Error {
@@ -178,6 +182,9 @@ const SETTINGS = {
   TRAIN_MAX_CUSTOMERS: { key: 'trainMaxCustomers', parse: integer(1_000, 10_000_000), fallback: 25_000 },
   PREDICTION_DEBOUNCE_S: { key: 'predictionDebounceS', parse: integer(0, 3600), fallback: 5 },
   PREDICTION_NIGHTLY_AT: { key: 'predictionNightlyAt', parse: timeOfDay, fallback: '02:00' },
+  ACTION_TTL_HOURS: { key: 'actionTtlHours', parse: integer(1, 24 * 90), fallback: 72 },
+  REJECT_COOLDOWN_DAYS: { key: 'rejectCooldownDays', parse: integer(0, 365), fallback: 14 },
+  ALLOW_PRIVATE_ENDPOINTS: { key: 'allowPrivateEndpoints', parse: boolean, fallback: false },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
 
 export type SettingName = keyof typeof SETTINGS;

@@ -20,6 +20,8 @@ Commands:
   events       list, show and replay inbound ticket events (the processing queue)
   jobs         list, show and retry background jobs (the job queue)
   predictions  list and show churn predictions, queue a recompute or a retrain
+  endpoints    add, list and remove the organisation's receivers of outbound events
+  outbox       list outbound event deliveries and retry dead ones
   backtest     how the churn model would have done on the organisation's own history
   demo         load a demo organisation with realistic ARR data, and print its API key
   import       import customers, contracts or invoices from CSV, JSON or NDJSON
@@ -47,6 +49,10 @@ async function main(argv: string[]) {
       return (await import('./cli/events.ts')).eventsCommand(rest);
     case 'predictions':
       return (await import('./cli/predictions.ts')).predictionsCommand(rest);
+    case 'endpoints':
+      return (await import('./cli/endpoints.ts')).endpointsCommand(rest);
+    case 'outbox':
+      return (await import('./cli/outbox.ts')).outboxCommand(rest);
     case 'backtest':
       return (await import('./cli/backtest.ts')).backtestCommand(rest);
     case 'jobs':

@@ -10,6 +10,7 @@ import { isMigrated, runMigrations } from './db/migrate.ts';
 import { serveAdminSocket } from './admin/socket.ts';
 import { startSupervisor, type Supervisor } from './jobs/supervisor.ts';
 import { predictionSettingsOf, usePredictionSettings } from './modules/predictions/settings.ts';
+import { actionSettingsOf, useActionSettings } from './modules/agent-actions/settings.ts';
 import { newId } from './lib/ids.ts';
 import { createLogger, type Logger } from './lib/log.ts';
 import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
@@ -195,6 +196,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     // On the embedded database a SECRET_KEY is made at first start; the app opens connector
     // secrets with whichever key is in force.
     config = { ...config, secretKey: ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null) };
+    useActionSettings(actionSettingsOf(config));
     if (!config.secretKey && database.kind === 'postgres') {
       log.warn('SECRET_KEY is not set: connectors with webhook secrets cannot be created until it is');
     }

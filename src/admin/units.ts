@@ -25,6 +25,7 @@ import { backtestJob } from '../jobs/kinds/predictions-backtest.ts';
 import { requestRecompute } from '../modules/predictions/requests.ts';
 import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
+import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
 
 export const adminUnits = {
   'orgs.create': (db: Db, input: CreateOrgInput & { plan: Plan }) => createOrg(db, input),
@@ -115,6 +116,7 @@ export const adminUnits = {
   },
   'predictions.backtest-show': async (db: Db, input: { org?: string; id: string }) => getBacktest(db, (await importTarget(db, { org: input.org })).id, input.id),
   ...historyUnits,
+  ...endpointAdminUnits,
   ...backtestUnits,
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {
@@ -129,4 +131,4 @@ export type AdminUnits = typeof adminUnits;
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
 
 /** Units that queue jobs: the server's worker looks for them at once. */
-export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'predictions.recompute', 'predictions.backtest-request']);
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry']);

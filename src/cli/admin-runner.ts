@@ -9,6 +9,7 @@ import { localRunner, type UnitRunner } from '../db/units.ts';
 import { socketRunner } from '../admin/socket.ts';
 import { adminUnits, type AdminUnits } from '../admin/units.ts';
 import { predictionSettingsOf, usePredictionSettings } from '../modules/predictions/settings.ts';
+import { actionSettingsOf, useActionSettings } from '../modules/agent-actions/settings.ts';
 
 export interface AdminSession {
   runner: UnitRunner<AdminUnits>;
@@ -21,6 +22,7 @@ const OPERATOR_TIMEOUT_MS = 3_600_000;
 
 export async function openAdminSession(config: Config, command: string): Promise<AdminSession> {
   usePredictionSettings(predictionSettingsOf(config));
+  useActionSettings(actionSettingsOf(config));
   // Another CLI command holding DATA_DIR has no socket: openEmbedded below reports it as busy.
   if (!config.databaseUrl && readLockHolder(config.dataDir)?.command === 'serve') {
     return { runner: socketRunner(config.dataDir), via: 'server', close: async () => {} };

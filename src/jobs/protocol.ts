@@ -4,6 +4,7 @@ import type { LogLevel } from '../config.ts';
 import type { UnitReply, UnitRequest } from '../db/units.ts';
 import type { InstanceInfo } from './units.ts';
 import type { PredictionSettings } from '../modules/predictions/settings.ts';
+import type { ActionSettings } from '../modules/agent-actions/settings.ts';
 
 /** `main` runs the ticket queue and most jobs and keeps the heartbeat; `fitting` runs only the jobs
  * that fit models (seconds of CPU each), so that they never hold up ticket processing. */
@@ -22,6 +23,7 @@ export interface WorkerInit {
   firstStart: boolean;
   /** The process's settings the job kinds read (the worker cannot see `serve`'s flags). */
   predictions: PredictionSettings;
+  actions: ActionSettings;
 }
 
 /** Which queue has new work: its loop looks now rather than at its next poll. */

@@ -10,6 +10,7 @@ import { unhandled, type FromWorker, type ToWorker, type WorkerRole } from './pr
 import { INGEST_PRIORITY_ABOVE } from './ticket-loop.ts';
 import { workerUnits, type InstanceInfo } from './units.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
+import { actionSettings } from '../modules/agent-actions/settings.ts';
 
 export interface Supervisor {
   /** Resolves once the first worker has registered the instance. */
@@ -128,7 +129,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       options.log.warn('worker exited; restarting', { role: thread.role, restarts: restartCount, delay_ms: delay });
       setTimeout(() => !stopping && spawn(thread), delay);
     });
-    post(current, { type: 'init', role: thread.role, databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel, firstStart: thread.spawns++ === 0, predictions: predictionSettings() });
+    post(current, { type: 'init', role: thread.role, databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel, firstStart: thread.spawns++ === 0, predictions: predictionSettings(), actions: actionSettings() });
     // A worker started during a burst (a restart) defers like the one it replaces.
     if (ingestBusy && thread.role === 'main') post(current, { type: 'ingest', busy: true });
   };

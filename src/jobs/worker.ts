@@ -15,6 +15,7 @@ import { runJobLoop } from './job-loop.ts';
 import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kinds.ts';
 import { createWaker } from './waker.ts';
 import { usePredictionSettings } from '../modules/predictions/settings.ts';
+import { useActionSettings } from '../modules/agent-actions/settings.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
@@ -33,6 +34,7 @@ let remoteUnits: ReturnType<typeof messageRunner<WorkerUnits>> | null = null;
 
 async function run(init: WorkerInit) {
   usePredictionSettings(init.predictions);
+  useActionSettings(init.actions);
   const log = createLogger(init.logLevel, { thread: init.role === 'main' ? 'worker' : 'fitting' });
   workerLog = log;
   const database = init.databaseUrl ? connectPostgres(init.databaseUrl, 3) : null;

@@ -151,6 +151,24 @@ function bodyFor(t: Target, route: string): fc.Arbitrary<Uint8Array | null> {
         .map((r) => obj(Object.entries(r) as [string, J][])),
     );
   } else if (route === '/api/webhooks/tickets') natural = json(mutated(t, ticket(t).map((v) => [['ticket', v]] as [string, J][])));
+  else if (route === '/api/agent-actions') {
+    const params = fc.constantFrom<J>(obj([['channel', 'call'], ['due_in_days', 3]]), obj([['percent', 10], ['months', 3]]), obj([['percent', 99]]), obj([['goals', ['adoption']]]));
+    natural = json(
+      mutated(
+        t,
+        fc
+          .record({ c: fc.constantFrom<J>(...t.ids.customers, 'cus_nope'), type: fc.constantFrom<J>('check_in', 'discount_offer', 'success_plan', 'hug'), params, force: fc.boolean() })
+          .map(({ c, type, params, force }) => [['customer_id', c], ['type', type], ['params', params], ['force', force]] as [string, J][]),
+      ),
+    );
+  } else if (route === '/api/action-rules') {
+    const rule = obj([['trigger', 'risk_rise'], ['band', 'high'], ['action', 'check_in'], ['params', obj([['channel', 'call'], ['due_in_days', 3]])]]);
+    natural = json(mutated(t, fc.constantFrom<J>([rule], [], [obj([['trigger', 'moon']])], [rule, 'x']).map((rules) => [['rules', rules]] as [string, J][])));
+  } else if (route.startsWith('/api/csms')) {
+    natural = json(mutated(t, fc.constantFrom<J>('ana@fuzz.example.com', 'ANA@fuzz.example.com', 'not-an-email').map((e) => [['email', e], ['role', 'manager'], ['channels', ['slack']]] as [string, J][])));
+  } else if (/^\/api\/agent-actions\/:id\/(approve|reject|snooze|cancel)$/.test(route)) {
+    natural = json(fc.constantFrom<J>(obj([['comment', 'ok']]), obj([['days', 3]]), obj([['days', 99]]), obj([])));
+  }
   return fc.oneof({ weight: 6, arbitrary: natural }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: oddBody(t) });
 }
 
@@ -186,6 +204,18 @@ const ROUTES: Route[] = [
   { template: '/api/cfo/backtests/latest', methods: ['GET'], params: [] },
   { template: '/api/cfo/backtests/:id', methods: ['GET'], params: [] },
   { template: '/api/webhooks/tickets', methods: ['POST'], params: ['connectorId'] },
+  { template: '/api/agent-actions', methods: ['GET', 'POST'], params: ['limit', 'cursor', 'status', 'type', 'customer_id', 'csm_id'] },
+  { template: '/api/agent-actions/:id', methods: ['GET'], params: [] },
+  { template: '/api/agent-actions/:id/approve', methods: ['POST'], params: [] },
+  { template: '/api/agent-actions/:id/reject', methods: ['POST'], params: [] },
+  { template: '/api/agent-actions/:id/snooze', methods: ['POST'], params: [] },
+  { template: '/api/agent-actions/:id/cancel', methods: ['POST'], params: [] },
+  { template: '/api/action-rules', methods: ['GET', 'PUT'], params: [] },
+  { template: '/api/csms', methods: ['GET', 'POST'], params: ['limit', 'cursor', 'role', 'active'] },
+  { template: '/api/csms/:id', methods: ['GET', 'PATCH'], params: [] },
+  { template: '/api/tasks', methods: ['GET'], params: ['limit', 'cursor', 'status', 'csm_id', 'customer_id'] },
+  { template: '/api/customers/:id/notes', methods: ['GET'], params: ['limit', 'cursor'] },
+  { template: '/api/events/deliveries', methods: ['GET'], params: ['limit', 'cursor', 'status', 'endpoint_id', 'event_type'] },
   { template: '/api/nope', methods: ['GET'], params: [] },
 ];
 

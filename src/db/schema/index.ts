@@ -13,3 +13,5 @@ export * from './tickets.ts';
 export * from './data-versions.ts';
 export * from './jobs.ts';
 export * from './predictions.ts';
+export * from './agent-actions.ts';
+export * from './outbox.ts';

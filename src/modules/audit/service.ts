@@ -10,13 +10,20 @@ export type AuditAction =
   | 'connector.updated'
   | 'connector.secret_rotated'
   | 'event.replayed'
-  | 'job.retried';
+  | 'job.retried'
+  | 'agent_action.decided'
+  | 'csm.created'
+  | 'csm.updated'
+  | 'action_rules.updated'
+  | 'endpoint.created'
+  | 'endpoint.removed'
+  | 'outbox.retried';
 
 export interface AuditInput {
   orgId: string | null;
   actor: string;
   action: AuditAction;
-  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event' | 'job';
+  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event' | 'job' | 'agent_action' | 'csm' | 'action_rules' | 'endpoint' | 'outbound_delivery';
   targetId: string;
   details?: Record<string, unknown>;
 }

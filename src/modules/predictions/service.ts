@@ -12,6 +12,7 @@ import { FEATURES, featuresAt, PRIOR_SCORECARD, type Source } from './features.t
 import { explain, type AdditiveModel } from './logistic.ts';
 import { priorModel } from './training.ts';
 import { predictionSettings, type PredictionSettings } from './settings.ts';
+import { fireRiskRises } from '../agent-actions/rules.ts';
 
 export function riskBand(probability: number, bands: PredictionSettings['riskBands']): RiskBand {
   return probability < bands[0] ? 'low' : probability < bands[1] ? 'medium' : probability < bands[2] ? 'high' : 'critical';
@@ -137,6 +138,7 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
       missing_signals: row.missing satisfies Source[],
     };
   });
+  await fireRiskRises(db, { orgId: args.orgId, changed: marks.map((m) => m.customer_id), scores: items, bands: settings.riskBands });
   if (items.length > 0) await queryText(db, UPSERT, [args.orgId, model.id, settings.horizonDays, JSON.stringify(items), new Date().toISOString()]);
   const removed = await queryText<{ customer_id: string }>(
     db,

@@ -10,6 +10,7 @@ import type { EventSource } from '../../db/schema/index.ts';
 import { isFinal, retryDelaySeconds } from './retry.ts';
 import { storableText } from './storable.ts';
 import { markStale } from '../predictions/stale.ts';
+import { fireTicketSignals } from '../agent-actions/rules.ts';
 
 export interface ClaimedEvent {
   id: string;
@@ -247,6 +248,7 @@ export async function applyOutcomes(db: Db, args: { owner: string; outcomes: Eve
     const linked = written.filter((t) => t.customer_id !== null);
     // Their churn predictions are stale now, and are rescored a few seconds later.
     await markStale(db, linked.map((t) => ({ orgId: t.org_id, customerId: t.customer_id! })));
+    await fireTicketSignals(db, linked.map((t) => t.id));
   }
   const idOfKey = new Map<string, string>();
   if (versions.size > 0) {

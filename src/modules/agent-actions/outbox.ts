@@ -1,0 +1,295 @@
+// The outbox of outbound events (SPEC 8.4 outbox rules, 8.5): each event is fanned out, in the
+// transaction that records it, to one delivery per subscribed endpoint, and each delivery is sent by
+// an `outbox.deliver` job, signed the Standard Webhooks way. A failure worth retrying (a timeout, no
+// answer, 408, 429, 5xx) is tried again after an exponential back-off with full jitter — never sooner
+// than the receiver's Retry-After — until the 8th attempt; any other answer (3xx: redirects are not
+// followed; 4xx) is final at once. A destination on a loopback or private address is refused unless
+// ALLOW_PRIVATE_ENDPOINTS=true, checked on every attempt against freshly resolved addresses.
+import { createHmac, randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { sql, type SQL } from 'drizzle-orm';
+import { t } from 'elysia';
+import { queryRows, rowsOf, type Db } from '../../db/client.ts';
+import { andAll, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
+import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';
+import { messageOf } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { decodeCursor } from '../../lib/pagination.ts';
+import { openSecret } from '../../lib/secret-box.ts';
+import { backoffSeconds, defineJobKind, PermanentJobError, type RetryPolicy } from '../../jobs/kind.ts';
+import { enqueueJob } from '../../jobs/queue.ts';
+import { actionSettings } from './settings.ts';
+
+export const OUTBOX_MAX_ATTEMPTS = 8;
+export const OUTBOX_TIMEOUT_MS = 10_000;
+/** Back-off after the n-th failed attempt: a random point up to min(1 h, 5 s · 2^(n-1)). */
+export const OUTBOX_BACKOFF: RetryPolicy = { maxAttempts: OUTBOX_MAX_ATTEMPTS, baseSeconds: 5, maxSeconds: 3600 };
+
+// --- Standard Webhooks ----------------------------------------------------------------------------
+
+/** A new signing secret: `whsec_` and 24 random bytes in base64 (the key the HMAC uses). */
+export const newEndpointSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
+
+/** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed by the secret's base64 part. */
+export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+// --- destinations -------------------------------------------------------------------------------
+
+function v4Private(address: string): boolean {
+  const [a, b] = address.split('.').map(Number) as [number, number];
+  return (
+    a === 0 || a === 10 || a === 127 || a >= 224 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) || (a === 192 && b === 0) || (a === 198 && (b === 18 || b === 19))
+  );
+}
+
+/** Loopback, private, link-local, shared, multicast, reserved or unspecified: not the internet. */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return v4Private(address);
+  if (family !== 6) return true;
+  const lower = address.toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (mapped) return v4Private(mapped[1]!);
+  if (lower === '::' || lower === '::1') return true;
+  const head = parseInt(lower.split(':')[0] || '0', 16);
+  return (head & 0xfe00) === 0xfc00 || (head & 0xffc0) === 0xfe80 || (head & 0xff00) === 0xff00;
+}
+
+export class RefusedDestination extends Error {
+  override readonly name = 'RefusedDestination';
+}
+
+/** The address a delivery connects to: the URL's host resolved now; refused when any of its
+ * addresses is private (unless allowed). */
+export async function resolveDestination(url: URL, allowPrivate: boolean): Promise<{ address: string; family: number }> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true, verbatim: true });
+  if (addresses.length === 0) throw new Error(`${host} does not resolve`);
+  const inside = addresses.find((a) => isPrivateAddress(a.address));
+  if (inside && !allowPrivate) throw new RefusedDestination(`${host} resolves to ${inside.address}, a loopback or private address (set ALLOW_PRIVATE_ENDPOINTS=true for on-premise receivers)`);
+  return addresses[0]!;
+}
+
+/** A receiver's URL as `endpoints add` takes it: http(s), no credentials, no fragment. */
+export function endpointUrlProblem(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return `--url must be an absolute http(s) URL, got "${raw}"`;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `--url must start with https:// or http://, got "${url.protocol}"`;
+  if (url.username || url.password) return '--url must not carry a user name or password';
+  if (url.hash) return '--url must not have a #fragment';
+  return null;
+}
+
+// --- fan-out ------------------------------------------------------------------------------------
+
+/** One delivery per endpoint of the organisation subscribed to the event's type, each with its
+ * job, in the caller's transaction. Returns how many. */
+export async function fanOutEvent(db: Db, event: { id: string; orgId: string; type: OutboundEventType }): Promise<number> {
+  const endpoints = rowsOf<{ id: string }>(
+    await db.execute(sql`
+      select id from webhook_endpoints
+      where org_id = ${event.orgId} and removed_at is null and (events is null or events @> ${JSON.stringify([event.type])}::jsonb)
+      order by id`),
+  );
+  for (const endpoint of endpoints) {
+    const id = newId('dlv');
+    await db.execute(sql`
+      insert into event_deliveries (id, org_id, endpoint_id, event_id, event_type, next_attempt_at)
+      values (${id}, ${event.orgId}, ${endpoint.id}, ${event.id}, ${event.type}, now())`);
+    await enqueueJob(db, deliverEventJob, { deliveryId: id }, { orgId: event.orgId, dedupeKey: id });
+  }
+  return endpoints.length;
+}
+
+// --- one attempt --------------------------------------------------------------------------------
+
+interface Pending {
+  id: string;
+  org_id: string;
+  attempts: number;
+  endpoint_id: string;
+  url: string;
+  secret_sealed: string;
+  event_id: string;
+  event_type: string;
+  data: Record<string, unknown>;
+  event_at: string;
+}
+
+async function loadPending(db: Db, args: { deliveryId: string }): Promise<Pending | null> {
+  // A delivery whose endpoint was removed meanwhile stops here, dead with the reason.
+  await db.execute(sql`
+    update event_deliveries d set status = 'dead', last_error = 'the endpoint was removed', next_attempt_at = null, updated_at = now()
+    from webhook_endpoints e where d.id = ${args.deliveryId} and d.status = 'pending' and e.id = d.endpoint_id and e.removed_at is not null`);
+  const [row] = rowsOf<Pending>(
+    await db.execute(sql`
+      select d.id, d.org_id, d.attempts, e.id as endpoint_id, e.url, e.secret_sealed, v.id as event_id, v.type as event_type, v.data, ${isoTime(sql`v.created_at`)} as event_at
+      from event_deliveries d join webhook_endpoints e on e.id = d.endpoint_id join outbound_events v on v.id = d.event_id
+      where d.id = ${args.deliveryId} and d.status = 'pending' and e.removed_at is null`),
+  );
+  return row ?? null;
+}
+
+export type AttemptResult = { status: number | null; error: string | null; ms: number; retryAfterSeconds: number | null; final: boolean };
+
+/** What an attempt's outcome means: delivered, tried again at a time, or dead. */
+export function settleAttempt(result: AttemptResult, attempts: number, now: number, random: () => number = Math.random): { status: DeliveryStatus; nextAt: string | null } {
+  if (result.status !== null && result.status >= 200 && result.status < 300) return { status: 'delivered', nextAt: null };
+  if (result.final || attempts >= OUTBOX_MAX_ATTEMPTS) return { status: 'dead', nextAt: null };
+  const seconds = Math.max(backoffSeconds(OUTBOX_BACKOFF, attempts, random), result.retryAfterSeconds ?? 0);
+  return { status: 'pending', nextAt: new Date(now + seconds * 1000).toISOString() };
+}
+
+async function recordAttempt(db: Db, args: { deliveryId: string; result: AttemptResult; now: string }): Promise<{ status: DeliveryStatus; attempts: number; nextAt: string | null }> {
+  const [row] = rowsOf<{ attempts: number; org_id: string }>(
+    await db.execute(sql`select attempts + 1 as attempts, org_id from event_deliveries where id = ${args.deliveryId} and status = 'pending' for update`),
+  );
+  if (!row) return { status: 'delivered', attempts: 0, nextAt: null };
+  const settled = settleAttempt(args.result, row.attempts, Date.parse(args.now));
+  const entry = { at: args.now, status: args.result.status, error: args.result.error, ms: args.result.ms };
+  await db.execute(sql`
+    update event_deliveries set status = ${settled.status}, attempts = ${row.attempts}, last_status = ${args.result.status}, last_error = ${args.result.error},
+      next_attempt_at = ${settled.nextAt}::timestamptz, delivered_at = ${settled.status === 'delivered' ? args.now : null}::timestamptz,
+      history = history || ${JSON.stringify([entry])}::jsonb, updated_at = ${args.now}::timestamptz
+    where id = ${args.deliveryId}`);
+  if (settled.nextAt) await enqueueJob(db, deliverEventJob, { deliveryId: args.deliveryId }, { orgId: row.org_id, dedupeKey: args.deliveryId, runAt: new Date(settled.nextAt) });
+  return { ...settled, attempts: row.attempts };
+}
+
+/** Retry-After as seconds (a number, or an HTTP date), at most a day. */
+function retryAfterOf(value: string | null, now: number): number | null {
+  if (!value) return null;
+  const seconds = /^\d+$/.test(value.trim()) ? Number(value) : (Date.parse(value) - now) / 1000;
+  return Number.isFinite(seconds) ? Math.min(86_400, Math.max(0, seconds)) : null;
+}
+
+/** Sends one delivery: the answer's status, or why there was none. Never throws. */
+export async function attemptDelivery(pending: Pending, settings = actionSettings(), now = Date.now()): Promise<AttemptResult> {
+  const started = performance.now();
+  const done = (partial: Omit<AttemptResult, 'ms'>): AttemptResult => ({ ...partial, ms: Math.round(performance.now() - started) });
+  if (!settings.secretKey) return done({ status: null, error: 'SECRET_KEY is not available to the worker: the delivery cannot be signed', retryAfterSeconds: null, final: false });
+  let secret: string;
+  try {
+    secret = openSecret(pending.secret_sealed, settings.secretKey, pending.endpoint_id);
+  } catch (error) {
+    return done({ status: null, error: `the endpoint's secret does not open: ${messageOf(error)}`, retryAfterSeconds: null, final: true });
+  }
+  const url = new URL(pending.url);
+  let target: URL = url;
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'revintel-webhooks/1' };
+  try {
+    const destination = await resolveDestination(url, settings.allowPrivateEndpoints);
+    // Plain HTTP goes to the very address just checked (the Host header names the site); over
+    // HTTPS the certificate must match the name, so the name is connected to, resolved again.
+    if (url.protocol === 'http:') {
+      target = new URL(url.href);
+      target.hostname = destination.family === 6 ? `[${destination.address}]` : destination.address;
+      headers.host = url.host;
+    }
+  } catch (error) {
+    return done({ status: null, error: messageOf(error), retryAfterSeconds: null, final: error instanceof RefusedDestination });
+  }
+  const timestamp = Math.floor(now / 1000);
+  const body = JSON.stringify({ type: pending.event_type, timestamp: new Date(now).toISOString(), data: pending.data });
+  headers['webhook-id'] = pending.event_id;
+  headers['webhook-timestamp'] = String(timestamp);
+  headers['webhook-signature'] = signWebhook(secret, pending.event_id, timestamp, body);
+  try {
+    const response = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS) });
+    await response.arrayBuffer().catch(() => undefined);
+    const status = response.status;
+    if (status >= 200 && status < 300) return done({ status, error: null, retryAfterSeconds: null, final: false });
+    const retryable = status === 408 || status === 429 || status >= 500;
+    const why = status >= 300 && status < 400 ? `answered ${status} (redirects are not followed)` : `answered ${status}`;
+    return done({ status, error: retryable ? why : `${why}: not retried`, retryAfterSeconds: retryAfterOf(response.headers.get('retry-after'), now), final: !retryable });
+  } catch (error) {
+    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+    return done({ status: null, error: timedOut ? `no answer within ${OUTBOX_TIMEOUT_MS / 1000} s` : messageOf(error), retryAfterSeconds: null, final: false });
+  }
+}
+
+const units = {
+  load: (db: Db, args: { deliveryId: string }) => loadPending(db, args),
+  record: (db: Db, args: { deliveryId: string; result: AttemptResult; now: string }) => recordAttempt(db, args),
+};
+
+/** `outbox.deliver`: one attempt of one delivery. The delivery keeps its own attempts and back-off
+ * (a retry is the next job); the job fails only when the database does. */
+export const deliverEventJob = defineJobKind({
+  kind: 'outbox.deliver',
+  payload: t.Object({ deliveryId: t.String({ minLength: 1, maxLength: 100 }) }),
+  retry: { maxAttempts: 5 },
+  units,
+  handle: async (payload, ctx) => {
+    if (!ctx.job.orgId) throw new PermanentJobError('outbox.deliver needs an organisation');
+    const pending = await ctx.run('load', payload);
+    if (!pending) return { skipped: true };
+    const result = await attemptDelivery(pending);
+    const recorded = await ctx.run('record', { deliveryId: payload.deliveryId, result, now: new Date().toISOString() });
+    return { status: recorded.status, attempts: recorded.attempts, http_status: result.status };
+  },
+});
+
+// --- reads and the operator's retry ---------------------------------------------------------------
+
+const keyset = newestFirst('d');
+
+export interface DeliveryRow {
+  id: string;
+  org_id: string;
+  endpoint_id: string;
+  url: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  history: { at: string; status: number | null; error: string | null; ms: number }[];
+  delivered_at: string | null;
+  created_at: string;
+  sort_value: string;
+}
+
+export async function listDeliveries(db: Db, input: { orgId?: string; status?: DeliveryStatus; endpointId?: string; eventType?: string; limit: number; cursor?: string }): Promise<DeliveryRow[]> {
+  const where: SQL[] = [];
+  if (input.orgId) where.push(sql`d.org_id = ${input.orgId}`);
+  if (input.status) where.push(sql`d.status = ${input.status}`);
+  if (input.endpointId) where.push(sql`d.endpoint_id = ${input.endpointId}`);
+  if (input.eventType) where.push(sql`d.event_type = ${input.eventType}`);
+  if (input.cursor) {
+    const position = decodeCursor(input.cursor, 'created_at', 'timestamp');
+    where.push(keyset.after(position.value, position.id));
+  }
+  return queryRows<DeliveryRow>(
+    db,
+    sql`select d.id, d.org_id, d.endpoint_id, e.url, d.event_id, d.event_type, d.status, d.attempts, ${isoTime(sql`d.next_attempt_at`)} as next_attempt_at,
+          d.last_status, d.last_error, d.history, ${isoTime(sql`d.delivered_at`)} as delivered_at, ${isoTime(sql`d.created_at`)} as created_at, ${keyset.value} as sort_value
+        from event_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+        where true ${andAll(where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`,
+  );
+}
+
+export const presentDelivery = ({ sort_value: _, org_id: __, ...row }: DeliveryRow) => row;
+
+/** Dead deliveries back to pending with fresh attempts, due now (by id, or every dead one). */
+export async function retryDeliveries(db: Db, input: { ids?: string[]; orgId?: string }): Promise<string[]> {
+  const where = input.ids ? sql`id in (${sql.join(input.ids.map((id) => sql`${id}`), sql`, `)})` : input.orgId ? sql`org_id = ${input.orgId}` : sql`true`;
+  const rows = rowsOf<{ id: string; org_id: string }>(
+    await db.execute(sql`
+      update event_deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()
+      where status = 'dead' and ${where} returning id, org_id`),
+  );
+  for (const row of rows) await enqueueJob(db, deliverEventJob, { deliveryId: row.id }, { orgId: row.org_id, dedupeKey: row.id });
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,33 @@
+// The agent actions' settings (README "Agent actions" → Settings), as the process was started with
+// them: set once at start-up — by `serve` from its configuration, by the worker threads from their
+// init message, by the CLI — and read where they are used (job kinds are declared once per build).
+import type { Config } from '../../config.ts';
+
+export interface ActionSettings {
+  /** ACTION_TTL_HOURS: an action not decided by then expires (the clock restarts when a snooze ends). */
+  ttlHours: number;
+  /** REJECT_COOLDOWN_DAYS: after a rejection, the same type for the same customer is refused (API,
+   * unless `force`) or only counted (rules) for this long. */
+  rejectCooldownDays: number;
+  /** ALLOW_PRIVATE_ENDPOINTS: outbound events may go to loopback and private addresses. */
+  allowPrivateEndpoints: boolean;
+  /** SECRET_KEY: opens the endpoints' signing secrets (null: nothing can be signed). */
+  secretKey: string | null;
+}
+
+export const DEFAULT_ACTION_SETTINGS: ActionSettings = { ttlHours: 72, rejectCooldownDays: 14, allowPrivateEndpoints: false, secretKey: null };
+
+export const actionSettingsOf = (config: Config, secretKey: string | null = config.secretKey): ActionSettings => ({
+  ttlHours: config.actionTtlHours,
+  rejectCooldownDays: config.rejectCooldownDays,
+  allowPrivateEndpoints: config.allowPrivateEndpoints,
+  secretKey,
+});
+
+let current: ActionSettings = DEFAULT_ACTION_SETTINGS;
+
+export const actionSettings = (): ActionSettings => current;
+
+export function useActionSettings(settings: ActionSettings): void {
+  current = settings;
+}
