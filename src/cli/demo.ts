@@ -75,18 +75,33 @@ export async function demoCommand(argv: string[]) {
     actor: cliActor(),
   };
   const truthFile = typeof cmd.values.truth === 'string' ? cmd.values.truth : null;
+  // What it is doing, on a terminal: a large demo takes minutes (100,000 customers: 5–7).
+  const phase = (text: string) => {
+    if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${text}`);
+  };
   const result = await withAdminSession(cmd.config(), 'demo', async (s) => {
+    phase(`loading ${input.customers.toLocaleString('en-US')} customers with 36 months of history…`);
     const loaded = await s.runner.run('demo.load', input);
+    if (truthFile) phase(`writing the truth to ${truthFile}…`);
     if (truthFile) await writeTruth(truthFile, (after) => s.runner.run('demo.truth', { orgId: loaded.org.id, after, limit: TRUTH_PAGE }));
+    phase('scoring predictions…');
     // Its predictions are there when the command ends (by the model in force: the scorecard on a
     // first load): the running server's worker scores them (followed here), or, with no server,
     // this command does, a chunk per unit (the queued rescore then runs once more at the next
     // start). A model trained on its history follows in the server's fitting thread.
     if (s.via === 'server') await waitForJob((id) => s.runner.run('jobs.show', { id }), loaded.recomputeJobId);
-    else await recomputeInChunks((args) => s.runner.run('predictions.score-chunk', args), { orgId: loaded.org.id, today: input.today, scope: 'all' });
+    else {
+      let scored = 0;
+      await recomputeInChunks(async (args) => {
+        const chunk = await s.runner.run('predictions.score-chunk', args);
+        phase(`scoring predictions… ${(scored += chunk.scored).toLocaleString('en-US')} customers`);
+        return chunk;
+      }, { orgId: loaded.org.id, today: input.today, scope: 'all' });
+    }
     const retrain = await s.runner.run('predictions.recompute', { org: loaded.org.id, retrain: true });
     return { ...loaded, retrainJobId: retrain.job_id };
   });
+  phase('');
   const config = cmd.config();
   const webhook = webhookUrl(result.connector.id, config.publicUrl ?? `http://localhost:${config.port}`);
   cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, ...result.counts }, (r) =>
