@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   internal: 500,
   database_unavailable: 503,
   request_timeout: 503,
+  database_busy: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -38,6 +38,9 @@ const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', '
 /** The work ran past REQUEST_TIMEOUT_MS in the database: a statement cancelled (57014), a
  * transaction left idle ended (25P03 on PostgreSQL, TransactionIdleTimeoutError on PGlite). */
 const TIMEOUT_CODES = new Set(['57014', '25P03']);
+/** A deadlock or serialization failure: PostgreSQL rolled the whole transaction back, so nothing
+ * was written and the same request can simply be sent again. */
+const CONFLICT_CODES = new Set(['40P01', '40001']);
 
 function timedOut(error: unknown): boolean {
   return causes(error).some((e) => e instanceof TransactionIdleTimeoutError || TIMEOUT_CODES.has((e as { code?: string })?.code ?? ''));
@@ -81,6 +84,10 @@ export function errorResponse(error: unknown, context: { log: Logger; requestId:
   if (timedOut(error)) {
     context.log.warn('request work timed out in the database', { request_id: context.requestId, ...describeError(error) });
     return answer('request_timeout', `The request ran too long and was abandoned (request ${context.requestId})`, { 'retry-after': '5' });
+  }
+  if (causes(error).some((e) => CONFLICT_CODES.has((e as { code?: string })?.code ?? ''))) {
+    context.log.warn('transaction rolled back by a lock conflict', { request_id: context.requestId, path: context.path, ...describeError(error) });
+    return answer('database_busy', `The database rolled this request back in a lock conflict; nothing was written, send it again (request ${context.requestId})`, { 'retry-after': '1' });
   }
   if (isDatabaseDown(error)) {
     context.log.error('database unavailable', { request_id: context.requestId, ...describeError(error) });

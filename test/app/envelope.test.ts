@@ -99,7 +99,7 @@ for (const backend of BACKENDS) {
       expectEnvelopeError(await call(app, 'POST', ECHO_PATH, { key, rawBody: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }), 415, /text\/plain/);
     });
 
-    test('internal error: 500 without internals; database down: 503 with Retry-After', async () => {
+    test('internal error: 500 without internals; database down: 503 with Retry-After; a deadlock: 503, send it again', async () => {
       const broken = (error: Error): Authenticator => ({
         authenticate: async () => {
           throw error;
@@ -115,6 +115,12 @@ for (const backend of BACKENDS) {
       const down = await call(buildApp(database, { authenticator: broken(new DatabaseTimeoutError(1000)) }).app, 'GET', '/api/me', { key });
       expectEnvelopeError(down, 503, /Database unavailable/);
       expect(down.headers.get('retry-after')).toBe('5');
+
+      // PostgreSQL rolled the transaction back: nothing was written, and the client may resend.
+      const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      const busy = await call(buildApp(database, { authenticator: broken(new Error('Failed query', { cause: deadlock })) }).app, 'GET', '/api/me', { key });
+      expectEnvelopeError(busy, 503, /lock conflict; nothing was written, send it again/);
+      expect(busy.headers.get('retry-after')).toBe('1');
     });
 
     test('request id: generated, or echoed when the client sent a sane one', async () => {

@@ -1,7 +1,7 @@
 // Scoring: the current prediction of every scored customer of an organisation, by the model in
 // force (the scorecard, stored as the organisation's first model, until a trained one replaces it).
 // In chunks of customers (scoreChunk), each one transaction: its predictions, and the stale marks
-// they answer. The marks are read first and removed at the end only if unchanged: a mark commits
+// they answer. The marks are read first and removed with the chunk's writes only if unchanged: a mark commits
 // with the change it marks, so the features read after it see that change, and a mark made (or
 // renewed) meanwhile survives for the next run. A chunk's band changes bump the organisation's data
 // version as it commits (migration 0018), so customers' churn_risk follows chunk by chunk.
@@ -107,7 +107,7 @@ async function chunkIds(db: Db, args: ChunkArgs): Promise<string[]> {
 /**
  * Scores one chunk of a recompute, in `db`'s transaction: the next `limit` customers of the scope
  * in id order, each one's prediction written, those no longer scored losing theirs, and the stale
- * marks of the chunk answered (read first, removed at the end only if unchanged: a mark commits
+ * marks of the chunk answered (read first, removed with the writes only if unchanged: a mark commits
  * with the change it marks, so the features read after it see that change, and a mark made or
  * renewed meanwhile, or after the chunk, survives for the next run). Safe to repeat: a chunk run
  * twice writes what the data says at the time.
@@ -139,12 +139,11 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
     };
   });
   await fireRiskRises(db, { orgId: args.orgId, changed: marks.map((m) => m.customer_id), scores: items, bands: settings.riskBands });
-  if (items.length > 0) await queryText(db, UPSERT, [args.orgId, model.id, settings.horizonDays, JSON.stringify(items), new Date().toISOString()]);
-  const removed = await queryText<{ customer_id: string }>(
-    db,
-    `delete from predictions where org_id = $1 and customer_id = any($2::text[]) and not (customer_id = any($3::text[])) returning customer_id`,
-    [args.orgId, ids, items.map((i) => i.customer_id)],
-  );
+  // The writes take the organisation's locks in the order a record write does (its triggers: the
+  // data version, then the stale marks, then the prediction version), or the two deadlock: a
+  // contract written while a chunk ran held a mark the chunk was deleting, waiting for the
+  // prediction version the chunk held (PostgreSQL 40P01, seen by the fuzzer).
+  await queryText(db, `select 1 from org_data_versions where org_id = $1 for update`, [args.orgId]);
   if (marks.length > 0) {
     await queryText(
       db,
@@ -153,6 +152,12 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
       [args.orgId, marks.map((m) => m.customer_id), marks.map((m) => m.changed_at)],
     );
   }
+  if (items.length > 0) await queryText(db, UPSERT, [args.orgId, model.id, settings.horizonDays, JSON.stringify(items), new Date().toISOString()]);
+  const removed = await queryText<{ customer_id: string }>(
+    db,
+    `delete from predictions where org_id = $1 and customer_id = any($2::text[]) and not (customer_id = any($3::text[])) returning customer_id`,
+    [args.orgId, ids, items.map((i) => i.customer_id)],
+  );
   return { modelId: model.id, scored: items.length, removed: removed.length, next: ids.length === args.limit ? ids.at(-1)! : null };
 }
 
