@@ -15,6 +15,7 @@ import { sealSecret } from '../../src/lib/secret-box.ts';
 import { expireActions } from '../../src/modules/agent-actions/service.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
+import { endpointAdminUnits } from '../../src/modules/agent-actions/endpoints.ts';
 import { BUTTONS } from '../../src/modules/slack/messages.ts';
 import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { verifySlackSignature } from '../../src/modules/slack/webhook.ts';
@@ -56,6 +57,7 @@ for (const backend of BACKENDS) {
     let app: ReturnType<typeof buildApp>['app'];
     let key: string;
     let orgId: string;
+    let orgName: string;
     let installationId: string;
     let clock: number | null = null;
     const team = randomTeam();
@@ -122,6 +124,7 @@ for (const backend of BACKENDS) {
       const made = await createOrgWithKey(database);
       key = made.secret;
       orgId = made.org.id;
+      orgName = made.org.name;
       installationId = await install(orgId, team);
       // Ana owns the customers and is found by e-mail; Bo is a plain CSM; Mia a manager.
       slack.addUser(owner.email, owner.user);
@@ -200,6 +203,14 @@ for (const backend of BACKENDS) {
       expect(detail.status).toBe('pending_approval');
       const [send] = await queryText<{ status: string; attempts: number }>(database.db, `select status, attempts from chat_sends where action_id = $1 and kind = 'post'`, [actionId]);
       expect(send).toMatchObject({ status: 'dead', attempts: 1 });
+      // The operator sees it in `revintel outbox list` and sends it again once Slack is fixed.
+      const listed = await endpointAdminUnits['outbox.list'](database.db, { org: orgName, status: 'dead', limit: 50 });
+      const dead = listed.find((d) => d.event_type === 'slack.post' && d.event_id === detail.notifications[0].id);
+      expect(dead).toMatchObject({ status: 'dead', attempts: 1, url: 'slack:chat.postMessage' });
+      expect(await endpointAdminUnits['outbox.retry'](database.db, { ids: [dead!.id], actor: 'test' })).toEqual({ retried: [dead!.id] });
+      await drain();
+      const again = (await get(`/api/agent-actions/${actionId}`)).body.data;
+      expect(again.notifications[0].status).toBe('sent');
     });
 
     test('a signed approve and its redelivery: one decision, one update of the message through response_url', async () => {

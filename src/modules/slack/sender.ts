@@ -309,3 +309,33 @@ export const chatSendJob = defineJobKind({
     return { status: recorded.status, attempts: recorded.attempts, http_status: result.status };
   },
 });
+
+// --- the operator's view (revintel outbox list|retry) ---------------------------------------------
+
+/** Chat sends in the outbox's shape: `endpoint_id` is the installation, `url` names the platform
+ * and the call, `event_id` the action's copy (or the action). Newest first. */
+export async function listChatSends(db: Db, input: { orgId?: string; status?: string; limit: number }) {
+  return rowsOf<{ id: string; endpoint_id: string; url: string; event_id: string; event_type: string; status: string; attempts: number; next_attempt_at: string | null; last_status: number | null; last_error: string | null; history: unknown[]; delivered_at: string | null; created_at: string }>(
+    await db.execute(sql`
+      select s.id, s.installation_id as endpoint_id, 'slack:' || (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) as url,
+        coalesce(s.notification_id, s.action_id, '') as event_id, 'slack.' || s.kind as event_type, s.status, s.attempts,
+        to_char(s.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as next_attempt_at, s.last_status, s.last_error, s.history,
+        to_char(s.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as delivered_at, to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
+      from chat_sends s
+      where (${input.orgId ?? null}::text is null or s.org_id = ${input.orgId ?? null}) and (${input.status ?? null}::text is null or s.status = ${input.status ?? null})
+      order by s.created_at desc, s.id desc limit ${input.limit}`),
+  );
+}
+
+/** Dead chat sends back to pending with fresh attempts, due now (a dead post's copy waits again). */
+export async function retryChatSends(db: Db, input: { ids?: string[]; orgId?: string }): Promise<string[]> {
+  const where = input.ids ? sql`id in (${sql.join(input.ids.map((id) => sql`${id}`), sql`, `)})` : input.orgId ? sql`org_id = ${input.orgId}` : sql`true`;
+  const rows = rowsOf<{ id: string; org_id: string; notification_id: string | null; kind: string }>(
+    await db.execute(sql`update chat_sends set status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now() where status = 'dead' and ${where} returning id, org_id, notification_id, kind`),
+  );
+  for (const row of rows) {
+    if (row.kind === 'post' && row.notification_id) await db.execute(sql`update action_notifications set status = 'pending', updated_at = now() where id = ${row.notification_id} and status = 'failed'`);
+    await enqueueJob(db, chatSendJob, { sendId: row.id }, { orgId: row.org_id, dedupeKey: row.id });
+  }
+  return rows.map((r) => r.id);
+}
