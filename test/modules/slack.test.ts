@@ -283,6 +283,49 @@ for (const backend of BACKENDS) {
       expect(outcomes.map((o) => o.outcome)).toEqual(['denied', 'denied', 'denied']);
     });
 
+    test('snooze from Slack with a response_url off Slack\'s host: the copy is updated with chat.update, never through that URL', async () => {
+      const actionId = await propose(await customerOf(owner.email));
+      await drain();
+      const { elements } = buttonsOf(actionId);
+      const foreign = `https://hooks.example.net/actions/${actionId}`;
+      const snooze = click({ actionId, button: 'snooze', value: elements[2]!.value, user: owner.user, responseUrl: foreign });
+      expect((await webhook(snooze.body, snooze.headers)).status).toBe(200);
+      await drain();
+      const detail = (await get(`/api/agent-actions/${actionId}`)).body.data;
+      expect(detail.status).toBe('snoozed');
+      const updates = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
+      expect(updates).toHaveLength(1);
+      expect(updates[0]!.body).toMatchObject({ ts: detail.notifications[0].platform_message_id, channel: detail.notifications[0].platform_channel });
+      expect(updates[0]!.body.text).toContain('Snoozed');
+    });
+
+    test('an API decision updates the Slack copy; a click by someone who is no CSM is told so privately (chat.postEphemeral without a usable response_url)', async () => {
+      const actionId = await propose(await customerOf(owner.email));
+      await drain();
+      const { elements } = buttonsOf(actionId);
+      const stranger = randomUser();
+      const attempt = click({ actionId, button: 'approve', value: elements[0]!.value, user: stranger, responseUrl: 'https://hooks.example.net/x' });
+      expect((await webhook(attempt.body, attempt.headers)).status).toBe(200);
+      expect((await post(`/api/agent-actions/${actionId}/approve`, {})).status).toBe(200);
+      await drain();
+      const notice = slack.callsOf('chat.postEphemeral').find((c) => c.body.user === stranger);
+      expect(notice?.body.text).toContain('Only a CSM');
+      const updates = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
+      expect(updates).toHaveLength(1);
+      expect(updates[0]!.body.text).toContain('Approved by API key');
+    });
+
+    test('SLACK_SIGNING_SECRET_PREVIOUS is accepted during a rotation', async () => {
+      const config = testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: SECRET_KEY, slackSigningSecret: 'the-new-secret', slackSigningSecretPrevious: SIGNING_SECRET, slackApiBase: slack.base, allowInsecurePlatformUrls: true });
+      const rotated = buildApp(database, { config }).app;
+      const body = JSON.stringify({ type: 'url_verification', challenge: 'rotated' });
+      for (const secret of [SIGNING_SECRET, 'the-new-secret']) {
+        const res = await call(rotated, 'POST', PATH, { rawBody: body, headers: signed(body, 'application/json', undefined, secret) });
+        expect(res.body).toEqual({ challenge: 'rotated' });
+      }
+      expect((await call(rotated, 'POST', PATH, { rawBody: body, headers: signed(body, 'application/json', undefined, 'older') })).status).toBe(401);
+    });
+
     test('a Slack approve racing an API reject: exactly one outcome', async () => {
       const actionId = await propose(await customerOf(owner.email));
       await drain();
