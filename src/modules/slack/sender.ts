@@ -63,20 +63,24 @@ export const queueSlackEphemeral = (db: Db, input: { orgId: string; installation
 
 /** After a decision (API, Slack, expiry): every Slack copy already posted is updated to show it. */
 export async function queueSlackUpdates(db: Db, input: { orgId: string; actionId: string; via?: ClickOrigin | null }): Promise<number> {
-  const copies = rowsOf<{ id: string; platform_channel: string | null; platform_message_id: string | null }>(
+  // Each copy is updated through the installation that posted it (its token can edit it).
+  const copies = rowsOf<{ id: string; platform_channel: string | null; platform_message_id: string | null; installation_id: string | null }>(
     await db.execute(sql`
-      select id, platform_channel, platform_message_id from action_notifications
-      where org_id = ${input.orgId} and action_id = ${input.actionId} and platform = 'slack' and status in ('sent', 'updated') and platform_message_id is not null
-      order by id`),
+      select n.id, n.platform_channel, n.platform_message_id,
+        (select s.installation_id from chat_sends s where s.notification_id = n.id and s.kind = 'post' and s.status = 'delivered' order by s.created_at desc limit 1) as installation_id
+      from action_notifications n
+      where n.org_id = ${input.orgId} and n.action_id = ${input.actionId} and n.platform = 'slack' and n.status in ('sent', 'updated') and n.platform_message_id is not null
+      order by n.id`),
   );
   if (copies.length === 0) return 0;
-  const installation = await slackInstallationOfOrg(db, input.orgId);
-  if (!installation) return 0;
+  const fallback = copies.some((c) => !c.installation_id) ? await slackInstallationOfOrg(db, input.orgId) : null;
   for (const copy of copies) {
+    const installationId = copy.installation_id ?? fallback?.id;
+    if (!installationId) continue;
     const viaClick = input.via?.notificationId === copy.id && responseUrlAllowed(input.via.responseUrl);
     await queue(db, {
       orgId: input.orgId,
-      installationId: installation.id,
+      installationId,
       kind: 'update',
       notificationId: copy.id,
       actionId: input.actionId,
