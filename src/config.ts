@@ -53,6 +53,16 @@ export interface Config {
   actionTtlHours: number;
   rejectCooldownDays: number;
   allowPrivateEndpoints: boolean;
+  /** Slack's Web API (tests point it at a local fake). */
+  slackApiBase: string;
+  /** A platform base URL may be plain http:// (local fakes only). */
+  allowInsecurePlatformUrls: boolean;
+  /** Slack's signing secret: inbound requests are verified with it (null: the team-chat webhook refuses all). */
+  slackSigningSecret: string | null;
+  /** The signing secret before a rotation, accepted too while it lasts. */
+  slackSigningSecretPrevious: string | null;
+  /** A discount above this percentage needs a manager's (or admin's) approval. */
+  discountMaxNoManager: number;
 }
 
 export class ConfigError extends Error {
@@ -185,6 +195,11 @@ const SETTINGS = {
   ACTION_TTL_HOURS: { key: 'actionTtlHours', parse: integer(1, 24 * 90), fallback: 72 },
   REJECT_COOLDOWN_DAYS: { key: 'rejectCooldownDays', parse: integer(0, 365), fallback: 14 },
   ALLOW_PRIVATE_ENDPOINTS: { key: 'allowPrivateEndpoints', parse: boolean, fallback: false },
+  SLACK_API_BASE: { key: 'slackApiBase', parse: url(['http:', 'https:']), fallback: 'https://slack.com/api' },
+  ALLOW_INSECURE_PLATFORM_URLS: { key: 'allowInsecurePlatformUrls', parse: boolean, fallback: false },
+  SLACK_SIGNING_SECRET: { key: 'slackSigningSecret', parse: nonEmpty, fallback: null },
+  SLACK_SIGNING_SECRET_PREVIOUS: { key: 'slackSigningSecretPrevious', parse: nonEmpty, fallback: null },
+  DISCOUNT_MAX_NO_MANAGER: { key: 'discountMaxNoManager', parse: integer(0, 100), fallback: 15 },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -220,6 +235,9 @@ export function loadConfig(env: Source = process.env, flags: Partial<Record<Sett
   }
   if (config.reusePort && config.rateLimitStore === 'memory') {
     throw new ConfigError('REUSE_PORT', 'needs a shared rate-limit store (RATE_LIMIT_STORE=postgres or redis): per-process counters would multiply the limits');
+  }
+  if (config.slackApiBase.startsWith('http:') && !config.allowInsecurePlatformUrls) {
+    throw new ConfigError('SLACK_API_BASE', 'is plain http://: set ALLOW_INSECURE_PLATFORM_URLS=true (local fakes only)');
   }
   return config;
 }

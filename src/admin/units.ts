@@ -26,6 +26,7 @@ import { requestRecompute } from '../modules/predictions/requests.ts';
 import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
+import { chatAdminUnits } from '../modules/slack/installations.ts';
 
 export const adminUnits = {
   'orgs.create': (db: Db, input: CreateOrgInput & { plan: Plan }) => createOrg(db, input),
@@ -117,6 +118,7 @@ export const adminUnits = {
   'predictions.backtest-show': async (db: Db, input: { org?: string; id: string }) => getBacktest(db, (await importTarget(db, { org: input.org })).id, input.id),
   ...historyUnits,
   ...endpointAdminUnits,
+  ...chatAdminUnits,
   ...backtestUnits,
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {

@@ -133,6 +133,8 @@ export const actionNotifications = pgTable(
     status: text('status').$type<NotificationStatus>().notNull(),
     /** The platform's id of the posted message (Slack `ts`, Google message name, WhatsApp wamid). */
     platformMessageId: text('platform_message_id'),
+    /** Where the message is (Slack: the DM's channel id, which `chat.update` needs with the ts). */
+    platformChannel: text('platform_channel'),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
     ...timestamps,

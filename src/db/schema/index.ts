@@ -15,3 +15,4 @@ export * from './jobs.ts';
 export * from './predictions.ts';
 export * from './agent-actions.ts';
 export * from './outbox.ts';
+export * from './chat.ts';

@@ -9,6 +9,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
 import { findOrg } from '../orgs/service.ts';
 import { listDeliveries, presentDelivery, retryDeliveries } from './outbox.ts';
+import { listChatSends, retryChatSends } from '../slack/sender.ts';
 
 export interface EndpointView {
   id: string;
@@ -46,12 +47,20 @@ export const endpointAdminUnits = {
   },
   'outbox.list': async (db: Db, input: { org?: string; status?: DeliveryStatus; limit: number }) => {
     const orgId = input.org ? (await findOrg(db, input.org)).id : undefined;
-    return (await listDeliveries(db, { orgId, status: input.status, limit: input.limit })).slice(0, input.limit).map(presentDelivery);
+    // Outbound events and chat sends (Slack messages) together, newest first.
+    const events = (await listDeliveries(db, { orgId, status: input.status, limit: input.limit })).slice(0, input.limit).map(presentDelivery);
+    const chat = await listChatSends(db, { orgId, status: input.status, limit: input.limit });
+    return [...events, ...chat].sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1)).slice(0, input.limit);
   },
   'outbox.retry': async (db: Db, input: { ids?: string[]; org?: string; actor: string }) => {
     const orgId = input.org ? (await findOrg(db, input.org)).id : undefined;
-    const retried = await retryDeliveries(db, { ids: input.ids, orgId });
-    for (const id of retried) await recordAudit(db, { orgId: orgId ?? null, actor: input.actor, action: 'outbox.retried', targetType: 'outbound_delivery', targetId: id });
+    const eventIds = input.ids?.filter((id) => !id.startsWith('chs_'));
+    const chatIds = input.ids?.filter((id) => id.startsWith('chs_'));
+    const retried = [
+      ...(eventIds?.length === 0 ? [] : await retryDeliveries(db, { ids: eventIds, orgId })),
+      ...(chatIds?.length === 0 ? [] : await retryChatSends(db, { ids: chatIds, orgId })),
+    ];
+    for (const id of retried) await recordAudit(db, { orgId: orgId ?? null, actor: input.actor, action: 'outbox.retried', targetType: id.startsWith('chs_') ? 'chat_send' : 'outbound_delivery', targetId: id });
     return { retried };
   },
 };

@@ -94,6 +94,8 @@ export const Notification = t.Object({
   target: nullable(t.String()),
   status: enumOf(NOTIFICATION_STATUSES),
   platform_message_id: nullable(t.String()),
+  /** Where the message is (Slack: the DM's channel id). */
+  platform_channel: nullable(t.String()),
   attempts: t.Integer(),
   last_error: nullable(t.String()),
   created_at: time,

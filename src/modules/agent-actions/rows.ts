@@ -72,6 +72,7 @@ export interface NotificationRow {
   target: string | null;
   status: NotificationStatus;
   platform_message_id: string | null;
+  platform_channel: string | null;
   attempts: number;
   last_error: string | null;
   created_at: string;

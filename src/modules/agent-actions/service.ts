@@ -17,6 +17,7 @@ import { executeActionJob } from './execute-job.ts';
 import { PARAMS } from './model.ts';
 import { actionKeyset, presentAction, selectActions, type ActionRow, type NotificationRow, type PresentedAction } from './rows.ts';
 import { actionSettings } from './settings.ts';
+import { slackSender } from '../slack/sender.ts';
 
 const OPEN = sql.raw(OPEN_ACTION_STATUSES.map((s) => `'${s}'`).join(', '));
 
@@ -29,9 +30,34 @@ export function paramsProblem(type: ActionType, params: unknown, field = 'params
   return problem.replace(/^Invalid field "/, `Invalid field "${field}.`).replace(/^Invalid record: /, `Invalid field "${field}": `);
 }
 
-/** The platforms a copy can be sent on today. Slack, Google Chat and WhatsApp senders add
- * themselves here; until then every copy waits (`no_sender`) and the action is in the inbox. */
-export const PLATFORM_SENDERS = new Set<ChatPlatform>();
+/** A chat platform's sender: whether an organisation can receive copies there (an installation),
+ * queueing a copy's send, and queueing the updates of every copy after a decision — all in the
+ * caller's transaction (the sends are the chat outbox's jobs). */
+export interface PlatformSender {
+  available(db: Db, orgId: string): Promise<boolean>;
+  queueSend(db: Db, input: { orgId: string; actionId: string; notificationId: string }): Promise<void>;
+  queueUpdates(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string; responseUrl: string | null } | null }): Promise<number>;
+}
+
+/** The platforms a copy can be sent on today: Slack. A copy on a platform without a sender, or
+ * whose organisation has no installation of it, waits (`no_sender`); an action with no copy on its
+ * way is in the inbox. */
+export const PLATFORM_SENDERS = new Map<ChatPlatform, PlatformSender>([['slack', slackSender]]);
+
+/** The platforms of `platforms` this organisation can be sent copies on now. */
+async function sendablePlatforms(db: Db, orgId: string, platforms: ChatPlatform[]): Promise<Set<ChatPlatform>> {
+  const sendable = new Set<ChatPlatform>();
+  for (const platform of new Set(platforms)) {
+    const sender = PLATFORM_SENDERS.get(platform);
+    if (sender && (await sender.available(db, orgId))) sendable.add(platform);
+  }
+  return sendable;
+}
+
+/** Every copy of a decided (or expired) action is updated to show it. */
+async function updateCopies(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string; responseUrl: string | null } | null }): Promise<void> {
+  for (const sender of PLATFORM_SENDERS.values()) await sender.queueUpdates(db, input);
+}
 
 export interface ProposeInput {
   orgId: string;
@@ -115,7 +141,8 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
     const routing = await routeAction(db, input.orgId, customer.csm_email);
     const csmId = routing.csmId;
     const requiresApproval = input.requiresApproval ?? true;
-    const sendable = routing.copies.some((copy) => PLATFORM_SENDERS.has(copy.platform));
+    const platforms = await sendablePlatforms(db, input.orgId, routing.copies.map((copy) => copy.platform));
+    const sendable = routing.copies.some((copy) => platforms.has(copy.platform));
     // Nowhere to send it but the inbox: it waits there for a decision at once.
     const status: ActionStatus = !requiresApproval ? 'approved' : sendable ? 'proposed' : 'pending_approval';
     const id = newId('act');
@@ -132,10 +159,13 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
     );
     if (inserted.length === 0) continue; // another proposal won the race: it is the open one now
     for (const copy of routing.copies) {
+      const notificationId = newId('ntf');
+      const send = requiresApproval && platforms.has(copy.platform);
       await db.execute(sql`
         insert into action_notifications (id, org_id, action_id, csm_id, platform, target, nonce, status, created_at, updated_at)
-        values (${newId('ntf')}, ${input.orgId}, ${id}, ${copy.csmId}, ${copy.platform}, ${copy.target}, ${randomBytes(16).toString('hex')},
-                ${PLATFORM_SENDERS.has(copy.platform) ? 'pending' : 'no_sender'}, clock_timestamp(), clock_timestamp())`);
+        values (${notificationId}, ${input.orgId}, ${id}, ${copy.csmId}, ${copy.platform}, ${copy.target}, ${randomBytes(16).toString('hex')},
+                ${send ? 'pending' : 'no_sender'}, clock_timestamp(), clock_timestamp())`);
+      if (send) await PLATFORM_SENDERS.get(copy.platform)!.queueSend(db, { orgId: input.orgId, actionId: id, notificationId });
     }
     await recordActionEvent(db, { orgId: input.orgId, actionId: id, kind: 'proposed', actor: input.actor ?? { kind: input.source === 'api' ? 'api_key' : 'rule' }, details: { reason: input.reason } });
     await recordActionEvent(db, { orgId: input.orgId, actionId: id, kind: 'routed', details: { ...routing.routing } });
@@ -222,6 +252,8 @@ export interface DecideInput {
   comment?: string | null;
   snoozeDays?: number;
   now?: Date;
+  /** The decision was a click on this copy (its response_url may update it). */
+  via?: { notificationId: string; responseUrl: string | null } | null;
 }
 
 /** Applies a decision, in `db`'s transaction: exactly one of racing decisions changes the action;
@@ -253,6 +285,7 @@ export async function decideAction(db: Db, input: DecideInput): Promise<Presente
     await emitOutboundEvent(db, input.orgId, 'agent_action.approved', { action });
   }
   if (input.decision === 'reject') await emitOutboundEvent(db, input.orgId, 'agent_action.rejected', { action });
+  await updateCopies(db, { orgId: input.orgId, actionId: row.id, via: input.via });
   return action;
 }
 
@@ -266,7 +299,10 @@ export async function expireActions(db: Db, now: Date = new Date()): Promise<num
       where status in ('proposed', 'pending_approval') and expires_at <= ${now.toISOString()}::timestamptz
       returning id, org_id`),
   );
-  for (const row of rows) await recordActionEvent(db, { orgId: row.org_id, actionId: row.id, kind: 'expired', actor: { kind: 'system' } });
+  for (const row of rows) {
+    await recordActionEvent(db, { orgId: row.org_id, actionId: row.id, kind: 'expired', actor: { kind: 'system' } });
+    await updateCopies(db, { orgId: row.org_id, actionId: row.id });
+  }
   return rows.length;
 }
 
@@ -317,7 +353,7 @@ export async function actionDetail(db: Db, orgId: string, id: string) {
   const action = await getAction(db, orgId, id);
   const notifications = rowsOf<NotificationRow>(
     await db.execute(sql`
-      select id, platform, csm_id, target, status, platform_message_id, attempts, last_error,
+      select id, platform, csm_id, target, status, platform_message_id, platform_channel, attempts, last_error,
         to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at
       from action_notifications where org_id = ${orgId} and action_id = ${id} order by created_at, id`),
   );

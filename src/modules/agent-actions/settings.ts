@@ -13,15 +13,21 @@ export interface ActionSettings {
   allowPrivateEndpoints: boolean;
   /** SECRET_KEY: opens the endpoints' signing secrets (null: nothing can be signed). */
   secretKey: string | null;
+  /** SLACK_API_BASE: where Slack's Web API is (no trailing slash). */
+  slackApiBase: string;
+  /** DISCOUNT_MAX_NO_MANAGER: a discount above this percentage needs a manager. */
+  discountMaxNoManager: number;
 }
 
-export const DEFAULT_ACTION_SETTINGS: ActionSettings = { ttlHours: 72, rejectCooldownDays: 14, allowPrivateEndpoints: false, secretKey: null };
+export const DEFAULT_ACTION_SETTINGS: ActionSettings = { ttlHours: 72, rejectCooldownDays: 14, allowPrivateEndpoints: false, secretKey: null, slackApiBase: 'https://slack.com/api', discountMaxNoManager: 15 };
 
 export const actionSettingsOf = (config: Config, secretKey: string | null = config.secretKey): ActionSettings => ({
   ttlHours: config.actionTtlHours,
   rejectCooldownDays: config.rejectCooldownDays,
   allowPrivateEndpoints: config.allowPrivateEndpoints,
   secretKey,
+  slackApiBase: config.slackApiBase.replace(/\/+$/, ''),
+  discountMaxNoManager: config.discountMaxNoManager,
 });
 
 let current: ActionSettings = DEFAULT_ACTION_SETTINGS;

@@ -16,6 +16,8 @@ export type AuditAction =
   | 'csm.updated'
   | 'action_rules.updated'
   | 'endpoint.created'
+  | 'chat_installation.created'
+  | 'chat_installation.removed'
   | 'endpoint.removed'
   | 'outbox.retried';
 
@@ -23,7 +25,7 @@ export interface AuditInput {
   orgId: string | null;
   actor: string;
   action: AuditAction;
-  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event' | 'job' | 'agent_action' | 'csm' | 'action_rules' | 'endpoint' | 'outbound_delivery';
+  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event' | 'job' | 'agent_action' | 'csm' | 'action_rules' | 'endpoint' | 'outbound_delivery' | 'chat_installation' | 'chat_send';
   targetId: string;
   details?: Record<string, unknown>;
 }

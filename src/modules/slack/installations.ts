@@ -1,0 +1,75 @@
+// Chat installations (SPEC 8.4 "Installations"; `revintel chat add|list|remove`): which Slack
+// workspace belongs to which organisation, with its bot token sealed under SECRET_KEY by the CLI
+// and bound to the installation's id (as connector secrets are). The table keeps the platform's own
+// id in `external_id`, so Google Chat spaces and WhatsApp numbers fit beside Slack team ids.
+import { sql } from 'drizzle-orm';
+import { rowsOf, type Db } from '../../db/client.ts';
+import { isoTime } from '../../db/keyset.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { recordAudit } from '../audit/service.ts';
+import { findOrg } from '../orgs/service.ts';
+
+export interface InstallationView {
+  id: string;
+  org_id: string;
+  platform: string;
+  external_id: string;
+  created_at: string;
+}
+
+/** A Slack installation as the webhook and the sender need it. */
+export interface SlackInstallation {
+  id: string;
+  org_id: string;
+  external_id: string;
+  credentials_sealed: string | null;
+  details: { bot_user_id?: string };
+}
+
+const SELECT = sql`select id, org_id, platform, external_id, ${isoTime(sql`created_at`)} as created_at from chat_installations`;
+
+/** The active Slack installation of a workspace (team id), or null. */
+export async function slackInstallationByTeam(db: Db, teamId: string): Promise<SlackInstallation | null> {
+  const [row] = rowsOf<SlackInstallation>(
+    await db.execute(sql`select id, org_id, external_id, credentials_sealed, details from chat_installations where platform = 'slack' and external_id = ${teamId} and removed_at is null`),
+  );
+  return row ?? null;
+}
+
+/** The organisation's active Slack installation (the first one added), or null. */
+export async function slackInstallationOfOrg(db: Db, orgId: string): Promise<SlackInstallation | null> {
+  const [row] = rowsOf<SlackInstallation>(
+    await db.execute(sql`
+      select id, org_id, external_id, credentials_sealed, details from chat_installations
+      where platform = 'slack' and org_id = ${orgId} and removed_at is null order by created_at, id limit 1`),
+  );
+  return row ?? null;
+}
+
+export const chatAdminUnits = {
+  'chat.add': async (db: Db, input: { id: string; org: string; platform: 'slack'; externalId: string; credentialsSealed: string | null; actor: string }) => {
+    const org = await findOrg(db, input.org);
+    const [taken] = rowsOf<{ id: string; org_id: string }>(
+      await db.execute(sql`select id, org_id from chat_installations where platform = ${input.platform} and external_id = ${input.externalId} and removed_at is null`),
+    );
+    if (taken) throw new AppError('conflict', `${input.platform} ${input.externalId} is already installed (${taken.id}, organisation ${taken.org_id}); remove it first`);
+    await db.execute(sql`
+      insert into chat_installations (id, org_id, platform, external_id, credentials_sealed)
+      values (${input.id}, ${org.id}, ${input.platform}, ${input.externalId}, ${input.credentialsSealed})`);
+    await recordAudit(db, { orgId: org.id, actor: input.actor, action: 'chat_installation.created', targetType: 'chat_installation', targetId: input.id, details: { platform: input.platform, external_id: input.externalId } });
+    const [row] = rowsOf<InstallationView>(await db.execute(sql`${SELECT} where id = ${input.id}`));
+    return row!;
+  },
+  'chat.list': async (db: Db, input: { org?: string }) => {
+    const orgId = input.org ? (await findOrg(db, input.org)).id : null;
+    return rowsOf<InstallationView>(await db.execute(sql`${SELECT} where removed_at is null and (${orgId}::text is null or org_id = ${orgId}) order by created_at, id`));
+  },
+  'chat.remove': async (db: Db, input: { id: string; actor: string }) => {
+    const [row] = rowsOf<{ org_id: string }>(
+      await db.execute(sql`update chat_installations set removed_at = now(), updated_at = now(), credentials_sealed = null where id = ${input.id} and removed_at is null returning org_id`),
+    );
+    if (!row) throw notFound(`Chat installation ${input.id}`);
+    await recordAudit(db, { orgId: row.org_id, actor: input.actor, action: 'chat_installation.removed', targetType: 'chat_installation', targetId: input.id });
+    return { id: input.id, removed: true };
+  },
+};

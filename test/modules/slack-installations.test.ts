@@ -1,0 +1,76 @@
+// Chat installations on both backends (README "Agent actions" → Slack): `revintel chat add slack`
+// seals the bot token under SECRET_KEY, bound to the installation (the database never holds the
+// plaintext), refuses a malformed team id or token and a workspace already installed; `chat list`
+// shows no token; `chat remove` erases it.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { rmSync } from 'node:fs';
+import { connectPostgres, openEmbedded, queryText, type Database } from '../../src/db/client.ts';
+import { runMigrations } from '../../src/db/migrate.ts';
+import { openSecret } from '../../src/lib/secret-box.ts';
+import { ensureSecretKey } from '../../src/lib/secret-key.ts';
+import { runSourceCli } from '../helpers/binary.ts';
+import { createOrgWithKey, tempDir, TEST_DATABASE_URL } from '../helpers/harness.ts';
+
+const SECRET_KEY = 'slack-install-test-secret-key-0123456789ab';
+const dataDir = tempDir('revintel-chat-');
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+interface Target {
+  label: string;
+  env: Record<string, string>;
+  open: () => Promise<Database>;
+  secretKey: () => string;
+}
+const targets: Target[] = [{ label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test'), secretKey: () => ensureSecretKey(null, dataDir)! }];
+if (TEST_DATABASE_URL) {
+  const url = TEST_DATABASE_URL;
+  targets.push({ label: 'postgres', env: { DATABASE_URL: url, SECRET_KEY }, open: async () => connectPostgres(url, 2), secretKey: () => SECRET_KEY });
+}
+
+for (const target of targets) {
+  describe(`chat installations (${target.label})`, () => {
+    const cli = (args: string[]) => runSourceCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env });
+    let orgName = '';
+    const teamId = `T${Math.random().toString(36).slice(2, 12).toUpperCase()}`;
+    async function withDb<T>(fn: (database: Database) => Promise<T>): Promise<T> {
+      const database = await target.open();
+      try {
+        await runMigrations(database, target.label === 'postgres' ? TEST_DATABASE_URL : null);
+        return await fn(database);
+      } finally {
+        await database.close();
+      }
+    }
+    beforeAll(async () => {
+      orgName = await withDb(async (database) => (await createOrgWithKey(database)).org.name);
+    });
+
+    test('add seals the token, list hides it, a second install of the workspace is refused, remove erases it', async () => {
+      const token = 'xoxb-1111-2222-abcdefABCDEF';
+      expect((await cli(['chat', 'add', 'slack', '--org', orgName, '--team-id', 'nope', '--bot-token', token])).code).toBe(2);
+      expect((await cli(['chat', 'add', 'slack', '--org', orgName, '--team-id', teamId, '--bot-token', 'xoxp-user-token'])).code).toBe(2);
+      const added = await cli(['chat', 'add', 'slack', '--org', orgName, '--team-id', teamId, '--bot-token', token]);
+      expect(added.code).toBe(0);
+      expect(added.json).toMatchObject({ platform: 'slack', external_id: teamId });
+      const id: string = added.json.id;
+      expect(id).toMatch(/^chi_/);
+      await withDb(async (database) => {
+        const [row] = await queryText<{ credentials_sealed: string }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [id]);
+        expect(row!.credentials_sealed).not.toContain('xoxb');
+        expect(openSecret(row!.credentials_sealed, target.secretKey(), id)).toBe(token);
+      });
+      const again = await cli(['chat', 'add', 'slack', '--org', orgName, '--team-id', teamId, '--bot-token', token]);
+      expect(again.code).not.toBe(0);
+      expect(again.stderr).toContain('already installed');
+      const listed = await cli(['chat', 'list', '--org', orgName]);
+      expect(listed.json.map((r: any) => r.id)).toEqual([id]);
+      expect(listed.stdout).not.toContain('xoxb');
+      expect((await cli(['chat', 'remove', id])).code).toBe(0);
+      expect((await cli(['chat', 'list', '--org', orgName])).json).toEqual([]);
+      await withDb(async (database) => {
+        const [row] = await queryText<{ credentials_sealed: string | null }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [id]);
+        expect(row!.credentials_sealed).toBeNull();
+      });
+    });
+  });
+}
