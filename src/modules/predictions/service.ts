@@ -1,9 +1,9 @@
 // Scoring: the current prediction of every scored customer of an organisation, by the model in
 // force (the scorecard, stored as the organisation's first model, until a trained one replaces it).
 // In chunks of customers (scoreChunk), each one transaction: its predictions, and the stale marks
-// they answer. The marks are read first and removed with the chunk's writes only if unchanged: a mark commits
-// with the change it marks, so the features read after it see that change, and a mark made (or
-// renewed) meanwhile survives for the next run. A chunk's band changes bump the organisation's data
+// they answer. The marks are read first and removed with the chunk's writes only if unchanged: a
+// mark commits with the change it marks, so the features read after it see that change, and a
+// mark made (or renewed) meanwhile survives for the next run. A chunk's band changes bump the organisation's data
 // version as it commits (migration 0018), so customers' churn_risk follows chunk by chunk.
 import { queryText, type Db } from '../../db/client.ts';
 import type { RiskBand } from '../../db/schema/index.ts';
@@ -107,8 +107,8 @@ async function chunkIds(db: Db, args: ChunkArgs): Promise<string[]> {
 /**
  * Scores one chunk of a recompute, in `db`'s transaction: the next `limit` customers of the scope
  * in id order, each one's prediction written, those no longer scored losing theirs, and the stale
- * marks of the chunk answered (read first, removed with the writes only if unchanged: a mark commits
- * with the change it marks, so the features read after it see that change, and a mark made or
+ * marks of the chunk answered (read first, removed with the writes only if unchanged: a mark
+ * commits with the change it marks, so the features read after it see that change, and a mark made or
  * renewed meanwhile, or after the chunk, survives for the next run). Safe to repeat: a chunk run
  * twice writes what the data says at the time.
  */
