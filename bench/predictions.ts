@@ -20,7 +20,7 @@
 // Targets (reported, never asserted): rescore >= 20x the loop; 100,000 within 12x the time of
 // 10,000; held ~100 ms; reads >= 0.8x; freshness p95 < 10 s; training + backtest at 100,000 under
 // 5 min and 600 MB on PostgreSQL; acks no slower during a backtest.
-// Options: --quick (PGlite only unless --only, 1,000 and 4,000 customers, one round of 2 s reads,
+// Options: --quick (PGlite only unless --only, 1,000 and 2,000 customers, one round of 2 s reads,
 //          5 s of tickets: about a minute), --sizes LIST, --only embedded,postgres, --duration S (5),
 //          --rate N (100), --seconds S (20), --sample N (200), --database-url URL, --build.
 import { parseArgs } from 'node:util';
@@ -52,7 +52,7 @@ const { values: opts } = parseArgs({
   },
 });
 if (opts.help) await printHeaderAndExit(import.meta.path);
-const sizes = (opts.sizes ?? (opts.quick ? '1000,4000' : '10000,100000')).split(',').map(Number);
+const sizes = (opts.sizes ?? (opts.quick ? '1000,2000' : '10000,100000')).split(',').map(Number);
 const rounds = opts.quick ? 1 : 2;
 const duration = positiveOption(opts.duration, opts.quick ? 2 : 5);
 const rate = positiveOption(opts.rate, 100);
