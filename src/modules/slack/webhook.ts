@@ -9,6 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
+import type { ChatPlatform } from '../../db/schema/index.ts';
 import { rowsOf, type Database, type Db } from '../../db/client.ts';
 import { readBodyLimited } from '../../lib/body.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -16,9 +17,8 @@ import { newId } from '../../lib/ids.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
-import { recordAudit } from '../audit/service.ts';
-import { decideAction, type Decision } from '../agent-actions/service.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
+import { decideFromChat } from '../agent-actions/chat-decisions.ts';
+import type { Decision } from '../agent-actions/service.ts';
 import { runCommand } from './commands.ts';
 import { slackInstallationByTeam, type SlackInstallation } from './installations.ts';
 import { BUTTONS } from './messages.ts';
@@ -75,18 +75,19 @@ function parsePayload(bytes: Uint8Array, contentType: string | null): Record<str
   }
 }
 
-/** Stores the event once; false when it was stored before (a redelivery: nothing more happens). */
-async function storeOnce(db: Db, event: { dedupeKey: string; installation: SlackInstallation | null; type: string; outcome: 'processed' | 'denied' | 'ignored'; detail?: string | null; body: unknown }): Promise<string | null> {
+/** Stores the event once (by the platform's ids); null when it was stored before (a redelivery:
+ * nothing more happens), else its row's id. */
+export async function storeOnce(db: Db, event: { platform?: ChatPlatform; dedupeKey: string; installation: { id: string; org_id: string } | null; type: string; outcome: 'processed' | 'denied' | 'ignored'; detail?: string | null; body: unknown }): Promise<string | null> {
   const [row] = rowsOf<{ id: string }>(
     await db.execute(sql`
       insert into chat_inbound_events (id, platform, dedupe_key, installation_id, org_id, type, outcome, detail, body)
-      values (${newId('che')}, 'slack', ${event.dedupeKey.slice(0, 300)}, ${event.installation?.id ?? null}, ${event.installation?.org_id ?? null}, ${event.type.slice(0, 100)}, ${event.outcome}, ${event.detail ?? null}, ${JSON.stringify(event.body)}::jsonb)
+      values (${newId('che')}, ${event.platform ?? 'slack'}, ${event.dedupeKey.slice(0, 300)}, ${event.installation?.id ?? null}, ${event.installation?.org_id ?? null}, ${event.type.slice(0, 100)}, ${event.outcome}, ${event.detail ?? null}, ${JSON.stringify(event.body)}::jsonb)
       on conflict (platform, dedupe_key) do nothing returning id`),
   );
   return row?.id ?? null;
 }
 
-const settle = (db: Db, id: string, outcome: 'processed' | 'denied' | 'ignored', detail: string | null) =>
+export const settle = (db: Db, id: string, outcome: 'processed' | 'denied' | 'ignored', detail: string | null) =>
   db.execute(sql`update chat_inbound_events set outcome = ${outcome}, detail = ${detail} where id = ${id}`);
 
 interface Clicker {
@@ -103,8 +104,6 @@ export async function csmBySlackUser(db: Db, orgId: string, slackUserId: string)
 }
 
 const DECISIONS: Record<string, Decision> = { [BUTTONS.approve]: 'approve', [BUTTONS.reject]: 'reject', [BUTTONS.snooze]: 'snooze' };
-
-const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** A button click, decided in `db`'s transaction: what happened, in words (null: decided). */
 async function handleClick(db: Db, installation: SlackInstallation, payload: Record<string, any>, now: Date): Promise<void> {
@@ -123,34 +122,10 @@ async function handleClick(db: Db, installation: SlackInstallation, payload: Rec
   const decision = DECISIONS[String(button?.action_id ?? '')];
   if (!decision) return void (await settle(db, eventId, 'ignored', `not one of our buttons (${String(button?.action_id ?? 'none')})`));
   const [actionId = '', nonce = ''] = String(button.value ?? '').split(':');
-  const copies = rowsOf<{ id: string; nonce: string }>(
-    await db.execute(sql`select id, nonce from action_notifications where org_id = ${orgId} and action_id = ${actionId} and platform = 'slack' order by id`),
-  );
-  const copy = copies.find((c) => sameText(c.nonce, nonce));
-  if (!copy) return deny('This button does not belong to a current approval request of this workspace: nothing was changed.');
   const csm = await csmBySlackUser(db, orgId, user);
-  if (!csm) return deny('Only a CSM of this organisation may decide: nothing was changed.');
-  const [action] = rowsOf<{ csm_id: string | null; type: string; params: Record<string, unknown>; status: string; expired: boolean; expires_at: string | null }>(
-    await db.execute(sql`
-      select csm_id, type, params, status, expires_at <= ${now.toISOString()}::timestamptz as expired, to_char(expires_at at time zone 'UTC', 'HH24:MI "UTC on" YYYY-MM-DD') as expires_at
-      from agent_actions where org_id = ${orgId} and id = ${actionId}`),
-  );
-  if (!action) return deny('This action no longer exists: nothing was changed.');
-  const manager = csm.role === 'manager' || csm.role === 'admin';
-  if (action.csm_id !== csm.id && !manager) return deny("Only the customer's CSM or a manager may decide this action: nothing was changed.");
-  const limit = actionSettings().discountMaxNoManager;
-  if (decision === 'approve' && action.type === 'discount_offer' && Number(action.params.percent) > limit && !manager) {
-    return deny(`A discount above ${limit}% needs a manager's approval: nothing was changed.`);
-  }
-  if (action.expired && (action.status === 'proposed' || action.status === 'pending_approval')) return deny(`Action ${actionId} expired at ${action.expires_at}: nothing was changed.`);
-  try {
-    const decided = await decideAction(db, { orgId, actionId, decision, by: { kind: 'csm', csm_id: csm.id, name: csm.name ?? csm.email, platform: 'slack' }, now, via: { notificationId: copy.id, responseUrl } });
-    await recordAudit(db, { orgId, actor: `slack:${user}`, action: 'agent_action.decided', targetType: 'agent_action', targetId: actionId, details: { decision, status: decided.status, csm_id: csm.id } });
-    await settle(db, eventId, 'processed', `${decision} by ${csm.id}`);
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'conflict') return deny(`${error.message}: nothing was changed.`);
-    throw error;
-  }
+  const outcome = await decideFromChat(db, { orgId, actionId, nonce, platform: 'slack', decision, csm, actor: `slack:${user}`, now, responseUrl, place: 'workspace' });
+  if (!outcome.ok) return deny(outcome.why);
+  await settle(db, eventId, 'processed', `${decision} by ${csm!.id}`);
 }
 
 /** An Events API callback in `db`'s transaction: app mentions answer commands in their thread. */

@@ -1,0 +1,75 @@
+// A decision taken on a chat platform (SPEC 8.3 "Who may decide"), the same for every platform: the
+// button must be one of the action's current copies there (its nonce, compared in constant time),
+// the clicker an active CSM of the organisation who owns the customer or is a manager or admin, a
+// discount above DISCOUNT_MAX_NO_MANAGER needs a manager, and an expired action takes no decision.
+// Whatever fails changes nothing and says why, in words the clicker is shown privately.
+import { timingSafeEqual } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { rowsOf, type Db } from '../../db/client.ts';
+import type { ChatPlatform } from '../../db/schema/index.ts';
+import { AppError } from '../../lib/errors.ts';
+import { recordAudit } from '../audit/service.ts';
+import { decideAction, type Decision } from './service.ts';
+import type { PresentedAction } from './rows.ts';
+import { actionSettings } from './settings.ts';
+
+/** The CSM behind a platform's user. */
+export interface ChatDecider {
+  id: string;
+  name: string | null;
+  email: string;
+  role: string;
+}
+
+export type ChatDecisionOutcome = { ok: true; action: PresentedAction; copyId: string } | { ok: false; why: string };
+
+const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/** The active CSM of the organisation with this e-mail (Google Chat's users are known by it), or null. */
+export async function csmByEmail(db: Db, orgId: string, email: string): Promise<ChatDecider | null> {
+  const [row] = rowsOf<ChatDecider>(await db.execute(sql`select id, name, email, role from csms where org_id = ${orgId} and email = ${email.toLowerCase()} and active order by id limit 1`));
+  return row ?? null;
+}
+
+/** Applies a click, in `db`'s transaction: the decision, or why nothing changed. */
+export async function decideFromChat(
+  db: Db,
+  input: { orgId: string; actionId: string; nonce: string; platform: ChatPlatform; decision: Decision; csm: ChatDecider | null; actor: string; now: Date; responseUrl?: string | null; place: string },
+): Promise<ChatDecisionOutcome> {
+  const { orgId, actionId } = input;
+  const copies = rowsOf<{ id: string; nonce: string }>(
+    await db.execute(sql`select id, nonce from action_notifications where org_id = ${orgId} and action_id = ${actionId} and platform = ${input.platform} order by id`),
+  );
+  const copy = copies.find((c) => sameText(c.nonce, input.nonce));
+  if (!copy) return { ok: false, why: `This button does not belong to a current approval request of this ${input.place}: nothing was changed.` };
+  const csm = input.csm;
+  if (!csm) return { ok: false, why: 'Only a CSM of this organisation may decide: nothing was changed.' };
+  const [action] = rowsOf<{ csm_id: string | null; type: string; params: Record<string, unknown>; status: string; expired: boolean; expires_at: string | null }>(
+    await db.execute(sql`
+      select csm_id, type, params, status, expires_at <= ${input.now.toISOString()}::timestamptz as expired, to_char(expires_at at time zone 'UTC', 'HH24:MI "UTC on" YYYY-MM-DD') as expires_at
+      from agent_actions where org_id = ${orgId} and id = ${actionId}`),
+  );
+  if (!action) return { ok: false, why: 'This action no longer exists: nothing was changed.' };
+  const manager = csm.role === 'manager' || csm.role === 'admin';
+  if (action.csm_id !== csm.id && !manager) return { ok: false, why: "Only the customer's CSM or a manager may decide this action: nothing was changed." };
+  const limit = actionSettings().discountMaxNoManager;
+  if (input.decision === 'approve' && action.type === 'discount_offer' && Number(action.params.percent) > limit && !manager) {
+    return { ok: false, why: `A discount above ${limit}% needs a manager's approval: nothing was changed.` };
+  }
+  if (action.expired && (action.status === 'proposed' || action.status === 'pending_approval')) return { ok: false, why: `Action ${actionId} expired at ${action.expires_at}: nothing was changed.` };
+  try {
+    const decided = await decideAction(db, {
+      orgId,
+      actionId,
+      decision: input.decision,
+      by: { kind: 'csm', csm_id: csm.id, name: csm.name ?? csm.email, platform: input.platform },
+      now: input.now,
+      via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null },
+    });
+    await recordAudit(db, { orgId, actor: input.actor, action: 'agent_action.decided', targetType: 'agent_action', targetId: actionId, details: { decision: input.decision, status: decided.status, csm_id: csm.id } });
+    return { ok: true, action: decided, copyId: copy.id };
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'conflict') return { ok: false, why: `${error.message}: nothing was changed.` };
+    throw error;
+  }
+}
