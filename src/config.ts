@@ -8,6 +8,11 @@ export type RateLimitStoreKind = (typeof RATE_LIMIT_STORES)[number];
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** How Google Chat's bearer tokens are addressed (its app's "Authentication Audience"): an ID token
+ * for the endpoint's URL, or a JWT for the Cloud project's number. */
+export const GCHAT_AUDIENCE_MODES = ['endpoint_url', 'project_number'] as const;
+export type GchatAudienceMode = (typeof GCHAT_AUDIENCE_MODES)[number];
+
 /** `off`: the socket address is the client. `all`: believe any X-Forwarded-For. A list: believe it
  * only from those proxy addresses. */
 export type TrustProxy = { mode: 'off' } | { mode: 'all' } | { mode: 'list'; addresses: string[] };
@@ -63,6 +68,21 @@ export interface Config {
   slackSigningSecretPrevious: string | null;
   /** A discount above this percentage needs a manager's (or admin's) approval. */
   discountMaxNoManager: number;
+  /** Google Chat's REST API (spaces.messages.create and patch). */
+  gchatApiBase: string;
+  /** Google's OAuth token endpoint: the service account's JWT is exchanged there. */
+  googleTokenUrl: string;
+  /** Google's OAuth keys (JWKS): ID tokens of the endpoint-URL audience are verified with them. */
+  googleJwksUrl: string;
+  /** chat@system.gserviceaccount.com's x509 certificates: the project-number audience's JWTs. */
+  googleChatCertsUrl: string;
+  gchatAudienceMode: GchatAudienceMode;
+  /** The audience Google's tokens must name (null: PUBLIC_URL + the webhook's path, or nothing). */
+  gchatAudience: string | null;
+  /** The Cloud project's number: add-on events are signed by its add-ons service agent. */
+  gchatProjectNumber: string | null;
+  /** The Chat app's service-account key file (JSON): the app posts and edits its cards with it. */
+  gchatServiceAccountFile: string | null;
 }
 
 export class ConfigError extends Error {
@@ -118,6 +138,11 @@ const url =
 
 const nonEmpty: Parser<string> = (raw, name) => {
   if (!raw.trim()) throw new ConfigError(name, 'must not be empty');
+  return raw.trim();
+};
+
+const digits: Parser<string> = (raw, name) => {
+  if (!/^\d{1,30}$/.test(raw.trim())) throw new ConfigError(name, `must be a Google Cloud project number (digits), got "${raw}"`);
   return raw.trim();
 };
 
@@ -200,6 +225,14 @@ const SETTINGS = {
   SLACK_SIGNING_SECRET: { key: 'slackSigningSecret', parse: nonEmpty, fallback: null },
   SLACK_SIGNING_SECRET_PREVIOUS: { key: 'slackSigningSecretPrevious', parse: nonEmpty, fallback: null },
   DISCOUNT_MAX_NO_MANAGER: { key: 'discountMaxNoManager', parse: integer(0, 100), fallback: 15 },
+  GCHAT_API_BASE: { key: 'gchatApiBase', parse: url(['http:', 'https:']), fallback: 'https://chat.googleapis.com/v1' },
+  GOOGLE_TOKEN_URL: { key: 'googleTokenUrl', parse: url(['http:', 'https:']), fallback: 'https://oauth2.googleapis.com/token' },
+  GOOGLE_JWKS_URL: { key: 'googleJwksUrl', parse: url(['http:', 'https:']), fallback: 'https://www.googleapis.com/oauth2/v3/certs' },
+  GOOGLE_CHAT_CERTS_URL: { key: 'googleChatCertsUrl', parse: url(['http:', 'https:']), fallback: 'https://www.googleapis.com/service_accounts/v1/metadata/x509/chat@system.gserviceaccount.com' },
+  GCHAT_AUDIENCE_MODE: { key: 'gchatAudienceMode', parse: oneOf(GCHAT_AUDIENCE_MODES), fallback: 'endpoint_url' },
+  GCHAT_AUDIENCE: { key: 'gchatAudience', parse: nonEmpty, fallback: null },
+  GCHAT_PROJECT_NUMBER: { key: 'gchatProjectNumber', parse: digits, fallback: null },
+  GCHAT_SERVICE_ACCOUNT_FILE: { key: 'gchatServiceAccountFile', parse: nonEmpty, fallback: null },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -236,8 +269,14 @@ export function loadConfig(env: Source = process.env, flags: Partial<Record<Sett
   if (config.reusePort && config.rateLimitStore === 'memory') {
     throw new ConfigError('REUSE_PORT', 'needs a shared rate-limit store (RATE_LIMIT_STORE=postgres or redis): per-process counters would multiply the limits');
   }
-  if (config.slackApiBase.startsWith('http:') && !config.allowInsecurePlatformUrls) {
-    throw new ConfigError('SLACK_API_BASE', 'is plain http://: set ALLOW_INSECURE_PLATFORM_URLS=true (local fakes only)');
+  for (const [name, value] of [['SLACK_API_BASE', config.slackApiBase], ['GCHAT_API_BASE', config.gchatApiBase], ['GOOGLE_TOKEN_URL', config.googleTokenUrl], ['GOOGLE_JWKS_URL', config.googleJwksUrl], ['GOOGLE_CHAT_CERTS_URL', config.googleChatCertsUrl]] as const) {
+    if (value.startsWith('http:') && !config.allowInsecurePlatformUrls) throw new ConfigError(name, 'is plain http://: set ALLOW_INSECURE_PLATFORM_URLS=true (local fakes only)');
+  }
+  if (config.gchatAudienceMode === 'project_number' && config.gchatAudience !== null && !/^\d{1,30}$/.test(config.gchatAudience)) {
+    throw new ConfigError('GCHAT_AUDIENCE', `must be the Cloud project's number when GCHAT_AUDIENCE_MODE is project_number, got "${config.gchatAudience}"`);
+  }
+  if (config.gchatAudienceMode === 'project_number' && config.gchatAudience === null) {
+    throw new ConfigError('GCHAT_AUDIENCE', "must be set to the Cloud project's number when GCHAT_AUDIENCE_MODE is project_number");
   }
   return config;
 }

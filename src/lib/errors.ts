@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   database_unavailable: 503,
   request_timeout: 503,
   database_busy: 503,
+  /** A service the request depends on did not answer (Google's signing keys, for a Chat event). */
+  upstream_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

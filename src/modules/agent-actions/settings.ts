@@ -17,9 +17,25 @@ export interface ActionSettings {
   slackApiBase: string;
   /** DISCOUNT_MAX_NO_MANAGER: a discount above this percentage needs a manager. */
   discountMaxNoManager: number;
+  /** GCHAT_API_BASE: where Google Chat's REST API is (no trailing slash). */
+  gchatApiBase: string;
+  /** GOOGLE_TOKEN_URL: where the service account's JWT is exchanged for an access token. */
+  googleTokenUrl: string;
+  /** GCHAT_SERVICE_ACCOUNT_FILE: the Chat app's service-account key file (null: no Google Chat copies). */
+  gchatServiceAccountFile: string | null;
 }
 
-export const DEFAULT_ACTION_SETTINGS: ActionSettings = { ttlHours: 72, rejectCooldownDays: 14, allowPrivateEndpoints: false, secretKey: null, slackApiBase: 'https://slack.com/api', discountMaxNoManager: 15 };
+export const DEFAULT_ACTION_SETTINGS: ActionSettings = {
+  ttlHours: 72,
+  rejectCooldownDays: 14,
+  allowPrivateEndpoints: false,
+  secretKey: null,
+  slackApiBase: 'https://slack.com/api',
+  discountMaxNoManager: 15,
+  gchatApiBase: 'https://chat.googleapis.com/v1',
+  googleTokenUrl: 'https://oauth2.googleapis.com/token',
+  gchatServiceAccountFile: null,
+};
 
 export const actionSettingsOf = (config: Config, secretKey: string | null = config.secretKey): ActionSettings => ({
   ttlHours: config.actionTtlHours,
@@ -28,6 +44,9 @@ export const actionSettingsOf = (config: Config, secretKey: string | null = conf
   secretKey,
   slackApiBase: config.slackApiBase.replace(/\/+$/, ''),
   discountMaxNoManager: config.discountMaxNoManager,
+  gchatApiBase: config.gchatApiBase.replace(/\/+$/, ''),
+  googleTokenUrl: config.googleTokenUrl,
+  gchatServiceAccountFile: config.gchatServiceAccountFile,
 });
 
 let current: ActionSettings = DEFAULT_ACTION_SETTINGS;
