@@ -3,11 +3,13 @@
 // outbox (`chat_sends`), queued in the transaction that decided it and sent by a `chat.send` job
 // with the outbox's back-off: 429 (never sooner than Retry-After), 5xx, timeouts and Slack's
 // `ratelimited` are tried again, dead after 8 attempts; any other `ok: false` stops at once. Slack
-// has no idempotency key: a send that timed out may arrive twice; each claim sends once.
+// has no idempotency key: a send that timed out may arrive twice; each claim sends once. The same
+// outbox and job carry Google Chat's calls (rows with platform `google_chat`, sent by
+// google-chat/transport.ts).
 import { sql } from 'drizzle-orm';
 import { t } from 'elysia';
 import { rowsOf, type Db } from '../../db/client.ts';
-import { OPEN_ACTION_STATUSES, type ChatSendKind } from '../../db/schema/index.ts';
+import { OPEN_ACTION_STATUSES, type ChatPlatform, type ChatSendKind } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { openSecret } from '../../lib/secret-box.ts';
@@ -18,6 +20,7 @@ import { actionSettings } from '../agent-actions/settings.ts';
 import type { PlatformSender } from '../agent-actions/service.ts';
 import { slackInstallationOfOrg } from './installations.ts';
 import { approvalBlocks, decidedBlocks, type ActionFacts } from './messages.ts';
+import { attemptGoogleChatSend } from '../google-chat/transport.ts';
 
 /** Where a decision came from, when it was a click on one copy: that copy is updated through the
  * click's `response_url` when Slack's own host serves it. */
@@ -37,14 +40,16 @@ export function responseUrlAllowed(raw: string | null | undefined, apiBase = act
   }
 }
 
-async function queue(db: Db, row: { orgId: string; installationId: string; kind: ChatSendKind; request: Record<string, unknown>; notificationId?: string | null; actionId?: string | null; runAt?: Date }) {
+/** One call to a chat platform queued in the caller's transaction, with its `chat.send` job. */
+export async function queueChatSend(db: Db, row: { platform?: ChatPlatform; orgId: string; installationId: string; kind: ChatSendKind; request: Record<string, unknown>; notificationId?: string | null; actionId?: string | null }) {
   const id = newId('chs');
   await db.execute(sql`
     insert into chat_sends (id, org_id, installation_id, notification_id, action_id, platform, kind, request, next_attempt_at)
-    values (${id}, ${row.orgId}, ${row.installationId}, ${row.notificationId ?? null}, ${row.actionId ?? null}, 'slack', ${row.kind}, ${JSON.stringify(row.request)}::jsonb, now())`);
+    values (${id}, ${row.orgId}, ${row.installationId}, ${row.notificationId ?? null}, ${row.actionId ?? null}, ${row.platform ?? 'slack'}, ${row.kind}, ${JSON.stringify(row.request)}::jsonb, now())`);
   await enqueueJob(db, chatSendJob, { sendId: id }, { orgId: row.orgId, dedupeKey: id });
   return id;
 }
+const queue = queueChatSend;
 
 /** An answer in a thread (app mentions), from the outbox. */
 export const queueSlackReply = (db: Db, input: { orgId: string; installationId: string; channel: string; threadTs: string; text: string }) =>
@@ -102,10 +107,13 @@ export const slackSender: PlatformSender = {
 
 // --- one attempt --------------------------------------------------------------------------------
 
-interface Pending {
+export interface Pending {
   id: string;
   org_id: string;
+  platform: ChatPlatform;
   installation_id: string;
+  /** The platform's id of the installation (Slack team, Google Chat space). */
+  installation_external_id: string;
   credentials_sealed: string | null;
   kind: ChatSendKind;
   request: Record<string, unknown>;
@@ -120,7 +128,7 @@ interface Pending {
   facts: ActionFacts | null;
 }
 
-async function actionFacts(db: Db, orgId: string, actionId: string): Promise<ActionFacts | null> {
+export async function actionFacts(db: Db, orgId: string, actionId: string): Promise<ActionFacts | null> {
   const [row] = rowsOf<ActionFacts>(
     await db.execute(sql`
       select a.id, a.type, a.params, a.reason, a.rationale, a.status, a.decided_by, a.trigger_count,
@@ -136,7 +144,7 @@ async function actionFacts(db: Db, orgId: string, actionId: string): Promise<Act
 async function loadPending(db: Db, args: { sendId: string }): Promise<Pending | null> {
   const [row] = rowsOf<Omit<Pending, 'facts'>>(
     await db.execute(sql`
-      select s.id, s.org_id, s.installation_id, i.credentials_sealed, s.kind, s.request, s.notification_id, s.action_id,
+      select s.id, s.org_id, s.platform, s.installation_id, i.external_id as installation_external_id, i.credentials_sealed, s.kind, s.request, s.notification_id, s.action_id,
         n.target, n.nonce, m.email as csm_email, a.status as action_status
       from chat_sends s join chat_installations i on i.id = s.installation_id
       left join action_notifications n on n.id = s.notification_id
@@ -154,7 +162,10 @@ function retryAfterOf(value: string | null): number | null {
   return Math.min(86_400, Number(value));
 }
 
-type SlackAnswer = AttemptResult & { data: Record<string, any> | null };
+export type SlackAnswer = AttemptResult & { data: Record<string, any> | null };
+/** One attempt's outcome, and for a post where the message is (its channel and ts, or Google's
+ * space and message name) and, for Slack, whom it went to. */
+export type SendAnswer = SlackAnswer & { target?: string; channel?: string; ts?: string };
 
 /** One call: Slack's Web API method (`chat.postMessage`…) with the bot token, or a response_url.
  * Never throws. */
@@ -195,7 +206,7 @@ export async function callSlack(target: { method: string; token: string } | { re
 const permanent = (error: string): SlackAnswer => ({ status: null, error, ms: 0, retryAfterSeconds: null, final: true, data: null });
 
 /** Sends one row of the chat outbox; what came of it, and for a post the message's place. */
-export async function attemptSend(pending: Pending): Promise<SlackAnswer & { target?: string; channel?: string; ts?: string }> {
+export async function attemptSend(pending: Pending): Promise<SendAnswer> {
   const key = actionSettings().secretKey;
   if (!key) return { ...permanent('SECRET_KEY is not available: the bot token cannot be opened'), final: false };
   if (!pending.credentials_sealed) return permanent('the Slack installation was removed');
@@ -244,8 +255,8 @@ interface Recorded {
 }
 
 async function recordSend(db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }): Promise<Recorded> {
-  const [row] = rowsOf<{ attempts: number; org_id: string; kind: ChatSendKind; notification_id: string | null; action_id: string | null }>(
-    await db.execute(sql`select attempts + 1 as attempts, org_id, kind, notification_id, action_id from chat_sends where id = ${args.sendId} and status = 'pending' for update`),
+  const [row] = rowsOf<{ attempts: number; org_id: string; platform: ChatPlatform; installation_id: string; kind: ChatSendKind; notification_id: string | null; action_id: string | null }>(
+    await db.execute(sql`select attempts + 1 as attempts, org_id, platform, installation_id, kind, notification_id, action_id from chat_sends where id = ${args.sendId} and status = 'pending' for update`),
   );
   if (!row) return { status: 'delivered', attempts: 0 };
   // Slack answers its errors with 200 and `ok: false`: an attempt with an error is not delivered.
@@ -267,18 +278,23 @@ async function recordSend(db: Db, args: { sendId: string; result: AttemptResult;
 /** A post's outcome on its copy: sent (its channel and ts kept; the action now waits for a
  * decision, and a decision taken meanwhile updates it at once), or failed with the reason (when no
  * copy is left on its way, the action waits in the inbox). */
-async function settlePost(db: Db, row: { org_id: string; action_id: string | null; attempts: number; notificationId: string; status: string; error: string | null; target?: string; channel?: string; ts?: string }) {
+async function settlePost(db: Db, row: { org_id: string; platform: ChatPlatform; installation_id: string; action_id: string | null; attempts: number; notificationId: string; status: string; error: string | null; target?: string; channel?: string; ts?: string }) {
   if (row.status === 'delivered') {
     await db.execute(sql`
       update action_notifications set status = 'sent', target = coalesce(target, ${row.target ?? null}), platform_channel = ${row.channel ?? null}, platform_message_id = ${row.ts ?? null},
         attempts = ${row.attempts}, last_error = null, updated_at = now()
       where id = ${row.notificationId}`);
     // A CSM found by e-mail is known by the Slack user id from now on (their clicks are matched by it).
-    if (row.target) await db.execute(sql`update csms set slack_user_id = ${row.target}, updated_at = now() where id = (select csm_id from action_notifications where id = ${row.notificationId}) and slack_user_id is null`);
+    if (row.target && row.platform === 'slack') await db.execute(sql`update csms set slack_user_id = ${row.target}, updated_at = now() where id = (select csm_id from action_notifications where id = ${row.notificationId}) and slack_user_id is null`);
     if (!row.action_id) return;
     await db.execute(sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`);
     const [action] = rowsOf<{ status: string }>(await db.execute(sql`select status from agent_actions where id = ${row.action_id}`));
-    if (action && !['proposed', 'pending_approval'].includes(action.status)) await queueSlackUpdates(db, { orgId: row.org_id, actionId: row.action_id });
+    if (action && !['proposed', 'pending_approval'].includes(action.status)) {
+      if (row.platform === 'slack') await queueSlackUpdates(db, { orgId: row.org_id, actionId: row.action_id });
+      else if (row.platform === 'google_chat' && row.ts) {
+        await queue(db, { platform: row.platform, orgId: row.org_id, installationId: row.installation_id, kind: 'update', notificationId: row.notificationId, actionId: row.action_id, request: { name: row.ts } });
+      }
+    }
     return;
   }
   await db.execute(sql`
@@ -308,7 +324,7 @@ export const chatSendJob = defineJobKind({
     if (!ctx.job.orgId) throw new PermanentJobError('chat.send needs an organisation');
     const pending = await ctx.run('load', payload);
     if (!pending) return { skipped: true };
-    const { data: _, ...result } = await attemptSend(pending);
+    const { data: _, ...result } = pending.platform === 'google_chat' ? await attemptGoogleChatSend(pending) : await attemptSend(pending);
     const recorded = await ctx.run('record', { sendId: payload.sendId, ...result, result: { status: result.status, error: result.error, ms: result.ms, retryAfterSeconds: result.retryAfterSeconds, final: result.final }, now: new Date().toISOString() });
     return { status: recorded.status, attempts: recorded.attempts, http_status: result.status };
   },
@@ -321,8 +337,9 @@ export const chatSendJob = defineJobKind({
 export async function listChatSends(db: Db, input: { orgId?: string; status?: string; limit: number }) {
   return rowsOf<{ id: string; endpoint_id: string; url: string; event_id: string; event_type: string; status: string; attempts: number; next_attempt_at: string | null; last_status: number | null; last_error: string | null; history: unknown[]; delivered_at: string | null; created_at: string }>(
     await db.execute(sql`
-      select s.id, s.installation_id as endpoint_id, 'slack:' || (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) as url,
-        coalesce(s.notification_id, s.action_id, '') as event_id, 'slack.' || s.kind as event_type, s.status, s.attempts,
+      select s.id, s.installation_id as endpoint_id, s.platform || ':' || (case when s.platform = 'google_chat' then (case s.kind when 'post' then 'spaces.messages.create' else 'spaces.messages.patch' end)
+          else (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) end) as url,
+        coalesce(s.notification_id, s.action_id, '') as event_id, s.platform || '.' || s.kind as event_type, s.status, s.attempts,
         to_char(s.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as next_attempt_at, s.last_status, s.last_error, s.history,
         to_char(s.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as delivered_at, to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
       from chat_sends s

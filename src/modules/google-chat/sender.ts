@@ -1,0 +1,44 @@
+// Google Chat's PlatformSender (agent-actions/service.ts): a copy can go to an organisation with an
+// installed space while the app has its service account (GCHAT_SERVICE_ACCOUNT_FILE); its post and,
+// after a decision taken anywhere, its update are rows of the chat outbox (google-chat/transport.ts
+// sends them). The copy a click decided is not patched: the click's own answer updated it.
+import { sql } from 'drizzle-orm';
+import { rowsOf, type Db } from '../../db/client.ts';
+import { actionSettings } from '../agent-actions/settings.ts';
+import type { PlatformSender } from '../agent-actions/service.ts';
+import { queueChatSend } from '../slack/sender.ts';
+import { googleChatInstallationOfOrg } from './installations.ts';
+
+/** After a decision (API, another platform, expiry): every Google Chat card already posted is
+ * patched to show it, through the space that holds it. */
+export async function queueGoogleChatUpdates(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string } | null }): Promise<number> {
+  const copies = rowsOf<{ id: string; platform_message_id: string; installation_id: string | null }>(
+    await db.execute(sql`
+      select n.id, n.platform_message_id,
+        (select i.id from chat_installations i where i.org_id = n.org_id and i.platform = 'google_chat' and i.external_id = n.platform_channel and i.removed_at is null) as installation_id
+      from action_notifications n
+      where n.org_id = ${input.orgId} and n.action_id = ${input.actionId} and n.platform = 'google_chat' and n.status in ('sent', 'updated') and n.platform_message_id is not null
+      order by n.id`),
+  );
+  let queued = 0;
+  for (const copy of copies) {
+    if (copy.id === input.via?.notificationId) {
+      await db.execute(sql`update action_notifications set status = 'updated', updated_at = now() where id = ${copy.id}`);
+      continue;
+    }
+    if (!copy.installation_id) continue; // the space was removed: nothing can edit its cards
+    await queueChatSend(db, { platform: 'google_chat', orgId: input.orgId, installationId: copy.installation_id, kind: 'update', notificationId: copy.id, actionId: input.actionId, request: { name: copy.platform_message_id } });
+    queued++;
+  }
+  return queued;
+}
+
+export const googleChatSender: PlatformSender = {
+  available: async (db, orgId) => actionSettings().gchatServiceAccountFile !== null && (await googleChatInstallationOfOrg(db, orgId)) !== null,
+  queueSend: async (db, input) => {
+    const installation = await googleChatInstallationOfOrg(db, input.orgId);
+    if (!installation) return;
+    await queueChatSend(db, { platform: 'google_chat', orgId: input.orgId, installationId: installation.id, kind: 'post', notificationId: input.notificationId, actionId: input.actionId, request: {} });
+  },
+  queueUpdates: (db, input) => queueGoogleChatUpdates(db, input),
+};
