@@ -22,7 +22,7 @@ Commands:
   predictions  list and show churn predictions, queue a recompute or a retrain
   endpoints    add, list and remove the organisation's receivers of outbound events
   outbox       list outbound event deliveries and retry dead ones
-  chat         add, list and remove chat installations (Slack workspaces)
+  chat         add, list and remove chat installations (Slack workspaces, Google Chat spaces)
   backtest     how the churn model would have done on the organisation's own history
   demo         load a demo organisation with realistic ARR data, and print its API key
   import       import customers, contracts or invoices from CSV, JSON or NDJSON

@@ -1,7 +1,9 @@
 // revintel chat add|list|remove: the chat platforms' installations (README "Agent actions" →
-// Slack). The bot token is sealed here, with the SECRET_KEY this command is configured with; its
-// plaintext never crosses the admin socket nor reaches the database.
+// Slack, Google Chat). A Slack bot token is sealed here, with the SECRET_KEY this command is
+// configured with; its plaintext never crosses the admin socket nor reaches the database. A Google
+// Chat space needs no token of its own (the app's service account speaks everywhere).
 import { newId } from '../lib/ids.ts';
+import { SPACE_NAME } from '../modules/google-chat/installations.ts';
 import { sealSecret } from '../lib/secret-box.ts';
 import { ensureSecretKey } from '../lib/secret-key.ts';
 import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
@@ -11,16 +13,18 @@ const HELP = `
 Usage: revintel chat <add|list|remove> [options]
 
   add slack --org ORG --team-id T… --bot-token xoxb-…   connect a Slack workspace to an organisation
+  add google-chat --org ORG --space spaces/…            connect a Google Chat space to an organisation
   list [--org ORG]
   remove INSTALLATION_ID
 
-The bot token is sealed under SECRET_KEY (the servers must have the same one). A workspace belongs
-to one organisation at a time. Google Chat and WhatsApp are not supported yet.
+The bot token is sealed under SECRET_KEY (the servers must have the same one). A Google Chat space
+takes no token: the app posts as its service account (GCHAT_SERVICE_ACCOUNT_FILE). A workspace or
+space belongs to one organisation at a time. WhatsApp is not supported yet.
 
 ${DATABASE_OPTIONS_HELP}
 `;
 
-const OPTIONS = { org: { type: 'string' }, 'team-id': { type: 'string' }, 'bot-token': { type: 'string' } } as const;
+const OPTIONS = { org: { type: 'string' }, 'team-id': { type: 'string' }, 'bot-token': { type: 'string' }, space: { type: 'string' } } as const;
 
 export async function chatCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);
@@ -29,7 +33,15 @@ export async function chatCommand(argv: string[]) {
   switch (sub) {
     case 'add': {
       const platform = positionals[0];
-      if (platform !== 'slack') throw new UsageError(platform ? `chat add: "${platform}" is not supported yet (slack)` : `chat add needs a platform (slack)\n${HELP}`);
+      if (platform === 'google-chat') {
+        const space = requireString(values, 'space', HELP);
+        if (!SPACE_NAME.test(space)) throw new UsageError(`--space must be a Google Chat space name (spaces/…), got "${space}"`);
+        const added = await withAdminSession(cmd.config(), 'chat add', (s) =>
+          s.runner.run('chat.add', { id: newId('chi'), org: requireString(values, 'org', HELP), platform: 'google_chat', externalId: space, credentialsSealed: null, actor: cliActor() }),
+        );
+        return cmd.print(added, (row) => `added ${row.platform} installation ${row.id} for ${row.org_id}: space ${row.external_id}`);
+      }
+      if (platform !== 'slack') throw new UsageError(platform ? `chat add: "${platform}" is not supported yet (slack, google-chat)` : `chat add needs a platform (slack, google-chat)\n${HELP}`);
       const config = cmd.config();
       const teamId = requireString(values, 'team-id', HELP);
       if (!/^[TE][A-Z0-9]{2,30}$/.test(teamId)) throw new UsageError(`--team-id must be a Slack team id (T…), got "${teamId}"`);
