@@ -1,0 +1,329 @@
+// Google Chat both ways on both backends (README "Agent actions" → Google Chat), against a fake
+// Google on a real port: real ID tokens signed with the fake's keys; a click in the Chat API format
+// and one in the add-on format (the fixtures' shapes) each decide once and answer in their own
+// format; every token fault is a 401 that stores nothing; Google's keys unreachable is a 503; a
+// replay acts once; who may not decide is told privately; messages run the commands; the approval
+// card is created with its requestId through the chat outbox (one token for several sends; 429 then
+// delivered once) and patched after a decision over the API; a click racing an API reject gives
+// one outcome.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { SignJWT } from 'jose';
+import { queryText } from '../../src/db/client.ts';
+import { newId } from '../../src/lib/ids.ts';
+import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
+import { chatSendJob } from '../../src/modules/slack/sender.ts';
+import { forgetAccessToken } from '../../src/modules/google-chat/transport.ts';
+import { fakeGoogle, type FakeGoogle } from '../helpers/fake-google.ts';
+import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import { drainJobs } from '../helpers/jobs.ts';
+
+const FIXTURES = new URL('../fixtures/google-chat/', import.meta.url);
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8'));
+const PATH = '/api/webhooks/workspace-chat';
+const AUDIENCE = `https://revintel.example${PATH}`;
+const PROJECT = '1234567890';
+const CHAT = 'chat@system.gserviceaccount.com';
+const ADDON = `service-${PROJECT}@gcp-sa-gsuiteaddons.iam.gserviceaccount.com`;
+
+for (const backend of BACKENDS) {
+  describe(`Google Chat (${backend})`, () => {
+    let google: FakeGoogle;
+    let database: TestDatabase;
+    let app: ReturnType<typeof buildApp>['app'];
+    let key: string;
+    let orgId: string;
+    const space = `spaces/AAAA${newId('org').slice(4, 14)}`;
+    const before = actionSettings();
+    const person = (name: string) => ({ name, email: `${name.toLowerCase()}.${newId('csm').slice(4, 12).toLowerCase()}@vendor.example`, user: `users/${Math.floor(Math.random() * 1e15)}` });
+    const owner = person('Ana');
+    const other = person('Bo');
+
+    const post = (path: string, body?: unknown) => call(app, 'POST', path, { key, body });
+    const get = (path: string) => call(app, 'GET', path, { key });
+    const drain = () => drainJobs(database.db, [chatSendJob], { clock: () => Date.now() + 3 * 3600_000 });
+    const configFor = (overrides: Parameters<typeof testConfig>[0] = {}) =>
+      testConfig({
+        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+        gchatAudience: AUDIENCE,
+        gchatProjectNumber: PROJECT,
+        googleJwksUrl: google.jwksUrl,
+        googleChatCertsUrl: google.certsUrl,
+        allowInsecurePlatformUrls: true,
+        ...overrides,
+      });
+    const idToken = (email: string, claims: Record<string, unknown> = {}, options: Parameters<FakeGoogle['sign']>[1] = {}) =>
+      google.sign({ iss: 'https://accounts.google.com', aud: AUDIENCE, email, email_verified: true, sub: '1089', ...claims }, options);
+    const send = (event: unknown, token: string | null, target = app) =>
+      call(target, 'POST', PATH, { rawBody: JSON.stringify(event), headers: { 'content-type': 'application/json', 'user-agent': 'Google-Dynamite', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+    const inbound = async () => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where platform = 'google_chat' and org_id = $1`, [orgId]))[0]!.n;
+
+    async function customerOf(csmEmail: string, name = `Acme ${newId('cus').slice(4, 10)}`): Promise<string> {
+      const res = await post('/api/customers', { name, currency: 'EUR', csm: { email: csmEmail } });
+      expect(res.status).toBe(201);
+      return res.body.data.id;
+    }
+
+    /** An action proposed for Ana's customer, its card posted; what its buttons carry. */
+    async function posted(type = 'check_in', params: Record<string, unknown> = { channel: 'call', due_in_days: 5 }) {
+      const res = await post('/api/agent-actions', { customer_id: await customerOf(owner.email), type, params });
+      expect(res.status).toBe(201);
+      const actionId: string = res.body.data.id;
+      await drain();
+      const create = google.callsOf('create').find((c) => c.answered === 200 && JSON.stringify(c.body).includes(actionId));
+      expect(create).toBeDefined();
+      const buttons = create!.body.cardsV2[0].card.sections[1].widgets[0].buttonList.buttons as { text: string; onClick: { action: { function: string; parameters: { key: string; value: string }[] } } }[];
+      const nonce = buttons[0]!.onClick.action.parameters.find((p) => p.key === 'nonce')!.value;
+      const messageName = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications[0].platform_message_id as string;
+      return { actionId, nonce, buttons, messageName, create: create! };
+    }
+
+    /** A click as Google sends it, in the fixture's shape (Chat API or add-on). */
+    function click(format: 'chat' | 'addon', input: { actionId: string; nonce: string; decision: 'approve' | 'reject' | 'snooze'; who: { email: string; user: string; name?: string }; messageName: string; at?: number; systemIdToken?: string }) {
+      const eventTime = new Date(input.at ?? Date.now()).toISOString();
+      const parameters = { decision: input.decision, action_id: input.actionId, nonce: input.nonce };
+      const fn = `revintel_${input.decision}`;
+      const user = { name: input.who.user, displayName: input.who.name ?? 'Someone', email: input.who.email, type: 'HUMAN' };
+      if (format === 'chat') {
+        const event = fixture('gchat-card-clicked.json');
+        return {
+          ...event,
+          eventTime,
+          user: { ...event.user, ...user },
+          space: { ...event.space, name: space },
+          message: { ...event.message, name: input.messageName, space: { ...event.message.space, name: space } },
+          action: { actionMethodName: fn, parameters: Object.entries(parameters).map(([key, value]) => ({ key, value })) },
+          common: { ...event.common, invokedFunction: fn, parameters },
+        };
+      }
+      const event = fixture('gchat-card-clicked-addon.json');
+      const { authorizationEventObject: _, ...rest } = event;
+      return {
+        ...rest,
+        ...(input.systemIdToken ? { authorizationEventObject: { systemIdToken: input.systemIdToken } } : {}),
+        commonEventObject: { ...event.commonEventObject, invokedFunction: fn, parameters },
+        chat: {
+          ...event.chat,
+          user: { ...event.chat.user, ...user },
+          eventTime,
+          buttonClickedPayload: { ...event.chat.buttonClickedPayload, message: { ...event.chat.buttonClickedPayload.message, name: input.messageName }, space: { ...event.chat.buttonClickedPayload.space, name: space } },
+        },
+      };
+    }
+
+    function message(format: 'chat' | 'addon', who: { email: string; user: string }, text: string) {
+      const eventTime = new Date().toISOString();
+      const msg = { name: `${space}/messages/m${newId('org').slice(4)}`, sender: { name: who.user, type: 'HUMAN' }, text: `@revintel ${text}`, argumentText: ` ${text}`, space: { name: space } };
+      const user = { name: who.user, email: who.email, type: 'HUMAN' };
+      return format === 'chat' ? { type: 'MESSAGE', eventTime, message: msg, user, space: { name: space, spaceType: 'SPACE' } } : { commonEventObject: { hostApp: 'CHAT' }, chat: { user, eventTime, messagePayload: { message: msg, space: { name: space } } } };
+    }
+
+    beforeAll(async () => {
+      google = await fakeGoogle();
+      forgetAccessToken();
+      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, gchatApiBase: google.apiBase, googleTokenUrl: google.tokenUrl, gchatServiceAccountFile: google.serviceAccountFile });
+      database = await openTestDatabase(backend);
+      app = buildApp(database, { config: configFor() }).app;
+      const made = await createOrgWithKey(database);
+      key = made.secret;
+      orgId = made.org.id;
+      await database.db.transaction((tx) => chatAdminUnits['chat.add'](tx as never, { id: newId('chi'), org: orgId, platform: 'google_chat', externalId: space, credentialsSealed: null, actor: 'test' }));
+      expect((await post('/api/csms', { email: owner.email, name: owner.name, channels: ['google_chat'] })).status).toBe(201);
+      expect((await post('/api/csms', { email: other.email, name: other.name })).status).toBe(201);
+    });
+    afterAll(async () => {
+      google.stop();
+      useActionSettings(before);
+      await database?.dispose();
+    });
+
+    test('approval cards are created in the space with the copy id as requestId; one access token serves both; 429 then delivered once', async () => {
+      const tokensBefore = google.callsOf('token').length;
+      google.script('create', [{ status: 429, headers: { 'retry-after': '1' } }]);
+      const first = await posted();
+      const second = await posted('escalation', { to: 'manager', note: 'renewal at risk' });
+      expect(google.callsOf('token').length - tokensBefore).toBeLessThanOrEqual(1);
+      expect(google.callsOf('token').filter((c) => c.answered === 200).length).toBe(1);
+      for (const sent of [first, second]) {
+        const detail = (await get(`/api/agent-actions/${sent.actionId}`)).body.data;
+        expect(detail.status).toBe('pending_approval');
+        expect(detail.notifications[0]).toMatchObject({ platform: 'google_chat', status: 'sent', target: owner.email, platform_channel: space });
+        expect(sent.create.path).toBe(`/v1/${space}/messages`);
+        expect(sent.create.query.requestId).toBe(detail.notifications[0].id);
+        expect(sent.messageName.startsWith(`${space}/messages/`)).toBe(true);
+        expect(sent.buttons.map((b) => b.text)).toEqual(['Approve', 'Reject', 'Snooze 7 days']);
+        expect(sent.buttons[0]!.onClick.action.parameters).toEqual([{ key: 'decision', value: 'approve' }, { key: 'action_id', value: sent.actionId }, { key: 'nonce', value: sent.nonce }]);
+      }
+      // The 429 and its retry carried the same requestId: one message.
+      const attempts = google.callsOf('create').filter((c) => c.query.requestId === first.create.query.requestId);
+      expect(attempts.map((c) => c.answered)).toEqual([429, 200]);
+      expect((await get(`/api/agent-actions/${first.actionId}`)).body.data.notifications[0].attempts).toBe(2);
+      expect(first.create.token).toMatch(/^ya29\.fake-/);
+    });
+
+    test('a Chat API click (the fixture) approves once; the answer replaces the card (UPDATE_MESSAGE) and no patch follows', async () => {
+      const sent = await posted();
+      const event = click('chat', { ...sent, decision: 'approve', who: { ...owner, name: 'Ana' } });
+      const res = await send(event, await idToken(CHAT));
+      expect(res.status).toBe(200);
+      const shape = fixture('gchat-response-update-message.json');
+      expect(Object.keys(res.body).sort()).toEqual(Object.keys(shape).sort());
+      expect(res.body.actionResponse).toEqual({ type: 'UPDATE_MESSAGE' });
+      expect(res.body.cardsV2[0].cardId).toBe(`revintel-${sent.actionId}`);
+      expect(res.body.cardsV2[0].card.header.title).toStartWith(`Approved by ${owner.name}`);
+      expect(JSON.stringify(res.body)).not.toContain('revintel_approve');
+      const detail = (await get(`/api/agent-actions/${sent.actionId}`)).body.data;
+      expect(detail.status).toBe('approved');
+      expect(detail.decided_by).toMatchObject({ kind: 'csm', name: owner.name, platform: 'google_chat' });
+      expect(detail.notifications[0].status).toBe('updated');
+      await drain();
+      expect(google.callsOf('patch').filter((c) => c.path.endsWith(sent.messageName))).toHaveLength(0);
+    });
+
+    test('an add-on click with its systemIdToken and no header rejects; the answer is updateMessageAction, never a bare text', async () => {
+      const sent = await posted();
+      const event = click('addon', { ...sent, decision: 'reject', who: owner, systemIdToken: await idToken(ADDON) });
+      const res = await send(event, null);
+      expect(res.status).toBe(200);
+      const shape = fixture('gchat-response-update-message-addon.json');
+      expect(Object.keys(res.body)).toEqual(Object.keys(shape));
+      expect(res.body.text).toBeUndefined();
+      const card = res.body.hostAppDataAction.chatDataAction.updateMessageAction.message.cardsV2[0];
+      expect(card.card.header.title).toStartWith(`Rejected by ${owner.name}`);
+      expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('rejected');
+      const [stored] = await queryText<{ body: Record<string, unknown> }>(database.db, `select body from chat_inbound_events where platform = 'google_chat' and org_id = $1 and type = 'addon.buttonClickedPayload' order by created_at desc limit 1`, [orgId]);
+      expect(JSON.stringify(stored!.body)).not.toContain('systemIdToken');
+    });
+
+    test('expired, wrong audience, wrong issuer, wrong e-mail, unknown kid, a forged signature, HS256, none: 401 and nothing stored or changed', async () => {
+      const sent = await posted();
+      const stored = await inbound();
+      const event = click('chat', { ...sent, decision: 'approve', who: owner });
+      const addOnEvent = click('addon', { ...sent, decision: 'approve', who: owner });
+      const hs256 = await new SignJWT({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: CHAT, email_verified: true }).setProtectedHeader({ alg: 'HS256', kid: 'fake-jwks-1' }).setIssuedAt().setExpirationTime('1h').sign(new Uint8Array(32));
+      const faults: [string, unknown, string | null, RegExp][] = [
+        ['expired', event, await idToken(CHAT, {}, { issuedAt: Math.floor(Date.now() / 1000) - 7200, expiresIn: 3600 }), /expired/],
+        ['wrong audience', event, await idToken(CHAT, { aud: 'https://elsewhere.example/hook' }), /another audience/],
+        ['wrong issuer', event, await idToken(CHAT, { iss: 'https://evil.example' }), /another issuer/],
+        ['wrong e-mail', event, await idToken('someone@evil.example'), /not issued to chat@system/],
+        ['unverified e-mail', event, await idToken(CHAT, { email_verified: false }), /not issued to/],
+        ['the Chat signer on an add-on event', addOnEvent, await idToken(CHAT), /not issued to service-/],
+        ['unknown kid', event, await idToken(CHAT, {}, { kid: 'nobody-has-this' }), /kid/],
+        ['forged signature', event, await idToken(CHAT, {}, { key: await google.otherKey() }), /signature/],
+        ['HS256', event, hs256, /not RS256/],
+        ['no token', event, null, /no bearer token/],
+      ];
+      for (const [label, body, token, reason] of faults) {
+        const res = await send(body, token);
+        expect({ label, status: res.status }).toEqual({ label, status: 401 });
+        expect(res.body.error).toMatch(reason);
+        expect(res.headers.get('www-authenticate')).toContain('Bearer');
+      }
+      expect(await inbound()).toBe(stored);
+      expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('pending_approval');
+    });
+
+    test("Google's keys unreachable: 503 with Retry-After, nothing stored", async () => {
+      const unreachable = buildApp(database, { config: configFor({ googleJwksUrl: 'http://127.0.0.1:1/oauth2/v3/certs' }) }).app;
+      const stored = await inbound();
+      const res = await send(message('chat', owner, 'help'), await idToken(CHAT), unreachable);
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('upstream_unavailable');
+      expect(res.headers.get('retry-after')).toBe('30');
+      expect(await inbound()).toBe(stored);
+    });
+
+    test('the project-number audience: a JWT chat@system signs with its x509 certificates is accepted; another project number is not', async () => {
+      const byNumber = buildApp(database, { config: configFor({ gchatAudienceMode: 'project_number', gchatAudience: PROJECT }) }).app;
+      const jwt = (aud: string) => google.sign({ iss: CHAT, aud }, { key: 'x509' });
+      const ok = await send(message('chat', owner, 'help'), await jwt(PROJECT), byNumber);
+      expect(ok.status).toBe(200);
+      expect(ok.body.text).toContain('status <customer>');
+      const wrong = await send(message('chat', owner, 'help'), await jwt('999'), byNumber);
+      expect(wrong.status).toBe(401);
+      // An ID token for the URL is no JWT of the project's (another key set, another issuer).
+      expect((await send(message('chat', owner, 'help'), await idToken(CHAT), byNumber)).status).toBe(401);
+    });
+
+    test('a replayed event acts once; an event older than 300 s is refused', async () => {
+      const sent = await posted();
+      const event = click('chat', { ...sent, decision: 'approve', who: owner });
+      const token = await idToken(CHAT);
+      const first = await send(event, token);
+      const again = await send(event, token);
+      expect(first.body.actionResponse.type).toBe('UPDATE_MESSAGE');
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual({});
+      const detail = (await get(`/api/agent-actions/${sent.actionId}`)).body.data;
+      expect(detail.events.filter((e: any) => e.kind === 'approved')).toHaveLength(1);
+      const stale = await send(click('chat', { ...sent, decision: 'reject', who: owner, at: Date.now() - 301_000 }), token);
+      expect(stale.status).toBe(401);
+      expect(stale.body.error).toContain('300 s');
+    });
+
+    test("a plain CSM who does not own the customer, and someone who is no CSM: a private message, nothing changes", async () => {
+      const sent = await posted();
+      const notOwner = await send(click('chat', { ...sent, decision: 'approve', who: other }), await idToken(CHAT));
+      expect(notOwner.status).toBe(200);
+      expect(notOwner.body).toMatchObject({ actionResponse: { type: 'NEW_MESSAGE' }, privateMessageViewer: { name: other.user } });
+      expect(notOwner.body.text).toContain("Only the customer's CSM or a manager");
+      const stranger = person('Zed');
+      const addOn = await send(click('addon', { ...sent, decision: 'approve', who: stranger }), await idToken(ADDON));
+      const private_ = addOn.body.hostAppDataAction.chatDataAction.createMessageAction.message;
+      expect(private_).toMatchObject({ privateMessageViewer: { name: stranger.user } });
+      expect(private_.text).toContain('Only a CSM');
+      const wrongNonce = await send(click('chat', { ...sent, nonce: '0'.repeat(32), decision: 'approve', who: owner }), await idToken(CHAT));
+      expect(wrongNonce.body.text).toContain('does not belong');
+      expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('pending_approval');
+    });
+
+    test('messages to the app: status <customer> answered (Chat API), actions <customer> (add-on), a stranger is not answered', async () => {
+      const name = `Globex ${newId('cus').slice(4, 10)}`;
+      await customerOf(owner.email, name);
+      const status = await send(message('chat', owner, `status ${name}`), await idToken(CHAT));
+      expect(status.status).toBe(200);
+      expect(status.body.text).toContain(name);
+      expect(status.body.text).toContain('not scored yet; 0 open actions');
+      const actions = await send(message('addon', owner, `actions ${name}`), await idToken(ADDON));
+      expect(actions.body.hostAppDataAction.chatDataAction.createMessageAction.message.text).toBe(`${name} has no open action.`);
+      const stranger = person('Zed');
+      const denied = await send(message('chat', stranger, `status ${name}`), await idToken(CHAT));
+      expect(denied.body).toMatchObject({ privateMessageViewer: { name: stranger.user } });
+      expect(denied.body.text).toContain('not allowed');
+      expect(denied.body.text).not.toContain('EUR');
+    });
+
+    test('a decision over the API patches the card (updateMask=cardsV2)', async () => {
+      const sent = await posted();
+      expect((await post(`/api/agent-actions/${sent.actionId}/approve`, {})).status).toBe(200);
+      await drain();
+      const patches = google.callsOf('patch').filter((c) => c.path === `/v1/${sent.messageName}`);
+      expect(patches).toHaveLength(1);
+      expect(patches[0]!.query).toEqual({ updateMask: 'cardsV2' });
+      expect(patches[0]!.body.cardsV2[0].card.header.title).toStartWith('Approved by API key');
+      expect(JSON.stringify(patches[0]!.body)).not.toContain('revintel_approve');
+      expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.notifications[0].status).toBe('updated');
+    });
+
+    test('a Google Chat approve racing an API reject: exactly one outcome', async () => {
+      const sent = await posted();
+      const event = click('chat', { ...sent, decision: 'approve', who: owner });
+      const [chat, api] = await Promise.all([send(event, await idToken(CHAT)), post(`/api/agent-actions/${sent.actionId}/reject`, {})]);
+      expect(chat.status).toBe(200);
+      const detail = (await get(`/api/agent-actions/${sent.actionId}`)).body.data;
+      expect(detail.events.filter((e: any) => e.kind === 'approved' || e.kind === 'rejected')).toHaveLength(1);
+      expect(detail.status).toBe(api.status === 200 ? 'rejected' : 'approved');
+      if (api.status === 200) expect(chat.body.text).toContain('already rejected');
+      else expect(chat.body.actionResponse.type).toBe('UPDATE_MESSAGE');
+    });
+
+    test('an event from a space no organisation installed: a hint, nothing decided', async () => {
+      const event = { ...message('chat', owner, 'help'), space: { name: 'spaces/NOTINSTALLED1' } };
+      (event as any).message.space = { name: 'spaces/NOTINSTALLED1' };
+      const res = await send(event, await idToken(CHAT));
+      expect(res.status).toBe(200);
+      expect(res.body.text).toContain('revintel chat add google-chat');
+    });
+  });
+}
