@@ -59,7 +59,7 @@ describe('declarations and registered routes', () => {
     const registered = app.routes.routes.map(keyOf).sort();
     expect(app.declarations.map(keyOf).sort()).toEqual(registered);
     // Each module's routes, records' writes included.
-    for (const route of ['GET /healthz', 'GET /api/me', 'POST /api/customers', 'PATCH /api/contracts/:id', 'DELETE /api/invoices/:id', 'POST /api/webhooks/tickets', 'GET /api/ticket-intelligence/import/:batch_id']) {
+    for (const route of ['GET /healthz', 'GET /api/me', 'POST /api/customers', 'PATCH /api/contracts/:id', 'DELETE /api/invoices/:id', 'POST /api/webhooks/tickets', 'POST /api/webhooks/workspace-chat', 'GET /api/ticket-intelligence/import/:batch_id']) {
       expect(registered).toContain(route);
     }
   });
@@ -176,6 +176,16 @@ for (const backend of BACKENDS) {
       expect(signed.headers.get('x-ratelimit-remaining-minute')).toBe(String(testConfig().webhookLimitPerMinute - 2));
       const me = await call(app, 'GET', '/api/me', { key });
       expect(me.body.data.rate_limit.minute).toMatchObject({ limit: 50, remaining: 49 });
+    });
+
+    test("Google Chat's route reads its bearer token as Google's, never as an API key, and does not count it on the key's organisation", async () => {
+      const { secret: key } = await createOrgWithKey(database, { perMinute: 50 });
+      const event = { type: 'MESSAGE', eventTime: new Date().toISOString(), space: { name: 'spaces/ROUTERULES' }, message: { text: 'help' }, user: { email: 'a@b.example' } };
+      const res = await call(app, 'POST', '/api/webhooks/workspace-chat', { key, body: event });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toMatch(/^Invalid Google Chat request/);
+      const me = await call(app, 'GET', '/api/me', { key });
+      expect(me.body.data.rate_limit.minute.remaining).toBe(49);
     });
 
     test('an unknown path under /api/webhooks/ is public: a key there is not looked at, the address pays', async () => {

@@ -151,6 +151,23 @@ function bodyFor(t: Target, route: string): fc.Arbitrary<Uint8Array | null> {
         .map((r) => obj(Object.entries(r) as [string, J][])),
     );
   } else if (route === '/api/webhooks/tickets') natural = json(mutated(t, ticket(t).map((v) => [['ticket', v]] as [string, J][])));
+  else if (route === '/api/webhooks/workspace-chat') {
+    // Google Chat's event shapes; no request carries a token Google signed, so each must be refused.
+    const event = fc.record({ type: fc.constantFrom<J>('CARD_CLICKED', 'MESSAGE', 'ADDED_TO_SPACE', 'REMOVED_FROM_SPACE', 7, null), at: fc.constantFrom<J>(new Date().toISOString(), 'yesterday', null), text: fc.string({ maxLength: 40 }) });
+    natural = json(
+      mutated(
+        t,
+        event.map(({ type, at, text }) => [
+          ['type', type],
+          ['eventTime', at],
+          ['space', obj([['name', 'spaces/FUZZ']])],
+          ['message', obj([['text', text], ['argumentText', text]])],
+          ['common', obj([['parameters', obj([['action_id', 'act_nope'], ['nonce', '00']])]])],
+          ['authorizationEventObject', obj([['systemIdToken', 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImV4YW1wbGUifQ.e30.x']])],
+        ] as [string, J][]),
+      ),
+    );
+  }
   else if (route === '/api/agent-actions') {
     const params = fc.constantFrom<J>(obj([['channel', 'call'], ['due_in_days', 3]]), obj([['percent', 10], ['months', 3]]), obj([['percent', 99]]), obj([['goals', ['adoption']]]));
     natural = json(
@@ -204,6 +221,7 @@ const ROUTES: Route[] = [
   { template: '/api/cfo/backtests/latest', methods: ['GET'], params: [] },
   { template: '/api/cfo/backtests/:id', methods: ['GET'], params: [] },
   { template: '/api/webhooks/tickets', methods: ['POST'], params: ['connectorId'] },
+  { template: '/api/webhooks/workspace-chat', methods: ['POST'], params: [] },
   { template: '/api/agent-actions', methods: ['GET', 'POST'], params: ['limit', 'cursor', 'status', 'type', 'customer_id', 'csm_id'] },
   { template: '/api/agent-actions/:id', methods: ['GET'], params: [] },
   { template: '/api/agent-actions/:id/approve', methods: ['POST'], params: [] },
