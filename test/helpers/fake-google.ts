@@ -29,8 +29,9 @@ export interface GoogleScripted {
 }
 
 export async function fakeGoogle() {
-  const jwtKeys = await generateKeyPair('RS256', { extractable: true });
-  const jwk = { ...(await exportJWK(jwtKeys.publicKey)), kid: 'fake-jwks-1', alg: 'RS256', use: 'sig' };
+  let jwtKeys = await generateKeyPair('RS256', { extractable: true });
+  let jwk = { ...(await exportJWK(jwtKeys.publicKey)), kid: 'fake-jwks-1', alg: 'RS256', use: 'sig' };
+  let rotations = 1;
   const certPem = readFileSync(new URL('test-chat-signer.cert.pem', FIXTURES), 'utf8');
   const certKey = await importPKCS8(readFileSync(new URL('test-chat-signer.key.pem', FIXTURES), 'utf8'), 'RS256');
   const account = await generateKeyPair('RS256', { extractable: true });
@@ -114,7 +115,7 @@ export async function fakeGoogle() {
   async function sign(claims: JWTPayload, options: { key?: 'jwks' | 'x509' | CryptoKey; kid?: string; expiresIn?: number; issuedAt?: number; alg?: string } = {}) {
     const iat = options.issuedAt ?? Math.floor(Date.now() / 1000);
     const key = options.key === 'x509' ? certKey : options.key && typeof options.key === 'object' ? options.key : jwtKeys.privateKey;
-    const kid = options.kid ?? (options.key === 'x509' ? 'fake-x509-1' : 'fake-jwks-1');
+    const kid = options.kid ?? (options.key === 'x509' ? 'fake-x509-1' : jwk.kid);
     return new SignJWT(claims)
       .setProtectedHeader({ alg: options.alg ?? 'RS256', kid, typ: 'JWT' })
       .setIssuedAt(iat)
@@ -133,6 +134,12 @@ export async function fakeGoogle() {
     callsOf: (endpoint: GoogleCall['endpoint']) => calls.filter((c) => c.endpoint === endpoint),
     script: (endpoint: GoogleCall['endpoint'], answers: GoogleScripted[]) => scripts.set(endpoint, [...answers]),
     sign,
+    /** Google rotates its OAuth key: a new key under a new kid, the old one gone. */
+    rotate: async () => {
+      jwtKeys = await generateKeyPair('RS256', { extractable: true });
+      jwk = { ...(await exportJWK(jwtKeys.publicKey)), kid: `fake-jwks-${++rotations}`, alg: 'RS256', use: 'sig' };
+      return jwk.kid;
+    },
     /** Another RSA key (a forger's). */
     otherKey: async () => (await generateKeyPair('RS256')).privateKey,
     stop: () => server.stop(true),

@@ -15,6 +15,8 @@ import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../.
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { forgetAccessToken } from '../../src/modules/google-chat/transport.ts';
+import { googleKeySet, TokenRejected } from '../../src/modules/google-chat/verify.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { fakeGoogle, type FakeGoogle } from '../helpers/fake-google.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
@@ -26,6 +28,53 @@ const AUDIENCE = `https://revintel.example${PATH}`;
 const PROJECT = '1234567890';
 const CHAT = 'chat@system.gserviceaccount.com';
 const ADDON = `service-${PROJECT}@gcp-sa-gsuiteaddons.iam.gserviceaccount.com`;
+
+describe("Google's keys", () => {
+  test('kept for their max-age; an unknown kid fetches them again at most every 30 s; a rotated key is found', async () => {
+    const google = await fakeGoogle();
+    try {
+      let now = Date.now();
+      const keys = googleKeySet(google.jwksUrl, 'jwks', () => now);
+      const fetches = () => google.callsOf('jwks').length;
+      await keys.keyFor('fake-jwks-1');
+      await keys.keyFor('fake-jwks-1');
+      expect(fetches()).toBe(1);
+      const rotated = await google.rotate();
+      // Right after a fetch, an unknown kid does not fetch again: a flood of forged kids costs Google nothing.
+      await expect(keys.keyFor(rotated)).rejects.toBeInstanceOf(TokenRejected);
+      expect(fetches()).toBe(1);
+      now += 31_000;
+      expect(await keys.keyFor(rotated)).toBeDefined();
+      expect(fetches()).toBe(2);
+      await expect(keys.keyFor('nobody')).rejects.toThrow('no key of Google');
+      expect(fetches()).toBe(2);
+      // Past the max-age Google gave (3600 s), the keys are fetched again.
+      now += 3_601_000;
+      await keys.keyFor(rotated);
+      expect(fetches()).toBe(3);
+    } finally {
+      google.stop();
+    }
+  });
+
+  test('Google Chat settings: plain http:// needs ALLOW_INSECURE_PLATFORM_URLS; the project-number audience needs the number', () => {
+    const problem = (env: Record<string, string>) => {
+      try {
+        loadConfig({ LOG_LEVEL: 'silent', ...env });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).variable;
+      }
+      return null;
+    };
+    expect(problem({ GOOGLE_JWKS_URL: 'http://127.0.0.1:9/certs' })).toBe('GOOGLE_JWKS_URL');
+    expect(problem({ GCHAT_API_BASE: 'http://127.0.0.1:9/v1', ALLOW_INSECURE_PLATFORM_URLS: 'true' })).toBeNull();
+    expect(problem({ GCHAT_AUDIENCE_MODE: 'project_number' })).toBe('GCHAT_AUDIENCE');
+    expect(problem({ GCHAT_AUDIENCE_MODE: 'project_number', GCHAT_AUDIENCE: 'https://x.example/hook' })).toBe('GCHAT_AUDIENCE');
+    expect(problem({ GCHAT_AUDIENCE_MODE: 'project_number', GCHAT_AUDIENCE: '1234567890' })).toBeNull();
+    expect(problem({ GCHAT_PROJECT_NUMBER: 'my-project' })).toBe('GCHAT_PROJECT_NUMBER');
+  });
+});
 
 for (const backend of BACKENDS) {
   describe(`Google Chat (${backend})`, () => {
