@@ -17,7 +17,10 @@ import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { forgetAccessToken } from '../../src/modules/google-chat/transport.ts';
 import { googleKeySet, TokenRejected } from '../../src/modules/google-chat/verify.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { createHmac } from 'node:crypto';
+import { sealSecret } from '../../src/lib/secret-box.ts';
 import { fakeGoogle, type FakeGoogle } from '../helpers/fake-google.ts';
+import { fakeSlack } from '../helpers/fake-slack.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 
@@ -28,6 +31,8 @@ const AUDIENCE = `https://revintel.example${PATH}`;
 const PROJECT = '1234567890';
 const CHAT = 'chat@system.gserviceaccount.com';
 const ADDON = `service-${PROJECT}@gcp-sa-gsuiteaddons.iam.gserviceaccount.com`;
+const SECRET_KEY = 'gchat-test-secret-key-0123456789abcdefghij';
+const SLACK_SIGNING_SECRET = 'gchat-test-slack-signing-secret';
 
 describe("Google's keys", () => {
   test('kept for their max-age; an unknown kid fetches them again at most every 30 s; a rotated key is found', async () => {
@@ -79,6 +84,8 @@ describe("Google's keys", () => {
 for (const backend of BACKENDS) {
   describe(`Google Chat (${backend})`, () => {
     let google: FakeGoogle;
+    const slack = fakeSlack();
+    const team = `T${newId('org').slice(4, 14).toUpperCase()}`;
     let database: TestDatabase;
     let app: ReturnType<typeof buildApp>['app'];
     let key: string;
@@ -100,6 +107,9 @@ for (const backend of BACKENDS) {
         googleJwksUrl: google.jwksUrl,
         googleChatCertsUrl: google.certsUrl,
         allowInsecurePlatformUrls: true,
+        secretKey: SECRET_KEY,
+        slackSigningSecret: SLACK_SIGNING_SECRET,
+        slackApiBase: slack.base,
         ...overrides,
       });
     const idToken = (email: string, claims: Record<string, unknown> = {}, options: Parameters<FakeGoogle['sign']>[1] = {}) =>
@@ -108,15 +118,15 @@ for (const backend of BACKENDS) {
       call(target, 'POST', PATH, { rawBody: JSON.stringify(event), headers: { 'content-type': 'application/json', 'user-agent': 'Google-Dynamite', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
     const inbound = async () => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where platform = 'google_chat' and org_id = $1`, [orgId]))[0]!.n;
 
-    async function customerOf(csmEmail: string, name = `Acme ${newId('cus').slice(4, 10)}`): Promise<string> {
+    async function customerOf(csmEmail: string | null, name = `Acme ${newId('cus').slice(4, 10)}`): Promise<string> {
       const res = await post('/api/customers', { name, currency: 'EUR', csm: { email: csmEmail } });
       expect(res.status).toBe(201);
       return res.body.data.id;
     }
 
     /** An action proposed for Ana's customer, its card posted; what its buttons carry. */
-    async function posted(type = 'check_in', params: Record<string, unknown> = { channel: 'call', due_in_days: 5 }) {
-      const res = await post('/api/agent-actions', { customer_id: await customerOf(owner.email), type, params });
+    async function posted(type = 'check_in', params: Record<string, unknown> = { channel: 'call', due_in_days: 5 }, csmEmail = owner.email) {
+      const res = await post('/api/agent-actions', { customer_id: await customerOf(csmEmail), type, params });
       expect(res.status).toBe(201);
       const actionId: string = res.body.data.id;
       await drain();
@@ -124,7 +134,7 @@ for (const backend of BACKENDS) {
       expect(create).toBeDefined();
       const buttons = create!.body.cardsV2[0].card.sections[1].widgets[0].buttonList.buttons as { text: string; onClick: { action: { function: string; parameters: { key: string; value: string }[] } } }[];
       const nonce = buttons[0]!.onClick.action.parameters.find((p) => p.key === 'nonce')!.value;
-      const messageName = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications[0].platform_message_id as string;
+      const messageName = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications.find((n: any) => n.platform === 'google_chat').platform_message_id as string;
       return { actionId, nonce, buttons, messageName, create: create! };
     }
 
@@ -171,7 +181,7 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       google = await fakeGoogle();
       forgetAccessToken();
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, gchatApiBase: google.apiBase, googleTokenUrl: google.tokenUrl, gchatServiceAccountFile: google.serviceAccountFile });
+      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base, gchatApiBase: google.apiBase, googleTokenUrl: google.tokenUrl, gchatServiceAccountFile: google.serviceAccountFile });
       database = await openTestDatabase(backend);
       app = buildApp(database, { config: configFor() }).app;
       const made = await createOrgWithKey(database);
@@ -183,6 +193,7 @@ for (const backend of BACKENDS) {
     });
     afterAll(async () => {
       google.stop();
+      slack.stop();
       useActionSettings(before);
       await database?.dispose();
     });
@@ -365,6 +376,39 @@ for (const backend of BACKENDS) {
       expect(detail.status).toBe(api.status === 200 ? 'rejected' : 'approved');
       if (api.status === 200) expect(chat.body.text).toContain('already rejected');
       else expect(chat.body.actionResponse.type).toBe('UPDATE_MESSAGE');
+    });
+
+    test('one action on Slack and Google Chat: a Google click updates the Slack copy, a Slack click patches the Google card', async () => {
+      const both = { ...person('Cy'), slackUser: `U${newId('org').slice(4, 14).toUpperCase()}` };
+      await database.db.transaction(async (tx) => {
+        const id = newId('chi');
+        await chatAdminUnits['chat.add'](tx as never, { id, org: orgId, platform: 'slack', externalId: team, credentialsSealed: sealSecret(`xoxb-test-${team}`, SECRET_KEY, id), actor: 'test' });
+      });
+      expect((await post('/api/csms', { email: both.email, name: 'Cy', slack_user_id: both.slackUser, channels: ['slack', 'google_chat'] })).status).toBe(201);
+      const fromGoogle = await posted('check_in', { channel: 'call', due_in_days: 5 }, both.email);
+      const copies = (await get(`/api/agent-actions/${fromGoogle.actionId}`)).body.data.notifications;
+      expect(copies.map((c: any) => [c.platform, c.status])).toEqual([['slack', 'sent'], ['google_chat', 'sent']]);
+      const clicked = await send(click('chat', { ...fromGoogle, decision: 'approve', who: both }), await idToken(CHAT));
+      expect(clicked.body.actionResponse.type).toBe('UPDATE_MESSAGE');
+      await drain();
+      const slackUpdate = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(fromGoogle.actionId));
+      expect(slackUpdate).toHaveLength(1);
+      expect(slackUpdate[0]!.body.text).toContain('Approved by Cy');
+
+      const fromSlack = await posted('renewal_call', { due_in_days: 10 }, both.email);
+      const slackPost = slack.callsOf('chat.postMessage').find((c) => JSON.stringify(c.body.blocks ?? []).includes(fromSlack.actionId))!;
+      const value = slackPost.body.blocks.find((b: any) => b.type === 'actions').elements[1].value as string;
+      const payload = { type: 'block_actions', user: { id: both.slackUser, team_id: team }, team: { id: team }, trigger_id: `t-${fromSlack.actionId}`, container: { channel_id: 'D0DM' }, actions: [{ action_id: 'revintel_reject', value, action_ts: '1' }] };
+      const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
+      const at = Math.floor(Date.now() / 1000);
+      const signature = `v0=${createHmac('sha256', SLACK_SIGNING_SECRET).update(`v0:${at}:${body}`).digest('hex')}`;
+      const res = await call(app, 'POST', '/api/webhooks/team-chat', { rawBody: body, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(at), 'x-slack-signature': signature } });
+      expect(res.status).toBe(200);
+      await drain();
+      expect((await get(`/api/agent-actions/${fromSlack.actionId}`)).body.data.status).toBe('rejected');
+      const patches = google.callsOf('patch').filter((c) => c.path === `/v1/${fromSlack.messageName}`);
+      expect(patches).toHaveLength(1);
+      expect(patches[0]!.body.cardsV2[0].card.header.title).toStartWith('Rejected by Cy');
     });
 
     test('an event from a space no organisation installed: a hint, nothing decided', async () => {
