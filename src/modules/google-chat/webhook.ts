@@ -56,6 +56,8 @@ export interface ChatEvent {
   fn: string | null;
   parameters: Record<string, string>;
   systemIdToken: string | null;
+  /** The body as it came. */
+  raw: Record<string, any>;
 }
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -100,6 +102,7 @@ export function parseChatEvent(bytes: Uint8Array): ChatEvent {
       fn: str(common.invokedFunction) || null,
       parameters: parametersOf(common.parameters, null),
       systemIdToken: str(obj(body.authorizationEventObject).systemIdToken) || null,
+      raw: body,
     };
   }
   if (typeof body.type !== 'string') throw new AppError('validation_failed', 'Invalid field "type": a Chat API event names its type (CARD_CLICKED, MESSAGE…); an add-on event carries "chat"');
@@ -119,6 +122,7 @@ export function parseChatEvent(bytes: Uint8Array): ChatEvent {
     fn: str(common.invokedFunction) || str(action.actionMethodName) || null,
     parameters: parametersOf(common.parameters, action.parameters),
     systemIdToken: str(obj(body.authorizationEventObject).systemIdToken) || null,
+    raw: body,
   };
 }
 
@@ -157,8 +161,8 @@ function dedupeKey(event: ChatEvent): string {
   return `${event.type}:${event.space}:${who}:${event.eventTime}`;
 }
 
-async function handleClick(db: Db, installation: GoogleChatInstallation, event: ChatEvent, raw: Record<string, any>, now: Date): Promise<unknown> {
-  const eventId = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: 'processed', body: storable(raw) });
+async function handleClick(db: Db, installation: GoogleChatInstallation, event: ChatEvent, now: Date): Promise<unknown> {
+  const eventId = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: 'processed', body: storable(event.raw) });
   if (!eventId) return {};
   const decision = DECISIONS[event.parameters.decision ?? ''] ?? DECISIONS[event.fn ?? ''];
   if (!decision) {
@@ -178,8 +182,8 @@ async function handleClick(db: Db, installation: GoogleChatInstallation, event: 
   return updateCard(event.format, decidedCard(facts!));
 }
 
-async function handleMessage(db: Db, installation: GoogleChatInstallation, event: ChatEvent, raw: Record<string, any>): Promise<unknown> {
-  const eventId = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: 'processed', body: storable(raw) });
+async function handleMessage(db: Db, installation: GoogleChatInstallation, event: ChatEvent): Promise<unknown> {
+  const eventId = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: 'processed', body: storable(event.raw) });
   if (!eventId) return {};
   if (event.user.type === 'BOT') {
     await settle(db, eventId, 'ignored', "a bot's message");
@@ -259,7 +263,6 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
     const event = parseChatEvent(bytes);
     const now = clock();
     await authenticate(request, event, now);
-    const raw = JSON.parse(fatalUtf8.decode(bytes)) as Record<string, any>;
     let body: unknown = {};
     try {
       const installation = event.space ? await googleChatInstallationBySpace(db, event.space) : null;
@@ -272,10 +275,10 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
       const decision = counted instanceof Promise ? await counted : counted;
       state.headers = rateLimitHeaders(decision);
       if (!decision.allowed) throw new AppError('rate_limited', `Rate limit exceeded for this space; retry in ${decision.retryAfter} s`, { 'retry-after': String(decision.retryAfter) });
-      if (event.kind === 'click') body = await inTransaction((tx) => handleClick(tx, installation, event, raw, new Date(now)));
-      else if (event.kind === 'message') body = await inTransaction((tx) => handleMessage(tx, installation, event, raw));
+      if (event.kind === 'click') body = await inTransaction((tx) => handleClick(tx, installation, event, new Date(now)));
+      else if (event.kind === 'message') body = await inTransaction((tx) => handleMessage(tx, installation, event));
       else {
-        const stored = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: event.kind === 'added' ? 'processed' : 'ignored', detail: event.kind === 'added' ? null : 'type not handled', body: storable(raw) });
+        const stored = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: event.kind === 'added' ? 'processed' : 'ignored', detail: event.kind === 'added' ? null : 'type not handled', body: storable(event.raw) });
         if (stored && event.kind === 'added') body = reply(event.format, `Thanks for adding me. ${HELP_TEXT}`);
       }
     } catch (error) {
