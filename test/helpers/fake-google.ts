@@ -26,6 +26,8 @@ export interface GoogleCall {
 export interface GoogleScripted {
   status: number;
   headers?: Record<string, string>;
+  /** A create that Google carried out before its answer was lost (a timeout, a 5xx on the way). */
+  commit?: boolean;
 }
 
 export async function fakeGoogle() {
@@ -70,7 +72,8 @@ export async function fakeGoogle() {
       };
       if (!endpoint) return reply(404, { error: { code: 404, status: 'NOT_FOUND' } });
       const next = scripts.get(endpoint)?.shift();
-      if (next) return reply(next.status, { error: { code: next.status, status: next.status === 429 ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE' } }, next.headers);
+      const scripted = (answer: GoogleScripted) => reply(answer.status, { error: { code: answer.status, status: answer.status === 429 ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE' } }, answer.headers);
+      if (next && !next.commit) return scripted(next);
       switch (endpoint) {
         case 'jwks':
           return reply(200, { keys: [jwk] }, { 'cache-control': 'public, max-age=3600' });
@@ -96,6 +99,7 @@ export async function fakeGoogle() {
           if (known) return reply(200, { name: known.name, ...known.body });
           const message = { name: `${space}/messages/fake${++messages}.fake${messages}`, body };
           if (requestId) created.set(requestId, message);
+          if (next) return scripted(next);
           return reply(200, { name: message.name, sender: { type: 'BOT' }, ...body });
         }
         case 'patch': {
@@ -132,6 +136,8 @@ export async function fakeGoogle() {
     serviceAccountFile,
     calls,
     callsOf: (endpoint: GoogleCall['endpoint']) => calls.filter((c) => c.endpoint === endpoint),
+    /** The messages created, by requestId. */
+    created,
     script: (endpoint: GoogleCall['endpoint'], answers: GoogleScripted[]) => scripts.set(endpoint, [...answers]),
     sign,
     /** Google rotates its OAuth key: a new key under a new kid, the old one gone. */

@@ -1,11 +1,12 @@
 // Google Chat both ways on both backends (README "Agent actions" → Google Chat), against a fake
-// Google on a real port: real ID tokens signed with the fake's keys; a click in the Chat API format
-// and one in the add-on format (the fixtures' shapes) each decide once and answer in their own
-// format; every token fault is a 401 that stores nothing; Google's keys unreachable is a 503; a
+// Google on a real port: Google's key set (max-age, refetch on an unknown kid, bounded); real ID
+// tokens signed with the fake's keys; a click in the Chat API format and one in the add-on format
+// (the fixtures' shapes) each decide once and answer in their own format; every token fault is a
+// 401 that stores nothing; Google's keys unreachable is a 503; the project-number audience; a
 // replay acts once; who may not decide is told privately; messages run the commands; the approval
-// card is created with its requestId through the chat outbox (one token for several sends; 429 then
-// delivered once) and patched after a decision over the API; a click racing an API reject gives
-// one outcome.
+// card is created with its requestId through the chat outbox (one token for several sends; 429 and
+// a lost answer, then delivered once) and patched after a decision over the API; a click racing an
+// API reject gives one outcome; one action on Slack and Google Chat keeps both copies in step.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
@@ -198,9 +199,9 @@ for (const backend of BACKENDS) {
       await database?.dispose();
     });
 
-    test('approval cards are created in the space with the copy id as requestId; one access token serves both; 429 then delivered once', async () => {
+    test('approval cards are created in the space with the copy id as requestId; one access token serves both; 429, then a create whose answer was lost, then delivered once', async () => {
       const tokensBefore = google.callsOf('token').length;
-      google.script('create', [{ status: 429, headers: { 'retry-after': '1' } }]);
+      google.script('create', [{ status: 429, headers: { 'retry-after': '1' } }, { status: 503, commit: true }]);
       const first = await posted();
       const second = await posted('escalation', { to: 'manager', note: 'renewal at risk' });
       expect(google.callsOf('token').length - tokensBefore).toBeLessThanOrEqual(1);
@@ -215,10 +216,12 @@ for (const backend of BACKENDS) {
         expect(sent.buttons.map((b) => b.text)).toEqual(['Approve', 'Reject', 'Snooze 7 days']);
         expect(sent.buttons[0]!.onClick.action.parameters).toEqual([{ key: 'decision', value: 'approve' }, { key: 'action_id', value: sent.actionId }, { key: 'nonce', value: sent.nonce }]);
       }
-      // The 429 and its retry carried the same requestId: one message.
+      // Every attempt carried the same requestId: the create Google carried out (its answer lost) is the message kept.
       const attempts = google.callsOf('create').filter((c) => c.query.requestId === first.create.query.requestId);
-      expect(attempts.map((c) => c.answered)).toEqual([429, 200]);
-      expect((await get(`/api/agent-actions/${first.actionId}`)).body.data.notifications[0].attempts).toBe(2);
+      expect(attempts.map((c) => c.answered)).toEqual([429, 503, 200]);
+      expect(google.created.get(first.create.query.requestId!)!.name).toBe(first.messageName);
+      expect([...google.created.values()].filter((m) => JSON.stringify(m.body).includes(first.actionId))).toHaveLength(1);
+      expect((await get(`/api/agent-actions/${first.actionId}`)).body.data.notifications[0].attempts).toBe(3);
       expect(first.create.token).toMatch(/^ya29\.fake-/);
     });
 
