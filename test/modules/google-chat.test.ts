@@ -22,7 +22,7 @@ import { createHmac } from 'node:crypto';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { fakeGoogle, type FakeGoogle } from '../helpers/fake-google.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 
 const FIXTURES = new URL('../fixtures/google-chat/', import.meta.url);
@@ -339,6 +339,24 @@ for (const backend of BACKENDS) {
       const wrongNonce = await send(click('chat', { ...sent, nonce: '0'.repeat(32), decision: 'approve', who: owner }), await idToken(CHAT));
       expect(wrongNonce.body.text).toContain('does not belong');
       expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('pending_approval');
+      // Late: decided over the API first, the owner's click is told so privately.
+      expect((await post(`/api/agent-actions/${sent.actionId}/reject`, {})).status).toBe(200);
+      const late = await send(click('chat', { ...sent, decision: 'approve', who: owner }), await idToken(CHAT));
+      expect(late.body).toMatchObject({ actionResponse: { type: 'NEW_MESSAGE' }, privateMessageViewer: { name: owner.user } });
+      expect(late.body.text).toContain(`Action ${sent.actionId} was already rejected by API key`);
+      expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('rejected');
+    });
+
+    test("a space's own budget: over RATE_LIMIT_WEBHOOK_PER_MINUTE it is a 429 with Retry-After", async () => {
+      const tight = buildApp(database, { config: configFor({ webhookLimitPerMinute: 2 }) }).app;
+      const token = await idToken(CHAT);
+      await awayFromMinuteBoundary(3_000);
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await send(message('chat', owner, 'help'), token, tight)).status);
+      expect(statuses).toEqual([200, 200, 429]);
+      const over = await send(message('chat', owner, 'help'), token, tight);
+      expect(over.body.code).toBe('rate_limited');
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     });
 
     test('messages to the app: status <customer> answered (Chat API), actions <customer> (add-on), a stranger is not answered', async () => {
