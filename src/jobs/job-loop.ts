@@ -67,10 +67,15 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
     const problem = payloadProblem(kind, job.payload);
     if (problem) return settle({ id: job.id, state: 'dead', error: `${problem} (permanent: not retried)` });
     const info: JobInfo = { id: job.id, kind: job.kind, orgId: job.orgId, attempts: job.attempts };
+    const started = performance.now();
+    // At debug level every finished job is a line (its result is small by design): the trail of
+    // one action through its sends, execution and deliveries.
+    const finished = (result: unknown) => log.debug('job done', { job_id: job.id, kind: job.kind, org_id: job.orgId, attempt: job.attempts, ms: Math.round(performance.now() - started), result });
     try {
       if ('perform' in kind) {
         const done = await units.run('jobs.perform', { owner, job: { ...info, payload: job.payload }, now: now() });
         if (!done.held) log.warn('job lease lost before it finished; another worker has it', { job_id: job.id, kind: job.kind });
+        else finished(done.result);
         return;
       }
       const result = await kind.handle(job.payload, {
@@ -78,6 +83,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
         run: (unit, args) => units.run('jobs.unit', { kind: kind.kind, unit, args }) as never,
       });
       await settle({ id: job.id, state: 'done', result: result ?? null });
+      finished(result ?? null);
     } catch (error) {
       const outcome = failedJobOutcome(kind, job, error, clock(), random);
       log.warn(outcome.state === 'dead' ? 'job dead' : 'job failed; will retry', { job_id: job.id, kind: job.kind, error: 'error' in outcome ? outcome.error : undefined });

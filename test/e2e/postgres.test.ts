@@ -1,9 +1,10 @@
 // The compiled binary on PostgreSQL: several processes, one database. Runs when TEST_DATABASE_URL is
 // set (CI sets it); each run makes its own empty database and drops it afterwards.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import postgres from 'postgres';
 import { TEST_DATABASE_URL, awayFromMinuteBoundary } from '../helpers/harness.ts';
 import { ensureBinary, get, runCli, startServe, waitFor, type ServeProcess } from '../helpers/binary.ts';
+import { fakeSlack } from '../helpers/fake-slack.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL || null;
@@ -30,9 +31,14 @@ for (const _ of suites) {
     beforeAll(() => {
       ensureBinary();
     }, 180_000);
+    // Each test's servers go when it ends: a server holds its pools' connections, and PostgreSQL
+    // allows 100 by default.
+    afterEach(async () => {
+      const ending = servers.splice(0);
+      ending.forEach((s) => s.kill('SIGKILL'));
+      await Promise.all(ending.map((s) => s.exited));
+    });
     afterAll(async () => {
-      servers.forEach((s) => s.kill('SIGKILL'));
-      await Promise.all(servers.map((s) => s.exited));
       for (const name of databases) await admin.unsafe(`drop database if exists ${name} with (force)`);
       await admin.end();
     });
@@ -118,6 +124,47 @@ for (const _ of suites) {
         expect(statuses.filter((s) => s === 200).length).toBe(25);
       });
     }
+
+    test('two instances sending Slack approvals from one outbox: every message posted once, every copy updated once', async () => {
+      const slack = fakeSlack();
+      try {
+        const url = await emptyDatabase();
+        const env = { DATABASE_URL: url, SECRET_KEY: 'two-instances-secret-key-0123456789abcdef', SLACK_API_BASE: slack.base, ALLOW_INSECURE_PLATFORM_URLS: 'true' };
+        const [a, b] = [track(await startServe(env)), track(await startServe(env))];
+        await runCli(['orgs', 'create', '--name', 'Chatty', '--plan', 'enterprise'], env);
+        const key = (await runCli(['keys', 'create', '--org', 'Chatty', '--name', 'k', '--json'], env)).json.secret as string;
+        expect((await runCli(['chat', 'add', 'slack', '--org', 'Chatty', '--team-id', 'T0TWO', '--bot-token', 'xoxb-two-instances'], env)).code).toBe(0);
+        const call = (server: ServeProcess, method: string, path: string, body?: unknown) =>
+          fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+        expect((await call(a, 'POST', '/api/csms', { email: 'ana@chatty.test', name: 'Ana', slack_user_id: 'U0ANA', channels: ['slack'] })).status).toBe(201);
+        // Twenty actions proposed through both instances at once, then approved through the other one.
+        const ids = await Promise.all(
+          Array.from({ length: 20 }, async (_, i) => {
+            const server = i % 2 ? a : b;
+            const customer = await call(server, 'POST', '/api/customers', { external_id: `c-${i}`, name: `Customer ${i}`, currency: 'EUR', csm: { email: 'ana@chatty.test' } });
+            const action = await call(server, 'POST', '/api/agent-actions', { customer_id: customer.body.data.id, type: 'check_in', params: { channel: 'call', due_in_days: 3 } });
+            expect(action.status).toBe(201);
+            return action.body.data.id as string;
+          }),
+        );
+        const actionOf = (body: unknown) => /act_[A-Za-z0-9]+/.exec(JSON.stringify(body))?.[0];
+        await waitFor(async () => slack.callsOf('chat.postMessage').length >= 20, 20_000);
+        await Promise.all(ids.map((id, i) => call(i % 2 ? b : a, 'POST', `/api/agent-actions/${id}/approve`).then((r) => expect(r.status).toBe(200))));
+        await waitFor(async () => slack.callsOf('chat.update').length >= 20, 20_000);
+        await Bun.sleep(1_000); // room for a second send, were there one
+        const posted = slack.callsOf('chat.postMessage').map((c) => actionOf(c.body));
+        const updated = slack.callsOf('chat.update').map((c) => actionOf(c.body));
+        expect(posted.sort()).toEqual([...ids].sort());
+        expect(updated.sort()).toEqual([...ids].sort());
+        // The outbox agrees: forty sends (a post and an update per action), each delivered once.
+        const check = postgres(url, { max: 1 });
+        const sends = await check`select status, count(*)::int as n, max(attempts)::int as attempts from chat_sends group by status`;
+        await check.end();
+        expect(sends.map((r) => [r.status, r.n, r.attempts])).toEqual([['delivered', 40, 1]]);
+      } finally {
+        slack.stop();
+      }
+    }, 60_000);
 
     test('SIGTERM: exit 0 and the instance is marked stopped', async () => {
       const url = await emptyDatabase();

@@ -57,7 +57,7 @@ async function killMidTraining(setup: Setup) {
   const asked = await api(server, key, '/api/cfo/predictions/recompute', { retrain: true });
   expect(asked.status).toBe(202);
   const jobId = asked.body.data.job_id as string;
-  await waitFor(async () => (await job(setup, jobId)).state === 'running', 60_000);
+  await waitFor(async () => (await job(setup, jobId)).state === 'running', 60_000, 100);
   server.kill('SIGKILL');
   await server.exited;
   // Nothing of the killed run was kept: the job is still someone's, no model names it.
@@ -68,7 +68,7 @@ async function killMidTraining(setup: Setup) {
   const done = await waitFor(async () => {
     const shown = await job(setup, jobId);
     return shown.state === 'done' && shown;
-  }, 120_000);
+  }, 120_000, 500);
   expect(done.attempts).toBe(2);
   const models = await api(server, key, '/api/cfo/models?limit=100');
   const fromJob = (models.body.data as { status: string; metrics: { job_id?: string } }[]).filter((m) => m.metrics.job_id === jobId);
@@ -134,7 +134,7 @@ describe('retraining in the fitting thread of the binary', () => {
       const trained = await waitFor(async () => {
         const rows = await sql<{ org_id: string; state: string }[]>`select org_id, state from jobs where kind = 'predictions.train'`;
         return rows.length === 2 && rows.every((r) => r.state === 'done') && rows;
-      }, 120_000);
+      }, 120_000, 250);
       expect(trained.map((r) => r.org_id).sort()).toEqual(orgs.map((o) => o.orgId).sort());
       const nightly = await sql<{ n: number }[]>`select count(*)::int as n from jobs where kind = 'predictions.nightly'`;
       expect(nightly[0]!.n).toBe(1);

@@ -102,13 +102,15 @@ async function runCommand(command: string[], env: Record<string, string>, option
   return { code, stdout, stderr, json };
 }
 
-export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
+/** Probes until `probe` gives a value; `everyMs` apart (a probe that spawns the CLI costs a core
+ * for a moment: poll it slowly, or the server under test waits for the CPU). */
+export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000, everyMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe().catch(() => null);
     if (value) return value;
     if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await Bun.sleep(25);
+    await Bun.sleep(everyMs);
   }
 }
 

@@ -4,16 +4,19 @@
 // the Standard Webhooks signature and answers 500, 500, 200 — delivered once, signed, the same
 // webhook-id each time; a 4xx other than 408/429 dead at once, then `revintel outbox retry`;
 // Retry-After honoured; dead after 8 attempts; a private address refused at delivery;
-// GET /api/events/deliveries showing the attempts to its organisation only.
+// GET /api/events/deliveries showing the attempts to its organisation only; over HTTPS, the attempt
+// connects to the address it checked, the certificate verified against the URL's name.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { ensureSecretKey } from '../../src/lib/secret-key.ts';
 import { Value } from '@sinclair/typebox/value';
 import { Delivery } from '../../src/modules/agent-actions/model.ts';
-import { deliverEventJob } from '../../src/modules/agent-actions/outbox.ts';
+import { attemptDelivery, deliverEventJob, newEndpointSecret, signWebhook, type Network, type Pending } from '../../src/modules/agent-actions/outbox.ts';
+import { sealSecret } from '../../src/lib/secret-box.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
 import { runSourceCli } from '../helpers/binary.ts';
 import { buildApp, call, createOrgWithKey, tempDir, testConfig, TEST_DATABASE_URL } from '../helpers/harness.ts';
@@ -231,3 +234,57 @@ for (const target of targets) {
     });
   });
 }
+
+describe('a delivery connects to the address it checked', () => {
+  // An HTTPS receiver whose certificate names receiver.test, a name only the test's resolver knows:
+  // a delivery that reached it connected to the address the resolver gave, with the name as SNI.
+  const TLS = new URL('../fixtures/tls/', import.meta.url);
+  const ca = readFileSync(new URL('receiver.test.crt', TLS), 'utf8');
+  const seen: { host: string | null; valid: boolean }[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    tls: { cert: ca, key: readFileSync(new URL('receiver.test.key', TLS), 'utf8') },
+    async fetch(request) {
+      const body = await request.text();
+      const expected = signWebhook(secret, request.headers.get('webhook-id')!, Number(request.headers.get('webhook-timestamp')), body);
+      seen.push({ host: request.headers.get('host'), valid: request.headers.get('webhook-signature') === expected });
+      return new Response('ok');
+    },
+  });
+  afterAll(() => server.stop(true));
+  const secret = newEndpointSecret();
+  const settings = { ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, allowPrivateEndpoints: true };
+  const pendingFor = (url: string): Pending => ({
+    id: 'dlv_test', org_id: 'org_test', attempts: 0, endpoint_id: 'whe_test', url, secret_sealed: sealSecret(secret, SECRET_KEY, 'whe_test'),
+    event_id: 'evt_test', event_type: 'agent_action.proposed', data: { action: { id: 'act_test' } }, event_at: new Date().toISOString(),
+  });
+  const resolvingTo = (...addresses: string[]): Network => ({ ca, resolve: async () => addresses.map((address) => ({ address, family: isIP(address) })) });
+  const url = `https://receiver.test:${server.port}/hooks`;
+
+  test('over HTTPS: to the resolved address, the certificate checked against the name', async () => {
+    seen.length = 0;
+    const result = await attemptDelivery(pendingFor(url), settings, Date.now(), resolvingTo('127.0.0.1'));
+    expect(result).toMatchObject({ status: 200, error: null });
+    expect(seen).toEqual([{ host: `receiver.test:${server.port}`, valid: true }]);
+  });
+
+  test('a name resolving to a private address (or to one among public ones) is refused before connecting, unless allowed', async () => {
+    seen.length = 0;
+    for (const addresses of [['127.0.0.1'], ['93.184.216.34', '10.1.2.3'], ['::ffff:192.168.0.10']]) {
+      const result = await attemptDelivery(pendingFor(url), { ...settings, allowPrivateEndpoints: false }, Date.now(), resolvingTo(...addresses));
+      expect(result).toMatchObject({ status: null, final: true });
+      expect(result.error).toContain('private');
+    }
+    expect(seen).toEqual([]);
+  });
+
+  test('a certificate for another name is not trusted: no delivery, tried again later', async () => {
+    seen.length = 0;
+    const other = `https://elsewhere.test:${server.port}/hooks`;
+    const result = await attemptDelivery(pendingFor(other), settings, Date.now(), resolvingTo('127.0.0.1'));
+    expect(result).toMatchObject({ status: null, final: false });
+    expect(result.error).toMatch(/elsewhere\.test|altname|certificate/i);
+    expect(seen).toEqual([]);
+  });
+});

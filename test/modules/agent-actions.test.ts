@@ -226,9 +226,10 @@ for (const backend of BACKENDS) {
       expect(action.status).toBe('pending_approval');
       expect(action.routing).toMatchObject({ to: 'csm', csm_ids: [csm.id], channels: ['slack', 'google_chat'] });
       const detail = (await get(`/api/agent-actions/${action.id}`)).body.data;
-      expect(detail.notifications.map((n: any) => [n.platform, n.target, n.status])).toEqual([
-        ['slack', 'U0DI', 'no_sender'],
+      // One per copy, in any order (creation times of copies made in one transaction do not order them reliably).
+      expect(detail.notifications.map((n: any) => [n.platform, n.target, n.status]).sort()).toEqual([
         ['google_chat', email, 'no_sender'],
+        ['slack', 'U0DI', 'no_sender'],
       ]);
       const nonces = await queryText<{ nonce: string }>(database.db, `select nonce from action_notifications where action_id = $1`, [action.id]);
       for (const n of nonces) expect(n.nonce).toMatch(/^[0-9a-f]{32}$/);

@@ -45,7 +45,7 @@ for (const target of targets) {
       orgName = await withDb(async (database) => (await createOrgWithKey(database)).org.name);
     });
 
-    test('add seals the token, list hides it, a second install of the workspace is refused, remove erases it', async () => {
+    test('add seals the token, list hides it, a second install of the workspace (or a second workspace) is refused, remove erases it', async () => {
       const token = 'xoxb-1111-2222-abcdefABCDEF';
       expect((await cli(['chat', 'add', 'slack', '--org', orgName, '--team-id', 'nope', '--bot-token', token])).code).toBe(2);
       expect((await cli(['chat', 'add', 'slack', '--org', orgName, '--team-id', teamId, '--bot-token', 'xoxp-user-token'])).code).toBe(2);
@@ -62,6 +62,9 @@ for (const target of targets) {
       const again = await cli(['chat', 'add', 'slack', '--org', orgName, '--team-id', teamId, '--bot-token', token]);
       expect(again.code).not.toBe(0);
       expect(again.stderr).toContain('already installed');
+      const secondWorkspace = await cli(['chat', 'add', 'slack', '--org', orgName, '--team-id', `${teamId}X`, '--bot-token', token]);
+      expect(secondWorkspace.code).not.toBe(0);
+      expect(secondWorkspace.stderr).toContain('sends through one workspace');
       const listed = await cli(['chat', 'list', '--org', orgName]);
       expect(listed.json.map((r: any) => r.id)).toEqual([id]);
       expect(listed.stdout).not.toContain('xoxb');

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { queryText } from '../../src/db/client.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
-import { expireActions } from '../../src/modules/agent-actions/service.ts';
+import { expireActions, wakeSnoozedActions } from '../../src/modules/agent-actions/service.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { endpointAdminUnits } from '../../src/modules/agent-actions/endpoints.ts';
@@ -296,7 +296,20 @@ for (const backend of BACKENDS) {
       const updates = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
       expect(updates).toHaveLength(1);
       expect(updates[0]!.body).toMatchObject({ ts: detail.notifications[0].platform_message_id, channel: detail.notifications[0].platform_channel });
-      expect(updates[0]!.body.text).toContain('Snoozed');
+      expect(updates[0]!.body.text).toContain(`Snoozed until ${detail.snoozed_until.slice(0, 10)}`);
+      // The snooze ends: the copy gets its buttons back (the same nonce), the CSM is reminded in its
+      // thread, and the old buttons decide again.
+      await database.db.transaction((tx) => wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000)));
+      await drain();
+      const reopened = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
+      expect(reopened).toHaveLength(2);
+      expect(reopened[1]!.body.blocks.find((b: any) => b.type === 'actions').elements.map((e: any) => e.value)).toEqual(elements.map((e) => e.value));
+      const reminders = slack.callsOf('chat.postMessage').filter((c) => c.body.thread_ts === detail.notifications[0].platform_message_id);
+      expect(reminders).toHaveLength(1);
+      expect(reminders[0]!.body.text).toContain('waits for your decision again');
+      const approve = click({ actionId, button: 'approve', value: elements[0]!.value, user: owner.user });
+      expect((await webhook(approve.body, approve.headers)).status).toBe(200);
+      expect((await get(`/api/agent-actions/${actionId}`)).body.data.status).toBe('approved');
     });
 
     test('an API decision updates the Slack copy; a click by someone who is no CSM is told so privately (chat.postEphemeral without a usable response_url)', async () => {

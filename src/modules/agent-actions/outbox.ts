@@ -4,10 +4,14 @@
 // answer, 408, 429, 5xx) is tried again after an exponential back-off with full jitter — never sooner
 // than the receiver's Retry-After — until the 8th attempt; any other answer (3xx: redirects are not
 // followed; 4xx) is final at once. A destination on a loopback or private address is refused unless
-// ALLOW_PRIVATE_ENDPOINTS=true, checked on every attempt against freshly resolved addresses.
+// ALLOW_PRIVATE_ENDPOINTS=true, checked on every attempt against freshly resolved addresses — and
+// the attempt connects to the very address checked (over HTTPS too: the certificate is verified
+// against the URL's name, sent as SNI), so a name that resolves elsewhere a moment later
+// (DNS rebinding) cannot steer it inside.
 import { createHmac, randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { checkServerIdentity } from 'node:tls';
 import { sql, type SQL } from 'drizzle-orm';
 import { t } from 'elysia';
 import { queryRows, rowsOf, type Db } from '../../db/client.ts';
@@ -64,11 +68,20 @@ export class RefusedDestination extends Error {
   override readonly name = 'RefusedDestination';
 }
 
+/** How deliveries reach receivers: the system's resolver and certificate authorities. Tests bring
+ * a resolver for a name of their own and their receiver's certificate. */
+export interface Network {
+  resolve: (host: string) => Promise<{ address: string; family: number }[]>;
+  ca?: string;
+}
+
+export const SYSTEM_NETWORK: Network = { resolve: (host) => lookup(host, { all: true, verbatim: true }) };
+
 /** The address a delivery connects to: the URL's host resolved now; refused when any of its
  * addresses is private (unless allowed). */
-export async function resolveDestination(url: URL, allowPrivate: boolean): Promise<{ address: string; family: number }> {
+export async function resolveDestination(url: URL, allowPrivate: boolean, network: Network = SYSTEM_NETWORK): Promise<{ address: string; family: number }> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true, verbatim: true });
+  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await network.resolve(host);
   if (addresses.length === 0) throw new Error(`${host} does not resolve`);
   const inside = addresses.find((a) => isPrivateAddress(a.address));
   if (inside && !allowPrivate) throw new RefusedDestination(`${host} resolves to ${inside.address}, a loopback or private address (set ALLOW_PRIVATE_ENDPOINTS=true for on-premise receivers)`);
@@ -112,7 +125,7 @@ export async function fanOutEvent(db: Db, event: { id: string; orgId: string; ty
 
 // --- one attempt --------------------------------------------------------------------------------
 
-interface Pending {
+export interface Pending {
   id: string;
   org_id: string;
   attempts: number;
@@ -173,7 +186,7 @@ function retryAfterOf(value: string | null, now: number): number | null {
 }
 
 /** Sends one delivery: the answer's status, or why there was none. Never throws. */
-export async function attemptDelivery(pending: Pending, settings = actionSettings(), now = Date.now()): Promise<AttemptResult> {
+export async function attemptDelivery(pending: Pending, settings = actionSettings(), now = Date.now(), network: Network = SYSTEM_NETWORK): Promise<AttemptResult> {
   const started = performance.now();
   const done = (partial: Omit<AttemptResult, 'ms'>): AttemptResult => ({ ...partial, ms: Math.round(performance.now() - started) });
   if (!settings.secretKey) return done({ status: null, error: 'SECRET_KEY is not available to the worker: the delivery cannot be signed', retryAfterSeconds: null, final: false });
@@ -184,16 +197,17 @@ export async function attemptDelivery(pending: Pending, settings = actionSetting
     return done({ status: null, error: `the endpoint's secret does not open: ${messageOf(error)}`, retryAfterSeconds: null, final: true });
   }
   const url = new URL(pending.url);
-  let target: URL = url;
+  const target = new URL(url.href);
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'revintel-webhooks/1' };
+  let tls: BunFetchRequestInitTLS | undefined = network.ca ? { ca: network.ca } : undefined;
   try {
-    const destination = await resolveDestination(url, settings.allowPrivateEndpoints);
-    // Plain HTTP goes to the very address just checked (the Host header names the site); over
-    // HTTPS the certificate must match the name, so the name is connected to, resolved again.
-    if (url.protocol === 'http:') {
-      target = new URL(url.href);
+    const destination = await resolveDestination(url, settings.allowPrivateEndpoints, network);
+    // The request goes to the very address just checked; the Host header names the site and, over
+    // HTTPS, the name is the SNI and what the certificate must match.
+    if (!isIP(url.hostname.replace(/^\[|\]$/g, ''))) {
       target.hostname = destination.family === 6 ? `[${destination.address}]` : destination.address;
       headers.host = url.host;
+      if (url.protocol === 'https:') tls = { ...tls, serverName: url.hostname, checkServerIdentity: (_address, cert) => checkServerIdentity(url.hostname, cert) };
     }
   } catch (error) {
     return done({ status: null, error: messageOf(error), retryAfterSeconds: null, final: error instanceof RefusedDestination });
@@ -204,7 +218,7 @@ export async function attemptDelivery(pending: Pending, settings = actionSetting
   headers['webhook-timestamp'] = String(timestamp);
   headers['webhook-signature'] = signWebhook(secret, pending.event_id, timestamp, body);
   try {
-    const response = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS) });
+    const response = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS), tls });
     await response.arrayBuffer().catch(() => undefined);
     const status = response.status;
     if (status >= 200 && status < 300) return done({ status, error: null, retryAfterSeconds: null, final: false });

@@ -34,10 +34,20 @@ export function paramsProblem(type: ActionType, params: unknown, field = 'params
 /** A chat platform's sender: whether an organisation can receive copies there (an installation),
  * queueing a copy's send, and queueing the updates of every copy after a decision — all in the
  * caller's transaction (the sends are the chat outbox's jobs). */
+/** What the copies of an action are updated after: a decision (made by a click on `via`, whose
+ * platform may answer it in place), an expiry, or a snooze that ended (`reminder`: the copies get
+ * their buttons back and the CSM is told, since editing a message alone notifies nobody). */
+export interface CopyUpdate {
+  orgId: string;
+  actionId: string;
+  via?: { notificationId: string; responseUrl: string | null } | null;
+  reminder?: boolean;
+}
+
 export interface PlatformSender {
   available(db: Db, orgId: string): Promise<boolean>;
   queueSend(db: Db, input: { orgId: string; actionId: string; notificationId: string }): Promise<void>;
-  queueUpdates(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string; responseUrl: string | null } | null }): Promise<number>;
+  queueUpdates(db: Db, input: CopyUpdate): Promise<number>;
 }
 
 /** The platforms a copy can be sent on today: Slack and Google Chat. A copy on a platform without a sender, or
@@ -58,8 +68,8 @@ async function sendablePlatforms(db: Db, orgId: string, platforms: ChatPlatform[
   return sendable;
 }
 
-/** Every copy of a decided (or expired) action is updated to show it. */
-async function updateCopies(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string; responseUrl: string | null } | null }): Promise<void> {
+/** Every copy of a decided, expired or woken action is updated to show it. */
+async function updateCopies(db: Db, input: CopyUpdate): Promise<void> {
   for (const sender of PLATFORM_SENDERS.values()) await sender.queueUpdates(db, input);
 }
 
@@ -310,7 +320,8 @@ export async function expireActions(db: Db, now: Date = new Date()): Promise<num
   return rows.length;
 }
 
-/** Snoozed actions whose snooze ended wait for a decision again, with a new time to live. */
+/** Snoozed actions whose snooze ended wait for a decision again, with a new time to live; their
+ * copies show the buttons again and the CSM is reminded. */
 export async function wakeSnoozedActions(db: Db, now: Date = new Date()): Promise<number> {
   const rows = rowsOf<{ id: string; org_id: string }>(
     await db.execute(sql`
@@ -319,7 +330,10 @@ export async function wakeSnoozedActions(db: Db, now: Date = new Date()): Promis
       where status = 'snoozed' and snoozed_until <= ${now.toISOString()}::timestamptz
       returning id, org_id`),
   );
-  for (const row of rows) await recordActionEvent(db, { orgId: row.org_id, actionId: row.id, kind: 'woke', actor: { kind: 'system' } });
+  for (const row of rows) {
+    await recordActionEvent(db, { orgId: row.org_id, actionId: row.id, kind: 'woke', actor: { kind: 'system' } });
+    await updateCopies(db, { orgId: row.org_id, actionId: row.id, reminder: true });
+  }
   return rows.length;
 }
 

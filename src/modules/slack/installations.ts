@@ -36,7 +36,7 @@ export async function slackInstallationByTeam(db: Db, teamId: string): Promise<S
   return row ?? null;
 }
 
-/** The organisation's active Slack installation (the first one added), or null. */
+/** The organisation's active Slack installation (there is at most one), or null. */
 export async function slackInstallationOfOrg(db: Db, orgId: string): Promise<SlackInstallation | null> {
   const [row] = rowsOf<SlackInstallation>(
     await db.execute(sql`
@@ -53,6 +53,14 @@ export const chatAdminUnits = {
       await db.execute(sql`select id, org_id from chat_installations where platform = ${input.platform} and external_id = ${input.externalId} and removed_at is null`),
     );
     if (taken) throw new AppError('conflict', `${input.platform} ${input.externalId} is already installed (${taken.id}, organisation ${taken.org_id}); remove it first`);
+    // A CSM's Slack user id belongs to one workspace (or one Enterprise Grid): approvals go through
+    // the organisation's one Slack installation, so a second is refused rather than left unused.
+    if (input.platform === 'slack') {
+      const [own] = rowsOf<{ id: string; external_id: string }>(
+        await db.execute(sql`select id, external_id from chat_installations where platform = 'slack' and org_id = ${org.id} and removed_at is null`),
+      );
+      if (own) throw new AppError('conflict', `organisation ${org.id} already has Slack workspace ${own.external_id} (${own.id}); an organisation sends through one workspace: remove it first to switch`);
+    }
     await db.execute(sql`
       insert into chat_installations (id, org_id, platform, external_id, credentials_sealed)
       values (${input.id}, ${org.id}, ${input.platform}, ${input.externalId}, ${input.credentialsSealed})`);

@@ -20,6 +20,7 @@ export interface ActionFacts {
   probability: number | null;
   drivers: { label: string; impact: number }[] | null;
   expires_at: string | null;
+  snoozed_until: string | null;
 }
 
 /** The button action ids; a click's value is `<action id>:<nonce>`. */
@@ -78,12 +79,13 @@ export function approvalBlocks(facts: ActionFacts, nonce: string) {
   };
 }
 
-export function decisionText(facts: Pick<ActionFacts, 'status' | 'decided_by'>): string {
+export function decisionText(facts: Pick<ActionFacts, 'status' | 'decided_by' | 'snoozed_until'>): string {
   const by = facts.decided_by;
   const who = by?.name ? ` by ${by.name}` : by?.kind === 'api_key' ? ' through the API' : '';
   const at = by?.at ? ` at ${by.at.slice(11, 16)} UTC on ${by.at.slice(0, 10)}` : '';
   if (facts.status === 'expired') return 'Expired: nobody decided in time';
-  const word = { approved: 'Approved', executed: 'Approved', failed: 'Approved', rejected: 'Rejected', snoozed: 'Snoozed for 7 days', cancelled: 'Cancelled' }[facts.status] ?? facts.status;
+  const snoozed = facts.snoozed_until ? `Snoozed until ${facts.snoozed_until.slice(0, 10)}` : 'Snoozed';
+  const word = { approved: 'Approved', executed: 'Approved', failed: 'Approved', rejected: 'Rejected', snoozed, cancelled: 'Cancelled' }[facts.status] ?? facts.status;
   return `${word}${who}${at}`;
 }
 

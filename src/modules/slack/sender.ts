@@ -17,17 +17,10 @@ import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
 import { OUTBOX_TIMEOUT_MS, settleAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
-import type { PlatformSender } from '../agent-actions/service.ts';
+import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';
 import { slackInstallationOfOrg } from './installations.ts';
 import { approvalBlocks, decidedBlocks, type ActionFacts } from './messages.ts';
 import { attemptGoogleChatSend } from '../google-chat/transport.ts';
-
-/** Where a decision came from, when it was a click on one copy: that copy is updated through the
- * click's `response_url` when Slack's own host serves it. */
-export interface ClickOrigin {
-  notificationId: string;
-  responseUrl: string | null;
-}
 
 /** `response_url` is used only on Slack's host (or the configured API's, for local fakes). */
 export function responseUrlAllowed(raw: string | null | undefined, apiBase = actionSettings().slackApiBase): raw is string {
@@ -66,8 +59,9 @@ export const queueSlackEphemeral = (db: Db, input: { orgId: string; installation
       : { channel: input.channel, user: input.user, text: input.text },
   });
 
-/** After a decision (API, Slack, expiry): every Slack copy already posted is updated to show it. */
-export async function queueSlackUpdates(db: Db, input: { orgId: string; actionId: string; via?: ClickOrigin | null }): Promise<number> {
+/** After a decision (API, Slack, expiry) or a snooze's end: every Slack copy already posted is
+ * updated to show it; after a snooze, a reply in the copy's thread reminds the CSM. */
+export async function queueSlackUpdates(db: Db, input: CopyUpdate): Promise<number> {
   // Each copy is updated through the installation that posted it (its token can edit it).
   const copies = rowsOf<{ id: string; platform_channel: string | null; platform_message_id: string | null; installation_id: string | null }>(
     await db.execute(sql`
@@ -91,6 +85,15 @@ export async function queueSlackUpdates(db: Db, input: { orgId: string; actionId
       actionId: input.actionId,
       request: viaClick ? { response_url: input.via!.responseUrl } : { channel: copy.platform_channel, ts: copy.platform_message_id },
     });
+    if (input.reminder && copy.platform_channel && copy.platform_message_id) {
+      await queue(db, {
+        orgId: input.orgId,
+        installationId,
+        kind: 'reply',
+        actionId: input.actionId,
+        request: { channel: copy.platform_channel, thread_ts: copy.platform_message_id, text: 'The snooze is over: this action waits for your decision again.' },
+      });
+    }
   }
   return copies.length;
 }
@@ -133,6 +136,7 @@ export async function actionFacts(db: Db, orgId: string, actionId: string): Prom
     await db.execute(sql`
       select a.id, a.type, a.params, a.reason, a.rationale, a.status, a.decided_by, a.trigger_count,
         c.name as customer_name, p.arr, p.currency, p.risk, p.probability, p.drivers,
+        to_char(a.snoozed_until at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as snoozed_until,
         to_char(a.expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as expires_at
       from agent_actions a join customers c on c.org_id = a.org_id and c.id = a.customer_id
       left join predictions p on p.org_id = a.org_id and p.customer_id = a.customer_id
@@ -237,7 +241,9 @@ export async function attemptSend(pending: Pending): Promise<SendAnswer> {
     }
     case 'update': {
       if (!pending.facts) return permanent('the action is gone');
-      const message = decidedBlocks(pending.facts);
+      // A copy of an action waiting for a decision again (its snooze ended) gets its buttons back.
+      const waiting = pending.facts.status === 'pending_approval' && pending.nonce;
+      const message = waiting ? approvalBlocks(pending.facts, pending.nonce!) : decidedBlocks(pending.facts);
       if (typeof request.response_url === 'string') return callSlack({ responseUrl: request.response_url }, { replace_original: true, text: message.text, blocks: message.blocks });
       return callSlack({ method: 'chat.update', token }, { channel: request.channel, ts: request.ts, text: message.text, blocks: message.blocks });
     }
