@@ -13,6 +13,7 @@ import { SignJWT } from 'jose';
 import { queryText } from '../../src/db/client.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { wakeSnoozedActions } from '../../src/modules/agent-actions/service.ts';
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { forgetAccessToken } from '../../src/modules/google-chat/transport.ts';
@@ -385,6 +386,27 @@ for (const backend of BACKENDS) {
       expect(patches[0]!.body.cardsV2[0].card.header.title).toStartWith('Approved by API key');
       expect(JSON.stringify(patches[0]!.body)).not.toContain('revintel_approve');
       expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.notifications[0].status).toBe('updated');
+    });
+
+    test('snoozed from Google Chat, then awake: the card gets its buttons back and a reminder is posted in the space', async () => {
+      const sent = await posted();
+      const snoozed = await send(click('addon', { ...sent, decision: 'snooze', who: owner }), await idToken(ADDON));
+      const card = snoozed.body.hostAppDataAction.chatDataAction.updateMessageAction.message.cardsV2[0].card;
+      expect(card.header.title).toStartWith('Snoozed until');
+      const detail = (await get(`/api/agent-actions/${sent.actionId}`)).body.data;
+      expect(detail.status).toBe('snoozed');
+      await database.db.transaction((tx) => wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000)));
+      await drain();
+      const patch = google.callsOf('patch').find((c) => c.path === `/v1/${sent.messageName}`);
+      const buttons = patch!.body.cardsV2[0].card.sections[1].widgets[0].buttonList.buttons;
+      expect(buttons.map((b: any) => b.onClick.action.parameters[2].value)).toEqual([sent.nonce, sent.nonce, sent.nonce]);
+      const reminder = google.callsOf('create').find((c) => String(c.body.text ?? '').includes(sent.actionId));
+      expect(reminder!.body.text).toContain('The snooze is over');
+      expect(reminder!.path).toBe(`/v1/${space}/messages`);
+      expect(reminder!.query.requestId).toMatch(/^chs_/);
+      // The card works again: the owner approves it.
+      const approved = await send(click('chat', { ...sent, decision: 'approve', who: owner }), await idToken(CHAT));
+      expect(approved.body.cardsV2[0].card.header.title).toStartWith(`Approved by ${owner.name}`);
     });
 
     test('a Google Chat approve racing an API reject: exactly one outcome', async () => {

@@ -5,16 +5,18 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
-import type { PlatformSender } from '../agent-actions/service.ts';
+import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';
 import { queueChatSend } from '../slack/sender.ts';
 import { googleChatInstallationOfOrg } from './installations.ts';
 
-/** After a decision (API, another platform, expiry): every Google Chat card already posted is
- * patched to show it, through the space that holds it. */
-export async function queueGoogleChatUpdates(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string } | null }): Promise<number> {
-  const copies = rowsOf<{ id: string; platform_message_id: string; installation_id: string | null }>(
+/** After a decision (API, another platform, expiry) or a snooze's end: every Google Chat card
+ * already posted is patched to show it, through the space that holds it; after a snooze, a message
+ * beside it reminds the CSM (editing a card notifies nobody). */
+export async function queueGoogleChatUpdates(db: Db, input: CopyUpdate): Promise<number> {
+  const copies = rowsOf<{ id: string; target: string | null; platform_message_id: string; installation_id: string | null; customer_name: string }>(
     await db.execute(sql`
-      select n.id, n.platform_message_id,
+      select n.id, n.target, n.platform_message_id,
+        (select c.name from agent_actions a join customers c on c.org_id = a.org_id and c.id = a.customer_id where a.org_id = n.org_id and a.id = n.action_id) as customer_name,
         (select i.id from chat_installations i where i.org_id = n.org_id and i.platform = 'google_chat' and i.external_id = n.platform_channel and i.removed_at is null) as installation_id
       from action_notifications n
       where n.org_id = ${input.orgId} and n.action_id = ${input.actionId} and n.platform = 'google_chat' and n.status in ('sent', 'updated') and n.platform_message_id is not null
@@ -28,6 +30,10 @@ export async function queueGoogleChatUpdates(db: Db, input: { orgId: string; act
     }
     if (!copy.installation_id) continue; // the space was removed: nothing can edit its cards
     await queueChatSend(db, { platform: 'google_chat', orgId: input.orgId, installationId: copy.installation_id, kind: 'update', notificationId: copy.id, actionId: input.actionId, request: { name: copy.platform_message_id } });
+    if (input.reminder) {
+      const text = `The snooze is over: the action for ${copy.customer_name} (${input.actionId}) waits for a decision again${copy.target ? ` (${copy.target})` : ''}.`;
+      await queueChatSend(db, { platform: 'google_chat', orgId: input.orgId, installationId: copy.installation_id, kind: 'reply', actionId: input.actionId, request: { text } });
+    }
     queued++;
   }
   return queued;

@@ -4,7 +4,8 @@
 // expires (one exchange serves every send meanwhile). An approval request is
 // `POST {GCHAT_API_BASE}/{space}/messages?requestId=<copy id>` — Google answers a repeated requestId
 // with the message it already created, so a retry after a timeout never posts twice; a decided
-// copy is `PATCH {base}/{message name}?updateMask=cardsV2`. 429 (never sooner than Retry-After),
+// copy is `PATCH {base}/{message name}?updateMask=cardsV2` (its buttons back when a snooze ended,
+// with a reminder posted beside it). 429 (never sooner than Retry-After),
 // 408, 5xx and timeouts are tried again; 401 drops the cached token and is tried again; any other
 // 4xx stops at once.
 import { readFile } from 'node:fs/promises';
@@ -211,9 +212,16 @@ export async function attemptGoogleChatSend(pending: Pending): Promise<Answer> {
       if (!pending.facts) return permanent('the action is gone');
       const name = String(pending.request.name ?? '');
       if (!/^spaces\/[^/]+\/messages\/[^/?#]+$/.test(name)) return permanent(`"${name.slice(0, 100)}" is not a Google Chat message name`);
-      return callGoogleChat('PATCH', `${name}?updateMask=cardsV2`, decidedCard(pending.facts));
+      // A card of an action waiting for a decision again (its snooze ended) gets its buttons back.
+      const waiting = pending.facts.status === 'pending_approval' && pending.nonce;
+      const card = waiting ? approvalCard(pending.facts, pending.nonce!, pending.target ?? pending.csm_email) : decidedCard(pending.facts);
+      return callGoogleChat('PATCH', `${name}?updateMask=cardsV2`, { cardsV2: card.cardsV2 });
+    }
+    case 'reply': {
+      // The send's own id is the request id: a retried reminder is posted once.
+      return callGoogleChat('POST', `${pending.installation_external_id}/messages?requestId=${encodeURIComponent(pending.id)}`, { text: String(pending.request.text ?? '') });
     }
     default:
-      return permanent(`Google Chat rows are posts and updates, not ${pending.kind}`);
+      return permanent(`Google Chat rows are posts, updates and replies, not ${pending.kind}`);
   }
 }

@@ -343,7 +343,7 @@ export const chatSendJob = defineJobKind({
 export async function listChatSends(db: Db, input: { orgId?: string; status?: string; limit: number }) {
   return rowsOf<{ id: string; endpoint_id: string; url: string; event_id: string; event_type: string; status: string; attempts: number; next_attempt_at: string | null; last_status: number | null; last_error: string | null; history: unknown[]; delivered_at: string | null; created_at: string }>(
     await db.execute(sql`
-      select s.id, s.installation_id as endpoint_id, s.platform || ':' || (case when s.platform = 'google_chat' then (case s.kind when 'post' then 'spaces.messages.create' else 'spaces.messages.patch' end)
+      select s.id, s.installation_id as endpoint_id, s.platform || ':' || (case when s.platform = 'google_chat' then (case s.kind when 'update' then 'spaces.messages.patch' else 'spaces.messages.create' end)
           else (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) end) as url,
         coalesce(s.notification_id, s.action_id, '') as event_id, s.platform || '.' || s.kind as event_type, s.status, s.attempts,
         to_char(s.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as next_attempt_at, s.last_status, s.last_error, s.history,
