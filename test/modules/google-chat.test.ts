@@ -286,6 +286,15 @@ for (const backend of BACKENDS) {
       }
       expect(await inbound()).toBe(stored);
       expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('pending_approval');
+      // A body that is no event: 401 without a token (a stranger learns nothing of it), 400 with Google's.
+      const garbage = (token?: string) => call(app, 'POST', PATH, { rawBody: '{"not":', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+      expect((await garbage()).status).toBe(401);
+      const malformed = await garbage(await idToken(CHAT));
+      expect(malformed.status).toBe(400);
+      expect(malformed.body.code).toBe('malformed_json');
+      const untyped = await send({ eventTime: new Date().toISOString() }, await idToken(CHAT));
+      expect(untyped.status).toBe(400);
+      expect(untyped.body.error).toContain('Invalid field "type"');
     });
 
     test("Google's keys unreachable: 503 with Retry-After, nothing stored", async () => {

@@ -55,7 +55,6 @@ export interface ChatEvent {
   text: string;
   fn: string | null;
   parameters: Record<string, string>;
-  systemIdToken: string | null;
   /** The body as it came. */
   raw: Record<string, any>;
 }
@@ -73,18 +72,24 @@ function parametersOf(map: unknown, list: unknown): Record<string, string> {
   return out;
 }
 
-/** Reads either format; a body that is neither is a 400 naming what is missing. */
-export function parseChatEvent(bytes: Uint8Array): ChatEvent {
-  let body: Record<string, any>;
+/** The body as a JSON object, or null. */
+function jsonObject(bytes: Uint8Array): Record<string, any> | null {
   try {
     const parsed = JSON.parse(fatalUtf8.decode(bytes));
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-    body = parsed;
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
   } catch {
-    throw new AppError('malformed_json', 'The body is not a Google Chat event (a JSON object)');
+    return null;
   }
+}
+
+/** An add-on event has no `type` and a `chat` object; anything else is read as the Chat API's. */
+const formatOf = (body: Record<string, any> | null): Format => (body && body.type === undefined && body.chat && typeof body.chat === 'object' ? 'addon' : 'chat');
+
+/** Reads either format; a body that is neither is a 400 naming what is wrong. */
+export function parseChatEvent(body: Record<string, any> | null): ChatEvent {
+  if (!body) throw new AppError('malformed_json', 'The body is not a Google Chat event (a JSON object)');
   const userOf = (user: unknown) => ({ name: str(obj(user).name), email: str(obj(user).email).toLowerCase(), type: str(obj(user).type) });
-  if (body.type === undefined && body.chat && typeof body.chat === 'object') {
+  if (formatOf(body) === 'addon') {
     const chat = obj(body.chat);
     const common = obj(body.commonEventObject);
     const [payloadName, kind] = chat.buttonClickedPayload ? ['buttonClickedPayload', 'click'] : chat.messagePayload ? ['messagePayload', 'message'] : chat.addedToSpacePayload ? ['addedToSpacePayload', 'added'] : [Object.keys(chat).find((k) => k.endsWith('Payload')) ?? 'unknown', 'other'];
@@ -101,7 +106,6 @@ export function parseChatEvent(bytes: Uint8Array): ChatEvent {
       text: str(message.argumentText) || str(message.text),
       fn: str(common.invokedFunction) || null,
       parameters: parametersOf(common.parameters, null),
-      systemIdToken: str(obj(body.authorizationEventObject).systemIdToken) || null,
       raw: body,
     };
   }
@@ -121,7 +125,6 @@ export function parseChatEvent(bytes: Uint8Array): ChatEvent {
     text: str(message.argumentText) || str(message.text),
     fn: str(common.invokedFunction) || str(action.actionMethodName) || null,
     parameters: parametersOf(common.parameters, action.parameters),
-    systemIdToken: str(obj(body.authorizationEventObject).systemIdToken) || null,
     raw: body,
   };
 }
@@ -238,12 +241,14 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
   const answer = (state: RequestState, body: unknown) =>
     new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json;charset=utf-8', ...state.headers, 'x-request-id': state.id } });
 
-  /** Throws the 401 (or 503) a request that does not prove itself ends with. */
-  async function authenticate(request: Request, event: ChatEvent, now: number): Promise<void> {
-    const token = bearerToken(request.headers.get('authorization')) ?? event.systemIdToken;
+  /** Throws the 401 (or 503) a request that does not prove itself ends with: before its body is
+   * judged, so a stranger learns nothing from it. */
+  async function authenticate(request: Request, body: Record<string, any> | null, now: number): Promise<void> {
+    const format = formatOf(body);
+    const token = bearerToken(request.headers.get('authorization')) ?? (str(obj(body?.authorizationEventObject).systemIdToken) || null);
     if (!token) throw invalidToken('no bearer token (Authorization header, or the add-on\'s systemIdToken)');
     if (!audience) throw invalidToken('GCHAT_AUDIENCE (or PUBLIC_URL) is not configured');
-    const signer = event.format === 'chat' ? CHAT_ISSUER : projectNumber ? addOnSigner(projectNumber) : null;
+    const signer = format === 'chat' ? CHAT_ISSUER : projectNumber ? addOnSigner(projectNumber) : null;
     if (!signer) throw invalidToken('GCHAT_PROJECT_NUMBER is not configured: add-on events cannot be verified');
     try {
       await verifyChatToken(token, keys, { mode, audience, signer, now });
@@ -252,6 +257,10 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
       if (error instanceof KeysUnavailable) throw new AppError('upstream_unavailable', `Google's signing keys could not be fetched to verify the request; try again (${error.message})`, { 'retry-after': '30' });
       throw error;
     }
+  }
+
+  /** The token does not sign the body: an event is acted on only near its own time. */
+  function checkEventTime(event: ChatEvent, now: number): void {
     if (!event.eventTime) throw new AppError('validation_failed', `Invalid field "${event.format === 'chat' ? 'eventTime' : 'chat.eventTime'}": the event's time is required`);
     const at = Date.parse(event.eventTime);
     if (!Number.isFinite(at)) throw new AppError('validation_failed', `Invalid field "${event.format === 'chat' ? 'eventTime' : 'chat.eventTime'}": not an RFC 3339 time`);
@@ -260,9 +269,11 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
 
   async function receive(request: Request, state: RequestState): Promise<Response> {
     const bytes = await readBodyLimited(request, limit);
-    const event = parseChatEvent(bytes);
+    const json = jsonObject(bytes);
     const now = clock();
-    await authenticate(request, event, now);
+    await authenticate(request, json, now);
+    const event = parseChatEvent(json);
+    checkEventTime(event, now);
     let body: unknown = {};
     try {
       const installation = event.space ? await googleChatInstallationBySpace(db, event.space) : null;
