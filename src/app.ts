@@ -34,6 +34,8 @@ import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/ticket-impor
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
+import { DOCS_ROUTES, docsModule } from './modules/docs/index.ts';
+import type { RegisteredRoute } from './modules/docs/openapi.ts';
 import { WORKSPACE_CHAT_ROUTE, workspaceChatModule } from './modules/google-chat/webhook.ts';
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
@@ -90,6 +92,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   { receive: TICKET_WEBHOOK_ROUTE },
   { teamChat: TEAM_CHAT_ROUTE },
   { workspaceChat: WORKSPACE_CHAT_ROUTE },
+  DOCS_ROUTES,
 ].flatMap((module): RouteDeclaration[] => Object.values(module));
 
 /** The rules of paths no route matches, by the module that owns the prefix. */
@@ -103,6 +106,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
   };
   // Read lazily: the route list is complete only once every module below is registered.
   const routesOf = (): { method: string; path: string }[] => routes.routes;
+  const registeredRoutes = (): RegisteredRoute[] => routes.routes as RegisteredRoute[];
 
   const routes = new Elysia({ normalize: false })
     .use(errorsPlugin({ log: deps.log, requestIdOf: (request) => states.get(request)?.id ?? 'unknown', allowedMethods }))
@@ -118,6 +122,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
+    .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))
     .use(teamChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
     .use(workspaceChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }));
   const declarations = [...DECLARED_ROUTES];

@@ -1,6 +1,6 @@
 // What a route is besides its handler: who may call it, whose budget it spends, how large a body it
 // may send and what it answers. Each feature module declares its routes next to their handlers and
-// registers them from the same objects; the gate, the body limits and (later) the OpenAPI document
+// registers them from the same objects; the gate, the body limits and the OpenAPI document
 // are built from these declarations, so no path string lives outside the module that owns it.
 import type { TSchema } from '@sinclair/typebox';
 import type { Config } from '../config.ts';
@@ -15,8 +15,11 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * - `none`: public; the client address's budget, or for probes only a look at it. */
 export type Access =
   | { auth: 'key'; counted: 'organisation' }
-  | { auth: 'platform-signature'; counted: 'connector' | 'installation' }
+  | { auth: 'platform-signature'; counted: 'connector' | 'installation'; verifiedBy: PlatformVerifier }
   | { auth: 'none'; counted: 'address' | 'not-counted' };
+
+/** How a platform route proves its sender (the OpenAPI document's security scheme of it). */
+export type PlatformVerifier = 'connector' | 'slack' | 'google-chat' | 'whatsapp';
 
 /** A named body limit (config). `none`: the route reads no body; a declared length is still held
  * to the API limit, as for every request. */

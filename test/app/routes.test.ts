@@ -18,7 +18,7 @@ describe('the route table', () => {
   const list: RouteDeclaration = { ...keyed, method: 'GET', path: '/api/things' };
   const create: RouteDeclaration = { ...keyed, method: 'POST', path: '/api/things', body: 'import' };
   const one: RouteDeclaration = { ...keyed, method: 'GET', path: '/api/things/:id' };
-  const hook: RouteDeclaration = { method: 'POST', path: '/api/hooks/in', auth: 'platform-signature', counted: 'connector', body: 'webhook', response };
+  const hook: RouteDeclaration = { method: 'POST', path: '/api/hooks/in', auth: 'platform-signature', verifiedBy: 'connector', counted: 'connector', body: 'webhook', response };
   const table = routeTable([list, create, one, hook], [
     { prefix: '/api/', auth: 'key', counted: 'organisation', body: 'api' },
     { prefix: '/api/hooks/', auth: 'none', counted: 'address', body: 'webhook' },

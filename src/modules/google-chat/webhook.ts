@@ -31,6 +31,7 @@ export const WORKSPACE_CHAT_ROUTE = {
   method: 'POST',
   path: WORKSPACE_CHAT_PATH,
   auth: 'platform-signature',
+  verifiedBy: 'google-chat',
   counted: 'installation',
   body: 'webhook',
   response: t.Object({}, { additionalProperties: true }),

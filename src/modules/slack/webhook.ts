@@ -28,6 +28,7 @@ export const TEAM_CHAT_ROUTE = {
   method: 'POST',
   path: '/api/webhooks/team-chat',
   auth: 'platform-signature',
+  verifiedBy: 'slack',
   counted: 'installation',
   body: 'webhook',
   response: t.Object({}, { additionalProperties: true }),

@@ -24,6 +24,7 @@ export const TICKET_WEBHOOK_ROUTE = {
   method: 'POST',
   path: '/api/webhooks/tickets',
   auth: 'platform-signature',
+  verifiedBy: 'connector',
   counted: 'connector',
   body: 'webhook',
   response: WebhookAck,

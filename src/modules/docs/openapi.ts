@@ -1,0 +1,192 @@
+// The OpenAPI 3.1 document (README "API reference"), made from what the server really runs: every
+// declared route (lib/routes.ts: who may call, whose budget, the body limit, the success answer's
+// schema) joined with the schemas Elysia validates its path, query and body against. Nothing here
+// is written by hand per route, so the document cannot drift from the routes.
+import { ERROR_STATUS } from '../../lib/errors.ts';
+import type { PlatformVerifier, RouteDeclaration } from '../../lib/routes.ts';
+
+/** A route as Elysia registered it: its validators' schemas in `hooks`. */
+export interface RegisteredRoute {
+  method: string;
+  path: string;
+  hooks?: { params?: unknown; query?: unknown; body?: unknown };
+}
+
+/** How each platform route proves its sender (the declaration's `verifiedBy`). */
+const PLATFORM_SCHEMES: Record<PlatformVerifier, Record<string, string>> = {
+  connector: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Hub-Signature-256',
+    description:
+      "The connector's webhook secret: an HMAC-SHA256 of the raw body in the header its platform uses (X-Hub-Signature-256, X-Zendesk-Webhook-Signature, X-HubSpot-Signature-v3, …), or the connector's token; a connector without a secret takes unsigned events. See the README, Support tickets.",
+  },
+  slack: { type: 'apiKey', in: 'header', name: 'X-Slack-Signature', description: '`v0=` HMAC-SHA256 of `v0:{X-Slack-Request-Timestamp}:{raw body}` with the Slack app\'s signing secret; the timestamp within 300 s.' },
+  'google-chat': { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "Google's RS256 ID token for the Chat app (issuer, audience and signer checked; the add-on's systemIdToken when there is no header)." },
+  whatsapp: { type: 'apiKey', in: 'header', name: 'X-Hub-Signature-256', description: '`sha256=` HMAC-SHA256 of the raw body with the Meta app secret.' },
+};
+
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': { description: 'The limit of the window in force (the one with fewest requests left).', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in that window.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'When that window ends, in Unix seconds.', schema: { type: 'integer' } },
+  'X-Request-Id': { description: 'The request id: yours if you sent one, else a generated `req_…`.', schema: { type: 'string' } },
+};
+
+const ERROR_ANSWERS: Record<number, string> = {
+  400: 'A field, query or path parameter breaks its rule (the message names it), or the body is not valid JSON',
+  401: 'No usable credentials',
+  403: 'Not allowed for this plan or role',
+  404: 'No such record in your organisation',
+  409: 'The change collides with the current state (the message says with what)',
+  413: 'The body is over its limit',
+  415: 'A body that is not application/json',
+  422: 'Well-formed but unusable',
+  429: 'Over a rate limit; see Retry-After',
+  500: 'Our fault: the message carries the request id, never internals',
+  503: 'The database (or a service the request depends on) is not answering, or the request ran too long: retry after Retry-After',
+};
+
+/** The codes each status may carry (lib/errors.ts). */
+const codesOf = (status: number) => Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+
+/** A TypeBox schema as plain JSON Schema (its symbols and transforms dropped). */
+const plain = (schema: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(schema ?? {}));
+
+const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+function operationId(route: RouteDeclaration): string {
+  const words = route.path
+    .split('/')
+    .filter((part) => part && part !== 'api')
+    .map((part) => (part.startsWith(':') ? `by-${part.slice(1)}` : part))
+    .join('-')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return [route.method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
+}
+
+const tagOf = (path: string) => (path.startsWith('/api/') ? path.split('/')[2]! : 'probes');
+
+function parameters(route: RegisteredRoute | undefined): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const where of ['path', 'query'] as const) {
+    const schema = plain(where === 'path' ? route?.hooks?.params : route?.hooks?.query);
+    const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+    const required = new Set((schema.required as string[] | undefined) ?? []);
+    for (const [name, property] of Object.entries(properties)) {
+      const { description, ...rest } = property;
+      out.push({ name, in: where, required: where === 'path' || required.has(name), ...(description ? { description } : {}), schema: rest });
+    }
+  }
+  return out;
+}
+
+function successSchema(route: RouteDeclaration): Record<string, unknown> {
+  const data = plain(route.response);
+  if (route.envelope === false) return data;
+  const list = data.type === 'array';
+  return {
+    type: 'object',
+    required: ['success', 'data', 'error'],
+    properties: {
+      success: { const: true },
+      data,
+      error: { type: 'null' },
+      ...(list ? { meta: { $ref: '#/components/schemas/PageMeta' } } : {}),
+    },
+  };
+}
+
+function errorStatuses(route: RouteDeclaration, registered: RegisteredRoute | undefined): number[] {
+  const statuses = new Set<number>([500, 503]);
+  if (route.auth !== 'none') statuses.add(401);
+  if (route.counted !== 'not-counted') statuses.add(429);
+  if (registered?.hooks?.params || registered?.hooks?.query || route.body !== 'none') statuses.add(400);
+  if (route.path.includes(':')) statuses.add(404);
+  if (route.body !== 'none') statuses.add(413);
+  if (route.body === 'api') statuses.add(415);
+  if (route.auth === 'key' && route.method !== 'GET') for (const s of [403, 409, 422]) statuses.add(s);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+function operation(route: RouteDeclaration, registered: RegisteredRoute | undefined): Record<string, unknown> {
+  const success = route.method === 'GET' ? '200' : '2XX';
+  const responses: Record<string, unknown> = {
+    [success]: {
+      description: route.method === 'GET' ? 'OK' : 'Done: 200, or 201 for a record created, or 202 for work queued',
+      headers: mapRefs(route.counted === 'not-counted' ? ['X-Request-Id'] : ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id']),
+      content: { 'application/json': { schema: successSchema(route) } },
+    },
+  };
+  for (const status of errorStatuses(route, registered)) responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
+  const body = registered?.hooks?.body;
+  const verifiedBy = route.auth === 'platform-signature' ? route.verifiedBy : undefined;
+  return {
+    operationId: operationId(route),
+    summary: route.summary,
+    tags: [tagOf(route.path)],
+    security: route.auth === 'key' ? [{ bearer: [] }] : verifiedBy ? [{ [verifiedBy]: [] }] : [],
+    ...(parameters(registered).length ? { parameters: parameters(registered) } : {}),
+    ...(body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: plain(body) } } } }
+      : route.body === 'webhook' || route.body === 'import'
+        ? { requestBody: { required: true, description: 'The raw body, as the platform or the README section describes it', content: { '*/*': { schema: {} } } } }
+        : {}),
+    responses,
+  };
+}
+
+const mapRefs = (names: string[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
+export function openApiDocument(input: { declarations: readonly RouteDeclaration[]; routes: readonly RegisteredRoute[]; version: string; serverUrl: string | null }): Record<string, unknown> {
+  const registered = new Map(input.routes.map((route) => [`${route.method} ${route.path}`, route]));
+  const paths: Record<string, Record<string, unknown>> = {};
+  const sorted = [...input.declarations].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+  for (const route of sorted) {
+    const path = (paths[openApiPath(route.path)] ??= {});
+    path[route.method.toLowerCase()] = operation(route, registered.get(`${route.method} ${route.path}`));
+  }
+  const errorBody = {
+    type: 'object',
+    required: ['success', 'data', 'error'],
+    properties: { success: { const: false }, data: { type: 'null' }, error: { type: 'string', description: 'For people: what went wrong, naming the field' }, code: { type: 'string', description: 'Stable, for programs' }, meta: { type: 'object' } },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'revintel API',
+      version: input.version,
+      description:
+        'Revenue intelligence: ARR data, support tickets and their intelligence, churn predictions and agent actions. Every answer is the envelope `{success, data, error}` (the ticket webhook\'s acknowledgement aside); lists page with `limit` and an opaque `cursor` (`meta.next_cursor`, and a `Link` header). Every response carries the rate-limit headers of the budget it was counted on.',
+    },
+    ...(input.serverUrl ? { servers: [{ url: input.serverUrl }] } : {}),
+    tags: [...new Set(sorted.map((route) => tagOf(route.path)))].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (`rvk_…`), from `revintel keys create`' }, ...PLATFORM_SCHEMES },
+      headers: {
+        ...RATE_LIMIT_HEADERS,
+        'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },
+      },
+      schemas: {
+        Error: errorBody,
+        PageMeta: {
+          type: 'object',
+          required: ['has_more', 'next_cursor', 'limit'],
+          properties: { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] }, limit: { type: 'integer', minimum: 1, maximum: 200 } },
+        },
+      },
+      responses: Object.fromEntries(
+        Object.entries(ERROR_ANSWERS).map(([status, description]) => [
+          `Error${status}`,
+          {
+            description: `${description}. code: ${codesOf(Number(status)).join(', ')}`,
+            headers: mapRefs(Number(status) === 429 || Number(status) === 503 ? ['Retry-After', 'X-Request-Id'] : ['X-Request-Id']),
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          },
+        ]),
+      ),
+    },
+  };
+}
