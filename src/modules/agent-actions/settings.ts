@@ -17,9 +17,16 @@ export interface ActionSettings {
   slackApiBase: string;
   /** DISCOUNT_MAX_NO_MANAGER: a discount above this percentage needs a manager. */
   discountMaxNoManager: number;
+  /** WHATSAPP_API_BASE: Meta's Graph API, versioned (no trailing slash). */
+  whatsappApiBase: string;
+  /** WHATSAPP_APPROVAL_TEMPLATE, WHATSAPP_TEMPLATE_LANGUAGE: the approval sent outside the window. */
+  whatsappApprovalTemplate: string;
+  whatsappTemplateLanguage: string;
 }
 
-export const DEFAULT_ACTION_SETTINGS: ActionSettings = { ttlHours: 72, rejectCooldownDays: 14, allowPrivateEndpoints: false, secretKey: null, slackApiBase: 'https://slack.com/api', discountMaxNoManager: 15 };
+export const DEFAULT_ACTION_SETTINGS: ActionSettings = { ttlHours: 72, rejectCooldownDays: 14, allowPrivateEndpoints: false, secretKey: null, slackApiBase: 'https://slack.com/api', discountMaxNoManager: 15,
+  whatsappApiBase: 'https://graph.facebook.com/v21.0', whatsappApprovalTemplate: 'revintel_approval', whatsappTemplateLanguage: 'en',
+};
 
 export const actionSettingsOf = (config: Config, secretKey: string | null = config.secretKey): ActionSettings => ({
   ttlHours: config.actionTtlHours,
@@ -28,6 +35,9 @@ export const actionSettingsOf = (config: Config, secretKey: string | null = conf
   secretKey,
   slackApiBase: config.slackApiBase.replace(/\/+$/, ''),
   discountMaxNoManager: config.discountMaxNoManager,
+  whatsappApiBase: config.whatsappApiBase.replace(/\/+$/, ''),
+  whatsappApprovalTemplate: config.whatsappApprovalTemplate,
+  whatsappTemplateLanguage: config.whatsappTemplateLanguage,
 });
 
 let current: ActionSettings = DEFAULT_ACTION_SETTINGS;
