@@ -16,9 +16,8 @@ import { newId } from '../../lib/ids.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
-import { recordAudit } from '../audit/service.ts';
-import { decideAction, type Decision } from '../agent-actions/service.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
+import { decideAsCsm } from '../agent-actions/decide-as-csm.ts';
+import type { Decision } from '../agent-actions/service.ts';
 import { runCommand } from './commands.ts';
 import { slackInstallationByTeam, type SlackInstallation } from './installations.ts';
 import { BUTTONS } from './messages.ts';
@@ -130,27 +129,9 @@ async function handleClick(db: Db, installation: SlackInstallation, payload: Rec
   if (!copy) return deny('This button does not belong to a current approval request of this workspace: nothing was changed.');
   const csm = await csmBySlackUser(db, orgId, user);
   if (!csm) return deny('Only a CSM of this organisation may decide: nothing was changed.');
-  const [action] = rowsOf<{ csm_id: string | null; type: string; params: Record<string, unknown>; status: string; expired: boolean; expires_at: string | null }>(
-    await db.execute(sql`
-      select csm_id, type, params, status, expires_at <= ${now.toISOString()}::timestamptz as expired, to_char(expires_at at time zone 'UTC', 'HH24:MI "UTC on" YYYY-MM-DD') as expires_at
-      from agent_actions where org_id = ${orgId} and id = ${actionId}`),
-  );
-  if (!action) return deny('This action no longer exists: nothing was changed.');
-  const manager = csm.role === 'manager' || csm.role === 'admin';
-  if (action.csm_id !== csm.id && !manager) return deny("Only the customer's CSM or a manager may decide this action: nothing was changed.");
-  const limit = actionSettings().discountMaxNoManager;
-  if (decision === 'approve' && action.type === 'discount_offer' && Number(action.params.percent) > limit && !manager) {
-    return deny(`A discount above ${limit}% needs a manager's approval: nothing was changed.`);
-  }
-  if (action.expired && (action.status === 'proposed' || action.status === 'pending_approval')) return deny(`Action ${actionId} expired at ${action.expires_at}: nothing was changed.`);
-  try {
-    const decided = await decideAction(db, { orgId, actionId, decision, by: { kind: 'csm', csm_id: csm.id, name: csm.name ?? csm.email, platform: 'slack' }, now, via: { notificationId: copy.id, responseUrl } });
-    await recordAudit(db, { orgId, actor: `slack:${user}`, action: 'agent_action.decided', targetType: 'agent_action', targetId: actionId, details: { decision, status: decided.status, csm_id: csm.id } });
-    await settle(db, eventId, 'processed', `${decision} by ${csm.id}`);
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'conflict') return deny(`${error.message}: nothing was changed.`);
-    throw error;
-  }
+  const decided = await decideAsCsm(db, { orgId, actionId, decision, csm, platform: 'slack', actor: `slack:${user}`, now, via: { notificationId: copy.id, responseUrl } });
+  if (!decided.ok) return deny(decided.why);
+  await settle(db, eventId, 'processed', `${decision} by ${csm.id}`);
 }
 
 /** An Events API callback in `db`'s transaction: app mentions answer commands in their thread. */
