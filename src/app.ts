@@ -34,6 +34,7 @@ import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/ticket-impor
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
+import { MESSAGING_ROUTES, messagingModule } from './modules/whatsapp/webhook.ts';
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
@@ -88,6 +89,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   ACTION_ROUTES,
   { receive: TICKET_WEBHOOK_ROUTE },
   { teamChat: TEAM_CHAT_ROUTE },
+  MESSAGING_ROUTES,
 ].flatMap((module): RouteDeclaration[] => Object.values(module));
 
 /** The rules of paths no route matches, by the module that owns the prefix. */
@@ -116,7 +118,8 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
-    .use(teamChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }));
+    .use(teamChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
+    .use(messagingModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();
   for (const module of deps.modules ?? []) {

@@ -18,6 +18,7 @@ import { PARAMS } from './model.ts';
 import { actionKeyset, presentAction, selectActions, type ActionRow, type NotificationRow, type PresentedAction } from './rows.ts';
 import { actionSettings } from './settings.ts';
 import { slackSender } from '../slack/sender.ts';
+import { whatsappSender } from '../whatsapp/sender.ts';
 
 const OPEN = sql.raw(OPEN_ACTION_STATUSES.map((s) => `'${s}'`).join(', '));
 
@@ -39,10 +40,13 @@ export interface PlatformSender {
   queueUpdates(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string; responseUrl: string | null } | null }): Promise<number>;
 }
 
-/** The platforms a copy can be sent on today: Slack. A copy on a platform without a sender, or
+/** The platforms a copy can be sent on today: Slack and WhatsApp. A copy on a platform without a sender, or
  * whose organisation has no installation of it, waits (`no_sender`); an action with no copy on its
  * way is in the inbox. */
-export const PLATFORM_SENDERS = new Map<ChatPlatform, PlatformSender>([['slack', slackSender]]);
+export const PLATFORM_SENDERS = new Map<ChatPlatform, PlatformSender>([
+  ['slack', slackSender],
+  ['whatsapp', whatsappSender],
+]);
 
 /** The platforms of `platforms` this organisation can be sent copies on now. */
 async function sendablePlatforms(db: Db, orgId: string, platforms: ChatPlatform[]): Promise<Set<ChatPlatform>> {

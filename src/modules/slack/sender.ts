@@ -18,6 +18,7 @@ import { actionSettings } from '../agent-actions/settings.ts';
 import type { PlatformSender } from '../agent-actions/service.ts';
 import { slackInstallationOfOrg } from './installations.ts';
 import { approvalBlocks, decidedBlocks, type ActionFacts } from './messages.ts';
+import { attemptWhatsApp, whatsappSendUnits } from '../whatsapp/sender.ts';
 
 /** Where a decision came from, when it was a click on one copy: that copy is updated through the
  * click's `response_url` when Slack's own host serves it. */
@@ -120,7 +121,8 @@ interface Pending {
   facts: ActionFacts | null;
 }
 
-async function actionFacts(db: Db, orgId: string, actionId: string): Promise<ActionFacts | null> {
+/** What an approval request shows (every platform's messages are drawn from it). */
+export async function actionFacts(db: Db, orgId: string, actionId: string): Promise<ActionFacts | null> {
   const [row] = rowsOf<ActionFacts>(
     await db.execute(sql`
       select a.id, a.type, a.params, a.reason, a.rationale, a.status, a.decided_by, a.trigger_count,
@@ -142,7 +144,7 @@ async function loadPending(db: Db, args: { sendId: string }): Promise<Pending | 
       left join action_notifications n on n.id = s.notification_id
       left join csms m on m.id = n.csm_id
       left join agent_actions a on a.id = s.action_id
-      where s.id = ${args.sendId} and s.status = 'pending'`),
+      where s.id = ${args.sendId} and s.status = 'pending' and s.platform = 'slack'`),
   );
   if (!row) return null;
   const facts = row.action_id && (row.kind === 'post' || row.kind === 'update') ? await actionFacts(db, row.org_id, row.action_id) : null;
@@ -295,10 +297,14 @@ async function settlePost(db: Db, row: { org_id: string; action_id: string | nul
 const units = {
   load: (db: Db, args: { sendId: string }) => loadPending(db, args),
   record: (db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }) => recordSend(db, args),
+  // WhatsApp rows of the same outbox (modules/whatsapp/sender.ts); called through, not spread,
+  // because the two modules import each other.
+  'whatsapp.load': (db: Db, args: Parameters<typeof whatsappSendUnits.load>[1]) => whatsappSendUnits.load(db, args),
+  'whatsapp.record': (db: Db, args: Parameters<typeof whatsappSendUnits.record>[1]) => whatsappSendUnits.record(db, args),
 };
 
-/** `chat.send`: one attempt of one call to Slack. The row keeps its attempts and back-off (a retry
- * is the next job); the job fails only when the database does. */
+/** `chat.send`: one attempt of one call to Slack or WhatsApp (by the row's platform). The row keeps
+ * its attempts and back-off (a retry is the next job); the job fails only when the database does. */
 export const chatSendJob = defineJobKind({
   kind: 'chat.send',
   payload: t.Object({ sendId: t.String({ minLength: 1, maxLength: 100 }) }),
@@ -307,7 +313,14 @@ export const chatSendJob = defineJobKind({
   handle: async (payload, ctx) => {
     if (!ctx.job.orgId) throw new PermanentJobError('chat.send needs an organisation');
     const pending = await ctx.run('load', payload);
-    if (!pending) return { skipped: true };
+    if (!pending) {
+      const whatsapp = await ctx.run('whatsapp.load', payload);
+      if (!whatsapp) return { skipped: true };
+      const sent = await attemptWhatsApp(whatsapp);
+      const result = { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final };
+      const recorded = await ctx.run('whatsapp.record', { sendId: payload.sendId, result, now: new Date().toISOString(), wamid: sent.wamid, template: sent.template, code: sent.code });
+      return { status: recorded.status, attempts: recorded.attempts, http_status: sent.status };
+    }
     const { data: _, ...result } = await attemptSend(pending);
     const recorded = await ctx.run('record', { sendId: payload.sendId, ...result, result: { status: result.status, error: result.error, ms: result.ms, retryAfterSeconds: result.retryAfterSeconds, final: result.final }, now: new Date().toISOString() });
     return { status: recorded.status, attempts: recorded.attempts, http_status: result.status };
@@ -321,8 +334,8 @@ export const chatSendJob = defineJobKind({
 export async function listChatSends(db: Db, input: { orgId?: string; status?: string; limit: number }) {
   return rowsOf<{ id: string; endpoint_id: string; url: string; event_id: string; event_type: string; status: string; attempts: number; next_attempt_at: string | null; last_status: number | null; last_error: string | null; history: unknown[]; delivered_at: string | null; created_at: string }>(
     await db.execute(sql`
-      select s.id, s.installation_id as endpoint_id, 'slack:' || (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) as url,
-        coalesce(s.notification_id, s.action_id, '') as event_id, 'slack.' || s.kind as event_type, s.status, s.attempts,
+      select s.id, s.installation_id as endpoint_id, case when s.platform = 'whatsapp' then 'whatsapp:messages' else 'slack:' || (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) end as url,
+        coalesce(s.notification_id, s.action_id, '') as event_id, s.platform || '.' || s.kind as event_type, s.status, s.attempts,
         to_char(s.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as next_attempt_at, s.last_status, s.last_error, s.history,
         to_char(s.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as delivered_at, to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
       from chat_sends s
