@@ -293,8 +293,8 @@ for (const backend of BACKENDS) {
       await deliver({ statuses: [status('delivered', t0 + 1), status('read', t0 + 2)] });
       await deliver({ statuses: [status('sent', t0)] });
       await drain();
-      const [copy] = await queryText<{ platform_status: string; at: number }>(database.db, `select platform_status, extract(epoch from platform_status_at)::int as at from action_notifications where org_id = $1 and action_id = $2`, [orgId, actionId]);
-      expect(copy).toEqual({ platform_status: 'read', at: t0 + 2 });
+      const [copy] = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
+      expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
     });
 
     test('outside the window the approval goes as the template; a 131047 inside it sends the template instead, once', async () => {

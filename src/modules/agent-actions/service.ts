@@ -357,7 +357,8 @@ export async function actionDetail(db: Db, orgId: string, id: string) {
   const action = await getAction(db, orgId, id);
   const notifications = rowsOf<NotificationRow>(
     await db.execute(sql`
-      select id, platform, csm_id, target, status, platform_message_id, platform_channel, attempts, last_error,
+      select id, platform, csm_id, target, status, platform_message_id, platform_channel, attempts, last_error, platform_status,
+        to_char(platform_status_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as platform_status_at,
         to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at
       from action_notifications where org_id = ${orgId} and action_id = ${id} order by created_at, id`),
   );
