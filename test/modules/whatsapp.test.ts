@@ -18,6 +18,8 @@ import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { whatsappInboundJob } from '../../src/modules/whatsapp/inbound.ts';
 import { verifyMetaSignature } from '../../src/modules/whatsapp/webhook.ts';
+import { BUTTONS } from '../../src/modules/slack/messages.ts';
+import { fakeSlack } from '../helpers/fake-slack.ts';
 import { fakeWhatsApp } from '../helpers/fake-whatsapp.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
@@ -28,6 +30,7 @@ const APP_SECRET = SIGNATURES[0]!.secret;
 const VERIFY_TOKEN = 'example-verify-token-123';
 const SECRET_KEY = 'whatsapp-test-secret-key-0123456789abcdefgh';
 const PATH = '/api/webhooks/messaging';
+const SLACK_SECRET = 'whatsapp-test-slack-signing-secret';
 
 const digits = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 10)).join('');
 const randomNumber = () => `1555${digits(7)}`;
@@ -65,6 +68,8 @@ test('every whatsapp-* fixture verifies with its published signature; a changed 
 for (const backend of BACKENDS) {
   describe(`WhatsApp (${backend})`, () => {
     const meta = fakeWhatsApp();
+    const slack = fakeSlack();
+    const team = `T${newId('org').slice(4, 14).toUpperCase()}`;
     let database: TestDatabase;
     let app: ReturnType<typeof buildApp>['app'];
     let key: string;
@@ -77,6 +82,7 @@ for (const backend of BACKENDS) {
     const other = { email: `bo.${tag()}@vendor.example`, number: randomNumber(), name: 'Bo' };
     const manager = { email: `mia.${tag()}@vendor.example`, number: randomNumber(), name: 'Mia' };
     const later = { email: `lu.${tag()}@vendor.example`, number: randomNumber(), name: 'Lu' };
+    const both = { email: `zoe.${tag()}@vendor.example`, number: randomNumber(), name: 'Zoe', user: `U${newId('org').slice(4, 14).toUpperCase()}` };
 
     const post = (path: string, body?: unknown) => call(app, 'POST', path, { key, body });
     const get = (path: string) => call(app, 'GET', path, { key });
@@ -115,13 +121,15 @@ for (const backend of BACKENDS) {
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, whatsappApiBase: meta.base });
+      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, whatsappApiBase: meta.base, slackApiBase: slack.base });
       const config = testConfig({
         databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
         secretKey: SECRET_KEY,
         whatsappAppSecret: APP_SECRET,
         whatsappVerifyToken: VERIFY_TOKEN,
         whatsappApiBase: meta.base,
+        slackSigningSecret: SLACK_SECRET,
+        slackApiBase: slack.base,
         allowInsecurePlatformUrls: true,
       });
       app = buildApp(database, { config }).app;
@@ -135,10 +143,18 @@ for (const backend of BACKENDS) {
       for (const [person, role] of [[owner, 'csm'], [other, 'csm'], [manager, 'manager'], [later, 'csm']] as const) {
         expect((await post('/api/csms', { email: person.email, name: person.name, role, phone: `+${person.number}`, channels: ['whatsapp'] })).status).toBe(201);
       }
+      // Zoe gets a copy on Slack and one on WhatsApp.
+      const slackId = newId('chi');
+      await database.db.transaction((tx) =>
+        chatAdminUnits['chat.add'](tx as never, { id: slackId, org: orgId, platform: 'slack', externalId: team, credentialsSealed: sealSecret(`xoxb-test-${team}`, SECRET_KEY, slackId), actor: 'test' }),
+      );
+      expect((await post('/api/csms', { email: both.email, name: both.name, phone: `+${both.number}`, slack_user_id: both.user, channels: ['slack', 'whatsapp'] })).status).toBe(201);
       await openWindow(owner.email);
+      await openWindow(both.email);
     });
     afterAll(async () => {
       meta.stop();
+      slack.stop();
       useActionSettings(before);
       await database?.dispose();
     });
@@ -337,6 +353,54 @@ for (const backend of BACKENDS) {
       expect((await get(`/api/agent-actions/${openId}`)).body.data.notifications[0].status).toBe('updated');
       expect(textsTo(later.number).filter((t) => t.includes(closedId))).toHaveLength(0);
       expect((await get(`/api/agent-actions/${closedId}`)).body.data.notifications[0].status).toBe('window_closed');
+    });
+
+    test('Meta reports 131047 after accepting the buttons: the approval goes again as the template, once', async () => {
+      const actionId = await propose(await customerOf(owner.email));
+      await drain();
+      const { wamid: id } = approvalOf(actionId);
+      const failed = { id, status: 'failed', timestamp: nowSeconds(), recipient_id: owner.number, errors: [{ code: 131047, title: 'Re-engagement message' }] };
+      await deliver({ statuses: [failed] });
+      await drain();
+      await deliver({ statuses: [{ ...failed, status: 'failed', timestamp: String(Number(nowSeconds()) + 1) }] });
+      await drain();
+      const sends = meta.to(owner.number).filter((s) => JSON.stringify(s.body).includes(`:${actionId}:`));
+      expect(sends.map((s) => s.body.type)).toEqual(['interactive', 'template']);
+      const [copy] = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
+      expect(copy).toMatchObject({ status: 'sent', platform_message_id: sends[1]!.wamid, platform_status: null });
+    });
+
+    test('one action on Slack and WhatsApp: a Slack approve and a WhatsApp reject sent at once give one outcome, and both copies show it', async () => {
+      const actionId = await propose(await customerOf(both.email));
+      await drain();
+      const detail = (await get(`/api/agent-actions/${actionId}`)).body.data;
+      expect(detail.notifications.map((n: any) => [n.platform, n.status]).sort()).toEqual([['slack', 'sent'], ['whatsapp', 'sent']]);
+      const posted = slack.callsOf('chat.postMessage').find((c) => JSON.stringify(c.body.blocks ?? []).includes(actionId))!;
+      const value = posted.body.blocks.find((b: any) => b.type === 'actions').elements[0].value as string;
+      const payload = {
+        type: 'block_actions',
+        user: { id: both.user, team_id: team },
+        trigger_id: `trigger-${actionId}`,
+        team: { id: team },
+        container: { type: 'message', channel_id: 'D0DM' },
+        actions: [{ type: 'button', action_id: BUTTONS.approve, value, action_ts: '1767605490.118842' }],
+      };
+      const clickBody = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
+      const at = Math.floor(Date.now() / 1000);
+      const clickHeaders = { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(at), 'x-slack-signature': `v0=${createHmac('sha256', SLACK_SECRET).update(`v0:${at}:${clickBody}`).digest('hex')}` };
+      const { wamid: context } = approvalOf(actionId);
+      const [clicked, replied] = await Promise.all([call(app, 'POST', '/api/webhooks/team-chat', { rawBody: clickBody, headers: clickHeaders }), webhook(delivery(phoneNumberId, { messages: [text(both.number, 'reject', context)] }))]);
+      expect([clicked.status, replied.status]).toEqual([200, 200]);
+      await drain();
+      const decided = (await get(`/api/agent-actions/${actionId}`)).body.data;
+      expect(decided.status).toBe('approved');
+      expect(decided.events.filter((e: any) => ['approved', 'rejected'].includes(e.kind))).toHaveLength(1);
+      // The WhatsApp reply lost: Zoe is told who decided first; the WhatsApp copy shows the approval.
+      const texts = textsTo(both.number);
+      expect(texts.some((t) => t.includes('already approved by Zoe'))).toBe(true);
+      expect(texts.filter((t) => t.startsWith(`Approved by Zoe`) && t.includes(actionId))).toHaveLength(1);
+      expect(slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId))).toHaveLength(1);
+      expect(decided.notifications.map((n: any) => n.status)).toEqual(['updated', 'updated']);
     });
   });
 }

@@ -3,7 +3,8 @@
 // event is processed even if the process dies right after (the job is durable). The job's effects
 // and its completion commit together, and the event leaves `received` in the same transaction, so
 // it acts once however often the job or Meta's delivery is repeated.
-// - a status (sent, delivered, read, failed) is recorded on the copy it names, never going back;
+// - a status (sent, delivered, read, failed) is recorded on the copy it names, never going back; a
+//   failure with 131047 (window closed) sends a waiting approval again as the template, once;
 // - a message from a number no active CSM of the organisation has changes nothing: told so;
 // - a message opens the CSM's 24-hour window;
 // - a button (interactive reply or template quick reply) decides, when its nonce is the copy's;
@@ -18,7 +19,7 @@ import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
 import { decideAsCsm, type Decider } from '../agent-actions/decide-as-csm.ts';
 import type { Decision } from '../agent-actions/service.ts';
 import { decisionWords, HELP_TEXT, parsePayload } from './messages.ts';
-import { queueWhatsAppText } from './sender.ts';
+import { queueWhatsAppTemplate, queueWhatsAppText, WINDOW_CLOSED } from './sender.ts';
 
 /** A status only moves forward: Meta does not promise order. */
 const STATUS_ORDER = ['sent', 'delivered', 'read', 'failed'] as const;
@@ -49,16 +50,27 @@ async function recordStatus(db: Db, event: StoredEvent, now: Date): Promise<void
   const wamid = String(event.body.id ?? '');
   if (!(STATUS_ORDER as readonly string[]).includes(status)) return void (await settle(db, event, 'ignored', `status "${status.slice(0, 40)}" is not one we record`));
   const order = sql`array['sent', 'delivered', 'read', 'failed']::text[]`;
-  const errors = Array.isArray(event.body.errors) ? event.body.errors.map((e: any) => `${String(e?.code ?? '')} ${String(e?.title ?? e?.message ?? '')}`.trim()).join('; ').slice(0, 500) : null;
-  const updated = rowsOf<{ id: string }>(
+  const errors: { code?: unknown; title?: unknown; message?: unknown }[] = Array.isArray(event.body.errors) ? event.body.errors : [];
+  const why = errors.map((e) => `${String(e?.code ?? '')} ${String(e?.title ?? e?.message ?? '')}`.trim()).join('; ').slice(0, 500) || null;
+  const updated = rowsOf<{ id: string; action_id: string; action_status: string }>(
     await db.execute(sql`
-      update action_notifications set platform_status = ${status}, platform_status_at = ${timeOf(event.body.timestamp, now).toISOString()}::timestamptz,
-        last_error = case when ${status} = 'failed' then ${errors} else last_error end, updated_at = now()
-      where org_id = ${event.org_id} and platform = 'whatsapp' and platform_message_id = ${wamid}
-        and (platform_status is null or array_position(${order}, platform_status) < array_position(${order}, ${status}::text))
-      returning id`),
+      update action_notifications n set platform_status = ${status}, platform_status_at = ${timeOf(event.body.timestamp, now).toISOString()}::timestamptz,
+        last_error = case when ${status} = 'failed' then ${why} else n.last_error end, updated_at = now()
+      from agent_actions a
+      where n.org_id = ${event.org_id} and n.platform = 'whatsapp' and n.platform_message_id = ${wamid} and a.org_id = n.org_id and a.id = n.action_id
+        and (n.platform_status is null or array_position(${order}, n.platform_status) < array_position(${order}, ${status}::text))
+      returning n.id, n.action_id, a.status as action_status`),
   );
-  await settle(db, event, updated.length > 0 ? 'processed' : 'ignored', updated.length > 0 ? `${status} on ${updated[0]!.id}` : 'not a current approval message, or an older status');
+  const copy = updated[0];
+  if (!copy) return void (await settle(db, event, 'ignored', 'not a current approval message, or an older status'));
+  // Meta often accepts a free message outside the window and reports 131047 afterwards: the
+  // approval still waiting for a decision goes again as the template, once.
+  const windowClosed = status === 'failed' && errors.some((e) => Number(e?.code) === WINDOW_CLOSED);
+  if (windowClosed && (copy.action_status === 'proposed' || copy.action_status === 'pending_approval')) {
+    const queued = await queueWhatsAppTemplate(db, { orgId: event.org_id, installationId: event.installation_id, notificationId: copy.id, actionId: copy.action_id });
+    return void (await settle(db, event, 'processed', `failed (131047) on ${copy.id}${queued ? ': the template is queued' : ': the template was sent already'}`));
+  }
+  await settle(db, event, 'processed', `${status} on ${copy.id}`);
 }
 
 /** The active CSM of the organisation with this WhatsApp number (wa_id: E.164 without the +). */

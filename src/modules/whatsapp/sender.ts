@@ -71,6 +71,18 @@ export async function queueWhatsAppUpdates(db: Db, input: { orgId: string; actio
   return copies.length;
 }
 
+/** The approval again as the template, when Meta reported the interactive one failed with 131047
+ * after accepting it; once per copy (never when a template was already sent for it). */
+export async function queueWhatsAppTemplate(db: Db, input: { orgId: string; installationId: string; notificationId: string; actionId: string }): Promise<boolean> {
+  const [sent] = rowsOf<{ id: string }>(
+    await db.execute(sql`select id from chat_sends where org_id = ${input.orgId} and notification_id = ${input.notificationId} and kind = 'post' and request @> '{"template": true}'::jsonb limit 1`),
+  );
+  if (sent) return false;
+  await db.execute(sql`update action_notifications set status = 'pending', updated_at = now() where org_id = ${input.orgId} and id = ${input.notificationId}`);
+  await queue(db, { orgId: input.orgId, installationId: input.installationId, kind: 'post', notificationId: input.notificationId, actionId: input.actionId, request: { template: true } });
+  return true;
+}
+
 export const whatsappSender: PlatformSender = {
   available: async (db, orgId) => (await whatsappInstallationOfOrg(db, orgId)) !== null,
   queueSend: async (db, input) => {
@@ -228,7 +240,7 @@ async function recordWhatsApp(db: Db, args: { sendId: string; result: AttemptRes
 async function settlePost(db: Db, row: { org_id: string; action_id: string | null; attempts: number; notificationId: string; status: string; error: string | null; wamid: string | null }) {
   if (row.status === 'delivered') {
     await db.execute(sql`
-      update action_notifications set status = 'sent', platform_message_id = ${row.wamid}, attempts = ${row.attempts}, last_error = null, updated_at = now()
+      update action_notifications set status = 'sent', platform_message_id = ${row.wamid}, platform_status = null, platform_status_at = null, attempts = ${row.attempts}, last_error = null, updated_at = now()
       where org_id = ${row.org_id} and id = ${row.notificationId}`);
     if (!row.action_id) return;
     await db.execute(sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`);
