@@ -314,11 +314,12 @@ export const chatSendJob = defineJobKind({
     if (!ctx.job.orgId) throw new PermanentJobError('chat.send needs an organisation');
     const pending = await ctx.run('load', payload);
     if (!pending) {
-      const whatsapp = await ctx.run('whatsapp.load', payload);
+      const orgId = ctx.job.orgId;
+      const whatsapp = await ctx.run('whatsapp.load', { orgId, sendId: payload.sendId });
       if (!whatsapp) return { skipped: true };
       const sent = await attemptWhatsApp(whatsapp);
       const result = { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final };
-      const recorded = await ctx.run('whatsapp.record', { sendId: payload.sendId, result, now: new Date().toISOString(), wamid: sent.wamid, template: sent.template, code: sent.code });
+      const recorded = await ctx.run('whatsapp.record', { orgId, sendId: payload.sendId, result, now: new Date().toISOString(), wamid: sent.wamid, template: sent.template, code: sent.code });
       return { status: recorded.status, attempts: recorded.attempts, http_status: sent.status };
     }
     const { data: _, ...result } = await attemptSend(pending);

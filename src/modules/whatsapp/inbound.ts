@@ -194,7 +194,7 @@ export async function processInbound(db: Db, input: { orgId: string; eventId: st
   const now = input.now ?? new Date();
   if (event.type === 'status') await recordStatus(db, event, now);
   else await handleMessage(db, event, now);
-  const [row] = rowsOf<{ outcome: string }>(await db.execute(sql`select outcome from chat_inbound_events where id = ${event.id}`));
+  const [row] = rowsOf<{ outcome: string }>(await db.execute(sql`select outcome from chat_inbound_events where org_id = ${event.org_id} and id = ${event.id}`));
   return { outcome: row!.outcome };
 }
 

@@ -111,15 +111,15 @@ export interface WhatsAppPending {
   facts: ActionFacts | null;
 }
 
-async function loadWhatsApp(db: Db, args: { sendId: string }): Promise<WhatsAppPending | null> {
+async function loadWhatsApp(db: Db, args: { orgId: string; sendId: string }): Promise<WhatsAppPending | null> {
   const [row] = rowsOf<Omit<WhatsAppPending, 'facts'>>(
     await db.execute(sql`
       select s.id, s.org_id, s.installation_id, i.external_id as phone_number_id, i.credentials_sealed, s.kind, s.request, s.notification_id, s.action_id,
         n.target, n.nonce, coalesce(${WINDOW_OPEN}, false) as window_open
       from chat_sends s join chat_installations i on i.id = s.installation_id
-      left join action_notifications n on n.id = s.notification_id
+      left join action_notifications n on n.org_id = s.org_id and n.id = s.notification_id
       left join csms m on m.org_id = n.org_id and m.id = n.csm_id
-      where s.id = ${args.sendId} and s.status = 'pending' and s.platform = 'whatsapp'`),
+      where s.org_id = ${args.orgId} and s.id = ${args.sendId} and s.status = 'pending' and s.platform = 'whatsapp'`),
   );
   if (!row) return null;
   const facts = row.action_id && (row.kind === 'post' || row.kind === 'update') ? await actionFacts(db, row.org_id, row.action_id) : null;
@@ -211,9 +211,9 @@ export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAp
   }
 }
 
-async function recordWhatsApp(db: Db, args: { sendId: string; result: AttemptResult; now: string; wamid: string | null; template: boolean; code: number | null }): Promise<{ status: 'pending' | 'delivered' | 'dead'; attempts: number }> {
+async function recordWhatsApp(db: Db, args: { orgId: string; sendId: string; result: AttemptResult; now: string; wamid: string | null; template: boolean; code: number | null }): Promise<{ status: 'pending' | 'delivered' | 'dead'; attempts: number }> {
   const [row] = rowsOf<{ attempts: number; org_id: string; kind: ChatSendKind; notification_id: string | null; action_id: string | null }>(
-    await db.execute(sql`select attempts + 1 as attempts, org_id, kind, notification_id, action_id from chat_sends where id = ${args.sendId} and status = 'pending' for update`),
+    await db.execute(sql`select attempts + 1 as attempts, org_id, kind, notification_id, action_id from chat_sends where org_id = ${args.orgId} and id = ${args.sendId} and status = 'pending' for update`),
   );
   if (!row) return { status: 'delivered', attempts: 0 };
   const settled = settleAttempt(args.result.error ? { ...args.result, status: null } : args.result, row.attempts, Date.parse(args.now));
@@ -223,7 +223,7 @@ async function recordWhatsApp(db: Db, args: { sendId: string; result: AttemptRes
       next_attempt_at = ${settled.nextAt}::timestamptz, delivered_at = ${settled.status === 'delivered' ? args.now : null}::timestamptz,
       request = case when ${args.template} then request || '{"template": true}'::jsonb else request end,
       history = history || ${JSON.stringify([entry])}::jsonb, updated_at = ${args.now}::timestamptz
-    where id = ${args.sendId}`);
+    where org_id = ${args.orgId} and id = ${args.sendId}`);
   if (settled.nextAt) await enqueueJob(db, chatSendJob, { sendId: args.sendId }, { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) });
   const copy = row.notification_id;
   if (copy && row.kind === 'post') await settlePost(db, { ...row, notificationId: copy, status: settled.status, error: args.result.error, wamid: args.wamid });
@@ -261,6 +261,6 @@ async function settlePost(db: Db, row: { org_id: string; action_id: string | nul
 
 /** The `chat.send` job's units for WhatsApp rows (registered on the job in slack/sender.ts). */
 export const whatsappSendUnits = {
-  load: (db: Db, args: { sendId: string }) => loadWhatsApp(db, args),
-  record: (db: Db, args: { sendId: string; result: AttemptResult; now: string; wamid: string | null; template: boolean; code: number | null }) => recordWhatsApp(db, args),
+  load: (db: Db, args: { orgId: string; sendId: string }) => loadWhatsApp(db, args),
+  record: (db: Db, args: { orgId: string; sendId: string; result: AttemptResult; now: string; wamid: string | null; template: boolean; code: number | null }) => recordWhatsApp(db, args),
 };
