@@ -189,7 +189,7 @@ export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAp
   const request = pending.request;
   switch (pending.kind) {
     case 'post': {
-      if (!pending.facts || !pending.nonce || !pending.target) return { ...permanent('the action, its copy or the CSM\'s phone is gone'), template: false };
+      if (!pending.facts || !pending.nonce || !pending.target) return { ...permanent('the action or its copy is gone, or the CSM has no phone number'), template: false };
       if (!(OPEN_ACTION_STATUSES as readonly string[]).includes(pending.facts.status) || pending.facts.status === 'approved') {
         return { ...permanent(`the action was ${pending.facts.status} before its copy was sent`), template: false };
       }
