@@ -21,7 +21,7 @@ import { verifyMetaSignature } from '../../src/modules/whatsapp/webhook.ts';
 import { BUTTONS } from '../../src/modules/slack/messages.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
 import { fakeWhatsApp } from '../helpers/fake-whatsapp.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 
 const FIXTURES = new URL('../fixtures/whatsapp/', import.meta.url);
@@ -217,6 +217,31 @@ for (const backend of BACKENDS) {
       const detail = (await get(`/api/agent-actions/${actionId}`)).body.data;
       expect(detail.status).toBe('pending_approval');
       expect(detail.notifications[0]).toMatchObject({ platform: 'whatsapp', status: 'sent', target: `+${owner.number}`, attempts: 2, platform_message_id: send.wamid });
+    });
+
+    test('a permanent error (400, code 100) kills the send at once: the copy is failed and the action waits in the inbox', async () => {
+      meta.script([{ status: 400, code: 100 }]);
+      const actionId = await propose(await customerOf(owner.email));
+      await drain();
+      const detail = (await get(`/api/agent-actions/${actionId}`)).body.data;
+      expect(detail.status).toBe('pending_approval');
+      expect(detail.notifications[0]).toMatchObject({ status: 'failed', attempts: 1 });
+      expect(detail.notifications[0].last_error).toContain('error 100');
+      expect(detail.notifications[0].last_error).not.toContain('EAAG');
+      expect(meta.to(owner.number).filter((s) => JSON.stringify(s.body).includes(actionId))).toHaveLength(1);
+    });
+
+    test("deliveries are counted on the installation's budget, not the caller's address", async () => {
+      const config = testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: SECRET_KEY, whatsappAppSecret: APP_SECRET, webhookLimitPerMinute: 1, anonLimitPerMinute: 1 });
+      const limited = buildApp(database, { config }).app;
+      const send = () => { const body = delivery(phoneNumberId, { statuses: [{ id: wamid(), status: 'sent', timestamp: nowSeconds() }] }); return call(limited, 'POST', PATH, { rawBody: body, headers: sign(body) }); };
+      await awayFromMinuteBoundary(2_000);
+      expect((await send()).status).toBe(200);
+      const refused = await send();
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('rate_limited');
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(refused.body.error).toContain('installation');
     });
 
     test('a signed button reply approves once: its redelivery does nothing more, and one confirmation goes back', async () => {
