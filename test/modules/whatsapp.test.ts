@@ -199,6 +199,15 @@ for (const backend of BACKENDS) {
       expect(bad.body.code).toBe('malformed_json');
     });
 
+    test('a signed delivery with NUL characters and lone surrogates is stored without them, once', async () => {
+      const id = `wamid.NUL${newId('org').slice(4)}`;
+      const body = delivery(phoneNumberId, { messages: [{ ...text(owner.number, 'x'), id: `${id}\u0000`, text: { body: 'a\u0000b \ud800' }, 'k\u0000': 1 }] });
+      expect((await webhook(body)).status).toBe(200);
+      expect((await webhook(body)).status).toBe(200);
+      const rows = await queryText<{ text: string }>(database.db, `select body->'message'->'text'->>'body' as text from chat_inbound_events where dedupe_key = $1`, [`message:${id}`]);
+      expect(rows).toEqual([{ text: 'ab \ufffd' }]);
+    });
+
     test('an approval inside the window: reply buttons, 429 then delivered once; the copy keeps the wamid', async () => {
       meta.script([{ status: 429, code: 130429, headers: { 'retry-after': '1' } }]);
       const actionId = await propose(await customerOf(owner.email));

@@ -18,6 +18,7 @@ import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import { storableText } from '../ticket-queue/storable.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { whatsappInboundJob } from './inbound.ts';
@@ -90,9 +91,22 @@ export function verifyHandshake(params: URLSearchParams, verifyToken: string | n
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
+// PostgreSQL text holds no U+0000 and no lone surrogate (jsonb refuses their escapes): keys and
+// strings are made storable before anything is stored, or a hostile delivery would fail for ever.
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i;
+const storable = (value: unknown): unknown =>
+  typeof value === 'string'
+    ? storableText(value)
+    : Array.isArray(value)
+      ? value.map(storable)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [storableText(key), storable(inner)]))
+        : value;
+
 function parseBody(bytes: Uint8Array): Record<string, any> {
   try {
-    const parsed = JSON.parse(fatalUtf8.decode(bytes));
+    const text = fatalUtf8.decode(bytes);
+    const parsed = UNSTORABLE_ESCAPE.test(text) ? storable(JSON.parse(text)) : JSON.parse(text);
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     return parsed;
   } catch {
@@ -194,7 +208,7 @@ export function messagingModule(deps: MessagingDeps) {
     } catch (error) {
       if (error instanceof AppError) throw error;
       // Nothing was stored: Meta delivers it again later.
-      throw new AppError('database_unavailable', 'The event could not be recorded: try again');
+      throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' });
     }
     return reply(state, '{}', 'application/json;charset=utf-8');
   }
