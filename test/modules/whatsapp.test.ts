@@ -228,6 +228,22 @@ for (const backend of BACKENDS) {
       expect(detail.notifications[0]).toMatchObject({ platform: 'whatsapp', status: 'sent', target: `+${owner.number}`, attempts: 2, platform_message_id: send.wamid });
     });
 
+    test('a long proposal is cut to Meta\'s limits: an interactive body of at most 1,024 characters, template parameters of 200', async () => {
+      const goals = Array.from({ length: 20 }, (_, i) => `Goal ${i} 😀 ${'x'.repeat(480)}`);
+      const inWindow = await propose(await customerOf(owner.email), 'success_plan', { goals });
+      const outside = await propose(await customerOf(later.email), 'success_plan', { goals });
+      await drain();
+      const interactive = approvalOf(inWindow).send;
+      expect(interactive.body.type).toBe('interactive');
+      expect([...interactive.body.interactive.body.text].length).toBe(1024);
+      expect(interactive.body.interactive.body.text).toEndWith('…');
+      const template = approvalOf(outside).send;
+      expect(template.body.type).toBe('template');
+      const proposal = template.body.template.components[0].parameters[3].text as string;
+      expect([...proposal].length).toBe(200);
+      expect(proposal).not.toMatch(/[\n\t]/);
+    });
+
     test('a permanent error (400, code 100) kills the send at once: the copy is failed and the action waits in the inbox', async () => {
       meta.script([{ status: 400, code: 100 }]);
       const actionId = await propose(await customerOf(owner.email));
