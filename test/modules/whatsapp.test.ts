@@ -175,7 +175,7 @@ for (const backend of BACKENDS) {
       expect(missing.body).toMatchObject({ code: 'validation_failed', error: 'Invalid field "hub.challenge": the query parameter is required' });
     });
 
-    test('the fixtures with their published signatures are acknowledged and stored once; a bad or missing signature is 401 and stores nothing; a signed body that is not JSON is 400', async () => {
+    test('the fixtures with their published signatures are acknowledged and stored once', async () => {
       for (const entry of SIGNATURES) {
         const raw = readFileSync(new URL(entry.fixture, FIXTURES), 'utf8');
         expect((await webhook(raw, { 'content-type': 'application/json', ...entry.headers })).status).toBe(200);
@@ -184,6 +184,9 @@ for (const backend of BACKENDS) {
         const rows = await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where platform = 'whatsapp' and dedupe_key like $1`, [`%:${id}`]);
         expect(rows[0]!.n).toBe(1);
       }
+    });
+
+    test('a bad, missing or malformed signature is 401 and stores nothing', async () => {
       const message = text(owner.number, 'unsigned');
       const body = delivery(phoneNumberId, { messages: [message] });
       for (const headers of [sign(body, 'wrong-secret'), { 'content-type': 'application/json' }, { 'x-hub-signature-256': 'sha256=zz' }, { 'x-hub-signature-256': `sha1=${'0'.repeat(40)}` }] as Record<string, string>[]) {
@@ -193,6 +196,9 @@ for (const backend of BACKENDS) {
         expect(res.text).not.toContain(APP_SECRET);
       }
       expect(await queryText(database.db, `select 1 from chat_inbound_events where dedupe_key = $1`, [`message:${message.id}`])).toHaveLength(0);
+    });
+
+    test('a signed body that is not JSON is 400', async () => {
       const garbage = '{"object": whatsapp';
       const bad = await webhook(garbage);
       expect(bad.status).toBe(400);
@@ -305,15 +311,23 @@ for (const backend of BACKENDS) {
       expect((await get(`/api/agent-actions/${discountId}`)).body.data.status).toBe('pending_approval');
       expect(textsTo(owner.number).some((t) => t.includes('above 15%'))).toBe(true);
       expect(textsTo(other.number).some((t) => t.includes("Only the customer's CSM or a manager"))).toBe(true);
-      const stranger = randomNumber();
-      await deliver({ messages: [buttonReply(stranger, ids[0]!, context), buttonReply(manager.number, `approve:${discountId}:${'0'.repeat(32)}`, context)] });
-      await drain();
-      expect(textsTo(stranger).some((t) => t.includes('only CSMs of this organisation'))).toBe(true);
-      expect(textsTo(manager.number).some((t) => t.includes('does not belong'))).toBe(true);
-      expect((await get(`/api/agent-actions/${discountId}`)).body.data.status).toBe('pending_approval');
       await deliver({ messages: [buttonReply(manager.number, ids[0]!, context)] });
       await drain();
       expect((await get(`/api/agent-actions/${discountId}`)).body.data.status).toBe('approved');
+    });
+
+    test('a number that is no CSM\'s and a stale nonce change nothing, and are told so', async () => {
+      const actionId = await propose(await customerOf(owner.email));
+      await drain();
+      const { ids, wamid: context } = approvalOf(actionId);
+      const stranger = randomNumber();
+      await deliver({ messages: [buttonReply(stranger, ids[0]!, context), buttonReply(manager.number, `approve:${actionId}:${'0'.repeat(32)}`, context)] });
+      await drain();
+      expect(textsTo(stranger).some((t) => t.includes('only CSMs of this organisation'))).toBe(true);
+      expect(textsTo(manager.number).some((t) => t.includes('does not belong'))).toBe(true);
+      expect((await get(`/api/agent-actions/${actionId}`)).body.data.status).toBe('pending_approval');
+      const outcomes = await queryText<{ outcome: string }>(database.db, `select outcome from chat_inbound_events where org_id = $1 and body->'message'->'interactive'->'button_reply'->>'id' like $2`, [orgId, `approve:${actionId}:%`]);
+      expect(outcomes.map((o) => o.outcome)).toEqual(['denied', 'denied']);
     });
 
     test('a text replying to an approval message: "reject" rejects it; any other reply is a note on its customer', async () => {
@@ -363,7 +377,7 @@ for (const backend of BACKENDS) {
       expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
     });
 
-    test('outside the window the approval goes as the template; a 131047 inside it sends the template instead, once', async () => {
+    test('outside the window the approval goes as the template, and its quick reply decides like a button', async () => {
       const closedId = await propose(await customerOf(later.email));
       await drain();
       const closed = approvalOf(closedId);
@@ -375,7 +389,12 @@ for (const backend of BACKENDS) {
       expect(body.parameters[3].text).toBe('Check in (call)');
       expect(closed.ids.map((p) => p.split(':')[0])).toEqual(['approve', 'reject', 'snooze']);
       expect(meta.to(later.number).filter((s) => JSON.stringify(s.body).includes(closedId)).map((s) => s.body.type)).toEqual(['template']);
+      await deliver({ messages: [quickReply(later.number, closed.ids[2]!, closed.wamid)] });
+      await drain();
+      expect((await get(`/api/agent-actions/${closedId}`)).body.data.status).toBe('snoozed');
+    });
 
+    test('a 131047 inside the window: the template is sent instead, once', async () => {
       meta.script([{ status: 400, code: 131047 }]);
       const staleId = await propose(await customerOf(owner.email));
       await drain();
@@ -383,10 +402,6 @@ for (const backend of BACKENDS) {
       expect(tries.map((s) => [s.body.type, s.answered])).toEqual([['interactive', 400], ['template', 200]]);
       const detail = (await get(`/api/agent-actions/${staleId}`)).body.data;
       expect(detail.notifications[0]).toMatchObject({ status: 'sent', platform_message_id: tries[1]!.wamid });
-      // A template quick reply decides like a button.
-      await deliver({ messages: [quickReply(later.number, closed.ids[2]!, closed.wamid)] });
-      await drain();
-      expect((await get(`/api/agent-actions/${closedId}`)).body.data.status).toBe('snoozed');
     });
 
     test('a decision over the API: a follow-up text inside the window; outside it the copy records window_closed', async () => {
