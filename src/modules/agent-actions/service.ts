@@ -40,9 +40,9 @@ export interface PlatformSender {
   queueUpdates(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string; responseUrl: string | null } | null }): Promise<number>;
 }
 
-/** The platforms a copy can be sent on today: Slack and WhatsApp. A copy on a platform without a sender, or
- * whose organisation has no installation of it, waits (`no_sender`); an action with no copy on its
- * way is in the inbox. */
+/** The platforms a copy can be sent on today: Slack and WhatsApp. A copy on a platform without a
+ * sender, or whose organisation has no installation of it, waits (`no_sender`); an action with no
+ * copy on its way is in the inbox. */
 export const PLATFORM_SENDERS = new Map<ChatPlatform, PlatformSender>([
   ['slack', slackSender],
   ['whatsapp', whatsappSender],
