@@ -37,6 +37,7 @@ import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
 import { DOCS_ROUTES, docsModule } from './modules/docs/index.ts';
 import type { RegisteredRoute } from './modules/docs/openapi.ts';
 import { WORKSPACE_CHAT_ROUTE, workspaceChatModule } from './modules/google-chat/webhook.ts';
+import { MESSAGING_ROUTES, messagingModule } from './modules/whatsapp/webhook.ts';
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
@@ -93,6 +94,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   { teamChat: TEAM_CHAT_ROUTE },
   { workspaceChat: WORKSPACE_CHAT_ROUTE },
   DOCS_ROUTES,
+  MESSAGING_ROUTES,
 ].flatMap((module): RouteDeclaration[] => Object.values(module));
 
 /** The rules of paths no route matches, by the module that owns the prefix. */
@@ -124,7 +126,8 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(webhooksModule(shared.webhooks, states))
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))
     .use(teamChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
-    .use(workspaceChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }));
+    .use(workspaceChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
+    .use(messagingModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();
   for (const module of deps.modules ?? []) {

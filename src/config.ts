@@ -83,6 +83,17 @@ export interface Config {
   gchatProjectNumber: string | null;
   /** The Chat app's service-account key file (JSON): the app posts and edits its cards with it. */
   gchatServiceAccountFile: string | null;
+  /** Meta's app secret: `X-Hub-Signature-256` of inbound WhatsApp webhooks (null: all refused). */
+  whatsappAppSecret: string | null;
+  /** The app secret before a rotation, accepted too while it lasts. */
+  whatsappAppSecretPrevious: string | null;
+  /** The verify token of Meta's GET handshake (null: every handshake is refused). */
+  whatsappVerifyToken: string | null;
+  /** WhatsApp Cloud API (Meta's Graph API, versioned; tests point it at a local fake). */
+  whatsappApiBase: string;
+  /** The approved message template sent outside the 24-hour window, and its language code. */
+  whatsappApprovalTemplate: string;
+  whatsappTemplateLanguage: string;
 }
 
 export class ConfigError extends Error {
@@ -144,6 +155,19 @@ const nonEmpty: Parser<string> = (raw, name) => {
 const digits: Parser<string> = (raw, name) => {
   if (!/^\d{1,30}$/.test(raw.trim())) throw new ConfigError(name, `must be a Google Cloud project number (digits), got "${raw}"`);
   return raw.trim();
+};
+
+/** Meta's template names: lower-case letters, digits and underscores. */
+const templateName: Parser<string> = (raw, name) => {
+  const value = raw.trim();
+  if (!/^[a-z0-9_]{1,512}$/.test(value)) throw new ConfigError(name, `must be a WhatsApp template name (a-z, 0-9, _), got "${value}"`);
+  return value;
+};
+
+const languageCode: Parser<string> = (raw, name) => {
+  const value = raw.trim();
+  if (!/^[a-z]{2,3}(_[A-Z]{2})?$/.test(value)) throw new ConfigError(name, `must be a language code such as en or en_US, got "${value}"`);
+  return value;
 };
 
 const trustProxy: Parser<TrustProxy> = (raw, name) => {
@@ -233,6 +257,12 @@ const SETTINGS = {
   GCHAT_AUDIENCE: { key: 'gchatAudience', parse: nonEmpty, fallback: null },
   GCHAT_PROJECT_NUMBER: { key: 'gchatProjectNumber', parse: digits, fallback: null },
   GCHAT_SERVICE_ACCOUNT_FILE: { key: 'gchatServiceAccountFile', parse: nonEmpty, fallback: null },
+  WHATSAPP_APP_SECRET: { key: 'whatsappAppSecret', parse: nonEmpty, fallback: null },
+  WHATSAPP_APP_SECRET_PREVIOUS: { key: 'whatsappAppSecretPrevious', parse: nonEmpty, fallback: null },
+  WHATSAPP_VERIFY_TOKEN: { key: 'whatsappVerifyToken', parse: nonEmpty, fallback: null },
+  WHATSAPP_API_BASE: { key: 'whatsappApiBase', parse: url(['http:', 'https:']), fallback: 'https://graph.facebook.com/v21.0' },
+  WHATSAPP_APPROVAL_TEMPLATE: { key: 'whatsappApprovalTemplate', parse: templateName, fallback: 'revintel_approval' },
+  WHATSAPP_TEMPLATE_LANGUAGE: { key: 'whatsappTemplateLanguage', parse: languageCode, fallback: 'en' },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -277,6 +307,9 @@ export function loadConfig(env: Source = process.env, flags: Partial<Record<Sett
   }
   if (config.gchatAudienceMode === 'project_number' && config.gchatAudience === null) {
     throw new ConfigError('GCHAT_AUDIENCE', "must be set to the Cloud project's number when GCHAT_AUDIENCE_MODE is project_number");
+  }
+  if (config.whatsappApiBase.startsWith('http:') && !config.allowInsecurePlatformUrls) {
+    throw new ConfigError('WHATSAPP_API_BASE', 'is plain http://: set ALLOW_INSECURE_PLATFORM_URLS=true (local fakes only)');
   }
   return config;
 }

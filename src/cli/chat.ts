@@ -1,7 +1,8 @@
 // revintel chat add|list|remove: the chat platforms' installations (README "Agent actions" →
-// Slack, Google Chat). A Slack bot token is sealed here, with the SECRET_KEY this command is
-// configured with; its plaintext never crosses the admin socket nor reaches the database. A Google
-// Chat space needs no token of its own (the app's service account speaks everywhere).
+// Slack, Google Chat, WhatsApp). A Slack bot token or a WhatsApp access token is sealed here, with
+// the SECRET_KEY this command is configured with; its plaintext never crosses the admin socket nor
+// reaches the database. A Google Chat space needs no token of its own (the app's service account
+// speaks everywhere).
 import { newId } from '../lib/ids.ts';
 import { SPACE_NAME } from '../modules/google-chat/installations.ts';
 import { sealSecret } from '../lib/secret-box.ts';
@@ -14,17 +15,39 @@ Usage: revintel chat <add|list|remove> [options]
 
   add slack --org ORG --team-id T… --bot-token xoxb-…   connect a Slack workspace to an organisation
   add google-chat --org ORG --space spaces/…            connect a Google Chat space to an organisation
+  add whatsapp --org ORG --phone-number-id N --access-token T
+                                                        connect a WhatsApp Business number (Meta's
+                                                        phone number id and a system user's token)
   list [--org ORG]
   remove INSTALLATION_ID
 
-The bot token is sealed under SECRET_KEY (the servers must have the same one). A Google Chat space
-takes no token: the app posts as its service account (GCHAT_SERVICE_ACCOUNT_FILE). A workspace or
-space belongs to one organisation at a time. WhatsApp is not supported yet.
+Tokens are sealed under SECRET_KEY (the servers must have the same one). A Google Chat space
+takes no token: the app posts as its service account (GCHAT_SERVICE_ACCOUNT_FILE). A workspace,
+space or number belongs to one organisation at a time.
 
 ${DATABASE_OPTIONS_HELP}
 `;
 
-const OPTIONS = { org: { type: 'string' }, 'team-id': { type: 'string' }, 'bot-token': { type: 'string' }, space: { type: 'string' } } as const;
+const OPTIONS = { org: { type: 'string' }, 'team-id': { type: 'string' }, 'bot-token': { type: 'string' }, 'phone-number-id': { type: 'string' }, 'access-token': { type: 'string' }, space: { type: 'string' } } as const;
+
+/** What `chat add <platform>` takes: the platform's id of the installation and its token. */
+function installationOf(platform: string | undefined, values: Record<string, unknown>): { platform: 'slack' | 'whatsapp'; externalId: string; token: string; what: string } {
+  if (platform === 'slack') {
+    const teamId = requireString(values, 'team-id', HELP);
+    if (!/^[TE][A-Z0-9]{2,30}$/.test(teamId)) throw new UsageError(`--team-id must be a Slack team id (T…), got "${teamId}"`);
+    const token = requireString(values, 'bot-token', HELP);
+    if (!/^xoxb-[A-Za-z0-9-]{4,250}$/.test(token)) throw new UsageError('--bot-token must be a Slack bot token (xoxb-…)');
+    return { platform, externalId: teamId, token, what: 'workspace' };
+  }
+  if (platform === 'whatsapp') {
+    const phoneNumberId = requireString(values, 'phone-number-id', HELP);
+    if (!/^[0-9]{5,30}$/.test(phoneNumberId)) throw new UsageError(`--phone-number-id must be Meta's phone number id (digits), got "${phoneNumberId}"`);
+    const token = requireString(values, 'access-token', HELP);
+    if (!/^[A-Za-z0-9_\-.|]{20,1024}$/.test(token)) throw new UsageError('--access-token must be a Meta access token (20 to 1,024 characters, no spaces)');
+    return { platform, externalId: phoneNumberId, token, what: 'phone number id' };
+  }
+  throw new UsageError(platform ? `chat add: unknown platform "${platform}" (slack, google-chat, whatsapp)` : `chat add needs a platform (slack, google-chat, whatsapp)\n${HELP}`);
+}
 
 export async function chatCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);
@@ -41,19 +64,15 @@ export async function chatCommand(argv: string[]) {
         );
         return cmd.print(added, (row) => `added ${row.platform} installation ${row.id} for ${row.org_id}: space ${row.external_id}`);
       }
-      if (platform !== 'slack') throw new UsageError(platform ? `chat add: "${platform}" is not supported yet (slack, google-chat)` : `chat add needs a platform (slack, google-chat)\n${HELP}`);
+      const installation = installationOf(platform, values);
       const config = cmd.config();
-      const teamId = requireString(values, 'team-id', HELP);
-      if (!/^[TE][A-Z0-9]{2,30}$/.test(teamId)) throw new UsageError(`--team-id must be a Slack team id (T…), got "${teamId}"`);
-      const token = requireString(values, 'bot-token', HELP);
-      if (!/^xoxb-[A-Za-z0-9-]{4,250}$/.test(token)) throw new UsageError('--bot-token must be a Slack bot token (xoxb-…)');
       const key = ensureSecretKey(config.secretKey, config.databaseUrl ? null : config.dataDir);
-      if (!key) throw new UsageError('SECRET_KEY must be set to store a bot token (the servers must have the same one)');
+      if (!key) throw new UsageError('SECRET_KEY must be set to store a token (the servers must have the same one)');
       const id = newId('chi');
       const added = await withAdminSession(config, 'chat add', (s) =>
-        s.runner.run('chat.add', { id, org: requireString(values, 'org', HELP), platform: 'slack', externalId: teamId, credentialsSealed: sealSecret(token, key, id), actor: cliActor() }),
+        s.runner.run('chat.add', { id, org: requireString(values, 'org', HELP), platform: installation.platform, externalId: installation.externalId, credentialsSealed: sealSecret(installation.token, key, id), actor: cliActor() }),
       );
-      return cmd.print(added, (row) => `added ${row.platform} installation ${row.id} for ${row.org_id}: workspace ${row.external_id}`);
+      return cmd.print(added, (row) => `added ${row.platform} installation ${row.id} for ${row.org_id}: ${installation.what} ${row.external_id}`);
     }
     case 'list': {
       const org = typeof values.org === 'string' ? values.org : undefined;

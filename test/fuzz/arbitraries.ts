@@ -13,6 +13,8 @@ export interface Target {
   secretA: string;
   /** Org B's connector: never signed with its own secret. */
   connectorB: string;
+  /** WhatsApp: the app secret, the verify token and org A's installed phone number id. */
+  whatsapp: { secret: string; verifyToken: string; phoneNumberId: string };
   /** Record ids and external ids, org A's first, then org B's (which key A must never reach). */
   ids: { customers: string[]; contracts: string[]; invoices: string[]; tickets: string[]; externalIds: string[] };
   deep: boolean;
@@ -126,6 +128,26 @@ const ticket = (t: Target) =>
     ({ id, subject, email }) => obj([['id', id], ['subject', subject], ['requester_email', email], ['status', 'open'], ['created_at', '2026-01-01T00:00:00Z']]),
   );
 
+/** A WhatsApp Cloud API delivery to org A's number (or another): a message or a status, parts of
+ * it hostile. */
+const whatsappDelivery = (t: Target): fc.Arbitrary<J> => {
+  const text = fc.oneof(fc.constantFrom<J>('approve', 'snooze 3d', 'a 1', 'help', `approve:act_x:${'0'.repeat(32)}`), hostileValue(t));
+  const message = fc
+    .record({ from: fc.oneof(fc.constantFrom<J>('15551234567', '4915112345678'), hostileValue(t)), id: fc.oneof(fc.string({ minLength: 1, maxLength: 12 }).map((x) => `wamid.${x}`), hostileValue(t)), type: fc.constantFrom<J>('text', 'interactive', 'button', 'image', null), body: text, context: fc.constantFrom<J>(null, obj([['id', 'wamid.x']])) })
+    .map(({ from, id, type, body, context }) =>
+      obj([['from', from], ['id', id], ['timestamp', '1767605520'], ['type', type], ['text', obj([['body', body]])], ['interactive', obj([['type', 'button_reply'], ['button_reply', obj([['id', body]])]])], ['button', obj([['payload', body]])], ['context', context]]),
+    );
+  const status = fc.record({ id: fc.oneof(fc.constant<J>('wamid.x'), hostileValue(t)), status: fc.constantFrom<J>('sent', 'delivered', 'read', 'failed', 'deleted', null) }).map(({ id, status }) => obj([['id', id], ['status', status], ['timestamp', '1767605520'], ['errors', [obj([['code', 131047]])]]]));
+  const value = fc.record({ number: fc.constantFrom<J>(t.whatsapp.phoneNumberId, '106540352242922', null), messages: fc.array(message, { maxLength: 2 }), statuses: fc.array(status, { maxLength: 2 }) });
+  return mutated(
+    t,
+    value.map(({ number, messages, statuses }) => [
+      ['object', 'whatsapp_business_account'],
+      ['entry', [obj([['id', '1'], ['changes', [obj([['field', 'messages'], ['value', obj([['metadata', obj([['phone_number_id', number]])], ['messages', messages], ['statuses', statuses]])]])]]])]],
+    ] as [string, J][]),
+  );
+};
+
 /** Bodies that are not a JSON object at all. */
 const oddBody = (t: Target): fc.Arbitrary<Uint8Array> =>
   fc.oneof(
@@ -168,6 +190,7 @@ function bodyFor(t: Target, route: string): fc.Arbitrary<Uint8Array | null> {
       ),
     );
   }
+  else if (route === '/api/webhooks/messaging') natural = json(whatsappDelivery(t));
   else if (route === '/api/agent-actions') {
     const params = fc.constantFrom<J>(obj([['channel', 'call'], ['due_in_days', 3]]), obj([['percent', 10], ['months', 3]]), obj([['percent', 99]]), obj([['goals', ['adoption']]]));
     natural = json(
@@ -222,6 +245,7 @@ const ROUTES: Route[] = [
   { template: '/api/cfo/backtests/:id', methods: ['GET'], params: [] },
   { template: '/api/webhooks/tickets', methods: ['POST'], params: ['connectorId'] },
   { template: '/api/webhooks/workspace-chat', methods: ['POST'], params: [] },
+  { template: '/api/webhooks/messaging', methods: ['GET', 'POST'], params: ['hub.mode', 'hub.verify_token', 'hub.challenge'] },
   { template: '/api/agent-actions', methods: ['GET', 'POST'], params: ['limit', 'cursor', 'status', 'type', 'customer_id', 'csm_id'] },
   { template: '/api/agent-actions/:id', methods: ['GET'], params: [] },
   { template: '/api/agent-actions/:id/approve', methods: ['POST'], params: [] },
@@ -287,7 +311,13 @@ const queryValue = (t: Target, name: string) =>
 function queryFor(t: Target, route: Route): fc.Arbitrary<string> {
   const name = fc.oneof({ weight: 3, arbitrary: route.params.length ? fc.constantFrom(...route.params) : fc.constantFrom(...PARAM_SPELLINGS) }, fc.constantFrom(...PARAM_SPELLINGS));
   const pair = name.chain((n) => queryValue(t, n).map((v) => `${n}=${v}`));
-  const base = route.template === '/api/webhooks/tickets' ? fc.oneof({ weight: 6, arbitrary: fc.constant([`connectorId=${t.connectorA}`]) }, fc.constant([`connectorId=${t.connectorB}`]), fc.constant([])) : fc.constant([] as string[]);
+  const handshake = [['hub.mode=subscribe', `hub.verify_token=${t.whatsapp.verifyToken}`, 'hub.challenge=1158201444']];
+  const base =
+    route.template === '/api/webhooks/tickets'
+      ? fc.oneof({ weight: 6, arbitrary: fc.constant([`connectorId=${t.connectorA}`]) }, fc.constant([`connectorId=${t.connectorB}`]), fc.constant([]))
+      : route.template === '/api/webhooks/messaging'
+        ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...handshake) }, fc.constant(['hub.mode=subscribe', 'hub.verify_token=wrong', 'hub.challenge=1']), fc.constant([] as string[]))
+        : fc.constant([] as string[]);
   return fc.tuple(base, fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, fc.array(pair, { minLength: 1, maxLength: 3 }))).map(([b, rest]) => [...b, ...rest].join('&'));
 }
 
@@ -314,14 +344,15 @@ const contentType = fc.oneof(
   fc.constantFrom(null, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'APPLICATION/JSON', 'application/json;charset=latin1', 'application/vnd.api+json', 'application/json, text/plain', '', 'application/octet-stream', 'application/jsonx'),
 );
 const extraHeaders = (t: Target, body: Uint8Array | null, route: string): fc.Arbitrary<[string, string][]> => {
-  const signature = body && route === '/api/webhooks/tickets' ? `sha256=${createHmac('sha256', t.secretA).update(body).digest('hex')}` : 'sha256=00';
+  const secret = route === '/api/webhooks/tickets' ? t.secretA : route === '/api/webhooks/messaging' ? t.whatsapp.secret : null;
+  const signature = body && secret ? `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` : 'sha256=00';
   const one = fc.constantFrom<[string, string]>(
     ['x-request-id', 'fuzz-1'], ['x-request-id', 'x'.repeat(200)], ['x-request-id', '\u00ff\u00fe'], ['idempotency-key', 'fz-idem-1'], ['idempotency-key', 'x'.repeat(300)],
     ['x-forwarded-for', 'garbage, 1.2.3.4'], ['content-encoding', 'gzip'], ['accept-encoding', 'gzip'], ['connection', 'keep-alive'], ['expect', '100-continue'],
     ['x-hub-signature-256', signature], ['x-hub-signature-256', 'sha256=00'], ['x-hub-signature-256', ''], ['x-github-delivery', 'fz-delivery'], ['x-front-challenge', 'c'],
     ['x-http-method-override', 'DELETE'], ['cookie', 'a=b'], ['accept', 'text/html'], ['content-length', '0'], ['transfer-encoding', 'chunked'], ['transfer-encoding', 'gzip, chunked'],
   );
-  const sign: fc.Arbitrary<[string, string][]> = route === '/api/webhooks/tickets' ? fc.oneof({ weight: 3, arbitrary: fc.constant([['x-hub-signature-256', signature]] as [string, string][]) }, noHeaders) : noHeaders;
+  const sign: fc.Arbitrary<[string, string][]> = secret ? fc.oneof({ weight: 3, arbitrary: fc.constant([['x-hub-signature-256', signature]] as [string, string][]) }, noHeaders) : noHeaders;
   return fc.tuple(sign, fc.array(one, { maxLength: 3 })).map(([s, rest]) => [...s, ...rest]);
 };
 

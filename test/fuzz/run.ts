@@ -80,7 +80,12 @@ const json = async (response: Response) => ((await response.json()) as { data: a
 
 async function setUp(backend: string) {
   const dataDir = join(tempDir('revintel-fuzz-'), 'data');
-  const config = testConfig({ port: 0, host: '127.0.0.1', dataDir, databaseUrl: backend === 'postgres' ? DB_URL : null, secretKey: SECRET_KEY, anonLimitPerMinute: 10_000_000, anonLimitPerDay: 1_000_000_000, shutdownTimeoutMs: 5_000 });
+  // WhatsApp's sends go to a closed local port: nothing reaches Meta.
+  const whatsapp = { secret: `wa-app-secret-${crypto.randomUUID()}`, verifyToken: `wa-verify-${crypto.randomUUID()}`, phoneNumberId: `7${Date.now()}${Math.floor(Math.random() * 1000)}` };
+  const config = testConfig({
+    port: 0, host: '127.0.0.1', dataDir, databaseUrl: backend === 'postgres' ? DB_URL : null, secretKey: SECRET_KEY, anonLimitPerMinute: 10_000_000, anonLimitPerDay: 1_000_000_000, shutdownTimeoutMs: 5_000,
+    whatsappAppSecret: whatsapp.secret, whatsappVerifyToken: whatsapp.verifyToken, whatsappApiBase: 'http://127.0.0.1:9/v21.0', allowInsecurePlatformUrls: true,
+  });
   // The server's error lines, to tell what lies behind a 500.
   const errorLines: string[] = [];
   const log = createLogger('error', {}, (line) => errorLines.push(line) > 200 && errorLines.shift());
@@ -112,6 +117,8 @@ async function setUp(backend: string) {
   };
   const a = await org('a');
   const b = await org('b');
+  const chatId = `chi_fuzz${crypto.randomUUID().slice(0, 8)}`;
+  await admin.run('chat.add', { id: chatId, org: a.id, platform: 'whatsapp', externalId: whatsapp.phoneNumberId, credentialsSealed: sealSecret('EAAG-fuzz-token-000000', SECRET_KEY, chatId), actor: 'fuzz' });
   const tables = ['organisations', 'customers', 'contracts', 'invoices', 'tickets', 'ticket_events', 'connectors', 'api_keys', 'idempotency_keys'];
   const checksumSql = `select ${tables.map((t) => `(select md5(coalesce(string_agg(x::text, '|' order by x::text), '')) from ${t} x where ${t === 'organisations' ? 'id' : 'org_id'} = $1)`).join(" || ':' || ")} as sum`;
   const checksum = async () => (await queryText<{ sum: string }>(server.database.db, checksumSql, [b.id]))[0]!.sum;
@@ -129,6 +136,7 @@ async function setUp(backend: string) {
     connectorA: a.connector,
     secretA: a.secret,
     connectorB: b.connector,
+    whatsapp,
     ids: Object.fromEntries(Object.entries(a.ids).map(([k, v]) => [k, [...v, ...(b.ids as Record<string, string[]>)[k]!]])) as Target['ids'],
     deep: args.deep ?? false,
   };
@@ -191,13 +199,15 @@ function judge(req: FuzzRequest, res: RawResponse, keyA: string): Problem | null
   if (!/^[A-Za-z0-9_.:@/-]{1,128}$/.test(rid)) return p('bad x-request-id', rid.slice(0, 160));
   // What the README promises alongside: Allow on a 405, WWW-Authenticate on a 401 for a key (a
   // webhook's signature is not one), Retry-After on a 429.
-  const needs = ({ 405: 'allow', 401: req.route === '/api/webhooks/tickets' ? '' : 'www-authenticate', 429: 'retry-after' } as Record<number, string>)[res.status];
+  const needs = ({ 405: 'allow', 401: req.route.startsWith('/api/webhooks/') ? '' : 'www-authenticate', 429: 'retry-after' } as Record<number, string>)[res.status];
   if (needs && !header(res, needs)) return p(`no ${needs} header`, text.slice(0, 120));
   // Without key A (in any spelling) nothing under /api but the webhooks may succeed.
   const keyed = req.headers.some(([n, v]) => n === 'authorization' && v.includes(keyA));
   if (res.status < 300 && !keyed && /^\/+(ab\/)?api\//i.test(req.target.replace(/^http:\/\/[^/]*/, '')) && !req.route.startsWith('/api/webhooks')) return p('answered without a key', text.slice(0, 120));
   if (req.method === 'HEAD') return null;
-  const webhookOk = req.route === '/api/webhooks/tickets' && res.status === 200 && body && (body.ok === true || 'challenge' in body);
+  // WhatsApp's handshake echoes the challenge as text; its deliveries are acknowledged with {}.
+  const messagingOk = req.route === '/api/webhooks/messaging' && res.status === 200 && ((req.method === 'GET' && text === '1158201444') || (req.method === 'POST' && text === '{}'));
+  const webhookOk = messagingOk || (req.route === '/api/webhooks/tickets' && res.status === 200 && body && (body.ok === true || 'challenge' in body));
   if (webhookOk) return null;
   if (!envelope) return p('not the envelope', text.slice(0, 120));
   if (body.success !== res.status < 400 || (body.success ? body.error !== null : body.data !== null || typeof body.error !== 'string')) return p('inconsistent envelope', text.slice(0, 120));

@@ -38,6 +38,9 @@ export const csms = pgTable(
     /** Ordered subset of slack, google_chat, whatsapp. */
     channels: jsonb('channels').$type<ChatPlatform[]>().notNull().default([]),
     active: boolean('active').notNull().default(true),
+    /** The CSM's last inbound WhatsApp message: it opens Meta's 24-hour window, inside which free
+     * messages (interactive buttons, texts) may be sent; outside it only a template. */
+    whatsappInboundAt: timestamptz('whatsapp_inbound_at'),
     ...timestamps,
   },
   (table) => [
@@ -112,7 +115,9 @@ export const agentActions = pgTable(
 );
 export type AgentAction = typeof agentActions.$inferSelect;
 
-export const NOTIFICATION_STATUSES = ['pending', 'sent', 'failed', 'no_sender', 'updated'] as const;
+/** `window_closed`: a WhatsApp copy cannot be edited, and the decision's follow-up text could not be
+ * sent because the CSM's 24-hour window had closed. */
+export const NOTIFICATION_STATUSES = ['pending', 'sent', 'failed', 'no_sender', 'updated', 'window_closed'] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 
 /** One copy of an action's approval request on one platform, for one person: what a platform
@@ -137,10 +142,16 @@ export const actionNotifications = pgTable(
     platformChannel: text('platform_channel'),
     attempts: integer('attempts').notNull().default(0),
     lastError: text('last_error'),
+    /** What the platform reported about the sent message since (WhatsApp `statuses[]`: sent,
+     * delivered, read, failed) and when. */
+    platformStatus: text('platform_status'),
+    platformStatusAt: timestamptz('platform_status_at'),
     ...timestamps,
   },
   (table) => [
     index('action_notifications_action_idx').on(table.actionId),
+    // WhatsApp statuses and replies name the message (wamid), not the action.
+    index('action_notifications_message_idx').on(table.orgId, table.platform, table.platformMessageId),
     check('action_notifications_status_check', sql`${table.status} in (${inList(NOTIFICATION_STATUSES)})`),
     check('action_notifications_platform_check', sql`${table.platform} in (${inList(CHAT_PLATFORMS)})`),
   ],

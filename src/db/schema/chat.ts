@@ -78,7 +78,8 @@ export const chatInboundEvents = pgTable(
     installationId: text('installation_id'),
     orgId: text('org_id'),
     type: text('type').notNull(),
-    /** processed, denied (nothing changed; the sender was told why) or ignored. */
+    /** received (stored; its processing is a queued job: WhatsApp), processed, denied (nothing
+     * changed; the sender was told why) or ignored. */
     outcome: text('outcome').notNull(),
     detail: text('detail'),
     body: jsonb('body').$type<unknown>(),
@@ -87,6 +88,6 @@ export const chatInboundEvents = pgTable(
   (table) => [
     uniqueIndex('chat_inbound_events_dedupe_unique').on(table.platform, table.dedupeKey),
     index('chat_inbound_events_org_idx').on(table.orgId, table.createdAt),
-    check('chat_inbound_events_outcome_check', sql`${table.outcome} in ('processed', 'denied', 'ignored')`),
+    check('chat_inbound_events_outcome_check', sql`${table.outcome} in ('received', 'processed', 'denied', 'ignored')`),
   ],
 );

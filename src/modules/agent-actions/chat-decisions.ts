@@ -31,19 +31,30 @@ export async function csmByEmail(db: Db, orgId: string, email: string): Promise<
   return row ?? null;
 }
 
-/** Applies a click, in `db`'s transaction: the decision, or why nothing changed. */
+/** Applies a click on a copy's button, in `db`'s transaction: the button must be one of the action's
+ * copies on that platform (its nonce); then as `decideAsCsm`. */
 export async function decideFromChat(
   db: Db,
   input: { orgId: string; actionId: string; nonce: string; platform: ChatPlatform; decision: Decision; csm: ChatDecider | null; actor: string; now: Date; responseUrl?: string | null; place: string },
 ): Promise<ChatDecisionOutcome> {
-  const { orgId, actionId } = input;
   const copies = rowsOf<{ id: string; nonce: string }>(
-    await db.execute(sql`select id, nonce from action_notifications where org_id = ${orgId} and action_id = ${actionId} and platform = ${input.platform} order by id`),
+    await db.execute(sql`select id, nonce from action_notifications where org_id = ${input.orgId} and action_id = ${input.actionId} and platform = ${input.platform} order by id`),
   );
   const copy = copies.find((c) => sameText(c.nonce, input.nonce));
   if (!copy) return { ok: false, why: `This button does not belong to a current approval request of this ${input.place}: nothing was changed.` };
-  const csm = input.csm;
-  if (!csm) return { ok: false, why: 'Only a CSM of this organisation may decide: nothing was changed.' };
+  if (!input.csm) return { ok: false, why: 'Only a CSM of this organisation may decide: nothing was changed.' };
+  const decided = await decideAsCsm(db, { ...input, csm: input.csm, via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null } });
+  return decided.ok ? { ...decided, copyId: copy.id } : decided;
+}
+
+/** Decides `actionId` as `csm` (who may: the customer's CSM, or a manager or admin; a discount above
+ * DISCOUNT_MAX_NO_MANAGER needs a manager; an expired action takes none), in `db`'s transaction.
+ * `actor` names them in the audit log; `via` is the copy the decision came from, if one. */
+export async function decideAsCsm(
+  db: Db,
+  input: { orgId: string; actionId: string; decision: Decision; csm: ChatDecider; platform: ChatPlatform; actor: string; now: Date; snoozeDays?: number; comment?: string | null; via?: { notificationId: string; responseUrl: string | null } | null },
+): Promise<{ ok: true; action: PresentedAction } | { ok: false; why: string }> {
+  const { orgId, actionId, decision, csm } = input;
   const [action] = rowsOf<{ csm_id: string | null; type: string; params: Record<string, unknown>; status: string; expired: boolean; expires_at: string | null }>(
     await db.execute(sql`
       select csm_id, type, params, status, expires_at <= ${input.now.toISOString()}::timestamptz as expired, to_char(expires_at at time zone 'UTC', 'HH24:MI "UTC on" YYYY-MM-DD') as expires_at
@@ -53,7 +64,7 @@ export async function decideFromChat(
   const manager = csm.role === 'manager' || csm.role === 'admin';
   if (action.csm_id !== csm.id && !manager) return { ok: false, why: "Only the customer's CSM or a manager may decide this action: nothing was changed." };
   const limit = actionSettings().discountMaxNoManager;
-  if (input.decision === 'approve' && action.type === 'discount_offer' && Number(action.params.percent) > limit && !manager) {
+  if (decision === 'approve' && action.type === 'discount_offer' && Number(action.params.percent) > limit && !manager) {
     return { ok: false, why: `A discount above ${limit}% needs a manager's approval: nothing was changed.` };
   }
   if (action.expired && (action.status === 'proposed' || action.status === 'pending_approval')) return { ok: false, why: `Action ${actionId} expired at ${action.expires_at}: nothing was changed.` };
@@ -61,13 +72,15 @@ export async function decideFromChat(
     const decided = await decideAction(db, {
       orgId,
       actionId,
-      decision: input.decision,
+      decision,
       by: { kind: 'csm', csm_id: csm.id, name: csm.name ?? csm.email, platform: input.platform },
+      comment: input.comment,
+      snoozeDays: input.snoozeDays,
       now: input.now,
-      via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null },
+      via: input.via,
     });
-    await recordAudit(db, { orgId, actor: input.actor, action: 'agent_action.decided', targetType: 'agent_action', targetId: actionId, details: { decision: input.decision, status: decided.status, csm_id: csm.id } });
-    return { ok: true, action: decided, copyId: copy.id };
+    await recordAudit(db, { orgId, actor: input.actor, action: 'agent_action.decided', targetType: 'agent_action', targetId: actionId, details: { decision, status: decided.status, csm_id: csm.id } });
+    return { ok: true, action: decided };
   } catch (error) {
     if (error instanceof AppError && error.code === 'conflict') return { ok: false, why: `${error.message}: nothing was changed.` };
     throw error;

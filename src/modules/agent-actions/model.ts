@@ -98,6 +98,9 @@ export const Notification = t.Object({
   platform_channel: nullable(t.String()),
   attempts: t.Integer(),
   last_error: nullable(t.String()),
+  /** What the platform reported since it was sent (WhatsApp: sent, delivered, read, failed), and when. */
+  platform_status: nullable(t.String()),
+  platform_status_at: nullable(time),
   created_at: time,
   updated_at: time,
 });

@@ -75,6 +75,8 @@ export interface NotificationRow {
   platform_channel: string | null;
   attempts: number;
   last_error: string | null;
+  platform_status: string | null;
+  platform_status_at: string | null;
   created_at: string;
   updated_at: string;
 }

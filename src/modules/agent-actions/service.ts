@@ -19,6 +19,7 @@ import { actionKeyset, presentAction, selectActions, type ActionRow, type Notifi
 import { actionSettings } from './settings.ts';
 import { slackSender } from '../slack/sender.ts';
 import { googleChatSender } from '../google-chat/sender.ts';
+import { whatsappSender } from '../whatsapp/sender.ts';
 
 const OPEN = sql.raw(OPEN_ACTION_STATUSES.map((s) => `'${s}'`).join(', '));
 
@@ -50,12 +51,13 @@ export interface PlatformSender {
   queueUpdates(db: Db, input: CopyUpdate): Promise<number>;
 }
 
-/** The platforms a copy can be sent on today: Slack and Google Chat. A copy on a platform without a sender, or
- * whose organisation has no installation of it, waits (`no_sender`); an action with no copy on its
- * way is in the inbox. */
+/** The platforms a copy can be sent on: Slack, Google Chat and WhatsApp. A copy on a platform whose
+ * organisation has no installation of it (or, for Google Chat, no service account) waits
+ * (`no_sender`); an action with no copy on its way is in the inbox. */
 export const PLATFORM_SENDERS = new Map<ChatPlatform, PlatformSender>([
   ['slack', slackSender],
   ['google_chat', googleChatSender],
+  ['whatsapp', whatsappSender],
 ]);
 
 /** The platforms of `platforms` this organisation can be sent copies on now. */
@@ -371,7 +373,8 @@ export async function actionDetail(db: Db, orgId: string, id: string) {
   const action = await getAction(db, orgId, id);
   const notifications = rowsOf<NotificationRow>(
     await db.execute(sql`
-      select id, platform, csm_id, target, status, platform_message_id, platform_channel, attempts, last_error,
+      select id, platform, csm_id, target, status, platform_message_id, platform_channel, attempts, last_error, platform_status,
+        to_char(platform_status_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as platform_status_at,
         to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at, to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at
       from action_notifications where org_id = ${orgId} and action_id = ${id} order by created_at, id`),
   );

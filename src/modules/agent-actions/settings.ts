@@ -23,6 +23,11 @@ export interface ActionSettings {
   googleTokenUrl: string;
   /** GCHAT_SERVICE_ACCOUNT_FILE: the Chat app's service-account key file (null: no Google Chat copies). */
   gchatServiceAccountFile: string | null;
+  /** WHATSAPP_API_BASE: Meta's Graph API, versioned (no trailing slash). */
+  whatsappApiBase: string;
+  /** WHATSAPP_APPROVAL_TEMPLATE, WHATSAPP_TEMPLATE_LANGUAGE: the approval sent outside the window. */
+  whatsappApprovalTemplate: string;
+  whatsappTemplateLanguage: string;
 }
 
 export const DEFAULT_ACTION_SETTINGS: ActionSettings = {
@@ -35,6 +40,9 @@ export const DEFAULT_ACTION_SETTINGS: ActionSettings = {
   gchatApiBase: 'https://chat.googleapis.com/v1',
   googleTokenUrl: 'https://oauth2.googleapis.com/token',
   gchatServiceAccountFile: null,
+  whatsappApiBase: 'https://graph.facebook.com/v21.0',
+  whatsappApprovalTemplate: 'revintel_approval',
+  whatsappTemplateLanguage: 'en',
 };
 
 export const actionSettingsOf = (config: Config, secretKey: string | null = config.secretKey): ActionSettings => ({
@@ -47,6 +55,9 @@ export const actionSettingsOf = (config: Config, secretKey: string | null = conf
   gchatApiBase: config.gchatApiBase.replace(/\/+$/, ''),
   googleTokenUrl: config.googleTokenUrl,
   gchatServiceAccountFile: config.gchatServiceAccountFile,
+  whatsappApiBase: config.whatsappApiBase.replace(/\/+$/, ''),
+  whatsappApprovalTemplate: config.whatsappApprovalTemplate,
+  whatsappTemplateLanguage: config.whatsappTemplateLanguage,
 });
 
 let current: ActionSettings = DEFAULT_ACTION_SETTINGS;

@@ -47,7 +47,7 @@ export async function slackInstallationOfOrg(db: Db, orgId: string): Promise<Sla
 }
 
 export const chatAdminUnits = {
-  'chat.add': async (db: Db, input: { id: string; org: string; platform: 'slack' | 'google_chat'; externalId: string; credentialsSealed: string | null; actor: string }) => {
+  'chat.add': async (db: Db, input: { id: string; org: string; platform: 'slack' | 'google_chat' | 'whatsapp'; externalId: string; credentialsSealed: string | null; actor: string }) => {
     const org = await findOrg(db, input.org);
     const [taken] = rowsOf<{ id: string; org_id: string }>(
       await db.execute(sql`select id, org_id from chat_installations where platform = ${input.platform} and external_id = ${input.externalId} and removed_at is null`),

@@ -21,6 +21,7 @@ import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';
 import { slackInstallationOfOrg } from './installations.ts';
 import { approvalBlocks, decidedBlocks, type ActionFacts } from './messages.ts';
 import { attemptGoogleChatSend } from '../google-chat/transport.ts';
+import { attemptWhatsApp, whatsappSendUnits } from '../whatsapp/sender.ts';
 
 /** `response_url` is used only on Slack's host (or the configured API's, for local fakes). */
 export function responseUrlAllowed(raw: string | null | undefined, apiBase = actionSettings().slackApiBase): raw is string {
@@ -131,6 +132,7 @@ export interface Pending {
   facts: ActionFacts | null;
 }
 
+/** What an approval request shows (every platform's messages are drawn from it). */
 export async function actionFacts(db: Db, orgId: string, actionId: string): Promise<ActionFacts | null> {
   const [row] = rowsOf<ActionFacts>(
     await db.execute(sql`
@@ -154,7 +156,7 @@ async function loadPending(db: Db, args: { sendId: string }): Promise<Pending | 
       left join action_notifications n on n.id = s.notification_id
       left join csms m on m.id = n.csm_id
       left join agent_actions a on a.id = s.action_id
-      where s.id = ${args.sendId} and s.status = 'pending'`),
+      where s.id = ${args.sendId} and s.status = 'pending' and s.platform <> 'whatsapp'`),
   );
   if (!row) return null;
   const facts = row.action_id && (row.kind === 'post' || row.kind === 'update') ? await actionFacts(db, row.org_id, row.action_id) : null;
@@ -317,10 +319,14 @@ async function settlePost(db: Db, row: { org_id: string; platform: ChatPlatform;
 const units = {
   load: (db: Db, args: { sendId: string }) => loadPending(db, args),
   record: (db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }) => recordSend(db, args),
+  // WhatsApp rows of the same outbox (modules/whatsapp/sender.ts); called through, not spread,
+  // because the two modules import each other.
+  'whatsapp.load': (db: Db, args: Parameters<typeof whatsappSendUnits.load>[1]) => whatsappSendUnits.load(db, args),
+  'whatsapp.record': (db: Db, args: Parameters<typeof whatsappSendUnits.record>[1]) => whatsappSendUnits.record(db, args),
 };
 
-/** `chat.send`: one attempt of one call to Slack. The row keeps its attempts and back-off (a retry
- * is the next job); the job fails only when the database does. */
+/** `chat.send`: one attempt of one call to Slack, Google Chat or WhatsApp (by the row's platform). The row keeps
+ * its attempts and back-off (a retry is the next job); the job fails only when the database does. */
 export const chatSendJob = defineJobKind({
   kind: 'chat.send',
   payload: t.Object({ sendId: t.String({ minLength: 1, maxLength: 100 }) }),
@@ -329,7 +335,15 @@ export const chatSendJob = defineJobKind({
   handle: async (payload, ctx) => {
     if (!ctx.job.orgId) throw new PermanentJobError('chat.send needs an organisation');
     const pending = await ctx.run('load', payload);
-    if (!pending) return { skipped: true };
+    if (!pending) {
+      const orgId = ctx.job.orgId;
+      const whatsapp = await ctx.run('whatsapp.load', { orgId, sendId: payload.sendId });
+      if (!whatsapp) return { skipped: true };
+      const sent = await attemptWhatsApp(whatsapp);
+      const result = { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final };
+      const recorded = await ctx.run('whatsapp.record', { orgId, sendId: payload.sendId, result, now: new Date().toISOString(), wamid: sent.wamid, template: sent.template, code: sent.code });
+      return { status: recorded.status, attempts: recorded.attempts, http_status: sent.status };
+    }
     const { data: _, ...result } = pending.platform === 'google_chat' ? await attemptGoogleChatSend(pending) : await attemptSend(pending);
     const recorded = await ctx.run('record', { sendId: payload.sendId, ...result, result: { status: result.status, error: result.error, ms: result.ms, retryAfterSeconds: result.retryAfterSeconds, final: result.final }, now: new Date().toISOString() });
     return { status: recorded.status, attempts: recorded.attempts, http_status: result.status };
@@ -344,6 +358,7 @@ export async function listChatSends(db: Db, input: { orgId?: string; status?: st
   return rowsOf<{ id: string; endpoint_id: string; url: string; event_id: string; event_type: string; status: string; attempts: number; next_attempt_at: string | null; last_status: number | null; last_error: string | null; history: unknown[]; delivered_at: string | null; created_at: string }>(
     await db.execute(sql`
       select s.id, s.installation_id as endpoint_id, s.platform || ':' || (case when s.platform = 'google_chat' then (case s.kind when 'update' then 'spaces.messages.patch' else 'spaces.messages.create' end)
+          when s.platform = 'whatsapp' then 'messages'
           else (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) end) as url,
         coalesce(s.notification_id, s.action_id, '') as event_id, s.platform || '.' || s.kind as event_type, s.status, s.attempts,
         to_char(s.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as next_attempt_at, s.last_status, s.last_error, s.history,

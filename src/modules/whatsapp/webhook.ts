@@ -1,0 +1,220 @@
+// GET and POST /api/webhooks/messaging (SPEC 8.3, README "Agent actions" → WhatsApp): Meta's
+// WhatsApp Cloud API webhook.
+// GET is the subscription handshake: `hub.mode=subscribe` and `hub.verify_token` equal (in constant
+// time) to WHATSAPP_VERIFY_TOKEN echo `hub.challenge` as text/plain; anything else is 403, missing
+// parameters 400.
+// POST carries messages and statuses: `X-Hub-Signature-256` (HMAC-SHA256 of the raw bytes with
+// WHATSAPP_APP_SECRET or _PREVIOUS, constant time) is checked before anything is parsed, else 401.
+// Each message and status is stored once (by its wamid; a status by wamid and status) with a
+// `whatsapp.inbound` job in one transaction, and Meta gets its 200 at once: a redelivery — Meta
+// retries for days — finds the rows and queues nothing more.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { Elysia, t } from 'elysia';
+import type { Config } from '../../config.ts';
+import { rowsOf, type Database, type Db } from '../../db/client.ts';
+import { readBodyLimited } from '../../lib/body.ts';
+import { AppError } from '../../lib/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
+import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import { storableText } from '../ticket-queue/storable.ts';
+import { enqueueJob } from '../../jobs/queue.ts';
+import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
+import { whatsappInboundJob } from './inbound.ts';
+import { whatsappInstallationByNumber, type WhatsAppInstallation } from './installations.ts';
+
+export const MESSAGING_PATH = '/api/webhooks/messaging';
+
+export const MESSAGING_ROUTES = {
+  // The handshake proves itself with the verify token; it comes rarely, from Meta's addresses, so
+  // the anonymous budget is right for it.
+  verify: {
+    method: 'GET',
+    path: MESSAGING_PATH,
+    auth: 'none',
+    counted: 'address',
+    body: 'none',
+    response: t.String(),
+    envelope: false,
+    summary: "Meta's webhook verification: echoes hub.challenge when hub.verify_token is WHATSAPP_VERIFY_TOKEN",
+  },
+  receive: {
+    method: 'POST',
+    path: MESSAGING_PATH,
+    auth: 'platform-signature',
+    verifiedBy: 'whatsapp',
+    counted: 'installation',
+    body: 'webhook',
+    response: t.Object({}, { additionalProperties: true }),
+    envelope: false,
+    summary: "WhatsApp messages and statuses (X-Hub-Signature-256 with WHATSAPP_APP_SECRET)",
+  },
+} as const satisfies Record<string, RouteDeclaration>;
+
+export type SignatureVerdict = { ok: true } | { ok: false; reason: string };
+
+const sameText = (a: string, b: string) => {
+  // Hashing first makes the comparison's time independent of the lengths too.
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
+};
+
+/** Meta's `X-Hub-Signature-256: sha256=<hex>` over the raw body, against each configured secret,
+ * in constant time. */
+export function verifyMetaSignature(rawBody: Uint8Array, header: string | null, secrets: string[]): SignatureVerdict {
+  if (!header) return { ok: false, reason: 'X-Hub-Signature-256 is required' };
+  if (secrets.length === 0) return { ok: false, reason: 'WHATSAPP_APP_SECRET is not configured' };
+  const given = /^sha256=([0-9a-fA-F]{64})$/.exec(header.trim());
+  if (!given) return { ok: false, reason: 'X-Hub-Signature-256 is not sha256=<hex HMAC-SHA256>' };
+  const givenBytes = Buffer.from(given[1]!, 'hex');
+  let matched = false;
+  for (const secret of secrets) {
+    if (timingSafeEqual(createHmac('sha256', secret).update(rawBody).digest(), givenBytes)) matched = true;
+  }
+  return matched ? { ok: true } : { ok: false, reason: 'the signature does not match' };
+}
+
+/** The handshake's answer: the challenge, or the error. */
+export function verifyHandshake(params: URLSearchParams, verifyToken: string | null): string {
+  const mode = params.get('hub.mode');
+  const token = params.get('hub.verify_token');
+  const challenge = params.get('hub.challenge');
+  for (const [name, value] of [['hub.mode', mode], ['hub.verify_token', token], ['hub.challenge', challenge]] as const) {
+    if (value === null || value === '') throw new AppError('validation_failed', `Invalid field "${name}": the query parameter is required`);
+  }
+  if (challenge!.length > 512) throw new AppError('validation_failed', 'Invalid field "hub.challenge": at most 512 characters');
+  if (!verifyToken) throw new AppError('forbidden', 'WHATSAPP_VERIFY_TOKEN is not configured: the subscription is refused');
+  const tokenOk = sameText(token!, verifyToken);
+  if (mode !== 'subscribe' || !tokenOk) throw new AppError('forbidden', 'hub.mode must be "subscribe" and hub.verify_token the configured verify token');
+  return challenge!;
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+// PostgreSQL text holds no U+0000 and no lone surrogate (jsonb refuses their escapes): keys and
+// strings are made storable before anything is stored, or a hostile delivery would fail for ever.
+const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i;
+const storable = (value: unknown): unknown =>
+  typeof value === 'string'
+    ? storableText(value)
+    : Array.isArray(value)
+      ? value.map(storable)
+      : value && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [storableText(key), storable(inner)]))
+        : value;
+
+function parseBody(bytes: Uint8Array): Record<string, any> {
+  try {
+    const text = fatalUtf8.decode(bytes);
+    const parsed = UNSTORABLE_ESCAPE.test(text) ? storable(JSON.parse(text)) : JSON.parse(text);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    return parsed;
+  } catch {
+    throw new AppError('malformed_json', 'The body is not a WhatsApp webhook (a JSON object)');
+  }
+}
+
+/** One thing Meta told us: a message, a status, or something we keep without acting on it. */
+interface Item {
+  phoneNumberId: string;
+  dedupeKey: string;
+  type: 'message' | 'status' | 'other';
+  body: unknown;
+}
+
+/** Every message and status of every entry and change (Meta batches them). */
+export function itemsOf(payload: Record<string, any>): Item[] {
+  const items: Item[] = [];
+  const entries = Array.isArray(payload.entry) ? payload.entry : [];
+  for (const entry of entries) {
+    const changes = Array.isArray(entry?.changes) ? entry.changes : [];
+    for (const change of changes) {
+      const value = change?.value ?? {};
+      const phoneNumberId = String(value.metadata?.phone_number_id ?? '');
+      if (change?.field !== 'messages') {
+        const digest = createHash('sha256').update(JSON.stringify(change ?? null)).digest('hex').slice(0, 32);
+        items.push({ phoneNumberId, dedupeKey: `field:${String(change?.field ?? '').slice(0, 60)}:${digest}`, type: 'other', body: null });
+        continue;
+      }
+      const contacts = Array.isArray(value.contacts) ? value.contacts : [];
+      for (const message of Array.isArray(value.messages) ? value.messages : []) {
+        if (typeof message?.id !== 'string' || !message.id) continue;
+        const contact = contacts.find((c: any) => c?.wa_id === message.from);
+        items.push({ phoneNumberId, dedupeKey: `message:${message.id}`, type: 'message', body: { message, profile_name: contact?.profile?.name ?? null } });
+      }
+      for (const status of Array.isArray(value.statuses) ? value.statuses : []) {
+        if (typeof status?.id !== 'string' || !status.id) continue;
+        items.push({ phoneNumberId, dedupeKey: `status:${status.id}:${String(status.status ?? '')}`, type: 'status', body: status });
+      }
+    }
+  }
+  return items;
+}
+
+/** Stores an item once, with its job when it is to be acted on; false when stored before. */
+async function storeOnce(db: Db, item: Item, installation: WhatsAppInstallation | null): Promise<boolean> {
+  const acted = installation !== null && item.type !== 'other';
+  const detail = !installation ? `phone number id ${item.phoneNumberId || '(none)'} is not installed` : item.type === 'other' ? 'field not handled' : null;
+  const [row] = rowsOf<{ id: string }>(
+    await db.execute(sql`
+      insert into chat_inbound_events (id, platform, dedupe_key, installation_id, org_id, type, outcome, detail, body)
+      values (${newId('che')}, 'whatsapp', ${item.dedupeKey.slice(0, 300)}, ${installation?.id ?? null}, ${installation?.org_id ?? null}, ${item.type},
+              ${acted ? 'received' : 'ignored'}, ${detail}, ${JSON.stringify(installation ? item.body : null)}::jsonb)
+      on conflict (platform, dedupe_key) do nothing returning id`),
+  );
+  if (!row) return false;
+  if (acted) await enqueueJob(db, whatsappInboundJob, { eventId: row.id }, { orgId: installation.org_id, dedupeKey: row.id });
+  return true;
+}
+
+export interface MessagingDeps {
+  database: Database;
+  states: RequestStates;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'whatsappAppSecret' | 'whatsappAppSecretPrevious' | 'whatsappVerifyToken' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
+  wakeJobs?: () => void;
+}
+
+export function messagingModule(deps: MessagingDeps) {
+  const limit = bodyLimit(MESSAGING_ROUTES.receive.body, deps.config);
+  const secrets = [deps.config.whatsappAppSecret, deps.config.whatsappAppSecretPrevious].filter((s): s is string => !!s);
+  // An installation's budget is a flood guard (every number's webhooks come from Meta's addresses).
+  const limiter = memoryRateLimiter();
+  const limits: Limits = { perMinute: deps.config.webhookLimitPerMinute, perDay: deps.config.webhookLimitPerDay };
+  const { db } = deps.database;
+
+  const reply = (state: RequestState, body: string, contentType: string) => new Response(body, { headers: { 'content-type': contentType, ...state.headers, 'x-request-id': state.id } });
+
+  async function receive(request: Request, state: RequestState): Promise<Response> {
+    const bytes = await readBodyLimited(request, limit);
+    const verdict = verifyMetaSignature(bytes, request.headers.get('x-hub-signature-256'), secrets);
+    if (!verdict.ok) throw new AppError('unauthorized', `Invalid X-Hub-Signature-256: ${verdict.reason}`);
+    const items = itemsOf(parseBody(bytes));
+    try {
+      const installations = new Map<string, WhatsAppInstallation | null>();
+      for (const id of new Set(items.map((item) => item.phoneNumberId))) {
+        const installation = id ? await whatsappInstallationByNumber(db, id) : null;
+        installations.set(id, installation);
+        if (!installation) continue;
+        const counted = limiter.consume(`installation:${installation.id}`, limits);
+        const decision = counted instanceof Promise ? await counted : counted;
+        state.headers = rateLimitHeaders(decision);
+        if (!decision.allowed) throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, { 'retry-after': String(decision.retryAfter) });
+      }
+      let stored = 0;
+      await db.transaction(async (tx) => {
+        for (const item of items) if (await storeOnce(tx as unknown as Db, item, installations.get(item.phoneNumberId) ?? null)) stored++;
+      });
+      if (stored > 0) deps.wakeJobs?.();
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      // Nothing was stored: Meta delivers it again later.
+      throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' });
+    }
+    return reply(state, '{}', 'application/json;charset=utf-8');
+  }
+
+  return new Elysia({ name: 'revintel/messaging' })
+    .get(MESSAGING_PATH, ({ request }) => reply(deps.states.get(request)!, verifyHandshake(new URL(request.url).searchParams, deps.config.whatsappVerifyToken), 'text/plain;charset=utf-8'))
+    .post(MESSAGING_PATH, ({ request }) => receive(request, deps.states.get(request)!));
+}
