@@ -6,7 +6,9 @@
 // replay acts once; who may not decide is told privately; messages run the commands; the approval
 // card is created with its requestId through the chat outbox (one token for several sends; 429 and
 // a lost answer, then delivered once) and patched after a decision over the API; a click racing an
-// API reject gives one outcome; one action on Slack and Google Chat keeps both copies in step.
+// API reject gives one outcome; one action on Slack and Google Chat keeps both copies in step; one
+// action on Slack, Google Chat and WhatsApp decided from all three at once has one outcome that
+// every copy shows.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
@@ -23,6 +25,8 @@ import { createHmac } from 'node:crypto';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { fakeGoogle, type FakeGoogle } from '../helpers/fake-google.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
+import { fakeWhatsApp } from '../helpers/fake-whatsapp.ts';
+import { whatsappInboundJob } from '../../src/modules/whatsapp/inbound.ts';
 import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 
@@ -35,6 +39,7 @@ const CHAT = 'chat@system.gserviceaccount.com';
 const ADDON = `service-${PROJECT}@gcp-sa-gsuiteaddons.iam.gserviceaccount.com`;
 const SECRET_KEY = 'gchat-test-secret-key-0123456789abcdefghij';
 const SLACK_SIGNING_SECRET = 'gchat-test-slack-signing-secret';
+const WHATSAPP_APP_SECRET = 'gchat-test-whatsapp-app-secret';
 
 describe("Google's keys", () => {
   test('kept for their max-age; an unknown kid fetches them again at most every 30 s; a rotated key is found', async () => {
@@ -87,6 +92,7 @@ for (const backend of BACKENDS) {
   describe(`Google Chat (${backend})`, () => {
     let google: FakeGoogle;
     const slack = fakeSlack();
+    const meta = fakeWhatsApp();
     const team = `T${newId('org').slice(4, 14).toUpperCase()}`;
     let database: TestDatabase;
     let app: ReturnType<typeof buildApp>['app'];
@@ -112,6 +118,7 @@ for (const backend of BACKENDS) {
         secretKey: SECRET_KEY,
         slackSigningSecret: SLACK_SIGNING_SECRET,
         slackApiBase: slack.base,
+        whatsappAppSecret: WHATSAPP_APP_SECRET,
         ...overrides,
       });
     const idToken = (email: string, claims: Record<string, unknown> = {}, options: Parameters<FakeGoogle['sign']>[1] = {}) =>
@@ -183,7 +190,7 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       google = await fakeGoogle();
       forgetAccessToken();
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base, gchatApiBase: google.apiBase, googleTokenUrl: google.tokenUrl, gchatServiceAccountFile: google.serviceAccountFile });
+      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base, gchatApiBase: google.apiBase, googleTokenUrl: google.tokenUrl, gchatServiceAccountFile: google.serviceAccountFile, whatsappApiBase: meta.base });
       database = await openTestDatabase(backend);
       app = buildApp(database, { config: configFor() }).app;
       const made = await createOrgWithKey(database);
@@ -196,6 +203,7 @@ for (const backend of BACKENDS) {
     afterAll(async () => {
       google.stop();
       slack.stop();
+      meta.stop();
       useActionSettings(before);
       await database?.dispose();
     });
@@ -430,12 +438,74 @@ for (const backend of BACKENDS) {
       else expect(chat.body.actionResponse.type).toBe('UPDATE_MESSAGE');
     });
 
-    test('one action on Slack and Google Chat: a Google click updates the Slack copy, a Slack click patches the Google card', async () => {
-      const both = { ...person('Cy'), slackUser: `U${newId('org').slice(4, 14).toUpperCase()}` };
+    /** The organisation's Slack workspace, installed once (an organisation has one). */
+    let slackInstalled = false;
+    async function installSlack() {
+      if (slackInstalled) return;
+      slackInstalled = true;
       await database.db.transaction(async (tx) => {
         const id = newId('chi');
         await chatAdminUnits['chat.add'](tx as never, { id, org: orgId, platform: 'slack', externalId: team, credentialsSealed: sealSecret(`xoxb-test-${team}`, SECRET_KEY, id), actor: 'test' });
       });
+    }
+
+    test('one action on all three platforms: a Slack approve, a Google Chat reject and a WhatsApp reject at once give one outcome, and every copy shows it', async () => {
+      const zoe = { ...person('Zoe'), slackUser: `U${newId('org').slice(4, 14).toUpperCase()}`, number: `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}` };
+      const phoneNumberId = `8${String(Math.floor(Math.random() * 1e14)).padStart(14, '0')}`;
+      await installSlack();
+      await database.db.transaction(async (tx) => {
+        const id = newId('chi');
+        await chatAdminUnits['chat.add'](tx as never, { id, org: orgId, platform: 'whatsapp', externalId: phoneNumberId, credentialsSealed: sealSecret(`EAAG-test-token-${phoneNumberId}`, SECRET_KEY, id), actor: 'test' });
+      });
+      expect((await post('/api/csms', { email: zoe.email, name: 'Zoe', slack_user_id: zoe.slackUser, phone: `+${zoe.number}`, channels: ['slack', 'google_chat', 'whatsapp'] })).status).toBe(201);
+      // Zoe wrote to the number a minute ago: Meta's 24-hour window is open.
+      await queryText(database.db, `update csms set whatsapp_inbound_at = now() - interval '1 minute' where org_id = $1 and email = $2`, [orgId, zoe.email]);
+      const card = await posted('check_in', { channel: 'call', due_in_days: 5 }, zoe.email);
+      const { actionId } = card;
+      const copies = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
+      expect(copies.map((c: any) => [c.platform, c.status]).sort()).toEqual([['google_chat', 'sent'], ['slack', 'sent'], ['whatsapp', 'sent']]);
+
+      const slackPost = slack.callsOf('chat.postMessage').find((c) => JSON.stringify(c.body.blocks ?? []).includes(actionId))!;
+      const approveValue = slackPost.body.blocks.find((b: any) => b.type === 'actions').elements[0].value as string;
+      const payload = { type: 'block_actions', user: { id: zoe.slackUser, team_id: team }, team: { id: team }, trigger_id: `t3-${actionId}`, container: { channel_id: 'D0DM' }, actions: [{ action_id: 'revintel_approve', value: approveValue, action_ts: '1' }] };
+      const slackBody = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
+      const at = Math.floor(Date.now() / 1000);
+      const slackHeaders = { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(at), 'x-slack-signature': `v0=${createHmac('sha256', SLACK_SIGNING_SECRET).update(`v0:${at}:${slackBody}`).digest('hex')}` };
+      const wamid = meta.to(zoe.number).find((m) => m.answered === 200 && JSON.stringify(m.body).includes(`:${actionId}:`))!.wamid!;
+      const reply = { from: zoe.number, id: `wamid.T3${newId('org').slice(4)}`, timestamp: String(at), type: 'text', text: { body: 'reject' }, context: { from: '15550783881', id: wamid } };
+      const metaBody = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId }, contacts: [{ profile: { name: 'Zoe' }, wa_id: zoe.number }], messages: [reply] } }] }] });
+      const metaHeaders = { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', WHATSAPP_APP_SECRET).update(metaBody).digest('hex')}` };
+
+      const [fromSlack, fromGoogle, fromMeta] = await Promise.all([
+        call(app, 'POST', '/api/webhooks/team-chat', { rawBody: slackBody, headers: slackHeaders }),
+        send(click('chat', { ...card, decision: 'reject', who: zoe }), await idToken(CHAT)),
+        call(app, 'POST', '/api/webhooks/messaging', { rawBody: metaBody, headers: metaHeaders }),
+      ]);
+      expect([fromSlack.status, fromGoogle.status, fromMeta.status]).toEqual([200, 200, 200]);
+      await drainJobs(database.db, [chatSendJob, whatsappInboundJob], { clock: () => Date.now() + 3 * 3600_000 });
+
+      const decided = (await get(`/api/agent-actions/${actionId}`)).body.data;
+      const decisions = decided.events.filter((e: any) => ['approved', 'rejected'].includes(e.kind));
+      expect(decisions).toHaveLength(1);
+      const word = decided.status === 'approved' ? 'Approved by Zoe' : 'Rejected by Zoe';
+      expect(['approved', 'rejected']).toContain(decided.status);
+      // Every copy shows the one outcome: Slack's message edited, Google's card replaced (in the
+      // click's answer when its click won, else patched), a follow-up text on WhatsApp.
+      const slackUpdates = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
+      expect(slackUpdates.map((c) => c.body.text.startsWith(word))).toEqual([true]);
+      const patched = google.callsOf('patch').filter((c) => c.path === `/v1/${card.messageName}`);
+      const googleShows = decided.decided_by.platform === 'google_chat' ? [fromGoogle.body.actionResponse.type, fromGoogle.body.cardsV2[0].card.header.title] : ['UPDATE_MESSAGE', patched[0]?.body.cardsV2[0].card.header.title];
+      expect(googleShows[0]).toBe('UPDATE_MESSAGE');
+      expect(String(googleShows[1])).toStartWith(word);
+      expect(patched.length).toBe(decided.decided_by.platform === 'google_chat' ? 0 : 1);
+      const texts = meta.to(zoe.number).filter((m) => m.body.type === 'text' && m.answered === 200).map((m) => String(m.body.text.body));
+      expect(texts.filter((t) => t.startsWith(word) && t.includes(actionId))).toHaveLength(1);
+      expect(decided.notifications.map((n: any) => n.status)).toEqual(['updated', 'updated', 'updated']);
+    });
+
+    test('one action on Slack and Google Chat: a Google click updates the Slack copy, a Slack click patches the Google card', async () => {
+      const both = { ...person('Cy'), slackUser: `U${newId('org').slice(4, 14).toUpperCase()}` };
+      await installSlack();
       expect((await post('/api/csms', { email: both.email, name: 'Cy', slack_user_id: both.slackUser, channels: ['slack', 'google_chat'] })).status).toBe(201);
       const fromGoogle = await posted('check_in', { channel: 'call', due_in_days: 5 }, both.email);
       const copies = (await get(`/api/agent-actions/${fromGoogle.actionId}`)).body.data.notifications;
