@@ -22,10 +22,12 @@ Commands:
   predictions  list and show churn predictions, queue a recompute or a retrain
   endpoints    add, list and remove the organisation's receivers of outbound events
   outbox       list outbound event deliveries and retry dead ones
-  chat         add, list and remove chat installations (Slack workspaces, Google Chat spaces)
+  chat         add, list and remove chat installations (Slack workspaces, Google Chat spaces, WhatsApp numbers)
   backtest     how the churn model would have done on the organisation's own history
   demo         load a demo organisation with realistic ARR data, and print its API key
   import       import customers, contracts or invoices from CSV, JSON or NDJSON
+  backup       write a consistent snapshot of the embedded database to a file, while serve runs
+  restore      check a backup file and put it in DATA_DIR
   version      print the version
 
 Run "revintel <command> --help" for a command's options. Every command takes --json.
@@ -64,6 +66,10 @@ async function main(argv: string[]) {
       return (await import('./cli/demo.ts')).demoCommand(rest);
     case 'import':
       return (await import('./cli/import.ts')).importCommand(rest);
+    case 'backup':
+      return (await import('./cli/backup.ts')).backupCommand(rest);
+    case 'restore':
+      return (await import('./cli/backup.ts')).restoreCommand(rest);
     case 'version':
     case '--version':
       return (await import('./cli/version.ts')).versionCommand(rest);

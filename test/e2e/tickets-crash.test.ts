@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync } from 'node:fs';
 import { ensureBinary, runCli, startServe, waitFor, type ServeProcess } from '../helpers/binary.ts';
 import { TEST_DATABASE_URL, tempDir, uniqueName } from '../helpers/harness.ts';
+import { burst } from '../helpers/burst.ts';
 
 const dirs: string[] = [];
 const servers: ServeProcess[] = [];
@@ -28,33 +29,6 @@ async function makeConnector({ env, cwd }: Setup): Promise<{ org: string; connec
   const connector = await runCli(['connectors', 'create', '--org', org, '--platform', 'generic', '--name', 'Burst desk', '--json'], env, { cwd });
   expect(connector.code).toBe(0);
   return { org, connector: connector.json.id };
-}
-
-/** Posts tickets `from`…`to - 1` with `concurrency` in flight, spread over `urls`; returns the event
- * ids the server acknowledged (200), by ticket id. Connection errors (a killed server) are not
- * acknowledgements. */
-async function burst(urls: string[], connector: string, from: number, to: number, concurrency: number, onAck?: (count: number) => void): Promise<Map<string, string>> {
-  const acked = new Map<string, string>();
-  let next = from;
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, lane) => {
-      while (next < to) {
-        const i = next++;
-        const id = `B-${i}`;
-        const body = JSON.stringify({ ticket: { id, subject: `Burst ticket ${i}`, description: 'The export keeps failing, please help.', requester_email: `user${i}@burst.example` } });
-        try {
-          const res = await fetch(`${urls[(i + lane) % urls.length]}/api/webhooks/tickets?connectorId=${connector}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-          if (res.status === 200) {
-            acked.set(id, ((await res.json()) as { event_id: string }).event_id);
-            onAck?.(acked.size);
-          } else await res.arrayBuffer();
-        } catch {
-          // the server is gone: not acknowledged
-        }
-      }
-    }),
-  );
-  return acked;
 }
 
 interface EventRow {
