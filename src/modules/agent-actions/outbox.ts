@@ -162,18 +162,32 @@ export function settleAttempt(result: AttemptResult, attempts: number, now: numb
   return { status: 'pending', nextAt: new Date(now + seconds * 1000).toISOString() };
 }
 
+/** One attempt written on its outbox row (an event delivery or a chat send, which keep the same
+ * attempt columns): the outcome, the attempt in the history, when the next one is due. `extra`
+ * sets more columns in the same statement. */
+export async function writeAttempt(
+  db: Db,
+  input: { table: 'event_deliveries' | 'chat_sends'; id: string; attempts: number; result: AttemptResult; now: string; extra?: SQL },
+): Promise<{ status: DeliveryStatus; nextAt: string | null }> {
+  const { result, now } = input;
+  // Slack and Meta answer some errors with a 2xx (`ok: false`, an error code): an attempt with an
+  // error is never delivered, whatever its status (kept as it was, in the row and the history).
+  const settled = settleAttempt(result.error ? { ...result, status: null } : result, input.attempts, Date.parse(now));
+  const entry = { at: now, status: result.status, error: result.error, ms: result.ms };
+  await db.execute(sql`
+    update ${sql.identifier(input.table)} set status = ${settled.status}, attempts = ${input.attempts}, last_status = ${result.status}, last_error = ${result.error},
+      next_attempt_at = ${settled.nextAt}::timestamptz, delivered_at = ${settled.status === 'delivered' ? now : null}::timestamptz,
+      history = history || ${JSON.stringify([entry])}::jsonb, updated_at = ${now}::timestamptz ${input.extra ?? sql``}
+    where id = ${input.id}`);
+  return settled;
+}
+
 async function recordAttempt(db: Db, args: { deliveryId: string; result: AttemptResult; now: string }): Promise<{ status: DeliveryStatus; attempts: number; nextAt: string | null }> {
   const [row] = rowsOf<{ attempts: number; org_id: string }>(
     await db.execute(sql`select attempts + 1 as attempts, org_id from event_deliveries where id = ${args.deliveryId} and status = 'pending' for update`),
   );
   if (!row) return { status: 'delivered', attempts: 0, nextAt: null };
-  const settled = settleAttempt(args.result, row.attempts, Date.parse(args.now));
-  const entry = { at: args.now, status: args.result.status, error: args.result.error, ms: args.result.ms };
-  await db.execute(sql`
-    update event_deliveries set status = ${settled.status}, attempts = ${row.attempts}, last_status = ${args.result.status}, last_error = ${args.result.error},
-      next_attempt_at = ${settled.nextAt}::timestamptz, delivered_at = ${settled.status === 'delivered' ? args.now : null}::timestamptz,
-      history = history || ${JSON.stringify([entry])}::jsonb, updated_at = ${args.now}::timestamptz
-    where id = ${args.deliveryId}`);
+  const settled = await writeAttempt(db, { table: 'event_deliveries', id: args.deliveryId, attempts: row.attempts, result: args.result, now: args.now });
   if (settled.nextAt) await enqueueJob(db, deliverEventJob, { deliveryId: args.deliveryId }, { orgId: row.org_id, dedupeKey: args.deliveryId, runAt: new Date(settled.nextAt) });
   return { ...settled, attempts: row.attempts };
 }

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';
-import { queueChatSend } from '../slack/sender.ts';
+import { installedPlatformSender, queueChatSend } from '../slack/sender.ts';
 import { googleChatInstallationOfOrg } from './installations.ts';
 
 /** After a decision (API, another platform, expiry) or a snooze's end: every Google Chat card
@@ -39,12 +39,7 @@ export async function queueGoogleChatUpdates(db: Db, input: CopyUpdate): Promise
   return queued;
 }
 
-export const googleChatSender: PlatformSender = {
-  available: async (db, orgId) => actionSettings().gchatServiceAccountFile !== null && (await googleChatInstallationOfOrg(db, orgId)) !== null,
-  queueSend: async (db, input) => {
-    const installation = await googleChatInstallationOfOrg(db, input.orgId);
-    if (!installation) return;
-    await queueChatSend(db, { platform: 'google_chat', orgId: input.orgId, installationId: installation.id, kind: 'post', notificationId: input.notificationId, actionId: input.actionId, request: {} });
-  },
-  queueUpdates: (db, input) => queueGoogleChatUpdates(db, input),
-};
+const installed = installedPlatformSender('google_chat', queueGoogleChatUpdates);
+
+/** Google Chat's copies need the app's service account besides the space. */
+export const googleChatSender: PlatformSender = { ...installed, available: async (db, orgId) => actionSettings().gchatServiceAccountFile !== null && (await installed.available(db, orgId)) };

@@ -8,6 +8,7 @@ import { isoTime } from '../../db/keyset.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
 import { findOrg } from '../orgs/service.ts';
+import type { ChatPlatform } from '../../db/schema/index.ts';
 
 export interface InstallationView {
   id: string;
@@ -17,34 +18,36 @@ export interface InstallationView {
   created_at: string;
 }
 
-/** A Slack installation as the webhook and the sender need it. */
-export interface SlackInstallation {
-  id: string;
-  org_id: string;
-  external_id: string;
-  credentials_sealed: string | null;
-  details: { bot_user_id?: string };
-}
-
 const SELECT = sql`select id, org_id, platform, external_id, ${isoTime(sql`created_at`)} as created_at from chat_installations`;
 
-/** The active Slack installation of a workspace (team id), or null. */
-export async function slackInstallationByTeam(db: Db, teamId: string): Promise<SlackInstallation | null> {
-  const [row] = rowsOf<SlackInstallation>(
-    await db.execute(sql`select id, org_id, external_id, credentials_sealed, details from chat_installations where platform = 'slack' and external_id = ${teamId} and removed_at is null`),
-  );
+/** An installation as the platforms' webhooks and senders need it. */
+export interface ChatInstallation {
+  id: string;
+  org_id: string;
+  /** The platform's id of it: a Slack team id, a Google Chat space's name, a WhatsApp phone number id. */
+  external_id: string;
+  credentials_sealed: string | null;
+  details: Record<string, unknown>;
+}
+
+const INSTALLATION = sql`select id, org_id, external_id, credentials_sealed, details from chat_installations`;
+
+/** The active installation of a platform's workspace, space or number, or null. */
+export async function installationByExternalId(db: Db, platform: ChatPlatform, externalId: string): Promise<ChatInstallation | null> {
+  const [row] = rowsOf<ChatInstallation>(await db.execute(sql`${INSTALLATION} where platform = ${platform} and external_id = ${externalId} and removed_at is null`));
   return row ?? null;
 }
 
-/** The organisation's active Slack installation (there is at most one), or null. */
-export async function slackInstallationOfOrg(db: Db, orgId: string): Promise<SlackInstallation | null> {
-  const [row] = rowsOf<SlackInstallation>(
-    await db.execute(sql`
-      select id, org_id, external_id, credentials_sealed, details from chat_installations
-      where platform = 'slack' and org_id = ${orgId} and removed_at is null order by created_at, id limit 1`),
-  );
+/** The organisation's active installation of a platform (the first added), or null. */
+export async function installationOfOrg(db: Db, platform: ChatPlatform, orgId: string): Promise<ChatInstallation | null> {
+  const [row] = rowsOf<ChatInstallation>(await db.execute(sql`${INSTALLATION} where platform = ${platform} and org_id = ${orgId} and removed_at is null order by created_at, id limit 1`));
   return row ?? null;
 }
+
+/** A Slack installation (at most one per organisation). */
+export type SlackInstallation = ChatInstallation & { details: { bot_user_id?: string } };
+export const slackInstallationByTeam = (db: Db, teamId: string) => installationByExternalId(db, 'slack', teamId) as Promise<SlackInstallation | null>;
+export const slackInstallationOfOrg = (db: Db, orgId: string) => installationOfOrg(db, 'slack', orgId) as Promise<SlackInstallation | null>;
 
 export const chatAdminUnits = {
   'chat.add': async (db: Db, input: { id: string; org: string; platform: 'slack' | 'google_chat' | 'whatsapp'; externalId: string; credentialsSealed: string | null; actor: string }) => {

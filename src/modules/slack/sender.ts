@@ -15,10 +15,10 @@ import { newId } from '../../lib/ids.ts';
 import { openSecret } from '../../lib/secret-box.ts';
 import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
-import { OUTBOX_TIMEOUT_MS, settleAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
+import { OUTBOX_TIMEOUT_MS, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';
-import { slackInstallationOfOrg } from './installations.ts';
+import { installationOfOrg, slackInstallationOfOrg } from './installations.ts';
 import { approvalBlocks, decidedBlocks, type ActionFacts } from './messages.ts';
 import { attemptGoogleChatSend } from '../google-chat/transport.ts';
 import { attemptWhatsApp, whatsappSendUnits } from '../whatsapp/sender.ts';
@@ -99,15 +99,21 @@ export async function queueSlackUpdates(db: Db, input: CopyUpdate): Promise<numb
   return copies.length;
 }
 
-export const slackSender: PlatformSender = {
-  available: async (db, orgId) => (await slackInstallationOfOrg(db, orgId)) !== null,
-  queueSend: async (db, input) => {
-    const installation = await slackInstallationOfOrg(db, input.orgId);
-    if (!installation) return;
-    await queue(db, { orgId: input.orgId, installationId: installation.id, kind: 'post', notificationId: input.notificationId, actionId: input.actionId, request: {} });
-  },
-  queueUpdates: (db, input) => queueSlackUpdates(db, input),
-};
+/** A platform whose copies go out through the organisation's installation of it: available when
+ * there is one, each copy's post queued on it. */
+export function installedPlatformSender(platform: ChatPlatform, queueUpdates: PlatformSender['queueUpdates']): PlatformSender {
+  return {
+    available: async (db, orgId) => (await installationOfOrg(db, platform, orgId)) !== null,
+    queueSend: async (db, input) => {
+      const installation = await installationOfOrg(db, platform, input.orgId);
+      if (!installation) return;
+      await queueChatSend(db, { platform, orgId: input.orgId, installationId: installation.id, kind: 'post', notificationId: input.notificationId, actionId: input.actionId, request: {} });
+    },
+    queueUpdates,
+  };
+}
+
+export const slackSender = installedPlatformSender('slack', queueSlackUpdates);
 
 // --- one attempt --------------------------------------------------------------------------------
 
@@ -267,14 +273,7 @@ async function recordSend(db: Db, args: { sendId: string; result: AttemptResult;
     await db.execute(sql`select attempts + 1 as attempts, org_id, platform, installation_id, kind, notification_id, action_id from chat_sends where id = ${args.sendId} and status = 'pending' for update`),
   );
   if (!row) return { status: 'delivered', attempts: 0 };
-  // Slack answers its errors with 200 and `ok: false`: an attempt with an error is not delivered.
-  const settled = settleAttempt(args.result.error ? { ...args.result, status: null } : args.result, row.attempts, Date.parse(args.now));
-  const entry = { at: args.now, status: args.result.status, error: args.result.error, ms: args.result.ms };
-  await db.execute(sql`
-    update chat_sends set status = ${settled.status}, attempts = ${row.attempts}, last_status = ${args.result.status}, last_error = ${args.result.error},
-      next_attempt_at = ${settled.nextAt}::timestamptz, delivered_at = ${settled.status === 'delivered' ? args.now : null}::timestamptz,
-      history = history || ${JSON.stringify([entry])}::jsonb, updated_at = ${args.now}::timestamptz
-    where id = ${args.sendId}`);
+  const settled = await writeAttempt(db, { table: 'chat_sends', id: args.sendId, attempts: row.attempts, result: args.result, now: args.now });
   if (settled.nextAt) await enqueueJob(db, chatSendJob, { sendId: args.sendId }, { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) });
   if (row.notification_id && row.kind === 'post') await settlePost(db, { ...row, notificationId: row.notification_id, status: settled.status, error: args.result.error, target: args.target, channel: args.channel, ts: args.ts });
   if (row.notification_id && row.kind === 'update' && settled.status === 'delivered') {

@@ -15,11 +15,11 @@ import { messageOf } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { openSecret } from '../../lib/secret-box.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
-import { OUTBOX_TIMEOUT_MS, settleAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
+import { OUTBOX_TIMEOUT_MS, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
 import type { PlatformSender } from '../agent-actions/service.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { ActionFacts } from '../slack/messages.ts';
-import { actionFacts, chatSendJob } from '../slack/sender.ts';
+import { actionFacts, chatSendJob, installedPlatformSender, queueChatSend } from '../slack/sender.ts';
 import { whatsappInstallationOfOrg } from './installations.ts';
 import { followUpText, interactiveApproval, templateApproval, textMessage } from './messages.ts';
 
@@ -32,14 +32,7 @@ const RETRYABLE_CODES = new Set([1, 2, 4, 80007, 130429, 131000, 131056]);
 /** Inside Meta's 24-hour window of the CSM's last inbound message (SQL, on `m`, the csms row). */
 export const WINDOW_OPEN = sql`(m.whatsapp_inbound_at is not null and m.whatsapp_inbound_at > now() - interval '24 hours')`;
 
-async function queue(db: Db, row: { orgId: string; installationId: string; kind: ChatSendKind; request: Record<string, unknown>; notificationId?: string | null; actionId?: string | null }) {
-  const id = newId('chs');
-  await db.execute(sql`
-    insert into chat_sends (id, org_id, installation_id, notification_id, action_id, platform, kind, request, next_attempt_at)
-    values (${id}, ${row.orgId}, ${row.installationId}, ${row.notificationId ?? null}, ${row.actionId ?? null}, 'whatsapp', ${row.kind}, ${JSON.stringify(row.request)}::jsonb, now())`);
-  await enqueueJob(db, chatSendJob, { sendId: id }, { orgId: row.orgId, dedupeKey: id });
-  return id;
-}
+const queue = (db: Db, row: Omit<Parameters<typeof queueChatSend>[1], 'platform'>) => queueChatSend(db, { ...row, platform: 'whatsapp' });
 
 /** A text to a number that just wrote to us (a confirmation, a question, a private notice), as a
  * reply to its message. */
@@ -83,15 +76,7 @@ export async function queueWhatsAppTemplate(db: Db, input: { orgId: string; inst
   return true;
 }
 
-export const whatsappSender: PlatformSender = {
-  available: async (db, orgId) => (await whatsappInstallationOfOrg(db, orgId)) !== null,
-  queueSend: async (db, input) => {
-    const installation = await whatsappInstallationOfOrg(db, input.orgId);
-    if (!installation) return;
-    await queue(db, { orgId: input.orgId, installationId: installation.id, kind: 'post', notificationId: input.notificationId, actionId: input.actionId, request: {} });
-  },
-  queueUpdates: (db, input) => queueWhatsAppUpdates(db, input),
-};
+export const whatsappSender = installedPlatformSender('whatsapp', queueWhatsAppUpdates);
 
 // --- one attempt --------------------------------------------------------------------------------
 
@@ -216,14 +201,14 @@ async function recordWhatsApp(db: Db, args: { orgId: string; sendId: string; res
     await db.execute(sql`select attempts + 1 as attempts, org_id, kind, notification_id, action_id from chat_sends where org_id = ${args.orgId} and id = ${args.sendId} and status = 'pending' for update`),
   );
   if (!row) return { status: 'delivered', attempts: 0 };
-  const settled = settleAttempt(args.result.error ? { ...args.result, status: null } : args.result, row.attempts, Date.parse(args.now));
-  const entry = { at: args.now, status: args.result.status, error: args.result.error, ms: args.result.ms };
-  await db.execute(sql`
-    update chat_sends set status = ${settled.status}, attempts = ${row.attempts}, last_status = ${args.result.status}, last_error = ${args.result.error},
-      next_attempt_at = ${settled.nextAt}::timestamptz, delivered_at = ${settled.status === 'delivered' ? args.now : null}::timestamptz,
-      request = case when ${args.template} then request || '{"template": true}'::jsonb else request end,
-      history = history || ${JSON.stringify([entry])}::jsonb, updated_at = ${args.now}::timestamptz
-    where org_id = ${args.orgId} and id = ${args.sendId}`);
+  const settled = await writeAttempt(db, {
+    table: 'chat_sends',
+    id: args.sendId,
+    attempts: row.attempts,
+    result: args.result,
+    now: args.now,
+    extra: sql`, request = case when ${args.template} then request || '{"template": true}'::jsonb else request end`,
+  });
   if (settled.nextAt) await enqueueJob(db, chatSendJob, { sendId: args.sendId }, { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) });
   const copy = row.notification_id;
   if (copy && row.kind === 'post') await settlePost(db, { ...row, notificationId: copy, status: settled.status, error: args.result.error, wamid: args.wamid });
