@@ -1,6 +1,7 @@
-// Chat installations on both backends (README "Agent actions" → Slack): `revintel chat add slack`
-// seals the bot token under SECRET_KEY, bound to the installation (the database never holds the
-// plaintext), refuses a malformed team id or token and a workspace already installed; `chat list`
+// Chat installations on both backends (README "Agent actions"): `revintel chat add slack|whatsapp`
+// seals the bot or access token under SECRET_KEY, bound to the installation (the database never
+// holds the plaintext), refuses a malformed id or token, a workspace or number already installed
+// and a second Slack workspace; `chat add google-chat` keeps a space without a token; `chat list`
 // shows no token; `chat remove` erases it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync } from 'node:fs';
@@ -32,6 +33,8 @@ for (const target of targets) {
     const cli = (args: string[]) => runSourceCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env });
     let orgName = '';
     const teamId = `T${Math.random().toString(36).slice(2, 12).toUpperCase()}`;
+    const phoneNumberId = `8${Date.now()}${Math.floor(Math.random() * 1000)}`;
+    const space = `spaces/AAAA${Math.random().toString(36).slice(2, 12)}`;
     async function withDb<T>(fn: (database: Database) => Promise<T>): Promise<T> {
       const database = await target.open();
       try {
@@ -74,6 +77,42 @@ for (const target of targets) {
         const [row] = await queryText<{ credentials_sealed: string | null }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [id]);
         expect(row!.credentials_sealed).toBeNull();
       });
+    });
+
+    test('add whatsapp seals the access token; a bad phone number id or token, or a number already installed, is refused', async () => {
+      const token = 'EAAGtestTOKENabcdefghijklmnop0123456789';
+      expect((await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', '+1 555', '--access-token', token])).code).toBe(2);
+      expect((await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', phoneNumberId, '--access-token', 'short'])).code).toBe(2);
+      const added = await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', phoneNumberId, '--access-token', token]);
+      expect(added.code).toBe(0);
+      expect(added.json).toMatchObject({ platform: 'whatsapp', external_id: phoneNumberId });
+      const id: string = added.json.id;
+      await withDb(async (database) => {
+        const [row] = await queryText<{ credentials_sealed: string }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [id]);
+        expect(row!.credentials_sealed).not.toContain('EAAG');
+        expect(openSecret(row!.credentials_sealed, target.secretKey(), id)).toBe(token);
+      });
+      const again = await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', phoneNumberId, '--access-token', token]);
+      expect(again.code).not.toBe(0);
+      expect(again.stderr).toContain('already installed');
+      expect((await cli(['chat', 'list', '--org', orgName])).stdout).not.toContain(token);
+      expect((await cli(['chat', 'remove', id])).code).toBe(0);
+    });
+
+    test('add google-chat keeps the space without a token; a malformed or taken space is refused', async () => {
+      const malformed = await cli(['chat', 'add', 'google-chat', '--org', orgName, '--space', 'rooms/x']);
+      expect(malformed.code).toBe(2);
+      expect(malformed.stderr).toContain('--space must be a Google Chat space name');
+      const added = await cli(['chat', 'add', 'google-chat', '--org', orgName, '--space', space]);
+      expect(added.code).toBe(0);
+      expect(added.json).toMatchObject({ platform: 'google_chat', external_id: space });
+      await withDb(async (database) => {
+        const [row] = await queryText<{ credentials_sealed: string | null }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [added.json.id]);
+        expect(row!.credentials_sealed).toBeNull();
+      });
+      const again = await cli(['chat', 'add', 'google-chat', '--org', orgName, '--space', space]);
+      expect(again.code).not.toBe(0);
+      expect(again.stderr).toContain('already installed');
     });
   });
 }
