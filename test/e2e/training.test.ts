@@ -53,7 +53,7 @@ const job = async (setup: Setup, id: string) => {
 async function killMidTraining(setup: Setup) {
   let server = await startServe(setup.env, { cwd: setup.cwd });
   servers.push(server);
-  const { key, name } = await demo(setup, 600);
+  const { key, name } = await demo(setup, 300);
   const asked = await api(server, key, '/api/cfo/predictions/recompute', { retrain: true });
   expect(asked.status).toBe(202);
   const jobId = asked.body.data.job_id as string;
