@@ -14,6 +14,7 @@
 // Target (reported, never asserted): clicks p99 < 300 ms during the burst (Slack allows 3 s).
 // Options: --quick (PGlite only unless --database-url, 100 clicks, 100 messages, 3,000 tickets),
 //          --clicks N (500), --rate N (50), --messages N (500), --tickets N (10,000), --database-url URL.
+//          BENCH_TRACE=1 prints the worker's log and, after the clicks, the backlog every second.
 import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.ts';
@@ -121,8 +122,8 @@ async function measure(label: string, database: Database) {
     database,
     databaseUrl: databaseUrl ?? null,
     instance: { id: newId('ins'), hostname: 'bench', pid: process.pid, version: 'bench', startedAt: new Date() },
-    log: createLogger('silent'),
-    logLevel: 'silent',
+    log: createLogger(process.env.BENCH_TRACE ? 'info' : 'silent'),
+    logLevel: process.env.BENCH_TRACE ? 'info' : 'silent',
   });
   await supervisor.ready;
   wake = (n) => supervisor.wake(n);
@@ -182,7 +183,10 @@ async function measure(label: string, database: Database) {
     const busy = await clickAll(targets.slice(clicks), () => backlog > 0);
     clearInterval(watch);
     const processed = backlogAtStart - (await pendingTickets());
-    if (process.env.BENCH_TRACE) for (let i = 0; i < 30; i++) { await sleep(1000); console.error(`+${i + 1}s pending ${await pendingTickets()}`); }
+    if (process.env.BENCH_TRACE) for (let i = 0; i < 30; i++) {
+      await sleep(1000);
+      console.error(`+${i + 1}s pending ${await pendingTickets()}`);
+    }
     rows.push([label, `clicks at ${rate}/s during a burst of ${fmtInt(tickets)} tickets (${busy.busyClicks} of ${clicks} clicks while the worker processed ${fmtInt(processed)} of ${fmtInt(backlogAtStart)})`, busy.figure, busy.detail]);
     rows.push([label, 'the burst acknowledged', `${fmtInt(tickets / ackSeconds)} tickets/s`, `${ackSeconds.toFixed(1)} s`]);
   } finally {
