@@ -20,7 +20,7 @@ import { errorResponse, errorsPlugin } from './plugins/errors.ts';
 import { createGate } from './plugins/gate.ts';
 import { checkRequestSize, checkUrlEncoding, settleUrl } from './plugins/request-url.ts';
 import { AppError } from './lib/errors.ts';
-import { patternMatcher, routeTable, undeclaredRoutes, type DeclaredModule, type RouteDeclaration } from './lib/routes.ts';
+import { patternMatcher, routeTable, undeclaredRoutes, type DeclaredModule, type RouteDeclaration, type Rules } from './lib/routes.ts';
 import { HEALTH_ROUTES, healthModule, type ReadinessProbe } from './modules/health/index.ts';
 import { ME_ROUTES, meModule } from './modules/me/index.ts';
 import { API_SCOPE, KEY_ROUTES, keysModule } from './modules/keys/index.ts';
@@ -35,6 +35,8 @@ import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/inde
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
 import { DOCS_ROUTES, docsModule } from './modules/docs/index.ts';
+import { METRICS_ROUTES, metricsModule } from './modules/metrics/index.ts';
+import { createMetrics, type Metrics } from './modules/metrics/registry.ts';
 import type { RegisteredRoute } from './modules/docs/openapi.ts';
 import { WORKSPACE_CHAT_ROUTE, workspaceChatModule } from './modules/google-chat/webhook.ts';
 import { MESSAGING_ROUTES, messagingModule } from './modules/whatsapp/webhook.ts';
@@ -57,6 +59,8 @@ export interface AppDeps {
   wakeWorker?: (events: number) => void;
   /** Called after a request's transaction committed jobs (src/jobs): the job loop looks at once. */
   wakeJobs?: () => void;
+  /** The Prometheus registry (the server's; a test may pass its own). */
+  metrics?: Metrics;
   /** The time signature windows are judged by (tests replay platforms' recorded deliveries). */
   clock?: () => number;
 }
@@ -94,13 +98,14 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   { teamChat: TEAM_CHAT_ROUTE },
   { workspaceChat: WORKSPACE_CHAT_ROUTE },
   DOCS_ROUTES,
+  METRICS_ROUTES,
   MESSAGING_ROUTES,
 ].flatMap((module): RouteDeclaration[] => Object.values(module));
 
 /** The rules of paths no route matches, by the module that owns the prefix. */
 const SCOPES = [API_SCOPE, WEBHOOK_SCOPE];
 
-function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver }) {
+function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics }) {
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));
@@ -125,6 +130,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))
+    .use(metricsModule({ metrics: shared.metrics, token: deps.config.metricsToken }))
     .use(teamChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
     .use(workspaceChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
     .use(messagingModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }));
@@ -149,6 +155,9 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
   return { routes, table: routeTable(declarations, SCOPES), declarations };
 }
 
+/** A request refused before its rules were looked up (a URL too long, a bad encoding). */
+const UNJUDGED: Rules = { auth: 'none', counted: 'address', body: 'none' };
+
 /** Headers on a response we did not build may be immutable; copy it then. */
 function withHeaders(response: Response, headers: Record<string, string>): Response {
   try {
@@ -167,7 +176,8 @@ export function createApp(deps: AppDeps): App {
   const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count), { parallel: deps.database.kind === 'postgres' ? 2 : 1 });
   const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
   const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
-  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks });
+  const metrics = deps.metrics ?? createMetrics(deps.database);
+  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics });
   const admit = createGate(deps);
   const trustProxy = deps.config.trustProxy;
 
@@ -184,6 +194,8 @@ export function createApp(deps: AppDeps): App {
     if (state.logged) return;
     state.logged = true;
     logRequest(deps.log, state, request, status);
+    const rules = state.rules ?? UNJUDGED;
+    metrics.observeRequest({ route: 'method' in rules ? (rules as RouteDeclaration).path : '(unmatched)', method: request.method, status, seconds: (performance.now() - state.startedAt) / 1000, rules });
   }
   const failed = (state: RequestState, request: Request, error: unknown) =>
     finish(state, request, errorResponse(error, { log: deps.log, requestId: state.id, method: request.method, path: state.path }));
@@ -216,7 +228,7 @@ export function createApp(deps: AppDeps): App {
     } catch (error) {
       return failed(state, request, error);
     }
-    const rules = table.rulesFor(request.method, path);
+    const rules = (state.rules = table.rulesFor(request.method, path));
     // Every platform's ticket events come here, thousands a second in a burst: straight to the
     // receiver, which counts the delivery itself (the gate has nothing to do for it).
     if (rules === TICKET_WEBHOOK_ROUTE && request.method === 'POST') {

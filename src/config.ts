@@ -45,6 +45,10 @@ export interface Config {
   /** A request still running after this long is answered 503 and its work abandoned: its
    * transaction is rolled back (the embedded database's units, PostgreSQL's statement timeout). */
   requestTimeoutMs: number;
+  /** GET /metrics on the API port takes this as a bearer token (null: not served there). */
+  metricsToken: string | null;
+  /** A port of its own on 127.0.0.1 for GET /metrics, without a token (null: none). */
+  metricsPort: number | null;
   /** Churn predictions (modules/predictions/settings.ts). */
   predictionHorizonDays: number;
   churnGraceDays: number;
@@ -170,6 +174,12 @@ const languageCode: Parser<string> = (raw, name) => {
   return value;
 };
 
+const metricsToken: Parser<string> = (raw, name) => {
+  const value = raw.trim();
+  if (value.length < 16) throw new ConfigError(name, 'must be at least 16 characters (it guards the metrics)');
+  return value;
+};
+
 const trustProxy: Parser<TrustProxy> = (raw, name) => {
   const value = raw.trim().toLowerCase();
   if (['', '0', 'false', 'off', 'no'].includes(value)) return { mode: 'off' };
@@ -233,6 +243,8 @@ const SETTINGS = {
   RATE_LIMIT_WEBHOOK_PER_DAY: { key: 'webhookLimitPerDay', parse: integer(1, 10_000_000_000), fallback: 20_000_000 },
   SHUTDOWN_TIMEOUT_MS: { key: 'shutdownTimeoutMs', parse: integer(0, 600_000), fallback: 10_000 },
   REQUEST_TIMEOUT_MS: { key: 'requestTimeoutMs', parse: integer(100, 3_600_000), fallback: 30_000 },
+  METRICS_TOKEN: { key: 'metricsToken', parse: metricsToken, fallback: null },
+  METRICS_PORT: { key: 'metricsPort', parse: integer(1, 65535), fallback: null },
   PREDICTION_HORIZON_DAYS: { key: 'predictionHorizonDays', parse: integer(7, 365), fallback: 90 },
   CHURN_GRACE_DAYS: { key: 'churnGraceDays', parse: integer(0, 365), fallback: 30 },
   PRIOR_ANNUAL_CHURN: { key: 'priorAnnualChurn', parse: fraction, fallback: 0.12 },

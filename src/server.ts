@@ -8,6 +8,8 @@ import type { Config } from './config.ts';
 import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
 import { isMigrated, runMigrations } from './db/migrate.ts';
 import { snapshotPglite, writeBackupFile } from './db/backup.ts';
+import { createMetrics } from './modules/metrics/registry.ts';
+import { scrape } from './modules/metrics/index.ts';
 import { serveAdminSocket } from './admin/socket.ts';
 import { startSupervisor, type Supervisor } from './jobs/supervisor.ts';
 import { predictionSettingsOf, usePredictionSettings } from './modules/predictions/settings.ts';
@@ -213,7 +215,19 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     const supervisor = startSupervisor({ workerUrl: options.workerUrl, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel });
     cleanups.push(() => supervisor.stop(1_000)); // a no-op once stop() has stopped it
 
+    const metrics = createMetrics(database);
+    if (config.metricsPort) {
+      // Prometheus on a port of its own, local only: no token, nothing but /metrics.
+      const metricsServer = Bun.serve({
+        hostname: '127.0.0.1',
+        port: config.metricsPort,
+        fetch: (request) => (new URL(request.url).pathname === '/metrics' ? scrape(metrics) : new Response('Not found: only /metrics is served here\n', { status: 404 })),
+      });
+      cleanups.push(async () => void (await metricsServer.stop(true)));
+      log.info('metrics served', { url: `http://127.0.0.1:${metricsServer.port}/metrics` });
+    }
     const app = createApp({
+      metrics,
       config,
       database,
       limiter,

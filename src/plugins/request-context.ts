@@ -36,6 +36,7 @@ class LiveRequestState implements RequestState {
   rateLimit: RequestState['rateLimit'] = null;
   headers: Record<string, string> = {};
   logged = false;
+  rules: RequestState['rules'] = null;
   readonly startedAt = performance.now();
   private address: string | undefined;
 

@@ -1,3 +1,4 @@
+import type { Rules } from '../lib/routes.ts';
 import type { Principal } from '../modules/keys/service.ts';
 import type { Decision } from '../lib/rate-limiter.ts';
 
@@ -15,6 +16,8 @@ export interface RequestState {
   headers: Record<string, string>;
   /** Its log line is written (once, even when answered at its deadline and finished later). */
   logged: boolean;
+  /** The rules it is judged by (its route's declaration, or its scope's), once known. */
+  rules: Rules | null;
 }
 
 export type RequestStates = WeakMap<Request, RequestState>;

@@ -122,6 +122,21 @@ describe('the binary on the embedded database', () => {
     expect((await get(`${server.url}/api/me`, secret)).status).toBe(200);
   });
 
+  test('METRICS_PORT: Prometheus metrics on a local port of their own, without a token; not on the API port', async () => {
+    const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+    const port = probe.port;
+    probe.stop(true);
+    const metricsServer = track(await startServe({ METRICS_PORT: String(port) }, { cwd: newDir() }));
+    expect((await get(`${metricsServer.url}/healthz`)).status).toBe(200);
+    const scraped = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(scraped.status).toBe(200);
+    const text = await scraped.text();
+    expect(text).toContain('revintel_http_requests_total{route="/healthz",method="GET",status="200"} 1');
+    expect(text).toContain('revintel_database_up{kind="embedded"} 1');
+    expect((await fetch(`http://127.0.0.1:${port}/anything`)).status).toBe(404);
+    expect((await get(`${metricsServer.url}/metrics`)).status).toBe(404); // no METRICS_TOKEN
+  });
+
   test('a second serve on the same DATA_DIR exits at once, naming the directory and the holder', async () => {
     const second = await runCli(['serve'], { PORT: '0' }, { cwd });
     expect(second.code).toBe(1);
