@@ -28,6 +28,7 @@ Commands:
   import       import customers, contracts or invoices from CSV, JSON or NDJSON
   backup       write a consistent snapshot of the embedded database to a file, while serve runs
   restore      check a backup file and put it in DATA_DIR
+  export       copy the embedded database into an empty PostgreSQL and verify it
   version      print the version
 
 Run "revintel <command> --help" for a command's options. Every command takes --json.
@@ -70,6 +71,8 @@ async function main(argv: string[]) {
       return (await import('./cli/backup.ts')).backupCommand(rest);
     case 'restore':
       return (await import('./cli/backup.ts')).restoreCommand(rest);
+    case 'export':
+      return (await import('./cli/export.ts')).exportCommand(rest);
     case 'version':
     case '--version':
       return (await import('./cli/version.ts')).versionCommand(rest);
