@@ -13,6 +13,8 @@ import { createAuthenticator, createKey } from '../../src/modules/keys/service.t
 import { createOrg } from '../../src/modules/orgs/service.ts';
 import type { Plan } from '../../src/db/schema/index.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
+import { patternMatcher, type RouteDeclaration } from '../../src/lib/routes.ts';
+import { Value } from '@sinclair/typebox/value';
 import { echoModule } from './fixture-routes.ts';
 
 export type BackendKind = 'embedded' | 'postgres';
@@ -121,7 +123,28 @@ export async function call(app: { handle(request: Request): Response | Promise<R
   } catch {
     // leave undefined: tests asserting the envelope will fail loudly
   }
+  // JSON answers only: an empty 200 (a Slack click's) or a text/plain one (Meta's handshake) has no body to check.
+  if ('declarations' in app && text !== '' && response.headers.get('content-type')?.includes('json')) expectDocumented(app as { declarations: readonly RouteDeclaration[] }, method, path, response.status, parsed);
   return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+const routeMatchers = new WeakMap<readonly RouteDeclaration[], { route: RouteDeclaration; matcher: RegExp }[]>();
+
+/** Every successful answer a test receives is what its route declares (the schema the OpenAPI
+ * document publishes): a field added, renamed or typed otherwise in a service fails the test that
+ * saw it, naming the route. */
+function expectDocumented(app: { declarations: readonly RouteDeclaration[] }, method: string, path: string, status: number, body: unknown) {
+  if (status < 200 || status >= 300) return;
+  let matchers = routeMatchers.get(app.declarations);
+  if (!matchers) routeMatchers.set(app.declarations, (matchers = app.declarations.map((route) => ({ route, matcher: patternMatcher(route.path) }))));
+  const pathOnly = path.split('?')[0]!;
+  const found = matchers.find((m) => m.route.method === method && m.matcher.test(pathOnly));
+  if (!found) return;
+  const data = found.route.envelope === false ? body : (body as { data?: unknown } | undefined)?.data;
+  const errors = [...Value.Errors(found.route.response, data)].slice(0, 3);
+  if (errors.length > 0) {
+    throw new Error(`${method} ${found.route.path} answered ${status} with data its declaration does not describe: ${errors.map((e) => `${e.path || '/'} ${e.message} (got ${JSON.stringify(e.value)?.slice(0, 80)})`).join('; ')}`);
+  }
 }
 
 /** Limits use fixed windows aligned to the UTC minute: a test that counts up to a limit must not

@@ -31,7 +31,8 @@ export const TEAM_CHAT_ROUTE = {
   verifiedBy: 'slack',
   counted: 'installation',
   body: 'webhook',
-  response: t.Object({}, { additionalProperties: true }),
+  // An empty 200 for events and clicks (their effects follow in Slack); url_verification's echo.
+  response: t.Object({ challenge: t.Optional(t.String()) }),
   envelope: false,
   summary: "Slack's events and button clicks (signed with SLACK_SIGNING_SECRET)",
 } as const satisfies RouteDeclaration;
