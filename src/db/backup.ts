@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { VERSION } from '../version.ts';
 import { openPgliteFromTarball, pgdataDir, unpackDataDir } from './embedded.ts';
+import type { WorkingTransaction } from './embedded-guard.ts';
 
 const MAGIC = 'revintel-backup 1\n';
 
@@ -49,7 +50,9 @@ export async function snapshotPglite(pglite: PGlite): Promise<{ tarball: Uint8Ar
   await pglite.exec('checkpoint');
   return pglite.transaction(async (tx) => {
     const counts = await countRows((text) => tx.query(text));
-    const blob = (await pglite.dumpDataDir('gzip')) as Blob;
+    const dump = pglite.dumpDataDir('gzip') as Promise<Blob>;
+    // The copy issues no query for as long as it takes: not an abandoned transaction.
+    const blob = await ((tx as unknown as Partial<WorkingTransaction>).working?.(dump) ?? dump);
     return { tarball: new Uint8Array(await blob.arrayBuffer()), counts };
   });
 }

@@ -79,6 +79,12 @@ export function guardPglite(pglite: PGlite, options: { idleTimeoutMs: number; on
   return { failure: () => failure };
 }
 
+/** A guarded transaction's caller doing long work of its own on the engine (a backup's copy of the
+ * data directory) says so, and is not taken for a transaction nobody finishes. */
+export interface WorkingTransaction {
+  working<R>(work: Promise<R>): Promise<R>;
+}
+
 /** Runs `callback` in `tx`, rejecting once it has issued no query for `idleMs` (PGlite then rolls
  * the transaction back, and the callback's later queries fail: its transaction is closed). */
 function idleBounded<T>(tx: Transaction, callback: (tx: Transaction) => Promise<T>, idleMs: number): Promise<T> {
@@ -94,10 +100,11 @@ function idleBounded<T>(tx: Transaction, callback: (tx: Transaction) => Promise<
         lastActivity = Date.now();
       }
     }) as F;
-  const watched: Transaction = Object.create(tx, {
+  const watched: Transaction & WorkingTransaction = Object.create(tx, {
     query: { value: track(tx.query.bind(tx)) },
     sql: { value: track(tx.sql.bind(tx)) },
     exec: { value: track(tx.exec.bind(tx)) },
+    working: { value: track(<R>(work: Promise<R>) => work) },
   });
   let timer: Timer | undefined;
   const idle = new Promise<never>((_, reject) => {
