@@ -1,11 +1,11 @@
 // Backups of the embedded database (README "Backups"): `revintel backup FILE` asks the process that
-// owns DATA_DIR for a snapshot — PGlite's data directory as a tarball, taken while no transaction is
-// open (it waits for the one in progress; requests queue while it copies: 40 s at 100,000 demo
-// customers, README "Backups") — and writes it
-// with a manifest: the row count of every table, a SHA-256 of the tarball and DATA_DIR's generated
-// SECRET_KEY, without which the sealed secrets in it could not be opened. `revintel restore FILE`
-// checks the file whole (checksum, then the snapshot opened in memory and every count compared)
-// before it touches DATA_DIR, and never replaces a database without --force.
+// owns DATA_DIR for a snapshot — PGlite's data directory as a tarball, taken while no transaction
+// is open (it waits for the one in progress; requests queue while it copies: 40 s at 100,000 demo
+// customers) — and writes it with a manifest: the row count of every table, a SHA-256 of the
+// tarball and DATA_DIR's generated SECRET_KEY, without which the sealed secrets in it could not be
+// opened. `revintel restore FILE` checks the file whole (checksum, then the snapshot opened in
+// memory and every count compared) before it touches DATA_DIR, and never replaces a database
+// without --force.
 import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
