@@ -76,10 +76,19 @@ export async function copyTables(source: PGlite, target: postgres.Sql, options: 
       const started = performance.now();
       const total = Number((await source.query<{ n: number }>(`select count(*)::int as n from ${ident(name)}`)).rows[0]!.n);
       let copied = 0;
+      // Batches follow the primary key (each starts after the last row of the one before, typed by
+      // the table itself); a table without one pages by offset.
+      let last: string | null = null;
+      const inKeyOrder = (direction: string) => (key.length ? ` order by ${key.map((k) => `t.${ident(k)}${direction}`).join(', ')}` : '');
       for (let offset = 0; offset < total; offset += options.batchSize) {
-        const batch = (await source.query<{ rows: string }>(
-          `select coalesce(jsonb_agg(to_jsonb(t)), '[]'::jsonb)::text as rows from (select * from ${ident(name)} order by ${orderBy(key)} limit ${options.batchSize} offset ${offset}) t`,
-        )).rows[0]!.rows;
+        const after = key.length && last ? `where (${key.map(ident).join(', ')}) > (select ${key.map(ident).join(', ')} from jsonb_populate_record(null::${ident(name)}, $1::jsonb))` : '';
+        const page = key.length ? `${after} order by ${orderBy(key)} limit ${options.batchSize}` : `order by ctid limit ${options.batchSize} offset ${offset}`;
+        const result: { rows: string; last: string | null } = (await source.query<{ rows: string; last: string | null }>(
+          `select coalesce(jsonb_agg(to_jsonb(t)${inKeyOrder('')}), '[]'::jsonb)::text as rows, (array_agg(to_jsonb(t)${inKeyOrder(' desc')}))[1]::text as last from (select * from ${ident(name)} ${page}) t`,
+          after ? [last] : [],
+        )).rows[0]!;
+        const batch = result.rows;
+        last = result.last;
         // Identity columns (the audit log's, the action events') keep their numbers.
         const inserted = await tx.unsafe(`insert into ${ident(name)} overriding system value select * from jsonb_populate_recordset(null::${ident(name)}, ($1::text)::jsonb)`, [batch]);
         copied += inserted.count;
