@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { check, foreignKey, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organisations } from './organisations.ts';
 import { CHAT_PLATFORMS } from './agent-actions.ts';
-import { timestamps, timestamptz } from './columns.ts';
+import { outboxAttempts, timestamps, timestamptz } from './columns.ts';
 
 const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
 
@@ -50,12 +50,7 @@ export const chatSends = pgTable(
     kind: text('kind').$type<ChatSendKind>().notNull(),
     request: jsonb('request').$type<Record<string, unknown>>().notNull(),
     status: text('status').notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: timestamptz('next_attempt_at'),
-    lastStatus: integer('last_status'),
-    lastError: text('last_error'),
-    history: jsonb('history').$type<{ at: string; status: number | null; error: string | null; ms: number }[]>().notNull().default([]),
-    deliveredAt: timestamptz('delivered_at'),
+    ...outboxAttempts,
     ...timestamps,
   },
   (table) => [

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { check, foreignKey, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organisations } from './organisations.ts';
 import { outboundEvents } from './agent-actions.ts';
-import { timestamps, timestamptz } from './columns.ts';
+import { outboxAttempts, timestamps, timestamptz } from './columns.ts';
 
 /** The organisation's own receivers of outbound events (`revintel endpoints add`). The signing
  * secret is sealed under SECRET_KEY, bound to the endpoint's id; it is shown once, at creation. */
@@ -42,14 +42,7 @@ export const eventDeliveries = pgTable(
       .references(() => outboundEvents.id, { onDelete: 'cascade' }),
     eventType: text('event_type').notNull(),
     status: text('status').$type<DeliveryStatus>().notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: timestamptz('next_attempt_at'),
-    /** The last attempt's HTTP status (null: no answer — refused, timed out, unreachable). */
-    lastStatus: integer('last_status'),
-    lastError: text('last_error'),
-    /** Every attempt: at, status, error, ms. */
-    history: jsonb('history').$type<{ at: string; status: number | null; error: string | null; ms: number }[]>().notNull().default([]),
-    deliveredAt: timestamptz('delivered_at'),
+    ...outboxAttempts,
     ...timestamps,
   },
   (table) => [
