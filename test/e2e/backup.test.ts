@@ -3,22 +3,15 @@
 // server is killed; `revintel restore` into a new directory holds every event acknowledged before the
 // backup began, each row the manifest counted, and serves them; a damaged file is refused before
 // DATA_DIR is touched, and an occupied DATA_DIR is replaced only with --force.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { describe, expect, test } from 'bun:test';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureBinary, get, runCli, startServe, type ServeProcess } from '../helpers/binary.ts';
+import { get, runCli, startServe } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { burst } from '../helpers/burst.ts';
 import { tempDir } from '../helpers/harness.ts';
 
-const dirs: string[] = [];
-const servers: ServeProcess[] = [];
-afterAll(() => {
-  servers.forEach((s) => s.kill('SIGKILL'));
-  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
-});
-beforeAll(() => {
-  ensureBinary();
-}, 180_000);
+const { servers, dirs } = e2eFile();
 
 describe('backup and restore of the embedded database', () => {
   test('a backup during a webhook burst holds every event acknowledged before it began; restored elsewhere, they are all there', async () => {

@@ -3,26 +3,18 @@
 // The compiled binary, on the embedded database (the CLI goes through the running server) and on
 // PostgreSQL (the CLI has its own connection).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { rowsOf } from '../../src/db/client.ts';
-import { ensureBinary, get, runCli, startServe, waitFor, type ServeProcess } from '../helpers/binary.ts';
+import { ensureBinary, get, runCli, startServe, waitFor } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { openTestDatabase, TEST_DATABASE_URL, tempDir, type TestDatabase } from '../helpers/harness.ts';
 
 const ROWS = 20_000;
 const BATCH = '100';
 
-const dirs: string[] = [];
-const servers: ServeProcess[] = [];
-afterAll(() => {
-  servers.forEach((s) => s.kill('SIGKILL'));
-  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
-});
-
-beforeAll(() => {
-  ensureBinary();
-}, 180_000);
+const { servers, dirs } = e2eFile();
 
 function customersCsv(dir: string): string {
   const path = join(dir, 'customers.csv');

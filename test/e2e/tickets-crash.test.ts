@@ -1,21 +1,13 @@
 // The ticket webhook through the compiled binary: a burst of deliveries with the server killed by
 // SIGKILL part-way, then restarted — every acknowledged event is processed, each ticket once; and
 // (PostgreSQL) two servers on one database sharing a burst without processing anything twice.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { rmSync } from 'node:fs';
-import { ensureBinary, runCli, startServe, waitFor, type ServeProcess } from '../helpers/binary.ts';
+import { describe, expect, test } from 'bun:test';
+import { runCli, startServe, waitFor } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { TEST_DATABASE_URL, tempDir, uniqueName } from '../helpers/harness.ts';
 import { burst } from '../helpers/burst.ts';
 
-const dirs: string[] = [];
-const servers: ServeProcess[] = [];
-afterAll(() => {
-  servers.forEach((s) => s.kill('SIGKILL'));
-  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
-});
-beforeAll(() => {
-  ensureBinary();
-}, 180_000);
+const { servers, dirs } = e2eFile();
 
 interface Setup {
   env: Record<string, string>;

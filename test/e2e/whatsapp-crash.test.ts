@@ -2,25 +2,17 @@
 // messages from a CSM with the server killed by SIGKILL part-way, then restarted — every message
 // Meta got a 200 for is acted on after the restart, each exactly once (one note per message), and
 // the replies go to the fake Graph API.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { ensureBinary, runCli, startServe, waitFor, type ServeProcess } from '../helpers/binary.ts';
+import { runCli, startServe, waitFor } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { fakeWhatsApp } from '../helpers/fake-whatsapp.ts';
 import { tempDir, uniqueName } from '../helpers/harness.ts';
 
 const APP_SECRET = 'e2e-meta-app-secret';
-const dirs: string[] = [];
-const servers: ServeProcess[] = [];
+const { servers, dirs } = e2eFile();
 const meta = fakeWhatsApp();
-afterAll(() => {
-  servers.forEach((s) => s.kill('SIGKILL'));
-  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
-  meta.stop();
-});
-beforeAll(() => {
-  ensureBinary();
-}, 180_000);
+afterAll(() => meta.stop());
 
 async function crashAndRecover(extraEnv: Record<string, string>) {
   const cwd = tempDir('revintel-e2e-wa-');
