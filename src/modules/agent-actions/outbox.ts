@@ -27,6 +27,12 @@ import { actionSettings } from './settings.ts';
 
 export const OUTBOX_MAX_ATTEMPTS = 8;
 export const OUTBOX_TIMEOUT_MS = 10_000;
+
+/** Why an outbound call got no answer: our timeout, or the network's error. */
+export function unanswered(error: unknown): string {
+  const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+  return timedOut ? `no answer within ${OUTBOX_TIMEOUT_MS / 1000} s` : messageOf(error);
+}
 /** Back-off after the n-th failed attempt: a random point up to min(1 h, 5 s · 2^(n-1)). */
 export const OUTBOX_BACKOFF: RetryPolicy = { maxAttempts: OUTBOX_MAX_ATTEMPTS, baseSeconds: 5, maxSeconds: 3600 };
 
@@ -192,8 +198,8 @@ async function recordAttempt(db: Db, args: { deliveryId: string; result: Attempt
   return { ...settled, attempts: row.attempts };
 }
 
-/** Retry-After as seconds (a number, or an HTTP date), at most a day. */
-function retryAfterOf(value: string | null, now: number): number | null {
+/** Retry-After as seconds (a number, or an HTTP date), at most a day: every outbound caller's. */
+export function retryAfterOf(value: string | null, now = Date.now()): number | null {
   if (!value) return null;
   const seconds = /^\d+$/.test(value.trim()) ? Number(value) : (Date.parse(value) - now) / 1000;
   return Number.isFinite(seconds) ? Math.min(86_400, Math.max(0, seconds)) : null;
@@ -240,8 +246,7 @@ export async function attemptDelivery(pending: Pending, settings = actionSetting
     const why = status >= 300 && status < 400 ? `answered ${status} (redirects are not followed)` : `answered ${status}`;
     return done({ status, error: retryable ? why : `${why}: not retried`, retryAfterSeconds: retryAfterOf(response.headers.get('retry-after'), now), final: !retryable });
   } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    return done({ status: null, error: timedOut ? `no answer within ${OUTBOX_TIMEOUT_MS / 1000} s` : messageOf(error), retryAfterSeconds: null, final: false });
+    return done({ status: null, error: unanswered(error), retryAfterSeconds: null, final: false });
   }
 }
 

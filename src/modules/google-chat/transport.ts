@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { importPKCS8, SignJWT } from 'jose';
 import { OPEN_ACTION_STATUSES } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
-import { OUTBOX_TIMEOUT_MS } from '../agent-actions/outbox.ts';
+import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered } from '../agent-actions/outbox.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { Pending, SendAnswer } from '../slack/sender.ts';
 import { approvalCard, decidedCard } from './cards.ts';
@@ -27,10 +27,6 @@ const answer = (started: number, partial: Omit<Answer, 'ms'>): Answer => ({ ...p
 const permanent = (error: string): Answer => ({ status: null, error, ms: 0, retryAfterSeconds: null, final: true, data: null });
 const transient = (error: string): Answer => ({ status: null, error, ms: 0, retryAfterSeconds: null, final: false, data: null });
 
-function retryAfterOf(value: string | null): number | null {
-  if (!value || !/^\d+$/.test(value.trim())) return null;
-  return Math.min(86_400, Number(value));
-}
 
 // --- the service account's access token -----------------------------------------------------------
 
@@ -145,8 +141,7 @@ async function exchange(file: string, tokenUrl: string, cacheKey: string): Promi
     cached = { key: cacheKey, token, expiresAt: Date.now() + (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600) * 1000 };
     return token;
   } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    return answer(started, { status: null, error: timedOut ? `the token endpoint gave no answer within ${OUTBOX_TIMEOUT_MS / 1000} s` : `the token endpoint: ${messageOf(error)}`, retryAfterSeconds: null, final: false, data: null });
+    return answer(started, { status: null, error: `the token endpoint: ${unanswered(error)}`, retryAfterSeconds: null, final: false, data: null });
   }
 }
 
@@ -186,8 +181,7 @@ export async function callGoogleChat(method: 'POST' | 'PATCH', path: string, bod
     if (!data) return answer(started, { status, error: 'the answer is not JSON', retryAfterSeconds: null, final: false, data: null });
     return answer(started, { status, error: null, retryAfterSeconds: null, final: false, data });
   } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    return answer(started, { status: null, error: timedOut ? `no answer within ${OUTBOX_TIMEOUT_MS / 1000} s` : messageOf(error), retryAfterSeconds: null, final: false, data: null });
+    return answer(started, { status: null, error: unanswered(error), retryAfterSeconds: null, final: false, data: null });
   }
 }
 

@@ -15,7 +15,7 @@ import { newId } from '../../lib/ids.ts';
 import { openSecret } from '../../lib/secret-box.ts';
 import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
-import { OUTBOX_TIMEOUT_MS, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
+import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';
 import { installationOfOrg, slackInstallationOfOrg } from './installations.ts';
@@ -169,10 +169,6 @@ async function loadPending(db: Db, args: { sendId: string }): Promise<Pending | 
   return { ...row, facts };
 }
 
-function retryAfterOf(value: string | null): number | null {
-  if (!value || !/^\d+$/.test(value.trim())) return null;
-  return Math.min(86_400, Number(value));
-}
 
 export type SlackAnswer = AttemptResult & { data: Record<string, any> | null };
 /** One attempt's outcome, and for a post where the message is (its channel and ts, or Google's
@@ -210,8 +206,7 @@ export async function callSlack(target: { method: string; token: string } | { re
     if (!data && !('responseUrl' in target)) return done({ status, error: 'the answer is not JSON', retryAfterSeconds: null, final: false, data: null });
     return done({ status, error: null, retryAfterSeconds: null, final: false, data: data ?? { ok: true } });
   } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    return done({ status: null, error: timedOut ? `no answer within ${OUTBOX_TIMEOUT_MS / 1000} s` : messageOf(error), retryAfterSeconds: null, final: false, data: null });
+    return done({ status: null, error: unanswered(error), retryAfterSeconds: null, final: false, data: null });
   }
 }
 

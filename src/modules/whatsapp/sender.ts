@@ -15,7 +15,7 @@ import { messageOf } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { openSecret } from '../../lib/secret-box.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
-import { OUTBOX_TIMEOUT_MS, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
+import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
 import type { PlatformSender } from '../agent-actions/service.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { ActionFacts } from '../slack/messages.ts';
@@ -113,10 +113,6 @@ async function loadWhatsApp(db: Db, args: { orgId: string; sendId: string }): Pr
 
 export type WhatsAppAnswer = AttemptResult & { wamid: string | null; code: number | null };
 
-function retryAfterOf(value: string | null): number | null {
-  if (!value || !/^\d+$/.test(value.trim())) return null;
-  return Math.min(86_400, Number(value));
-}
 
 /** One `POST {base}/{phone_number_id}/messages` with the access token. Never throws. */
 export async function callGraph(phoneNumberId: string, token: string, body: Record<string, unknown>): Promise<WhatsAppAnswer> {
@@ -150,8 +146,7 @@ export async function callGraph(phoneNumberId: string, token: string, body: Reco
     const retryable = status === 429 || status === 408 || status >= 500 || (code !== null && RETRYABLE_CODES.has(code));
     return done({ status, error: retryable ? what : `${what}: not retried`, retryAfterSeconds: retryAfter, final: !retryable, wamid: null, code });
   } catch (error) {
-    const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-    return done({ status: null, error: timedOut ? `no answer within ${OUTBOX_TIMEOUT_MS / 1000} s` : messageOf(error), retryAfterSeconds: null, final: false, wamid: null, code: null });
+    return done({ status: null, error: unanswered(error), retryAfterSeconds: null, final: false, wamid: null, code: null });
   }
 }
 
