@@ -1,9 +1,11 @@
-// bun run build: dist/revintel, one executable with the worker, the migrations, PGlite's wasm and
-// an empty-cluster snapshot inside. Runs from any directory with nothing beside it.
+// bun run build: dist/revintel, one executable with the worker, the migrations, PGlite's wasm,
+// an empty-cluster snapshot and the web console inside. Runs from any directory with nothing beside it.
+import { writeConsolePack } from './console-pack.ts';
 import { ensureSnapshot } from './pgdata-snapshot.ts';
 
 const started = performance.now();
 await ensureSnapshot(true);
+await writeConsolePack();
 
 const args = [
   'build',

@@ -35,6 +35,7 @@ import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/inde
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
 import { DOCS_ROUTES, docsModule } from './modules/docs/index.ts';
+import { CONSOLE_ROUTES, consoleModule } from './modules/console/index.ts';
 import { METRICS_ROUTES, metricsModule } from './modules/metrics/index.ts';
 import { createMetrics, type Metrics } from './modules/metrics/registry.ts';
 import type { RegisteredRoute } from './modules/docs/openapi.ts';
@@ -98,6 +99,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   { teamChat: TEAM_CHAT_ROUTE },
   { workspaceChat: WORKSPACE_CHAT_ROUTE },
   DOCS_ROUTES,
+  CONSOLE_ROUTES,
   METRICS_ROUTES,
   MESSAGING_ROUTES,
 ].flatMap((module): RouteDeclaration[] => Object.values(module));
@@ -130,6 +132,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))
+    .use(consoleModule())
     .use(metricsModule({ metrics: shared.metrics, token: deps.config.metricsToken }))
     .use(teamChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
     .use(workspaceChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))

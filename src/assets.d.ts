@@ -11,3 +11,7 @@ declare module '*.tar.gz' {
   const path: string;
   export default path;
 }
+declare module '*.pack' {
+  const path: string;
+  export default path;
+}

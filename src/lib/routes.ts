@@ -37,6 +37,8 @@ export type RouteDeclaration = Rules & {
   /** The answer is not the envelope (the ticket webhook's acknowledgement). */
   envelope?: false;
   summary?: string;
+  /** The OpenAPI tag; by default the path's segment after `/api/`, else `probes`. */
+  tag?: string;
 };
 
 /** The rules of paths under `prefix` that match no declared route (404s): an unknown path under

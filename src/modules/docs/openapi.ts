@@ -56,8 +56,8 @@ const plain = (schema: unknown): Record<string, unknown> => JSON.parse(JSON.stri
 const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 function operationId(route: RouteDeclaration): string {
-  const words = route.path
-    .split('/')
+  // A page outside /api names its tag first: the console's /customers is not /api/customers.
+  const words = [...(route.tag && !route.path.startsWith('/api/') ? [route.tag] : []), ...route.path.split('/')]
     .filter((part) => part && part !== 'api')
     .map((part) => (part.startsWith(':') ? `by-${part.slice(1)}` : part))
     .join('-')
@@ -66,7 +66,7 @@ function operationId(route: RouteDeclaration): string {
   return [route.method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
 }
 
-const tagOf = (path: string) => (path.startsWith('/api/') ? path.split('/')[2]! : 'probes');
+const tagOf = (route: RouteDeclaration) => route.tag ?? (route.path.startsWith('/api/') ? route.path.split('/')[2]! : 'probes');
 
 function parameters(route: RegisteredRoute | undefined): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
@@ -125,7 +125,7 @@ function operation(route: RouteDeclaration, registered: RegisteredRoute | undefi
   return {
     operationId: operationId(route),
     summary: route.summary,
-    tags: [tagOf(route.path)],
+    tags: [tagOf(route)],
     security: route.auth === 'key' ? [{ bearer: [] }] : verifiedBy ? [{ [verifiedBy]: [] }] : [],
     ...(parameters(registered).length ? { parameters: parameters(registered) } : {}),
     ...(body
@@ -161,7 +161,7 @@ export function openApiDocument(input: { declarations: readonly RouteDeclaration
         'Revenue intelligence: ARR data, support tickets and their intelligence, churn predictions and agent actions. Every answer is the envelope `{success, data, error}` (the ticket webhook\'s acknowledgement aside); lists page with `limit` and an opaque `cursor` (`meta.next_cursor`, and a `Link` header). Every response carries the rate-limit headers of the budget it was counted on.',
     },
     ...(input.serverUrl ? { servers: [{ url: input.serverUrl }] } : {}),
-    tags: [...new Set(sorted.map((route) => tagOf(route.path)))].map((name) => ({ name })),
+    tags: [...new Set(sorted.map((route) => tagOf(route)))].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (`rvk_…`), from `revintel keys create`' }, ...PLATFORM_SCHEMES },

@@ -1,0 +1,69 @@
+// The console's one door to the server: the public /api routes, with the session cookie
+// (same origin) and, on every state-changing call, the CSRF token GET /api/me handed out.
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null,
+  ) {
+    super(message);
+  }
+}
+
+export interface Envelope<T> {
+  data: T;
+  meta?: Record<string, unknown> & { has_more?: boolean; next_cursor?: string | null };
+}
+
+export type Role = 'admin' | 'member';
+
+export interface Me {
+  user?: { id: string; email: string; name: string | null; role: Role } | null;
+  org: { id: string; name: string; plan: string };
+  csrf_token?: string | null;
+}
+
+let csrfToken: string | null = null;
+
+export function setCsrfToken(token: string | null | undefined): void {
+  csrfToken = token ?? null;
+}
+
+/** Calls `path`; resolves the envelope, or rejects with the API's own error message. */
+export async function api<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError('The server could not be reached. Check your connection and try again.', 0, null);
+  }
+  const text = await response.text();
+  let parsed: { success?: boolean; data?: T; meta?: Envelope<T>['meta']; error?: unknown; code?: string } | null = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok || !parsed || parsed.success === false) {
+    const error = parsed?.error;
+    const message =
+      typeof error === 'string' ? error : error && typeof error === 'object' && 'message' in error ? String((error as { message: unknown }).message) : `The server answered ${response.status}`;
+    const code = parsed?.code ?? (error && typeof error === 'object' && 'code' in error ? String((error as { code: unknown }).code) : null);
+    throw new ApiError(message, response.status, code);
+  }
+  return { data: parsed.data as T, meta: parsed.meta };
+}
+
+export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** `?a=1&b=x` from the defined, non-empty values. */
+export function query(params: Record<string, string | number | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}

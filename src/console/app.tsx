@@ -1,0 +1,136 @@
+// The console's entry: the shell (header, navigation, sign-out) and the page for the path.
+import 'uplot/dist/uPlot.min.css';
+import './styles.css';
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorMessage } from './api.ts';
+import { navigate, useLocation } from './router.ts';
+import { isAdmin, refreshSession, signedOut, useSession } from './session.ts';
+import { ErrorBox, Spinner } from './ui.tsx';
+import { AcceptPage, SignInPage } from './pages/sign-in.tsx';
+import { KeysPage } from './pages/keys.tsx';
+import { ConnectorsPage } from './pages/connectors.tsx';
+import { CustomerPage, CustomersPage } from './pages/customers.tsx';
+import { CfoPage } from './pages/cfo.tsx';
+import { ActionsPage } from './pages/actions.tsx';
+import { UsersPage } from './pages/users.tsx';
+
+const NAV: { path: string; label: string; admin?: boolean }[] = [
+  { path: '/cfo', label: 'CFO' },
+  { path: '/customers', label: 'Customers' },
+  { path: '/agent-actions', label: 'Agent actions' },
+  { path: '/support/connectors', label: 'Support Intelligence' },
+  { path: '/settings/api', label: 'Settings → API', admin: true },
+  { path: '/settings/users', label: 'Users', admin: true },
+];
+
+function Page({ path }: { path: string }) {
+  if (path === '/' || path === '/cfo') return <CfoPage />;
+  if (path === '/customers') return <CustomersPage />;
+  if (path.startsWith('/customers/')) return <CustomerPage id={decodeURIComponent(path.slice('/customers/'.length))} />;
+  if (path === '/agent-actions') return <ActionsPage />;
+  if (path === '/support/connectors') return <ConnectorsPage />;
+  if (path === '/settings/api') return <KeysPage />;
+  if (path === '/settings/users') return <UsersPage />;
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        There is no console page at <code>{path}</code>. <a href="/">Go to the start</a>.
+      </p>
+    </section>
+  );
+}
+
+function SignOut() {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const out = async (everywhere: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api('POST', everywhere ? '/api/auth/sign-out-everywhere' : '/api/auth/sign-out');
+      signedOut();
+      navigate('/sign-in');
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="sign-out">
+      <button type="button" class="secondary" disabled={busy} onClick={() => out(false)}>
+        Sign out
+      </button>
+      <button type="button" class="secondary" disabled={busy} onClick={() => out(true)}>
+        Sign out everywhere
+      </button>
+      <ErrorBox message={error} />
+    </div>
+  );
+}
+
+function App() {
+  const { path } = useLocation();
+  const session = useSession();
+  useEffect(() => {
+    void refreshSession();
+  }, []);
+  // Focus the page's heading after a navigation, so a screen reader hears where it is.
+  useEffect(() => {
+    document.querySelector<HTMLElement>('main h1')?.focus({ preventScroll: true });
+  }, [path]);
+
+  if (path === '/sign-in/accept') return <AcceptPage />;
+  if (session.state === 'loading')
+    return (
+      <main id="main">
+        <Spinner />
+      </main>
+    );
+  if (session.state === 'signed-out' || path === '/sign-in') {
+    if (session.state === 'signed-in') {
+      navigate('/', true);
+      return null;
+    }
+    return <SignInPage error={session.state === 'signed-out' ? session.error : undefined} />;
+  }
+  const me = session.me;
+  const admin = isAdmin(session);
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href="/">
+          revintel
+        </a>
+        <nav aria-label="Console">
+          <ul>
+            {NAV.filter((item) => !item.admin || admin).map((item) => (
+              <li key={item.path}>
+                <a href={item.path} aria-current={path === item.path || (item.path === '/cfo' && path === '/') || (item.path !== '/' && path.startsWith(`${item.path}/`)) ? 'page' : undefined}>
+                  {item.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="who">
+          <span>
+            {me.user ? (me.user.name ?? me.user.email) : 'API key'} · {me.org.name}
+            {me.user ? <span class="badge">{me.user.role}</span> : null}
+          </span>
+          <SignOut />
+        </div>
+      </header>
+      <main id="main">
+        <Page path={path} />
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

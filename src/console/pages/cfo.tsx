@@ -1,0 +1,244 @@
+// CFO: ARR at risk by band and currency (the predictions' summary), the renewals of the next 90
+// days against their churn risk, and the latest backtest's AUC and calibration plot.
+import { useMemo } from 'preact/hooks';
+import type uPlot from 'uplot';
+import { api, ApiError } from '../api.ts';
+import { Chart } from '../chart.tsx';
+import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
+import type { Prediction } from './customers.tsx';
+
+const BANDS = ['low', 'medium', 'high', 'critical'] as const;
+type Band = (typeof BANDS)[number];
+
+interface Summary {
+  currency: string;
+  customers: number;
+  total_arr: number;
+  arr_at_risk: number;
+  expected_churned_customers: number;
+  expected_grr: number | null;
+  by_risk: Record<Band, { customers: number; arr: number }>;
+}
+
+interface Backtest {
+  id: string;
+  status: string;
+  method: string;
+  horizon_days: number;
+  metrics: { auc?: number | null; auc_ci95?: [number, number] | null; ece?: number | null; base_rate?: number; customers?: number; calibration_table?: { bin: number; n: number; mean_predicted: number; observed_rate: number }[] } | null;
+  warning: string | null;
+  finished_at?: string | null;
+  created_at?: string;
+}
+
+function RiskByBand({ summary }: { summary: Summary[] }) {
+  if (summary.length === 0) return <Empty>No customer has a churn prediction yet.</Empty>;
+  return (
+    <div class="grid">
+      {summary.map((row) => {
+        const total = Math.max(row.total_arr, 1);
+        return (
+          <section class="panel" key={row.currency} aria-labelledby={`band-${row.currency}`}>
+            <h3 id={`band-${row.currency}`}>{row.currency}</h3>
+            <p class="big">
+              {money(row.arr_at_risk, row.currency)} <span class="muted">at risk of {money(row.total_arr, row.currency)}</span>
+            </p>
+            <p class="muted">
+              Expected gross revenue retention {percent(row.expected_grr)} · about {row.expected_churned_customers.toFixed(1)} of {row.customers} customers expected to churn
+            </p>
+            <div class="stacked" aria-hidden="true">
+              {BANDS.map((band) => (
+                <span key={band} class={`seg risk-${band}`} style={{ width: `${(row.by_risk[band].arr / total) * 100}%` }} title={`${band}: ${money(row.by_risk[band].arr, row.currency)}`} />
+              ))}
+            </div>
+            <table>
+              <caption class="sr-only">ARR by risk band in {row.currency}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Band</th>
+                  <th scope="col" class="num">
+                    Customers
+                  </th>
+                  <th scope="col" class="num">
+                    ARR
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {BANDS.map((band) => (
+                  <tr key={band}>
+                    <td>
+                      <RiskBadge risk={band} />
+                    </td>
+                    <td class="num">{row.by_risk[band].customers}</td>
+                    <td class="num">{money(row.by_risk[band].arr, row.currency)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+        );
+      })}
+    </div>
+  );
+}
+
+const DAY = 86_400_000;
+
+function Renewals({ predictions }: { predictions: Prediction[] }) {
+  const today = Date.now();
+  const upcoming = predictions
+    .filter((p) => p.renewal_date && Date.parse(`${p.renewal_date}T00:00:00Z`) <= today + 90 * DAY)
+    .sort((a, b) => a.renewal_date!.localeCompare(b.renewal_date!));
+  const data = useMemo<uPlot.AlignedData>(() => [upcoming.map((p) => Date.parse(`${p.renewal_date}T00:00:00Z`) / 1000), upcoming.map((p) => p.probability * 100)], [predictions]);
+  const options = useMemo(
+    () =>
+      ({
+        height: 260,
+        legend: { show: false },
+        scales: { x: { time: true }, y: { range: [0, 100] } },
+        axes: [{ stroke: '#3d4650' }, { stroke: '#3d4650', label: 'Churn probability (%)', values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} %`) }],
+        series: [{}, { label: 'Churn probability', stroke: '#b3261e', width: 0, points: { show: true, size: 8, fill: '#b3261e' }, paths: () => null }],
+      }) as Omit<uPlot.Options, 'width' | 'height'> & { height: number },
+    [],
+  );
+  if (upcoming.length === 0) return <Empty>No scored customer renews in the next 90 days.</Empty>;
+  return (
+    <>
+      <Chart options={options} data={data} label={`Renewals of the next 90 days by churn probability: ${upcoming.length} customers`} />
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">Renewals of the next 90 days</caption>
+          <thead>
+            <tr>
+              <th scope="col">Renewal</th>
+              <th scope="col">Customer</th>
+              <th scope="col">Risk</th>
+              <th scope="col" class="num">
+                Probability
+              </th>
+              <th scope="col" class="num">
+                ARR
+              </th>
+              <th scope="col" class="num">
+                ARR at risk
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {upcoming.slice(0, 25).map((p) => (
+              <tr key={p.customer_id}>
+                <td>{day(p.renewal_date)}</td>
+                <td>
+                  <a href={`/customers/${encodeURIComponent(p.customer_id)}`}>{p.customer_name}</a>
+                </td>
+                <td>
+                  <RiskBadge risk={p.risk} />
+                </td>
+                <td class="num">{percent(p.probability)}</td>
+                <td class="num">{money(p.arr, p.currency)}</td>
+                <td class="num">{money(p.arr_at_risk, p.currency)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+function Calibration({ backtest }: { backtest: Backtest | null }) {
+  const table = backtest?.metrics?.calibration_table ?? [];
+  const data = useMemo<uPlot.AlignedData>(() => {
+    const bins = [...table].sort((a, b) => a.mean_predicted - b.mean_predicted);
+    return [bins.map((b) => b.mean_predicted * 100), bins.map((b) => b.observed_rate * 100), bins.map((b) => b.mean_predicted * 100)];
+  }, [backtest]);
+  const options = useMemo(
+    () =>
+      ({
+        height: 280,
+        scales: { x: { time: false }, y: { range: [0, 100] } },
+        axes: [
+          { stroke: '#3d4650', label: 'Predicted churn (%)' },
+          { stroke: '#3d4650', label: 'Observed churn (%)' },
+        ],
+        series: [{ label: 'Predicted' }, { label: 'Observed', stroke: '#0550ae', width: 2, points: { show: true, size: 7, fill: '#0550ae' } }, { label: 'Perfect calibration', stroke: '#6e7781', dash: [6, 4], width: 1, points: { show: false } }],
+      }) as Omit<uPlot.Options, 'width' | 'height'> & { height: number },
+    [],
+  );
+  if (!backtest) return <Empty>No backtest has finished yet. Run one with revintel backtest or POST /api/cfo/backtests.</Empty>;
+  const m = backtest.metrics ?? {};
+  return (
+    <>
+      <dl class="facts">
+        <div>
+          <dt>AUC</dt>
+          <dd class="big">{m.auc === null || m.auc === undefined ? '—' : m.auc.toFixed(3)}</dd>
+        </div>
+        <div>
+          <dt>95 % interval</dt>
+          <dd>{m.auc_ci95 ? `${m.auc_ci95[0].toFixed(3)} – ${m.auc_ci95[1].toFixed(3)}` : '—'}</dd>
+        </div>
+        <div>
+          <dt>Calibration error (ECE)</dt>
+          <dd>{m.ece === null || m.ece === undefined ? '—' : percent(m.ece)}</dd>
+        </div>
+        <div>
+          <dt>Method</dt>
+          <dd>
+            {backtest.method}, {backtest.horizon_days} days
+          </dd>
+        </div>
+        <div>
+          <dt>Finished</dt>
+          <dd>
+            <Time iso={backtest.finished_at ?? backtest.created_at} />
+          </dd>
+        </div>
+      </dl>
+      {backtest.warning ? <p class="muted">Warning: {backtest.warning.replace(/_/g, ' ')}</p> : null}
+      {table.length === 0 ? <Empty>This backtest had too few churn events for a calibration plot.</Empty> : <Chart options={options} data={data} label="Calibration: observed churn rate against the predicted probability, per bin" />}
+    </>
+  );
+}
+
+export function CfoPage() {
+  const summary = useLoad(
+    () => api<Prediction[]>('GET', '/api/cfo/predictions?limit=1').then((r) => ({ summary: (r.meta?.summary as Summary[] | undefined) ?? [], model: r.meta?.model as { kind: string; trained_at: string; backtest_auc: number | null } | null })),
+    [],
+  );
+  const renewals = useLoad(() => api<Prediction[]>('GET', '/api/cfo/predictions?sort=renewal_date&limit=200').then((r) => r.data), []);
+  const backtest = useLoad(
+    () =>
+      api<Backtest>('GET', '/api/cfo/backtests/latest').then(
+        (r) => r.data,
+        (error) => {
+          if (error instanceof ApiError && error.status === 404) return null as unknown as Backtest;
+          throw error;
+        },
+      ),
+    [],
+  );
+  return (
+    <section>
+      <PageTitle>CFO</PageTitle>
+      <h2>ARR at risk by band and currency</h2>
+      <Loading state={summary}>
+        {({ summary: rows, model }) => (
+          <>
+            {model ? (
+              <p class="muted">
+                Model {model.kind}, trained <Time iso={model.trained_at} />.
+              </p>
+            ) : null}
+            <RiskByBand summary={rows} />
+          </>
+        )}
+      </Loading>
+      <h2>Renewals in the next 90 days</h2>
+      <Loading state={renewals}>{(list) => <Renewals predictions={list} />}</Loading>
+      <h2>Latest backtest</h2>
+      {backtest.error ? <ErrorBox message={backtest.error} /> : backtest.loading ? <Spinner /> : <Calibration backtest={backtest.data} />}
+    </section>
+  );
+}

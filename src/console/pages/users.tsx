@@ -1,0 +1,162 @@
+// Users (admins): the organisation's people, an invitation (its one-time link shown once), and a
+// change of role or a disable.
+import { useState } from 'preact/hooks';
+import { api, errorMessage } from '../api.ts';
+import { useSession } from '../session.ts';
+import { CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit } from '../ui.tsx';
+
+interface User {
+  id: string;
+  email: string;
+  name: string | null;
+  role: 'admin' | 'member';
+  disabled?: boolean;
+  disabled_at?: string | null;
+  created_at?: string;
+  last_sign_in_at?: string | null;
+}
+
+/** The invitation answer: the user, and the link (its field named by the server). */
+type Invited = { user?: User; link?: string; invite_url?: string; sign_in_url?: string; url?: string } & Partial<User>;
+
+const isDisabled = (u: User) => Boolean(u.disabled ?? u.disabled_at);
+
+function InviteForm({ onInvited }: { onInvited: (link: string, email: string) => void }) {
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<'admin' | 'member'>('member');
+  const submit = useSubmit();
+  return (
+    <form
+      class="inline-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void submit.run(async () => {
+          const { data } = await api<Invited>('POST', '/api/users', { email, role, ...(name.trim() ? { name: name.trim() } : {}) });
+          const link = data.link ?? data.invite_url ?? data.sign_in_url ?? data.url;
+          if (!link) throw new Error('The server did not return the invitation link');
+          onInvited(link, email);
+          setEmail('');
+          setName('');
+        });
+      }}
+    >
+      <div>
+        <label for="invite-email">E-mail</label>
+        <input id="invite-email" type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+      </div>
+      <div>
+        <label for="invite-name">Name (optional)</label>
+        <input id="invite-name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </div>
+      <div>
+        <label for="invite-role">Role</label>
+        <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value as 'admin' | 'member')}>
+          <option value="member">member</option>
+          <option value="admin">admin</option>
+        </select>
+      </div>
+      <button type="submit" disabled={submit.busy}>
+        {submit.busy ? 'Inviting…' : 'Invite'}
+      </button>
+      <ErrorBox message={submit.error} />
+    </form>
+  );
+}
+
+export function UsersPage() {
+  const session = useSession();
+  const myId = session.state === 'signed-in' ? session.me.user?.id : undefined;
+  const users = useLoad(() => api<User[]>('GET', '/api/users').then((r) => r.data), []);
+  const [invite, setInvite] = useState<{ link: string; email: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const patch = async (user: User, body: { role?: string; disabled?: boolean }) => {
+    setError(null);
+    try {
+      await api('PATCH', `/api/users/${encodeURIComponent(user.id)}`, body);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+    users.reload();
+  };
+  return (
+    <section>
+      <PageTitle>Users</PageTitle>
+      <h2>Invite someone</h2>
+      <InviteForm
+        onInvited={(link, email) => {
+          setInvite({ link, email });
+          users.reload();
+        }}
+      />
+      {invite ? (
+        <div class="notice" role="status">
+          <p>
+            Send this one-time link to <strong>{invite.email}</strong>. It is shown only this once and works for 24 hours.
+          </p>
+          <div class="secret">
+            <input readOnly aria-label="Invitation link" value={invite.link} data-testid="invite-link" />
+            <CopyButton text={invite.link} label="Copy link" />
+          </div>
+        </div>
+      ) : null}
+      <h2>People</h2>
+      <ErrorBox message={error} />
+      <Loading state={users}>
+        {(list) =>
+          list.length === 0 ? (
+            <Empty>No users yet.</Empty>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <caption class="sr-only">Users</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">E-mail</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Last sign-in</th>
+                    <th scope="col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((user) => (
+                    <tr key={user.id}>
+                      <td>{user.name ?? '—'}</td>
+                      <td>{user.email}</td>
+                      <td>
+                        <label class="sr-only" for={`role-${user.id}`}>
+                          Role of {user.email}
+                        </label>
+                        <select id={`role-${user.id}`} value={user.role} disabled={user.id === myId} onChange={(e) => patch(user, { role: e.currentTarget.value })}>
+                          <option value="member">member</option>
+                          <option value="admin">admin</option>
+                        </select>
+                      </td>
+                      <td>{isDisabled(user) ? <span class="badge status-revoked">disabled</span> : <span class="badge status-active">active</span>}</td>
+                      <td>
+                        <Time iso={user.last_sign_in_at} />
+                      </td>
+                      <td>
+                        {user.id === myId ? (
+                          <span class="muted">you</span>
+                        ) : (
+                          <button type="button" class={isDisabled(user) ? 'secondary' : 'danger'} onClick={() => patch(user, { disabled: !isDisabled(user) })}>
+                            {isDisabled(user) ? `Enable ${user.email}` : `Disable ${user.email}`}
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loading>
+    </section>
+  );
+}

@@ -1,0 +1,166 @@
+// Small pieces every page uses: loading and error states, a confirm dialog, a copy button, and
+// formatters that show money in its currency and times in the viewer's time zone.
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { errorMessage } from './api.ts';
+
+export interface Loaded<T> {
+  data: T | null;
+  error: string | null;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` now and whenever `deps` change; `reload` runs it again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data: T | null; error: string | null; loading: boolean }>({ data: null, error: null, loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let current = true;
+    setState((s) => ({ ...s, loading: true, error: null }));
+    load().then(
+      (data) => current && setState({ data, error: null, loading: false }),
+      (error) => current && setState({ data: null, error: errorMessage(error), loading: false }),
+    );
+    return () => {
+      current = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((n) => n + 1), []);
+  return { ...state, reload };
+}
+
+export function Spinner({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p class="progress" role="status" aria-live="polite">
+      <span class="spinner" aria-hidden="true" />
+      {label}
+    </p>
+  );
+}
+
+export function ErrorBox({ message }: { message: string | null }) {
+  if (!message) return null;
+  return (
+    <p class="error" role="alert">
+      {message}
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+/** A page's data: the spinner, the API's error, or the content. */
+export function Loading<T>({ state, children }: { state: Loaded<T>; children: (data: T) => ComponentChildren }) {
+  if (state.error) return <ErrorBox message={state.error} />;
+  if (state.data === null) return <Spinner />;
+  return <>{children(state.data)}</>;
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      class="secondary"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          setCopied(true);
+          setTimeout(() => setCopied(false), 2000);
+        } catch {
+          setCopied(false);
+        }
+      }}
+    >
+      {copied ? 'Copied' : label}
+    </button>
+  );
+}
+
+/** A modal confirmation (the native <dialog>: focus moves into it, Escape cancels). */
+export function ConfirmDialog(props: { open: boolean; title: string; children: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void; danger?: boolean }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (props.open && !dialog.open) dialog.showModal();
+    if (!props.open && dialog.open) dialog.close();
+  }, [props.open]);
+  return (
+    <dialog ref={ref} aria-labelledby="dialog-title" onCancel={(event) => (event.preventDefault(), props.onCancel())}>
+      <h2 id="dialog-title">{props.title}</h2>
+      <div>{props.children}</div>
+      <div class="actions">
+        <button type="button" class="secondary" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button type="button" class={props.danger ? 'danger' : ''} onClick={props.onConfirm}>
+          {props.confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** A form's submit state: busy while the call runs, the API's message when it fails. */
+export function useSubmit(): { busy: boolean; error: string | null; run: (work: () => Promise<void>) => Promise<void>; setError: (message: string | null) => void } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const run = useCallback(async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run, setError };
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
+
+/** An instant in the viewer's time zone; `—` for none. */
+export function when(iso: string | null | undefined): string {
+  return iso ? dateTime.format(new Date(iso)) : '—';
+}
+
+/** A calendar day (`YYYY-MM-DD`): the same day everywhere. */
+export function day(value: string | null | undefined): string {
+  return value ? dateOnly.format(new Date(`${value}T00:00:00Z`)) : '—';
+}
+
+export function Time({ iso }: { iso: string | null | undefined }) {
+  return iso ? <time dateTime={iso}>{when(iso)}</time> : <>—</>;
+}
+
+/** Minor units in their currency: 1234500 EUR -> €12,345.00. */
+export function money(minor: number | null | undefined, currency: string): string {
+  if (minor === null || minor === undefined) return '—';
+  try {
+    const digits = new Intl.NumberFormat(undefined, { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency, maximumFractionDigits: 0 }).format(minor / 10 ** digits);
+  } catch {
+    return `${(minor / 100).toFixed(0)} ${currency}`;
+  }
+}
+
+export const percent = (value: number | null | undefined, digits = 1): string => (value === null || value === undefined ? '—' : `${(value * 100).toFixed(digits)} %`);
+
+export function RiskBadge({ risk }: { risk: string | null | undefined }) {
+  return risk ? <span class={`badge risk-${risk}`}>{risk}</span> : <span class="muted">not scored</span>;
+}
+
+export function PageTitle({ children }: { children: ComponentChildren }) {
+  useEffect(() => {
+    document.title = `${typeof children === 'string' ? children : 'Console'} · revintel`;
+  }, [children]);
+  return <h1 tabIndex={-1}>{children}</h1>;
+}

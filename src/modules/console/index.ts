@@ -1,0 +1,80 @@
+// The web console (README "The console"): GET / and every client route answer the one page;
+// /assets/<name>-<hash>.<ext> its script and styles, cacheable for ever (the name changes with the
+// content). All of it comes from the binary (no CDN), under a CSP that allows nothing inline and
+// nothing from another origin. The page talks only to the public /api routes.
+//
+// Not counted against the address's budget: the answers come from memory, and a person opening
+// the console on a shared address (an office) must not use up the anonymous API budget.
+import { Elysia, t } from 'elysia';
+import { AppError } from '../../lib/errors.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
+import type { ConsoleBundle } from './bundle.ts';
+
+const page = <Path extends string>(path: Path, summary: string) =>
+  ({ method: 'GET', path, auth: 'none', counted: 'not-counted', body: 'none', envelope: false, response: t.String(), summary, tag: 'console' }) as const;
+
+export const CONSOLE_ROUTES = {
+  home: page('/', 'The web console (its home page)'),
+  signIn: page('/sign-in', 'The console: sign in'),
+  accept: page('/sign-in/accept', "The console: the one-time link's page (the token is in the fragment)"),
+  settingsApi: page('/settings/api', 'The console: Settings → API (keys)'),
+  connectors: page('/support/connectors', 'The console: Support Intelligence → connectors'),
+  customers: page('/customers', 'The console: customers'),
+  customer: page('/customers/:id', "The console: a customer's page"),
+  cfo: page('/cfo', 'The console: CFO dashboard'),
+  actions: page('/agent-actions', 'The console: agent actions inbox'),
+  users: page('/settings/users', 'The console: users'),
+  asset: page('/assets/:file', "The console's scripts and styles (immutable, hashed names)"),
+} as const satisfies Record<string, RouteDeclaration>;
+
+/** The console's client routes: the page answers each of them. */
+export const CONSOLE_PAGES = Object.values(CONSOLE_ROUTES).filter((route) => route !== CONSOLE_ROUTES.asset);
+
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+/** In the binary, the bundle `bun run build` embedded; from source, built from src/console. */
+async function loadBundle(): Promise<ConsoleBundle> {
+  if (Bun.isStandaloneExecutable) {
+    const { packPath } = await import('./embedded-asset.ts');
+    return (await Bun.file(packPath).json()) as ConsoleBundle;
+  }
+  const { buildConsole } = await import('./bundle.ts');
+  return buildConsole();
+}
+
+export function consoleModule(load: () => Promise<ConsoleBundle> = loadBundle) {
+  let bundle: ConsoleBundle | null = null;
+  let loading: Promise<ConsoleBundle> | null = null;
+  const ready = (): ConsoleBundle | Promise<ConsoleBundle> =>
+    bundle ??
+    (loading ??= load().then(
+      (made) => (bundle = made),
+      (error) => {
+        loading = null; // the next request tries again (a source file fixed meanwhile)
+        throw error;
+      },
+    ));
+  const answerPage = (made: ConsoleBundle) =>
+    new Response(made.index, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS } });
+  const answerAsset = (made: ConsoleBundle, file: string) => {
+    const asset = made.assets[`/assets/${file}`];
+    if (!asset) throw new AppError('not_found', `No console asset ${file}`);
+    return new Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=31536000, immutable', ...SECURITY_HEADERS } });
+  };
+  const servePage = () => {
+    const made = ready();
+    return made instanceof Promise ? made.then(answerPage) : answerPage(made);
+  };
+  const app = new Elysia({ name: 'revintel/console' });
+  for (const route of CONSOLE_PAGES) app.get(route.path, servePage);
+  return app.get(CONSOLE_ROUTES.asset.path, ({ params }) => {
+    const made = ready();
+    return made instanceof Promise ? made.then((m) => answerAsset(m, params.file)) : answerAsset(made, params.file);
+  });
+}
