@@ -107,7 +107,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
 /** The rules of paths no route matches, by the module that owns the prefix. */
 const SCOPES = [API_SCOPE, WEBHOOK_SCOPE];
 
-function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics }) {
+function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup }) {
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));
@@ -125,7 +125,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(customersModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
     .use(contractsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
     .use(invoicesModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
-    .use(connectorsModule({ database: deps.database, states, config: deps.config }))
+    .use(connectorsModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker, secretsChanged: shared.connectors.invalidate }))
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
@@ -180,7 +180,7 @@ export function createApp(deps: AppDeps): App {
   const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
   const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
   const metrics = deps.metrics ?? createMetrics(deps.database);
-  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics });
+  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics, connectors });
   const admit = createGate(deps);
   const trustProxy = deps.config.trustProxy;
 

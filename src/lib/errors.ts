@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   database_busy: 503,
   /** A service the request depends on did not answer (Google's signing keys, for a Chat event). */
   upstream_unavailable: 503,
+  /** The server lacks a setting the request needs (SECRET_KEY, to seal a secret typed in). */
+  not_configured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -351,6 +351,24 @@ export async function listEvents(db: Db, filter: ListEventsFilter): Promise<Even
   return rows.map(summary);
 }
 
+/** An organisation's events for the API (GET /api/ticket-events): newest first, a page after the
+ * cursor's (received_at, id), on the (org_id, received_at desc, id desc) index. `sort_value` is the
+ * time as PostgreSQL's text, to the microsecond, for the cursor. */
+export async function listOrgEvents(
+  db: Db,
+  filter: { orgId: string; connectorId?: string; status?: string; limit: number; after?: { value: string; id: string } },
+): Promise<(EventSummary & { sort_value: string })[]> {
+  const rows = await queryText<SummaryRow & { sort_value: string }>(
+    db,
+    `select ${SUMMARY_COLUMNS}, e.received_at::text as sort_value from ticket_events e join connectors c on c.id = e.connector_id
+     where e.org_id = $1 and ($2::text is null or e.connector_id = $2) and ($3::text is null or e.status = $3)
+       and ($4::timestamptz is null or (e.received_at, e.id) < ($4::timestamptz, $5::text))
+     order by e.received_at desc, e.id desc limit $6`,
+    [filter.orgId, filter.connectorId ?? null, filter.status ?? null, filter.after?.value ?? null, filter.after?.id ?? null, filter.limit],
+  );
+  return rows.map((row) => ({ ...summary(row), sort_value: row.sort_value }));
+}
+
 /** One event with its body and kept headers. */
 export async function showEvent(db: Db, id: string): Promise<(EventSummary & { body: string; headers: Record<string, string> }) | null> {
   const [row] = await queryText<SummaryRow & { body: string; headers: Record<string, string> }>(
@@ -362,14 +380,15 @@ export async function showEvent(db: Db, id: string): Promise<(EventSummary & { b
 }
 
 /** Dead (or still waiting) events go back to the queue, due now, with their attempts counted
- * afresh. Events being processed or done are left alone and reported. */
-export async function replayEvents(db: Db, args: { ids?: string[]; allDead?: { orgId?: string } }): Promise<{ replayed: string[]; refused: { id: string; status: string }[] }> {
+ * afresh. Events being processed or done are left alone and reported. With `orgId` (the API), only
+ * that organisation's events: another's are "not found". */
+export async function replayEvents(db: Db, args: { ids?: string[]; allDead?: { orgId?: string }; orgId?: string }): Promise<{ replayed: string[]; refused: { id: string; status: string }[] }> {
   const rows = args.ids
     ? await queryText<{ id: string }>(
         db,
         `update ticket_events set status = 'pending', attempts = 0, run_after = now(), last_error = null, processed_at = null, lease_owner = null, lease_until = null
-         where id = any($1::text[]) and status in ('dead', 'pending') returning id`,
-        [args.ids],
+         where id = any($1::text[]) and status in ('dead', 'pending') and ($2::text is null or org_id = $2) returning id`,
+        [args.ids, args.orgId ?? null],
       )
     : await queryText<{ id: string }>(
         db,
@@ -380,7 +399,7 @@ export async function replayEvents(db: Db, args: { ids?: string[]; allDead?: { o
   const replayed = rows.map((r) => r.id);
   const others = (args.ids ?? []).filter((id) => !replayed.includes(id));
   const refused = others.length
-    ? await queryText<{ id: string; status: string }>(db, `select id, status from ticket_events where id = any($1::text[])`, [others])
+    ? await queryText<{ id: string; status: string }>(db, `select id, status from ticket_events where id = any($1::text[]) and ($2::text is null or org_id = $2)`, [others, args.orgId ?? null])
     : [];
   const found = new Set(refused.map((r) => r.id));
   return { replayed, refused: [...refused, ...others.filter((id) => !found.has(id)).map((id) => ({ id, status: 'not found' }))] };
