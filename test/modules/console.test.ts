@@ -45,7 +45,7 @@ describe('the console', () => {
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
     const missing = await get('/assets/app-nope.js');
     expect(missing.status).toBe(404);
-    expect((await missing.json()).code).toBe('not_found');
+    expect(((await missing.json()) as { code: string }).code).toBe('not_found');
   });
 
   test('the API keeps its answers: an unknown /api path is still a JSON 401 without a key', async () => {

@@ -12,7 +12,9 @@ interface Connector {
   id: string;
   name: string;
   platform: string;
-  webhook_url: string;
+  builtin: boolean;
+  /** Relative when the server has no PUBLIC_URL; null for a built-in connector (no webhook). */
+  webhook_url: string | null;
   signed: boolean;
   previous_secret_valid_until: string | null;
 }
@@ -28,6 +30,9 @@ interface TicketEvent {
   received_at: string;
   processed_at: string | null;
 }
+
+/** The URL to paste into the platform: the server's own when it has no PUBLIC_URL. */
+const absolute = (url: string) => new URL(url, location.origin).href;
 
 function CreateForm({ onCreated }: { onCreated: () => void }) {
   const [name, setName] = useState('');
@@ -242,11 +247,17 @@ export function ConnectorsPage() {
                   <h3>
                     {connector.name} <span class="badge">{connector.platform}</span>
                   </h3>
-                  <label for={`url-${connector.id}`}>Webhook URL</label>
-                  <div class="secret">
-                    <input id={`url-${connector.id}`} readOnly value={connector.webhook_url} data-testid="webhook-url" />
-                    <CopyButton text={connector.webhook_url} label="Copy URL" />
-                  </div>
+                  {connector.webhook_url === null ? (
+                    <p class="muted">Built in: tickets arrive by import, not by webhook.</p>
+                  ) : (
+                    <>
+                      <label for={`url-${connector.id}`}>Webhook URL</label>
+                      <div class="secret">
+                        <input id={`url-${connector.id}`} readOnly value={absolute(connector.webhook_url)} data-testid="webhook-url" />
+                        <CopyButton text={absolute(connector.webhook_url)} label="Copy URL" />
+                      </div>
+                    </>
+                  )}
                   <details>
                     <summary>Webhook secret</summary>
                     {admin ? <SecretForm connector={connector} onChanged={connectors.reload} /> : <p class="muted">Only admins change secrets.</p>}

@@ -1,0 +1,61 @@
+// Browser tests of the console: Debian's Chromium driven by playwright-core (no downloaded browser),
+// against the server started in-process on a free port, screenshots at two widths in
+// test-output/screenshots/ (ignored by git).
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { createLogger } from '../../src/lib/log.ts';
+import { tempDir, testConfig } from './harness.ts';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+/** CI sets CONSOLE_BROWSER_REQUIRED=1: there a missing browser fails the suite instead of skipping it. */
+export const BROWSER_REQUIRED = process.env.CONSOLE_BROWSER_REQUIRED === '1';
+export const hasChromium = existsSync(CHROMIUM);
+
+const SCREENSHOTS = new URL('../../test-output/screenshots/', import.meta.url).pathname;
+const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
+
+/** Flags for this machine's closed network (no Google lookups, no background connections); as
+ * root, Chromium needs --no-sandbox. */
+const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
+}
+
+export interface ConsoleServer {
+  server: RunningServer;
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** `revintel serve` in this process (embedded database in a new directory, the worker thread). */
+export async function startConsoleServer(): Promise<ConsoleServer> {
+  const root = tempDir('revintel-console-');
+  const dataDir = join(root, 'data');
+  const config = testConfig({ port: 0, host: '127.0.0.1', dataDir, databaseUrl: null, shutdownTimeoutMs: 2_000 });
+  const server = await startServer(config, { workerUrl: WORKER_URL, log: createLogger('silent') });
+  const url = server.url.href.replace(/\/$/, '');
+  return {
+    server,
+    url,
+    dataDir,
+    stop: async () => {
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Full-page screenshots at 1280 and 375 px wide: test-output/screenshots/<name>-<width>.png. */
+export async function screenshots(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const original = page.viewportSize() ?? { width: 1280, height: 800 };
+  for (const width of [1280, 375]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize(original);
+}
