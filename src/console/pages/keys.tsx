@@ -16,7 +16,7 @@ interface Key {
 }
 
 /** POST /api/keys: the key, and its secret (this once). */
-type Created = { secret?: string; plaintext?: string; key?: Key } & Partial<Key>;
+type Created = Key & { secret: string };
 
 function GenerateForm({ onCreated }: { onCreated: (secret: string, name: string) => void }) {
   const [name, setName] = useState('');
@@ -31,9 +31,7 @@ function GenerateForm({ onCreated }: { onCreated: (secret: string, name: string)
           const body: { name: string; expires_at?: string } = { name };
           if (expires) body.expires_at = new Date(`${expires}T23:59:59`).toISOString();
           const { data } = await api<Created>('POST', '/api/keys', body);
-          const secret = data.secret ?? data.plaintext;
-          if (!secret) throw new Error('The server did not return the secret');
-          onCreated(secret, name);
+          onCreated(data.secret, name);
           setName('');
           setExpires('');
         });

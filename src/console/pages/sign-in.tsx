@@ -69,9 +69,9 @@ export function AcceptPage() {
         >
           <p>This one-time link signs you in and sets your password. It works once.</p>
           <label for="new-password">New password</label>
-          <input id="new-password" type="password" autocomplete="new-password" required minLength={12} value={password} onInput={(e) => setPassword(e.currentTarget.value)} aria-describedby="password-help" />
+          <input id="new-password" type="password" autocomplete="new-password" required minLength={10} value={password} onInput={(e) => setPassword(e.currentTarget.value)} aria-describedby="password-help" />
           <p id="password-help" class="muted">
-            At least 12 characters.
+            At least 10 characters.
           </p>
           <label for="confirm-password">Confirm the password</label>
           <input id="confirm-password" type="password" autocomplete="new-password" required value={confirm} onInput={(e) => setConfirm(e.currentTarget.value)} />

@@ -10,16 +10,15 @@ interface User {
   email: string;
   name: string | null;
   role: 'admin' | 'member';
-  disabled?: boolean;
-  disabled_at?: string | null;
-  created_at?: string;
-  last_sign_in_at?: string | null;
+  status: 'invited' | 'active' | 'disabled';
+  disabled_at: string | null;
+  created_at: string;
 }
 
-/** The invitation answer: the user, and the link (its field named by the server). */
-type Invited = { user?: User; link?: string; invite_url?: string; sign_in_url?: string; url?: string } & Partial<User>;
+/** POST /api/users: the user and their one-time sign-in link (shown this once). */
+type Invited = { user: User; sign_in_link: string; link_expires_at: string };
 
-const isDisabled = (u: User) => Boolean(u.disabled ?? u.disabled_at);
+const isDisabled = (u: User) => u.status === 'disabled';
 
 function InviteForm({ onInvited }: { onInvited: (link: string, email: string) => void }) {
   const [email, setEmail] = useState('');
@@ -33,9 +32,7 @@ function InviteForm({ onInvited }: { onInvited: (link: string, email: string) =>
         event.preventDefault();
         void submit.run(async () => {
           const { data } = await api<Invited>('POST', '/api/users', { email, role, ...(name.trim() ? { name: name.trim() } : {}) });
-          const link = data.link ?? data.invite_url ?? data.sign_in_url ?? data.url;
-          if (!link) throw new Error('The server did not return the invitation link');
-          onInvited(link, email);
+          onInvited(data.sign_in_link, email);
           setEmail('');
           setName('');
         });
@@ -116,7 +113,7 @@ export function UsersPage() {
                     <th scope="col">E-mail</th>
                     <th scope="col">Role</th>
                     <th scope="col">Status</th>
-                    <th scope="col">Last sign-in</th>
+                    <th scope="col">Added</th>
                     <th scope="col">
                       <span class="sr-only">Actions</span>
                     </th>
@@ -136,9 +133,9 @@ export function UsersPage() {
                           <option value="admin">admin</option>
                         </select>
                       </td>
-                      <td>{isDisabled(user) ? <span class="badge status-revoked">disabled</span> : <span class="badge status-active">active</span>}</td>
+                      <td><span class={`badge status-${user.status}`}>{user.status}</span></td>
                       <td>
-                        <Time iso={user.last_sign_in_at} />
+                        <Time iso={user.created_at} />
                       </td>
                       <td>
                         {user.id === myId ? (
