@@ -97,7 +97,6 @@ function SecretForm({ connector, onChanged }: { connector: Connector; onChanged:
         });
       }}
     >
-      <h4>Webhook secret</h4>
       <p class="muted">{connector.signed ? 'Deliveries must be signed with the secret.' : 'No secret yet: deliveries are not verified.'}</p>
       {connector.previous_secret_valid_until ? (
         <p class="muted">
@@ -140,7 +139,6 @@ function Deliveries({ connector }: { connector: Connector }) {
   const id = connector.id;
   return (
     <div class="stack">
-      <h4>Recent deliveries</h4>
       <div class="inline-form">
         <div>
           <label for={`status-${id}`}>Show</label>

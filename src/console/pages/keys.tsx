@@ -2,6 +2,7 @@
 // with a copy button), and revoking one after a confirmation. Admins only (the API says 403 else).
 import { useState } from 'preact/hooks';
 import { api, errorMessage } from '../api.ts';
+import { isAdmin, useSession } from '../session.ts';
 import { ConfirmDialog, CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit } from '../ui.tsx';
 
 interface Key {
@@ -54,6 +55,18 @@ function GenerateForm({ onCreated }: { onCreated: (secret: string, name: string)
 }
 
 export function KeysPage() {
+  const session = useSession();
+  if (!isAdmin(session))
+    return (
+      <section>
+        <PageTitle>Settings → API</PageTitle>
+        <p class="notice">Only admins manage API keys. Ask an admin of your organisation for one.</p>
+      </section>
+    );
+  return <AdminKeysPage />;
+}
+
+function AdminKeysPage() {
   const keys = useLoad(() => api<Key[]>('GET', '/api/keys').then((r) => r.data), []);
   const [secret, setSecret] = useState<{ value: string; name: string } | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);

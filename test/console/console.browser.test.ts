@@ -1,0 +1,233 @@
+// The console in a real browser (Debian's Chromium through playwright-core) against `serve` run
+// in-process on a free port, with the demo organisation's data: the first sign-in from a one-time
+// link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
+// and a signed ticket seen among its deliveries, a member without Settings → API, a cross-origin
+// form post refused, and sign-out ending the session. Screenshots of every page at 1280 and 375 px
+// go to test-output/screenshots/.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createHmac } from 'node:crypto';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { loadDemo } from '../../src/modules/demo/service.ts';
+import { createUser, signInLinkUrl } from '../../src/modules/users/service.ts';
+import type { Db } from '../../src/db/client.ts';
+import { utcToday } from '../../src/lib/today.ts';
+import { BROWSER_REQUIRED, CHROMIUM, hasChromium, launchBrowser, screenshots, startConsoleServer, type ConsoleServer } from '../helpers/browser.ts';
+
+if (!hasChromium) {
+  if (BROWSER_REQUIRED) throw new Error(`CONSOLE_BROWSER_REQUIRED=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  console.warn(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+}
+
+const PASSWORD = 'correct horse battery staple';
+
+describe.skipIf(!hasChromium)('the console in Chromium', () => {
+  let app: ConsoleServer;
+  let browser: Browser;
+  let admin: { context: BrowserContext; page: Page };
+  let adminEmail: string;
+  let demoKey: string;
+  const contexts: BrowserContext[] = [];
+
+  const link = async (orgId: string, email: string, role: 'admin' | 'member') => {
+    const db = app.server.database.db;
+    const { link: issued } = await db.transaction((tx) => createUser(tx as unknown as Db, { org: orgId, email, name: null, role, actor: 'test' }));
+    return signInLinkUrl(app.url, issued.token);
+  };
+  const newPage = async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'Europe/Paris', locale: 'en-GB' });
+    contexts.push(context);
+    return { context, page: await context.newPage() };
+  };
+  const cookieHeader = async (context: BrowserContext) => (await context.cookies(app.url)).map((c) => `${c.name}=${c.value}`).join('; ');
+  const api = (path: string, init: RequestInit = {}) => fetch(`${app.url}${path}`, init);
+  /** Accepts a one-time link in a new browser context: the page's form, then the console. */
+  const acceptLink = async (url: string, shot?: string) => {
+    const opened = await newPage();
+    await opened.page.goto(url);
+    await opened.page.getByLabel('New password').fill(PASSWORD);
+    await opened.page.getByLabel('Confirm the password').fill(PASSWORD);
+    if (shot) await screenshots(opened.page, shot);
+    await opened.page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await opened.page.getByRole('navigation', { name: 'Console' }).waitFor();
+    return opened;
+  };
+
+  beforeAll(async () => {
+    [app, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
+    const db = app.server.database.db;
+    const demo = await db.transaction((tx) => loadDemo(tx as unknown as Db, { orgName: 'Demo', customers: 60, seed: 7, today: utcToday(), actor: 'test' }));
+    demoKey = demo.secret;
+    // A backtest for the CFO page's calibration plot (the fitting thread runs it).
+    await api('/api/cfo/backtests', { method: 'POST', headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' }, body: '{}' });
+    adminEmail = `admin-${Date.now()}@example.com`;
+    admin = await acceptLink(await link(demo.org.id, adminEmail, 'admin'), 'accept');
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => {});
+    await browser?.close();
+    await app?.stop();
+  });
+
+  test('the first sign-in from the one-time link lands in the console; the link works only once', async () => {
+    const { page } = admin;
+    await expect(page.getByRole('link', { name: 'Settings → API' }).isVisible()).resolves.toBe(true);
+    expect(page.url()).not.toContain('token='); // the used token left the address bar
+    const me = (await (await api('/api/me', { headers: { cookie: await cookieHeader(admin.context) } })).json()) as { data: { user: unknown } };
+    expect(me.data.user).toEqual(expect.objectContaining({ email: adminEmail, role: 'admin' }));
+    const again = await api('/api/auth/accept', { method: 'POST', headers: { 'content-type': 'application/json', origin: app.url }, body: JSON.stringify({ token: 'used-or-not', password: PASSWORD }) });
+    expect(again.status).toBe(401);
+    const signIn = (await newPage()).page;
+    await signIn.goto(`${app.url}/`);
+    await signIn.getByRole('heading', { name: 'Sign in to revintel' }).waitFor();
+    await screenshots(signIn, 'sign-in');
+  });
+
+  test('Settings → API: a key generated in the page works with fetch, and once revoked is refused (401)', async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/settings/api`);
+    await page.getByLabel('Key name').fill('browser test key');
+    await page.getByRole('button', { name: 'Generate key' }).click();
+    const secret = (await page.getByTestId('new-secret').textContent())!.trim();
+    expect(secret).toStartWith('rvk_');
+    const me = await api('/api/me', { headers: { authorization: `Bearer ${secret}` } });
+    expect(me.status).toBe(200);
+    await page.getByRole('row', { name: /browser test key/ }).getByText(/ago|\d/).first().waitFor();
+    await screenshots(page, 'settings-api');
+    await page.getByRole('button', { name: 'Revoke key browser test key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByRole('row', { name: /browser test key/ }).getByText('revoked', { exact: true }).waitFor();
+    const refused = await api('/api/me', { headers: { authorization: `Bearer ${secret}` } });
+    expect(refused.status).toBe(401);
+  });
+
+  test("a connector made in the page, its secret set there, receives a signed ticket that shows among its deliveries", async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/support/connectors`);
+    await page.getByLabel('Connector name').fill('Browser help desk');
+    await page.getByLabel('Platform').selectOption('generic');
+    await page.getByRole('button', { name: 'Create connector' }).click();
+    const card = page.locator('li.card', { has: page.getByRole('heading', { name: /Browser help desk/ }) });
+    await card.locator('summary', { hasText: 'Webhook secret' }).click();
+    await card.getByRole('button', { name: 'Set secret' }).click();
+    const secret = (await card.getByTestId('connector-secret').textContent())!.trim();
+    expect(secret.length).toBeGreaterThanOrEqual(16);
+    const url = await card.getByTestId('webhook-url').inputValue();
+    expect(url).toStartWith(`${app.url}/api/webhooks/tickets?connectorId=`);
+    const body = JSON.stringify({ ticket: { id: 'BROWSER-1', subject: 'We are thinking of cancelling', requester_email: 'cfo@example.com' } });
+    const unsigned = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(unsigned.status).toBe(401);
+    const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    const signed = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body });
+    expect(signed.status).toBeLessThan(300);
+    await card.locator('summary', { hasText: 'Deliveries and dead letters' }).click();
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      await card.getByRole('button', { name: 'Refresh' }).click();
+      if (await card.locator('tbody tr', { hasText: 'done' }).count()) break;
+      if (Date.now() > deadline) throw new Error('the signed ticket never showed as done among the deliveries');
+      await page.waitForTimeout(250);
+    }
+    await screenshots(page, 'connectors');
+  });
+
+  test('the other pages: CFO, customers, a customer, agent actions, users (screenshots at 1280 and 375 px)', async () => {
+    const { page } = admin;
+    // Predictions are scored by the worker after the demo load.
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const list = (await (await api('/api/cfo/predictions?limit=1', { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data?: unknown[] };
+      if (list.data?.length) break;
+      await Bun.sleep(200);
+    }
+    await page.goto(`${app.url}/cfo`);
+    await page.getByRole('heading', { name: 'ARR at risk by band and currency' }).waitFor();
+    await page.locator('section.panel h3').first().waitFor();
+    await page.waitForTimeout(300); // the charts draw in a frame
+    await screenshots(page, 'cfo');
+    await page.getByRole('link', { name: 'Customers' }).click();
+    await page.getByLabel('Search name, domain or e-mail').waitFor();
+    await page.locator('tbody tr').first().waitFor();
+    await page.getByLabel('Sort by').selectOption('risk');
+    await page.getByRole('columnheader', { name: 'ARR at risk' }).waitFor();
+    await screenshots(page, 'customers');
+    await page.locator('tbody tr a').first().click();
+    await page.getByRole('heading', { name: 'Contracts' }).waitFor();
+    await page.getByRole('heading', { name: 'Churn prediction' }).waitFor();
+    await screenshots(page, 'customer');
+    await page.getByRole('link', { name: 'Agent actions' }).click();
+    await page.getByLabel('Status').waitFor();
+    await screenshots(page, 'agent-actions');
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('cell', { name: adminEmail, exact: true }).waitFor();
+    await screenshots(page, 'users');
+  });
+
+  test('a member invited from the Users page does not see Settings → API, and the API refuses them there (403)', async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/settings/users`);
+    const email = `member-${Date.now()}@example.com`;
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Role', { exact: true }).selectOption('member');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    const invite = await page.getByTestId('invite-link').inputValue();
+    expect(invite).toContain('/sign-in/accept#token=');
+    const member = await acceptLink(invite);
+    await expect(member.page.getByRole('link', { name: 'Customers' }).isVisible()).resolves.toBe(true);
+    expect(await member.page.getByRole('link', { name: 'Settings → API' }).count()).toBe(0);
+    expect(await member.page.getByRole('link', { name: 'Users' }).count()).toBe(0);
+    await member.page.goto(`${app.url}/settings/api`);
+    await member.page.getByText('Only admins manage API keys').waitFor();
+    expect(await member.page.getByRole('button', { name: 'Generate key' }).count()).toBe(0);
+    expect(await (await api('/api/keys', { method: 'POST', headers: { cookie: await cookieHeader(member.context), 'content-type': 'application/json', origin: app.url }, body: '{"name":"x"}' })).status).toBe(403);
+  });
+
+  test('CSRF: a form on another origin posting to /api/keys with the session cookie is refused (403) and makes no key', async () => {
+    const keyCount = async () => ((await (await api('/api/keys', { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data: unknown[] }).data.length;
+    const before = await keyCount();
+    const attacker = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: () =>
+        new Response(
+          `<!doctype html><form id="f" method="POST" action="${app.url}/api/keys" enctype="text/plain"><input name='{"name":"evil","x":"' value='"}'></form><script>document.getElementById('f').submit()</script>`,
+          { headers: { 'content-type': 'text/html' } },
+        ),
+    });
+    try {
+      const { page } = admin;
+      const answered = page.waitForResponse((r) => r.url() === `${app.url}/api/keys` && r.request().method() === 'POST');
+      await page.goto(`http://127.0.0.1:${attacker.port}/`);
+      const response = await answered;
+      expect(response.status()).toBe(403);
+      expect(((await response.json()) as { code: string }).code).toBe('csrf_failed');
+    } finally {
+      attacker.stop(true);
+    }
+    expect(await keyCount()).toBe(before);
+  });
+
+  test('sign out ends the session (its cookie is refused after); sign out everywhere ends the others', async () => {
+    // A second session of the admin, by password.
+    const other = await newPage();
+    await other.page.goto(`${app.url}/sign-in`);
+    await other.page.getByLabel('E-mail').fill(adminEmail);
+    await other.page.getByLabel('Password').fill(PASSWORD);
+    await other.page.getByRole('button', { name: 'Sign in' }).click();
+    await other.page.getByRole('navigation', { name: 'Console' }).waitFor();
+    const otherCookie = await cookieHeader(other.context);
+    expect((await api('/api/me', { headers: { cookie: otherCookie } })).status).toBe(200);
+
+    const { page, context } = admin;
+    await page.goto(`${app.url}/cfo`);
+    const cookie = await cookieHeader(context);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in to revintel' }).waitFor();
+    expect((await api('/api/me', { headers: { cookie } })).status).toBe(401);
+    expect((await api('/api/me', { headers: { cookie: otherCookie } })).status).toBe(200);
+
+    await other.page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await other.page.getByRole('heading', { name: 'Sign in to revintel' }).waitFor();
+    expect((await api('/api/me', { headers: { cookie: otherCookie } })).status).toBe(401);
+  });
+});
