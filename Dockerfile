@@ -10,6 +10,7 @@ COPY drizzle ./drizzle
 COPY scripts ./scripts
 COPY src ./src
 ENV NODE_ENV=production
+# The build bundles the web console (src/console) into build/console.pack and embeds it.
 RUN bun run build && ./dist/revintel version
 
 FROM debian:bookworm-slim AS runtime

@@ -1,7 +1,7 @@
 // CFO: ARR at risk by band and currency (the predictions' summary), the renewals of the next 90
 // days against their churn risk, and the latest backtest's AUC and calibration plot.
 import { useMemo } from 'preact/hooks';
-import type uPlot from 'uplot';
+import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
 import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
@@ -84,6 +84,7 @@ function RiskByBand({ summary }: { summary: Summary[] }) {
 }
 
 const DAY = 86_400_000;
+const shortDate = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', timeZone: 'UTC' });
 
 function Renewals({ predictions }: { predictions: Prediction[] }) {
   const today = Date.now();
@@ -96,8 +97,10 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
       ({
         height: 260,
         legend: { show: false },
-        scales: { x: { time: true }, y: { range: [0, 100] } },
-        axes: [{ stroke: '#3d4650' }, { stroke: '#3d4650', label: 'Churn probability (%)', values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} %`) }],
+        // Renewal dates are calendar days: ticks at UTC midnights, labelled as such.
+        tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        scales: { x: { time: true }, y: { range: (_u: uPlot, _min: number, max: number) => [0, Math.min(100, Math.max(10, Math.ceil(max * 1.2)))] } },
+        axes: [{ stroke: '#3d4650', values: (_u: uPlot, ticks: number[]) => ticks.map((t) => shortDate.format(new Date(t * 1000))) }, { stroke: '#3d4650', label: 'Churn probability (%)', values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} %`) }],
         series: [{}, { label: 'Churn probability', stroke: '#b3261e', width: 0, points: { show: true, size: 8, fill: '#b3261e' }, paths: () => null }],
       }) as Omit<uPlot.Options, 'width' | 'height'> & { height: number },
     [],

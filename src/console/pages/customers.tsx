@@ -193,7 +193,9 @@ function PredictionPanel({ id }: { id: string }) {
   if (state.loading) return <Spinner />;
   const p = state.data;
   if (!p) return <Empty>No churn prediction yet: this customer has not been scored.</Empty>;
-  const strongest = Math.max(...p.drivers.map((d) => Math.abs(d.impact)), 0.0001);
+  // Drivers that moved the score (a rounded 0.00 says nothing); the strongest sets the bars' scale.
+  const drivers = p.drivers.filter((d) => Math.abs(d.impact) >= 0.005);
+  const strongest = Math.max(...drivers.map((d) => Math.abs(d.impact)), 0.0001);
   return (
     <section class="panel">
       <h2>Churn prediction</h2>
@@ -227,7 +229,7 @@ function PredictionPanel({ id }: { id: string }) {
       </dl>
       <h3>Drivers</h3>
       <ul class="drivers">
-        {p.drivers.map((d) => (
+        {drivers.map((d) => (
           <li key={d.feature}>
             <span>{d.label}</span>
             <span class="bar-track" aria-hidden="true">
@@ -239,6 +241,7 @@ function PredictionPanel({ id }: { id: string }) {
           </li>
         ))}
       </ul>
+      {drivers.length < p.drivers.length ? <p class="muted">{p.drivers.length - drivers.length} other signals had no effect on this score.</p> : null}
     </section>
   );
 }
