@@ -123,8 +123,9 @@ export interface UpdateUserInput {
   actor: string;
 }
 
-/** Changes a role or disables (ends every session) or enables a user. The organisation keeps at
- * least one active admin: demoting or disabling the last one is a 409. */
+/** Changes a role or disables (ends every session) or enables a user. In the console the
+ * organisation keeps at least one active admin: demoting or disabling the last one is a 409. The
+ * operator (the CLI, no `orgId`) may, and can always make a new admin with `revintel users create`. */
 export async function updateUser(db: Db, input: UpdateUserInput): Promise<User> {
   // Locked: two admins demoting each other at once must not leave the organisation without one.
   const [user] = await db
@@ -136,7 +137,7 @@ export async function updateUser(db: Db, input: UpdateUserInput): Promise<User> 
   const role = input.role === undefined ? user.role : checkRole(input.role);
   const disabled = input.disabled === undefined ? user.disabledAt !== null : input.disabled;
   const wasActiveAdmin = user.role === 'admin' && !user.disabledAt;
-  if (wasActiveAdmin && (role !== 'admin' || disabled)) {
+  if (input.orgId && wasActiveAdmin && (role !== 'admin' || disabled)) {
     await db.execute(sql`select id from ${users} where ${users.orgId} = ${user.orgId} and ${users.role} = 'admin' for update`);
     const [others] = await db
       .select({ n: count() })
