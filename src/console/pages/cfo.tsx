@@ -106,12 +106,13 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
     [],
   );
   if (upcoming.length === 0) return <Empty>No scored customer renews in the next 90 days.</Empty>;
+  const riskiest = [...upcoming].sort((a, b) => b.arr_at_risk - a.arr_at_risk).slice(0, 10);
   return (
     <>
       <Chart options={options} data={data} label={`Renewals of the next 90 days by churn probability: ${upcoming.length} customers`} />
       <div class="table-wrap">
         <table>
-          <caption class="sr-only">Renewals of the next 90 days</caption>
+          <caption>The ten renewals with the most ARR at risk (of {upcoming.length})</caption>
           <thead>
             <tr>
               <th scope="col">Renewal</th>
@@ -129,7 +130,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
             </tr>
           </thead>
           <tbody>
-            {upcoming.slice(0, 25).map((p) => (
+            {riskiest.map((p) => (
               <tr key={p.customer_id}>
                 <td>{day(p.renewal_date)}</td>
                 <td>
@@ -156,18 +157,21 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
     const bins = [...table].sort((a, b) => a.mean_predicted - b.mean_predicted);
     return [bins.map((b) => b.mean_predicted * 100), bins.map((b) => b.observed_rate * 100), bins.map((b) => b.mean_predicted * 100)];
   }, [backtest]);
+  // One scale for both axes, so perfect calibration is the diagonal.
+  const top = useMemo(() => Math.min(100, Math.max(5, Math.ceil(Math.max(...(data[1] as number[]), ...(data[0] as number[])) * 1.1))), [data]);
   const options = useMemo(
     () =>
       ({
         height: 280,
-        scales: { x: { time: false }, y: { range: [0, 100] } },
+        legend: { live: false },
+        scales: { x: { time: false, range: [0, top] }, y: { range: [0, top] } },
         axes: [
           { stroke: '#3d4650', label: 'Predicted churn (%)' },
           { stroke: '#3d4650', label: 'Observed churn (%)' },
         ],
         series: [{ label: 'Predicted' }, { label: 'Observed', stroke: '#0550ae', width: 2, points: { show: true, size: 7, fill: '#0550ae' } }, { label: 'Perfect calibration', stroke: '#6e7781', dash: [6, 4], width: 1, points: { show: false } }],
       }) as Omit<uPlot.Options, 'width' | 'height'> & { height: number },
-    [],
+    [top],
   );
   if (!backtest) return <Empty>No backtest has finished yet. Run one with revintel backtest or POST /api/cfo/backtests.</Empty>;
   const m = backtest.metrics ?? {};
