@@ -25,6 +25,12 @@ export interface Me {
 }
 
 let csrfToken: string | null = null;
+let onUnauthorized: (() => void) | null = null;
+
+/** Called when a call answers 401 outside sign-in: the session ended (expired, or signed out elsewhere). */
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
 
 export function setCsrfToken(token: string | null | undefined): void {
   csrfToken = token ?? null;
@@ -53,6 +59,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     const message =
       typeof error === 'string' ? error : error && typeof error === 'object' && 'message' in error ? String((error as { message: unknown }).message) : `The server answered ${response.status}`;
     const code = parsed?.code ?? (error && typeof error === 'object' && 'code' in error ? String((error as { code: unknown }).code) : null);
+    if (response.status === 401 && path !== '/api/me' && !path.startsWith('/api/auth/')) onUnauthorized?.();
     throw new ApiError(message, response.status, code);
   }
   return { data: parsed.data as T, meta: parsed.meta };

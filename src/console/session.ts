@@ -1,6 +1,6 @@
 // Who is signed in: GET /api/me, shared by every page through a tiny store.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, setCsrfToken, type Me } from './api.ts';
+import { api, ApiError, setCsrfToken, whenUnauthorized, type Me } from './api.ts';
 
 export type Session = { state: 'loading' } | { state: 'signed-out'; error?: string } | { state: 'signed-in'; me: Me };
 
@@ -29,6 +29,9 @@ export function signedOut(): void {
   setCsrfToken(null);
   set({ state: 'signed-out' });
 }
+
+// A session that ended meanwhile: back to the sign-in form (the page's path is kept for after).
+whenUnauthorized(() => set({ state: 'signed-out', error: 'Your session has ended: sign in again.' }));
 
 export function useSession(): Session {
   const [current, setCurrent] = useState(session);

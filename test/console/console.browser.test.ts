@@ -131,7 +131,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await screenshots(page, 'connectors');
   });
 
-  test('the other pages: CFO, customers, a customer, agent actions, users (screenshots at 1280 and 375 px)', async () => {
+  test('the other pages: CFO, customers, a customer, an action approved in the inbox, users (screenshots at 1280 and 375 px)', async () => {
     const { page } = admin;
     // Predictions are scored by the worker after the demo load.
     const deadline = Date.now() + 30_000;
@@ -155,15 +155,30 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('heading', { name: 'Contracts' }).waitFor();
     await page.getByRole('heading', { name: 'Churn prediction' }).waitFor();
     await screenshots(page, 'customer');
+    // An action waiting for approval, proposed over the API, approved in the inbox.
+    const customerId = new URL(page.url()).pathname.split('/').pop()!;
+    const proposed = await api('/api/agent-actions', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ customer_id: customerId, type: 'check_in', params: { channel: 'call', due_in_days: 3 }, rationale: 'Browser test: call them this week', requires_approval: true }),
+    });
+    expect(proposed.status).toBeLessThan(300);
+    const action = ((await proposed.json()) as { data: { id: string; status: string } }).data;
+    expect(action.status).toBe('pending_approval');
     await page.getByRole('link', { name: 'Agent actions' }).click();
-    await page.getByLabel('Status').waitFor();
+    const card = page.locator('li.card', { hasText: 'Browser test: call them this week' });
+    await card.waitFor();
     await screenshots(page, 'agent-actions');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.waitFor({ state: 'detached' });
+    const decided = ((await (await api(`/api/agent-actions/${action.id}`, { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data: { status: string } }).data;
+    expect(['approved', 'executed']).toContain(decided.status);
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('cell', { name: adminEmail, exact: true }).waitFor();
     await screenshots(page, 'users');
   });
 
-  test('a member invited from the Users page does not see Settings → API, and the API refuses them there (403)', async () => {
+  test('a member invited from the Users page does not see Settings → API, the API refuses them there (403), and once disabled in the page they are signed out', async () => {
     const { page } = admin;
     await page.goto(`${app.url}/settings/users`);
     const email = `member-${Date.now()}@example.com`;
@@ -180,6 +195,12 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await member.page.getByText('Only admins manage API keys').waitFor();
     expect(await member.page.getByRole('button', { name: 'Generate key' }).count()).toBe(0);
     expect(await (await api('/api/keys', { method: 'POST', headers: { cookie: await cookieHeader(member.context), 'content-type': 'application/json', origin: app.url }, body: '{"name":"x"}' })).status).toBe(403);
+    // Disabled by the admin in the Users page: the member's next page is the sign-in form.
+    await page.getByRole('button', { name: `Disable ${email}` }).click();
+    await page.getByRole('button', { name: `Enable ${email}` }).waitFor();
+    await member.page.getByRole('link', { name: 'Customers' }).click();
+    await member.page.getByRole('heading', { name: 'Sign in to revintel' }).waitFor();
+    await member.page.getByText('Your session has ended').waitFor();
   });
 
   test('CSRF: a form on another origin posting to /api/keys with the session cookie is refused (403) and makes no key', async () => {
