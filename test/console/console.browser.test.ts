@@ -25,6 +25,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   let browser: Browser;
   let admin: { context: BrowserContext; page: Page };
   let adminEmail: string;
+  let adminLink: string;
   let demoKey: string;
   const contexts: BrowserContext[] = [];
 
@@ -60,7 +61,8 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     // A backtest for the CFO page's calibration plot (the fitting thread runs it).
     await api('/api/cfo/backtests', { method: 'POST', headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' }, body: '{}' });
     adminEmail = `admin-${Date.now()}@example.com`;
-    admin = await acceptLink(await link(demo.org.id, adminEmail, 'admin'), 'accept');
+    adminLink = await link(demo.org.id, adminEmail, 'admin');
+    admin = await acceptLink(adminLink, 'accept');
   }, 120_000);
 
   afterAll(async () => {
@@ -75,8 +77,13 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(page.url()).not.toContain('token='); // the used token left the address bar
     const me = (await (await api('/api/me', { headers: { cookie: await cookieHeader(admin.context) } })).json()) as { data: { user: unknown } };
     expect(me.data.user).toEqual(expect.objectContaining({ email: adminEmail, role: 'admin' }));
-    const again = await api('/api/auth/accept', { method: 'POST', headers: { 'content-type': 'application/json', origin: app.url }, body: JSON.stringify({ token: 'used-or-not', password: PASSWORD }) });
-    expect(again.status).toBe(401);
+    // The same link again: the page shows the API's refusal.
+    const again = (await newPage()).page;
+    await again.goto(adminLink);
+    await again.getByLabel('New password').fill(PASSWORD);
+    await again.getByLabel('Confirm the password').fill(PASSWORD);
+    await again.getByRole('button', { name: 'Set password and sign in' }).click();
+    await again.getByRole('alert').filter({ hasText: 'already been used' }).waitFor();
     const signIn = (await newPage()).page;
     await signIn.goto(`${app.url}/`);
     await signIn.getByRole('heading', { name: 'Sign in to revintel' }).waitFor();
@@ -232,9 +239,12 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     // A second session of the admin, by password.
     const other = await newPage();
     await other.page.goto(`${app.url}/sign-in`);
-    await other.page.getByLabel('E-mail').fill(adminEmail);
-    await other.page.getByLabel('Password').fill(PASSWORD);
-    await other.page.getByRole('button', { name: 'Sign in' }).click();
+    // From the keyboard alone: type, Tab to the password, Enter submits.
+    await other.page.getByLabel('E-mail').focus();
+    await other.page.keyboard.type(adminEmail);
+    await other.page.keyboard.press('Tab');
+    await other.page.keyboard.type(PASSWORD);
+    await other.page.keyboard.press('Enter');
     await other.page.getByRole('navigation', { name: 'Console' }).waitFor();
     const otherCookie = await cookieHeader(other.context);
     expect((await api('/api/me', { headers: { cookie: otherCookie } })).status).toBe(200);
