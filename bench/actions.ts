@@ -35,7 +35,7 @@ import { chatSendJob } from '../src/modules/slack/sender.ts';
 import { fakeSlack } from '../test/helpers/fake-slack.ts';
 import { drainJobs } from '../test/helpers/jobs.ts';
 import { makeConnector } from '../test/helpers/tickets.ts';
-import { cleanupAll, fmtInt, fmtMs, makeTempDir, positiveOption, printHeaderAndExit, sleep, table } from './lib.ts';
+import { cleanupAll, fmtInt, fmtMs, makeTempDir, positiveOption, printHeaderAndExit, quantile, sleep, table } from './lib.ts';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -58,7 +58,6 @@ const databaseUrl = opts['database-url'] ?? (opts.quick ? undefined : process.en
 const SIGNING_SECRET = 'bench-signing-secret';
 const SECRET_KEY = 'bench-secret-key-0123456789abcdefghijklmnop';
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function measure(label: string, database: Database) {
   await runMigrations(database, database.kind === 'postgres' ? databaseUrl! : null);
@@ -156,7 +155,7 @@ async function measure(label: string, database: Database) {
     }
     await Promise.all(inFlight);
     const sorted = latencies.sort((a, b) => a - b);
-    return { busyClicks, figure: `p50 ${fmtMs(percentile(sorted, 50))}`, detail: `p99 ${fmtMs(percentile(sorted, 99))}, max ${fmtMs(sorted.at(-1)!)}` };
+    return { busyClicks, figure: `p50 ${fmtMs(quantile(sorted, 0.5))}`, detail: `p99 ${fmtMs(quantile(sorted, 0.99))}, max ${fmtMs(sorted.at(-1)!)}` };
   };
   try {
     const idle = await clickAll(targets.slice(0, clicks), () => false);

@@ -194,6 +194,12 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The `q` quantile (nearest rank) of `values`. */
+export function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+}
+
 /** Polls `url` every `everyMs` until it answers 200; throws if `proc` exits first or on timeout
  * (naming the last answer, if any). */
 export async function waitFor200(url: string, proc: Subprocess, timeoutMs = 60_000, everyMs = 10): Promise<void> {

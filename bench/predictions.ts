@@ -33,8 +33,8 @@ import { loadDemo } from '../src/modules/demo/service.ts';
 import { featuresAt } from '../src/modules/predictions/features.ts';
 import { recomputeInChunks } from '../src/modules/predictions/service.ts';
 import { DEFAULT_PREDICTION_SETTINGS } from '../src/modules/predictions/settings.ts';
-import { cleanupAll, fmtInt, fmtMB, fmtMs, fmtRatio, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, sampleRss, sleep, stopOnSignal, table } from './lib.ts';
-import { chooseLoadTool, ensureBinary, loadRun, revintelRunner } from './revintel.ts';
+import { cleanupAll, fmtInt, fmtMB, fmtMs, fmtRatio, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, quantile, sampleRss, sleep, stopOnSignal, table } from './lib.ts';
+import { chooseLoadTool, ensureBinary, loadRun, pacedAcks, revintelRunner } from './revintel.ts';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -236,25 +236,10 @@ async function measureFitting(env: Record<string, string>, org: string, figures:
 /** Phase 4: webhook acknowledgements at `rate`/s with nothing else running, then while a backtest
  * runs in the server's fitting thread (until it finishes). */
 async function measureAcks(base: string, secret: string, connectorId: string, domains: string[], figures: Figures) {
-  const post = async (latencies: number[]) => {
-    const body = JSON.stringify({ ticket: { id: `ACK-${randomBase62(10)}`, subject: 'Export fails', description: 'The CSV export fails again.', requester_email: `ops@${domains[latencies.length % domains.length]}` } });
-    const sent = performance.now();
-    const response = await fetch(`${base}/api/webhooks/tickets?connectorId=${connectorId}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-    await response.arrayBuffer();
-    if (response.status === 200) latencies.push(performance.now() - sent);
-  };
-  const paced = async (latencies: number[], until: () => boolean) => {
-    const inFlight: Promise<void>[] = [];
-    while (!until()) {
-      const due = performance.now() + 1000 / rate;
-      inFlight.push(post(latencies));
-      await sleep(Math.max(0, due - performance.now()));
-    }
-    await Promise.all(inFlight);
-  };
-  const idle: number[] = [];
+  const ticket = (n: number) =>
+    JSON.stringify({ ticket: { id: `ACK-${randomBase62(10)}`, subject: 'Export fails', description: 'The CSV export fails again.', requester_email: `ops@${domains[n % domains.length]}` } });
   const idleEnd = performance.now() + Math.min(freshSeconds, 10) * 1000;
-  await paced(idle, () => performance.now() > idleEnd);
+  const idle = await pacedAcks(base, connectorId, rate, () => performance.now() > idleEnd, ticket);
   const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
   const started = performance.now();
   const asked = (await (await fetch(`${base}/api/cfo/backtests`, { method: 'POST', headers, body: '{}' })).json()) as { data: { id: string } };
@@ -267,11 +252,9 @@ async function measureAcks(base: string, secret: string, connectorId: string, do
     }
     finished = true;
   })();
-  const busy: number[] = [];
-  await paced(busy, () => finished);
+  const busy = await pacedAcks(base, connectorId, rate, () => finished, ticket);
   await watch;
-  const p = (values: number[], q: number) => values.sort((a, b) => a - b)[Math.max(0, Math.ceil(q * values.length) - 1)] ?? NaN;
-  figures.acks = { idleP50: median(idle), idleP99: p(idle, 0.99), busyP50: median(busy), busyP99: p(busy, 0.99), backtestMs: performance.now() - started };
+  figures.acks = { idleP50: median(idle), idleP99: quantile(idle, 0.99), busyP50: median(busy), busyP99: quantile(busy, 0.99), backtestMs: performance.now() - started };
   log(`  acks at ${rate}/s: idle p50 ${fmtMs(figures.acks.idleP50 * 1000)} p99 ${fmtMs(figures.acks.idleP99 * 1000)}; during a ${fmtSeconds(figures.acks.backtestMs)} backtest p50 ${fmtMs(figures.acks.busyP50 * 1000)} p99 ${fmtMs(figures.acks.busyP99 * 1000)}`);
 }
 

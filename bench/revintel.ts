@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
-import { freePort, runToEnd, spawnTracked, stopProcess, waitFor200 } from './lib.ts';
+import { freePort, runToEnd, sleep, spawnTracked, stopProcess, waitFor200 } from './lib.ts';
 
 export const REPO = new URL('..', import.meta.url).pathname;
 export const BENCH = new URL('.', import.meta.url).pathname;
@@ -188,3 +188,28 @@ export async function recreateDatabase(adminUrl: string, name: string): Promise<
 export async function dropDatabase(adminUrl: string, name: string) {
   await withAdminSql(adminUrl, (sql) => sql.unsafe(`drop database if exists "${name}" with (force)`));
 }
+
+// --- webhook acknowledgements at a steady rate ------------------------------------------------------
+
+/** Posts a ticket to the connector's webhook `rate` times a second (not waiting for answers) until
+ * `until()` says stop, and returns the latency of each 200 in ms. */
+export async function pacedAcks(base: string, connectorId: string, rate: number, until: () => boolean, bodyOf: (n: number) => string = defaultTicket): Promise<number[]> {
+  const latencies: number[] = [];
+  const inFlight: Promise<void>[] = [];
+  for (let n = 0; !until(); n++) {
+    const due = performance.now() + 1000 / rate;
+    const sent = performance.now();
+    inFlight.push(
+      fetch(`${base}/api/webhooks/tickets?connectorId=${connectorId}`, { method: 'POST', body: bodyOf(n), headers: { 'content-type': 'application/json' } }).then(async (response) => {
+        await response.arrayBuffer();
+        if (response.status === 200) latencies.push(performance.now() - sent);
+      }),
+    );
+    await sleep(Math.max(0, due - performance.now()));
+  }
+  await Promise.all(inFlight);
+  return latencies;
+}
+
+const defaultTicket = (n: number) =>
+  JSON.stringify({ ticket: { id: `ACK-${n}-${Math.random().toString(36).slice(2)}`, subject: 'Export fails', description: 'The CSV export fails again.', requester_email: 'ops@example.com' } });

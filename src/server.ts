@@ -7,7 +7,6 @@ import { describeError } from './plugins/errors.ts';
 import type { Config } from './config.ts';
 import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
 import { isMigrated, runMigrations } from './db/migrate.ts';
-import { snapshotPglite, writeBackupFile } from './db/backup.ts';
 import { createMetrics } from './modules/metrics/registry.ts';
 import { scrape } from './modules/metrics/index.ts';
 import { serveAdminSocket } from './admin/socket.ts';
@@ -248,12 +247,6 @@ export async function startServer(config: Config, options: ServeOptions): Promis
           app.connectors.invalidate();
         },
         onJobsQueued: () => supervisor.wakeJobs(),
-        backup: async (path) => {
-          const started = performance.now();
-          const manifest = writeBackupFile(path, await snapshotPglite(database.pglite!), config.dataDir);
-          log.info('backup written', { path, bytes: manifest.pgdata.bytes, ms: Math.round(performance.now() - started) });
-          return manifest;
-        },
       });
       cleanups.push(socket.stop);
     }

@@ -3,8 +3,7 @@
 // request is one unit, run whole by the server: a CLI killed mid-command cannot leave a transaction
 // open, and pglite-socket would wedge if one did (README "Development", units of work).
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
-import type { BackupManifest } from '../db/backup.ts';
+import { join } from 'node:path';
 import { localRunner, RemoteUnitError, serializeError, type UnitRunner } from '../db/units.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../lib/errors.ts';
@@ -20,7 +19,7 @@ export const adminSocketPath = (dataDir: string) => join(socketDir(dataDir), 're
 const reviveDates = (key: string, value: unknown) =>
   typeof value === 'string' && key.endsWith('At') && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value) ? new Date(value) : value;
 
-export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessChange: () => void; onJobsQueued: () => void; backup: (path: string) => Promise<BackupManifest> }) {
+export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessChange: () => void; onJobsQueued: () => void}) {
   const path = adminSocketPath(options.dataDir);
   mkdirSync(socketDir(options.dataDir), { recursive: true, mode: 0o700 });
   chmodSync(socketDir(options.dataDir), 0o700);
@@ -29,17 +28,6 @@ export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessCha
   const server = Bun.serve({
     unix: path,
     async fetch(request) {
-      // A backup is no unit: the owner snapshots the whole database (db/backup.ts) and writes the
-      // file at the absolute path the CLI resolved.
-      if (request.method === 'POST' && new URL(request.url).pathname === '/backup') {
-        try {
-          const { path } = JSON.parse(await request.text()) as { path: string };
-          if (typeof path !== 'string' || !isAbsolute(path)) throw new Error('the backup path must be absolute');
-          return Response.json({ ok: true, result: await options.backup(path) });
-        } catch (error) {
-          return Response.json({ ok: false, error: serializeError(error) });
-        }
-      }
       const name = new URL(request.url).pathname.replace(/^\/units\//, '') as keyof AdminUnits;
       if (request.method !== 'POST' || !Object.hasOwn(adminUnits, name)) {
         return Response.json({ ok: false, error: { name: 'Error', message: `unknown admin unit ${name}` } }, { status: 404 });
@@ -65,14 +53,6 @@ export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessCha
       rmSync(path, { force: true });
     },
   };
-}
-
-/** Asks the server holding DATA_DIR for a backup written to `path` (absolute). */
-export async function requestBackup(dataDir: string, path: string): Promise<BackupManifest> {
-  const response = await fetch('http://revintel/backup', { method: 'POST', unix: adminSocketPath(dataDir), body: JSON.stringify({ path }), signal: AbortSignal.timeout(60 * 60_000) } as RequestInit);
-  const reply = (await response.json()) as { ok: boolean; result?: BackupManifest; error?: ReturnType<typeof serializeError> };
-  if (reply.ok) return reply.result!;
-  throw new RemoteUnitError('backup', reply.error!);
 }
 
 /** The CLI's side of the socket. */

@@ -4,6 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../db/client.ts';
 import { knownMigrations } from '../db/migrate.ts';
+import { startBackup, stopBackup } from '../db/backup.ts';
 import type { UnitRegistry } from '../db/units.ts';
 import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
@@ -55,6 +56,10 @@ export const adminUnits = {
   /** Creates or refreshes the demo organisation: its ARR data is replaced, row for row the same for
    * the same seed and day, and a new key is made for it. One transaction: all or nothing. */
   'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),
+  /** `revintel backup`: the owner of the database marks the start and the end of an online backup;
+   * the command copies the files between the two (db/backup.ts). */
+  'backup.start': (db: Db, input: { pid: number }) => startBackup(async (text) => rowsOf(await db.execute(sql.raw(text))), input.pid),
+  'backup.stop': (db: Db, _input: Record<string, never>) => stopBackup(async (text) => rowsOf(await db.execute(sql.raw(text)))),
   /** A page of the demo organisation's hidden truth (`revintel demo --truth`). */
   'demo.truth': (db: Db, input: Parameters<typeof demoTruthPage>[1]) => demoTruthPage(db, input),
   /** `revintel import`: the target organisation, then each batch of rows in its own transaction

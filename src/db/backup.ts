@@ -1,145 +1,433 @@
-// Backups of the embedded database (README "Backups"): `revintel backup FILE` asks the process that
-// owns DATA_DIR for a snapshot — PGlite's data directory as a tarball, taken while no transaction
-// is open (it waits for the one in progress; requests queue while it copies: 40 s at 100,000 demo
-// customers) — and writes it with a manifest: the row count of every table, a SHA-256 of the
-// tarball and DATA_DIR's generated SECRET_KEY, without which the sealed secrets in it could not be
-// opened. `revintel restore FILE` checks the file whole (checksum, then the snapshot opened in
-// memory and every count compared) before it touches DATA_DIR, and never replaces a database
-// without --force.
+// Backups of the embedded database (README "Backups"), online: PostgreSQL's own base-backup
+// protocol, run through PGlite. `pg_backup_start` (a checkpoint: the one moment the database
+// works for the backup) marks where recovery will begin; the data directory's files are then
+// copied from disk by the backup command's own process while the server goes on writing; after
+// `pg_backup_stop` the WAL written meanwhile is copied too, with the backup label it answers.
+// Restoring replays that WAL: pages caught mid-write are repaired from the full-page images
+// PostgreSQL logs during a backup, and the database comes back as it was at the stop, or later.
+//
+// The file: a header line, a gzipped tar of the data directory (streamed, never held in memory),
+// then the manifest as JSON — the payload's size and SHA-256, the backup's WAL positions and
+// DATA_DIR's generated SECRET_KEY, without which its sealed secrets could not be opened — and a
+// fixed-length trailer giving the manifest's length. `revintel restore` checks the checksum, then
+// unpacks into a side directory and opens it there (recovery runs; every table is counted), and
+// only then swaps it in; a database already in DATA_DIR is replaced only with --force.
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
 import type { PGlite } from '@electric-sql/pglite';
 import { VERSION } from '../version.ts';
-import { openPgliteFromTarball, pgdataDir, unpackDataDir } from './embedded.ts';
-import type { WorkingTransaction } from './embedded-guard.ts';
+import { openPgliteDirectory, pgdataDir } from './embedded.ts';
 
-const MAGIC = 'revintel-backup 1\n';
+const MAGIC = 'revintel-backup 2\n';
+/** `\nmanifest <12 digits> <sha256>\n`: the manifest's length in bytes and its checksum, at the very
+ * end of the file. */
+const TRAILER_LENGTH = '\nmanifest '.length + 12 + 1 + 64 + 1;
 
 export interface BackupManifest {
   format: 'revintel-backup';
-  version: 1;
+  version: 2;
   revintel: string;
   created_at: string;
-  pgdata: { bytes: number; sha256: string };
+  /** The gzipped tar between the header and the manifest. */
+  pgdata: { bytes: number; sha256: string; files: number; data_bytes: number };
+  /** Where recovery starts and the point it must replay past for the copy to be consistent. */
+  wal: { start_lsn: string; stop_lsn: string };
   /** DATA_DIR/secret.key when the installation generated its SECRET_KEY (null: it is configured). */
   secret_key: string | null;
-  /** Every table of the public and drizzle schemas, with its rows at the snapshot. */
-  counts: Record<string, number>;
 }
 
 export class BackupError extends Error {
   override readonly name = 'BackupError';
 }
 
-/** Row counts of every table, in the caller's snapshot. */
-async function countRows(query: (text: string) => Promise<{ rows: Record<string, unknown>[] }>): Promise<Record<string, number>> {
-  const tables = await query(`select schemaname || '.' || tablename as name from pg_tables where schemaname in ('public', 'drizzle') order by 1`);
+/** The two calls a backup makes on the database, on the process that owns it (a unit each). */
+export interface BackupProtocol {
+  start(): Promise<{ start_lsn: string }>;
+  stop(): Promise<{ stop_lsn: string; labelfile: string; spcmapfile: string }>;
+}
+
+/** The backup command whose backup this process's database session holds (one at a time). */
+let runningBackup: { pid: number } | null = null;
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** `pg_backup_start` with an immediate checkpoint, for the backup command `pid`. PostgreSQL allows
+ * one backup per session: a second command is refused while the first one lives; a backup left
+ * open by a command that died is ended first. */
+export async function startBackup(query: (text: string) => Promise<Record<string, unknown>[]>, pid: number): Promise<{ start_lsn: string }> {
+  if (runningBackup && runningBackup.pid !== pid && alive(runningBackup.pid)) {
+    throw new BackupError(`another backup is being written (revintel backup, pid ${runningBackup.pid}): wait for it to finish`);
+  }
+  const start = () => query(`select pg_backup_start('revintel ${new Date().toISOString()}', true)::text as start_lsn`);
+  let started: { start_lsn: string };
+  try {
+    started = (await start())[0] as { start_lsn: string };
+  } catch (error) {
+    if (!/already in progress/i.test((error as Error).message)) throw error;
+    await query('select pg_backup_stop(false)');
+    started = (await start())[0] as { start_lsn: string };
+  }
+  runningBackup = { pid };
+  return started;
+}
+
+/** `pg_backup_stop` without waiting for WAL archiving (there is none): the label and tablespace
+ * map recovery needs, and the WAL position a restore must reach. */
+export async function stopBackup(query: (text: string) => Promise<Record<string, unknown>[]>) {
+  const [row] = await query('select lsn::text as stop_lsn, labelfile, spcmapfile from pg_backup_stop(false)');
+  runningBackup = null;
+  return row as { stop_lsn: string; labelfile: string; spcmapfile: string };
+}
+
+/** Not copied (as pg_basebackup leaves them out): what a running server keeps for itself, and
+ * the WAL, which is copied after the stop. Their directories are kept, empty. */
+const EMPTIED_DIRS = new Set(['pg_wal', 'pg_stat_tmp', 'pg_replslot', 'pg_dynshmem', 'pg_notify', 'pg_serial', 'pg_snapshots', 'pg_subtrans']);
+const SKIPPED_FILES = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'backup_label.old', 'tablespace_map', 'pg_internal.init']);
+
+/** Every file and directory under `root` (relative paths, directories first), minus the above. */
+function listTree(root: string, at = ''): { path: string; dir: boolean }[] {
+  const entries: { path: string; dir: boolean }[] = [];
+  for (const entry of readdirSync(join(root, at), { withFileTypes: true })) {
+    const path = at ? `${at}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) {
+      entries.push({ path, dir: true });
+      if (!(at === '' && EMPTIED_DIRS.has(entry.name))) entries.push(...listTree(root, path));
+    } else if (entry.isFile() && !SKIPPED_FILES.has(entry.name)) {
+      entries.push({ path, dir: false });
+    }
+  }
+  return entries;
+}
+
+// --- ustar, written and read as streams -----------------------------------------------------------
+
+function tarHeader(path: string, size: number, dir: boolean): Buffer {
+  const header = Buffer.alloc(512);
+  let name = path;
+  let prefix = '';
+  if (Buffer.byteLength(name) > 100) {
+    const cut = path.lastIndexOf('/', 155);
+    if (cut < 0 || Buffer.byteLength(path.slice(cut + 1)) > 100) throw new BackupError(`path too long for the archive: ${path}`);
+    prefix = path.slice(0, cut);
+    name = path.slice(cut + 1);
+  }
+  header.write(name, 0, 100, 'utf8');
+  header.write(dir ? '0000700\0' : '0000600\0', 100, 'latin1');
+  header.write('0000000\0', 108, 'latin1');
+  header.write('0000000\0', 116, 'latin1');
+  header.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'latin1');
+  header.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, '0')}\0`, 136, 'latin1');
+  header.write('        ', 148, 'latin1');
+  header.write(dir ? '5' : '0', 156, 'latin1');
+  header.write('ustar\0' + '00', 257, 'latin1');
+  header.write(prefix, 345, 155, 'utf8');
+  let sum = 0;
+  for (const byte of header) sum += byte;
+  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+  return header;
+}
+
+const CHUNK = 1 << 20;
+
+/** A file's bytes as they are now, `size` of them: one that shrank since it was measured (a table
+ * truncated meanwhile) is padded with zeros, one that grew is cut — WAL replay puts both right. */
+async function* fileChunks(path: string, size: number): AsyncGenerator<Buffer> {
+  const handle = await open(path, 'r').catch(() => null);
+  let sent = 0;
+  try {
+    while (handle && sent < size) {
+      const buffer = Buffer.alloc(Math.min(CHUNK, size - sent));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, sent);
+      if (bytesRead === 0) break;
+      sent += bytesRead;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle?.close();
+  }
+  if (sent < size) yield Buffer.alloc(size - sent);
+  if (size % 512) yield Buffer.alloc(512 - (size % 512));
+}
+
+/** Hashes and counts what passes through. */
+function measured() {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  return { stream, result: () => ({ bytes, sha256: hash.digest('hex') }) };
+}
+
+/**
+ * Writes an online backup of `dataDir`'s database to `path`. `protocol` reaches the process that
+ * owns the database (the server, or this command when none runs); the copying is done here. The
+ * file is written next to its name and renamed when complete, readable by its owner only.
+ */
+export async function writeBackup(path: string, dataDir: string, protocol: BackupProtocol): Promise<BackupManifest> {
+  const root = pgdataDir(dataDir);
+  const keyPath = join(dataDir, 'secret.key');
+  const partial = `${path}.partial`;
+  const fd = openSync(partial, 'w', 0o600);
+  chmodSync(partial, 0o600);
+  let started = false;
+  let stopped: Awaited<ReturnType<BackupProtocol['stop']>> | null = null;
+  let files = 0;
+  let dataBytes = 0;
+  try {
+    writeSync(fd, MAGIC);
+    const { start_lsn } = await protocol.start();
+    started = true;
+    async function* archive() {
+      for (const entry of listTree(root)) {
+        const full = join(root, entry.path);
+        if (entry.dir) {
+          yield tarHeader(entry.path, 0, true);
+          continue;
+        }
+        let size: number;
+        try {
+          size = statSync(full).size;
+        } catch {
+          continue; // dropped since it was listed: the WAL says so
+        }
+        files++;
+        dataBytes += size;
+        yield tarHeader(entry.path, size, false);
+        yield* fileChunks(full, size);
+      }
+      stopped = await protocol.stop();
+      // The WAL from the start to the stop (and whatever followed: replayed too), then the label
+      // that tells recovery where to begin.
+      const wal = join(root, 'pg_wal');
+      const segments = readdirSync(wal).filter((name) => /^[0-9A-F]{24}$/.test(name)).sort();
+      const first = /file ([0-9A-F]{24})/.exec(stopped.labelfile)?.[1];
+      if (!first || !segments.includes(first)) {
+        throw new BackupError(`the WAL segment the backup starts in (${first ?? 'unknown'}) was recycled while the files were copied; run the backup again`);
+      }
+      for (const name of segments.filter((segment) => segment >= first)) {
+        const size = statSync(join(wal, name)).size;
+        files++;
+        dataBytes += size;
+        yield tarHeader(`pg_wal/${name}`, size, false);
+        yield* fileChunks(join(wal, name), size);
+      }
+      for (const [name, text] of [['backup_label', stopped.labelfile], ['tablespace_map', stopped.spcmapfile]] as const) {
+        const bytes = Buffer.from(text, 'utf8');
+        yield tarHeader(name, bytes.length, false);
+        yield bytes;
+        if (bytes.length % 512) yield Buffer.alloc(512 - (bytes.length % 512));
+      }
+      yield Buffer.alloc(1024); // the two empty blocks that end a tar
+    }
+    const payload = measured();
+    await pipeline(archive(), createGzip({ level: 1 }), payload.stream, createWriteStream('', { fd, start: MAGIC.length, autoClose: false }));
+    const manifest: BackupManifest = {
+      format: 'revintel-backup',
+      version: 2,
+      revintel: VERSION,
+      created_at: new Date().toISOString(),
+      pgdata: { ...payload.result(), files, data_bytes: dataBytes },
+      wal: { start_lsn, stop_lsn: stopped!.stop_lsn },
+      secret_key: existsSync(keyPath) ? readFileSync(keyPath, 'utf8').trim() : null,
+    };
+    const json = Buffer.from(JSON.stringify(manifest), 'utf8');
+    const trailer = `\nmanifest ${String(json.length).padStart(12, '0')} ${createHash('sha256').update(json).digest('hex')}\n`;
+    const tail = Buffer.concat([json, Buffer.from(trailer, 'latin1')]);
+    writeSync(fd, tail, 0, tail.length, MAGIC.length + manifest.pgdata.bytes);
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(partial, path);
+    return manifest;
+  } catch (error) {
+    closeSync(fd);
+    rmSync(partial, { force: true });
+    // A backup that failed halfway is ended, so the next one can start.
+    if (started && !stopped) await protocol.stop().catch(() => {});
+    throw error;
+  }
+}
+
+/** The file's manifest, its payload's place in the file checked against the file's size. */
+export function readManifest(path: string): { manifest: BackupManifest; payloadStart: number } {
+  if (!existsSync(path)) throw new BackupError(`${path} does not exist`);
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const head = Buffer.alloc(MAGIC.length);
+    readSync(fd, head, 0, head.length, 0);
+    if (head.toString('latin1') === 'revintel-backup 1\n') throw new BackupError(`${path} was written by an earlier revintel (format 1): restore it with that version`);
+    if (head.toString('latin1') !== MAGIC) throw new BackupError(`${path} is not a revintel backup (no "revintel-backup 2" header)`);
+    const trailer = Buffer.alloc(TRAILER_LENGTH);
+    if (size < MAGIC.length + TRAILER_LENGTH) throw new BackupError(`${path} is truncated`);
+    readSync(fd, trailer, 0, TRAILER_LENGTH, size - TRAILER_LENGTH);
+    const found = /^\nmanifest (\d{12}) ([0-9a-f]{64})\n$/.exec(trailer.toString('latin1'));
+    if (!found) throw new BackupError(`${path} is truncated or damaged: it does not end with its manifest`);
+    const length = Number(found[1]);
+    const json = Buffer.alloc(length);
+    if (length > size - TRAILER_LENGTH - MAGIC.length) throw new BackupError(`${path} is truncated or damaged: its manifest does not fit`);
+    readSync(fd, json, 0, length, size - TRAILER_LENGTH - length);
+    if (createHash('sha256').update(json).digest('hex') !== found[2]) throw new BackupError(`${path} is damaged: its manifest does not match its checksum`);
+    let manifest: BackupManifest;
+    try {
+      manifest = JSON.parse(json.toString('utf8'));
+    } catch {
+      throw new BackupError(`${path}: the manifest is damaged`);
+    }
+    const payload = size - TRAILER_LENGTH - length - MAGIC.length;
+    if (payload !== manifest.pgdata?.bytes) throw new BackupError(`${path} is truncated or padded: ${payload} bytes of database, the manifest says ${manifest.pgdata?.bytes}`);
+    return { manifest, payloadStart: MAGIC.length };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Unpacks a tar stream into `dir`: regular files and directories only, nothing outside `dir`. */
+function untar(dir: string) {
+  let pending: Buffer = Buffer.alloc(0);
+  let file: { fd: number; left: number; pad: number } | null = null;
+  let ended = false;
+  const text = (block: Buffer, offset: number, length: number) => {
+    const bytes = block.subarray(offset, offset + length);
+    const end = bytes.indexOf(0);
+    return (end < 0 ? bytes : bytes.subarray(0, end)).toString('utf8');
+  };
+  const take = (chunk: Buffer) => {
+    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    for (;;) {
+      if (file) {
+        const n = Math.min(file.left, pending.length);
+        if (n > 0) writeSync(file.fd, pending, 0, n);
+        file.left -= n;
+        pending = pending.subarray(n);
+        if (file.left > 0) return;
+        if (pending.length < file.pad) return;
+        pending = pending.subarray(file.pad);
+        closeSync(file.fd);
+        file = null;
+      }
+      if (ended || pending.length < 512) return;
+      const block = pending.subarray(0, 512);
+      pending = pending.subarray(512);
+      const name = text(block, 0, 100);
+      if (!name) {
+        ended = true;
+        return;
+      }
+      const prefix = text(block, 345, 155);
+      const path = `${prefix ? `${prefix}/` : ''}${name}`.replace(/^\/+/, '');
+      const target = join(dir, path);
+      if (relative(dir, target).startsWith('..') || path.split('/').includes('..')) throw new BackupError(`unsafe path in the backup: ${path}`);
+      const size = parseInt(text(block, 124, 12).trim() || '0', 8);
+      const type = String.fromCharCode(block[156] ?? 48);
+      if (type === '5') {
+        mkdirSync(target, { recursive: true, mode: 0o700 });
+      } else if (type === '0' || type === '\0') {
+        mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+        file = { fd: openSync(target, 'w', 0o600), left: size, pad: (512 - (size % 512)) % 512 };
+      } else {
+        throw new BackupError(`unexpected entry type "${type}" in the backup: ${path}`);
+      }
+    }
+  };
+  return {
+    stream: new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        try {
+          take(chunk);
+          done();
+        } catch (error) {
+          done(error as Error);
+        }
+      },
+      flush(done) {
+        done(file || !ended ? new BackupError('the backup ends in the middle of its archive') : null);
+      },
+    }),
+    abort: () => {
+      if (file) closeSync(file.fd);
+    },
+  };
+}
+
+/** Row counts of every table of the public and drizzle schemas. */
+async function countRows(pglite: PGlite): Promise<Record<string, number>> {
+  const tables = await pglite.query<{ name: string }>(`select schemaname || '.' || tablename as name from pg_tables where schemaname in ('public', 'drizzle') order by 1`);
   const counts: Record<string, number> = {};
-  for (const { name } of tables.rows as { name: string }[]) {
+  for (const { name } of tables.rows) {
     const [schema, table] = name.split('.');
-    const result = await query(`select count(*)::int as n from "${schema}"."${table}"`);
-    counts[name] = Number(result.rows[0]!.n);
+    counts[name] = Number((await pglite.query<{ n: number }>(`select count(*)::int as n from "${schema}"."${table}"`)).rows[0]!.n);
   }
   return counts;
 }
 
-/** A consistent snapshot of the owner's PGlite: a checkpoint (so little WAL is left to replay),
- * then, inside a transaction of its own — so no other is open, and none starts until it ends — the
- * row counts and the data directory's tarball. */
-export async function snapshotPglite(pglite: PGlite): Promise<{ tarball: Uint8Array; counts: Record<string, number> }> {
-  await pglite.exec('checkpoint');
-  return pglite.transaction(async (tx) => {
-    const counts = await countRows((text) => tx.query(text));
-    const dump = pglite.dumpDataDir('gzip') as Promise<Blob>;
-    // The copy issues no query for as long as it takes: not an abandoned transaction.
-    const blob = await ((tx as unknown as Partial<WorkingTransaction>).working?.(dump) ?? dump);
-    return { tarball: new Uint8Array(await blob.arrayBuffer()), counts };
-  });
-}
+/**
+ * Restores a backup into DATA_DIR (the caller holds its lock): the checksum first, then the archive
+ * unpacked into a side directory and opened there — recovery replays the WAL to a consistent state
+ * and every table is counted — and only then swapped in. The database is replaced only with
+ * `force`; so is another generated SECRET_KEY (the restored secrets were sealed under the backup's).
+ */
+export async function restoreBackup(path: string, dataDir: string, force: boolean): Promise<{ manifest: BackupManifest; counts: Record<string, number>; replaced: boolean }> {
+  const { manifest, payloadStart } = readManifest(path);
+  const end = payloadStart + manifest.pgdata.bytes - 1;
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { start: payloadStart, end, highWaterMark: CHUNK })) hash.update(chunk as Buffer);
+  if (hash.digest('hex') !== manifest.pgdata.sha256) throw new BackupError(`${path} is damaged: its database does not match its checksum`);
 
-/** Writes the backup file next to its final name, then renames it: a crash leaves no half file
- * under the name. Readable by its owner only (it holds the data and maybe the key). */
-export function writeBackupFile(path: string, snapshot: { tarball: Uint8Array; counts: Record<string, number> }, dataDir: string): BackupManifest {
-  const keyPath = join(dataDir, 'secret.key');
-  const manifest: BackupManifest = {
-    format: 'revintel-backup',
-    version: 1,
-    revintel: VERSION,
-    created_at: new Date().toISOString(),
-    pgdata: { bytes: snapshot.tarball.byteLength, sha256: createHash('sha256').update(snapshot.tarball).digest('hex') },
-    secret_key: existsSync(keyPath) ? readFileSync(keyPath, 'utf8').trim() : null,
-    counts: snapshot.counts,
-  };
-  const partial = `${path}.partial`;
-  const fd = openSync(partial, 'w', 0o600);
-  try {
-    writeSync(fd, `${MAGIC}${JSON.stringify(manifest)}\n`);
-    writeSync(fd, snapshot.tarball);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  chmodSync(partial, 0o600);
-  renameSync(partial, path);
-  return manifest;
-}
-
-/** The file's manifest and tarball, its checksum checked. */
-export function readBackupFile(path: string): { manifest: BackupManifest; tarball: Uint8Array<ArrayBuffer> } {
-  if (!existsSync(path)) throw new BackupError(`${path} does not exist`);
-  const bytes = readFileSync(path);
-  if (bytes.subarray(0, MAGIC.length).toString('latin1') !== MAGIC) throw new BackupError(`${path} is not a revintel backup (no "revintel-backup 1" header)`);
-  const end = bytes.indexOf(10, MAGIC.length);
-  let manifest: BackupManifest;
-  try {
-    manifest = JSON.parse(bytes.subarray(MAGIC.length, end).toString('utf8'));
-  } catch {
-    throw new BackupError(`${path}: the manifest is damaged`);
-  }
-  const tarball = new Uint8Array(bytes.subarray(end + 1));
-  if (tarball.byteLength !== manifest.pgdata?.bytes) throw new BackupError(`${path} is truncated or padded: ${tarball.byteLength} bytes of database, the manifest says ${manifest.pgdata?.bytes}`);
-  const sha256 = createHash('sha256').update(tarball).digest('hex');
-  if (sha256 !== manifest.pgdata.sha256) throw new BackupError(`${path} is damaged: its database does not match its checksum`);
-  return { manifest, tarball };
-}
-
-/** Reads the file, opens its database in memory and compares every table's rows with the
- * manifest's counts. */
-export async function verifyBackup(path: string): Promise<{ manifest: BackupManifest; tarball: Uint8Array<ArrayBuffer> }> {
-  const { manifest, tarball } = readBackupFile(path);
-  let pglite: PGlite;
-  try {
-    pglite = await openPgliteFromTarball(tarball);
-  } catch (error) {
-    throw new BackupError(`${path}: its database does not open: ${(error as Error).message}`);
-  }
-  try {
-    const counts = await countRows((text) => pglite.query(text));
-    const differ = Object.keys({ ...counts, ...manifest.counts }).filter((table) => counts[table] !== manifest.counts[table]);
-    if (differ.length > 0) throw new BackupError(`${path}: rows differ from its manifest in ${differ.slice(0, 5).map((t) => `${t} (${counts[t] ?? 'missing'} vs ${manifest.counts[t] ?? 'missing'})`).join(', ')}`);
-  } finally {
-    await pglite.close();
-  }
-  return { manifest, tarball };
-}
-
-/** Puts a verified backup in DATA_DIR (the caller holds its lock): the database replaced only with
- * `force`, the key written when the backup carries one (a different key already there is replaced
- * only with `force` too: the restored secrets were sealed under the backup's). */
-export function installBackup(dataDir: string, backup: { manifest: BackupManifest; tarball: Uint8Array<ArrayBuffer> }, force: boolean): { replaced: boolean } {
   const target = pgdataDir(dataDir);
   const occupied = existsSync(target) && readdirSync(target).length > 0;
   if (occupied && !force) throw new BackupError(`${dataDir} already holds a database: restoring would replace it (--force replaces it)`);
   const keyPath = join(dataDir, 'secret.key');
-  const key = backup.manifest.secret_key;
+  const key = manifest.secret_key;
   if (key && existsSync(keyPath) && readFileSync(keyPath, 'utf8').trim() !== key && !force) {
     throw new BackupError(`${keyPath} holds another SECRET_KEY than the backup's (--force replaces it)`);
   }
+
   const staging = `${target}.restore`;
   rmSync(staging, { recursive: true, force: true });
-  unpackDataDir(backup.tarball, staging);
+  mkdirSync(staging, { recursive: true, mode: 0o700 });
+  let counts: Record<string, number>;
+  try {
+    const unpack = untar(staging);
+    try {
+      await pipeline(createReadStream(path, { start: payloadStart, end, highWaterMark: CHUNK }), createGunzip(), unpack.stream);
+    } catch (error) {
+      unpack.abort();
+      throw error instanceof BackupError ? error : new BackupError(`${path}: its archive does not unpack: ${(error as Error).message}`);
+    }
+    let pglite: PGlite;
+    try {
+      pglite = await openPgliteDirectory(staging);
+    } catch (error) {
+      throw new BackupError(`${path}: its database does not open: ${(error as Error).message}`);
+    }
+    try {
+      counts = await countRows(pglite);
+    } finally {
+      await pglite.close();
+    }
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
   if (occupied) rmSync(target, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
   renameSync(staging, target);
   if (key) {
     const fd = openSync(`${keyPath}.partial`, 'w', 0o600);
@@ -147,5 +435,5 @@ export function installBackup(dataDir: string, backup: { manifest: BackupManifes
     closeSync(fd);
     renameSync(`${keyPath}.partial`, keyPath);
   }
-  return { replaced: occupied };
+  return { manifest, counts, replaced: occupied };
 }

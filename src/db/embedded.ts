@@ -105,9 +105,9 @@ const EMBEDDED_POSTGRESQL_CONF = ['shared_buffers = 32MB'];
 /** Used by the build and the test preload: a new cluster with the migrations of this build
  * applied, as a gzipped tarball. (A snapshot older than the migrations is still correct: serve
  * applies the rest at start.) */
-/** A database from a data-directory tarball, in memory (a backup being verified). */
-export async function openPgliteFromTarball(tarball: Uint8Array<ArrayBuffer>): Promise<PGlite> {
-  return PGlite.create({ ...(await pgliteAssets(false)), loadDataDir: new Blob([tarball]) });
+/** An existing cluster in `dir` (a backup being restored, opened where it was unpacked). */
+export async function openPgliteDirectory(dir: string): Promise<PGlite> {
+  return PGlite.create(dir, { ...(await pgliteAssets(false)), postgresqlconf: EMBEDDED_POSTGRESQL_CONF });
 }
 
 export async function makeSnapshot(migrate: (pglite: PGlite) => Promise<void>): Promise<Blob> {

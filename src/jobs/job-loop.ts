@@ -97,7 +97,9 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   }, (leaseSeconds * 1000) / 3);
   renewer.unref?.();
 
-  let nextScheduleAt = 0;
+  // A loop without schedules (the fitting thread's) has no firing to wake for: it waits the poll
+  // interval. Left at 0, its idle would be 0 ms and it would claim in a tight loop.
+  let nextScheduleAt = schedules.length > 0 ? 0 : Infinity;
   try {
     if (schedules.length > 0) {
       await units.run('jobs.register-schedules', { schedules, now: now() }).catch((error) => log.warn('could not register job schedules', { error: messageOf(error) }));

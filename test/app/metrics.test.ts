@@ -37,6 +37,10 @@ for (const backend of BACKENDS) {
       const text = await res.text();
       expect(text).toContain('# TYPE revintel_http_requests_total counter');
       expect(sample(text, 'revintel_database_up', { kind: backend })).toBe(1);
+      expect(sample(text, 'revintel_database_size_bytes')).toBeGreaterThan(1_000_000);
+      // On PostgreSQL the pool as the server sees it: the scrape's own query is an active one.
+      if (backend === 'postgres') expect(sample(text, 'revintel_database_connections', { state: 'active' })).toBeGreaterThanOrEqual(1);
+      else expect(text).not.toContain('revintel_database_connections');
     });
 
     test('requests by route template and status, latency, refusals by budget, webhook deliveries, queues from the database', async () => {

@@ -1,8 +1,9 @@
 // Backups of the embedded database through the compiled binary (README "Backups"): `revintel
 // backup` while serve takes a burst of ticket webhooks — the server goes on answering — then the
-// server is killed; `revintel restore` into a new directory holds every event acknowledged before the
-// backup began, each row the manifest counted, and serves them; a damaged file is refused before
-// DATA_DIR is touched, and an occupied DATA_DIR is replaced only with --force.
+// server is killed; `revintel restore` into a new directory replays the backup's WAL, holds every
+// event acknowledged before the backup began, and serves them; a damaged file is refused before
+// DATA_DIR is touched, and an occupied DATA_DIR is replaced only with --force. A backup taken with
+// no server running is made by the command itself.
 import { describe, expect, test } from 'bun:test';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,7 +44,9 @@ describe('backup and restore of the embedded database', () => {
     const restoredEnv = { DATA_DIR: join(cwd, 'restored') };
     const restored = await runCli(['restore', file, '--json'], restoredEnv, { cwd });
     expect(restored.code).toBe(0);
-    expect(restored.json).toMatchObject({ replaced: false, rows: result.json.rows, tables: result.json.tables });
+    expect(restored.json).toMatchObject({ replaced: false, files: result.json.files, bytes: result.json.bytes });
+    expect(restored.json.counts['public.ticket_events']).toBeGreaterThanOrEqual(300);
+    expect(restored.json.counts['public.organisations']).toBe(1);
     const listed = await runCli(['events', 'list', '--connector', connector, '--limit', '10000', '--json'], restoredEnv, { cwd });
     expect(listed.code).toBe(0);
     const stored = new Set((listed.json as { id: string }[]).map((e) => e.id));
@@ -62,14 +65,29 @@ describe('backup and restore of the embedded database', () => {
     const occupied = await runCli(['restore', file], restoredEnv, { cwd });
     expect(occupied.code).toBe(2);
     expect(occupied.stderr).toContain('--force');
-    const damaged = join(cwd, 'damaged.rvb');
     const bytes = readFileSync(file);
-    bytes[bytes.length - 100] = bytes[bytes.length - 100]! ^ 0xff;
-    writeFileSync(damaged, bytes);
-    const refused = await runCli(['restore', damaged, '--force'], restoredEnv, { cwd });
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('damaged');
+    for (const [name, at] of [['payload', Math.floor(bytes.length / 2)], ['manifest', bytes.length - 200]] as const) {
+      const damaged = join(cwd, `damaged-${name}.rvb`);
+      const copy = Buffer.from(bytes);
+      copy[at] = copy[at]! ^ 0xff;
+      writeFileSync(damaged, copy);
+      const refused = await runCli(['restore', damaged, '--force'], restoredEnv, { cwd });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`damaged: its ${name === 'payload' ? 'database' : 'manifest'} does not match its checksum`);
+    }
+    const truncated = join(cwd, 'truncated.rvb');
+    writeFileSync(truncated, bytes.subarray(0, bytes.length - 1000));
+    expect((await runCli(['restore', truncated, '--force'], restoredEnv, { cwd })).stderr).toContain('truncated');
     const forced = await runCli(['restore', file, '--force', '--json'], restoredEnv, { cwd });
     expect(forced.json).toMatchObject({ replaced: true });
+
+    // With no server on it, the command backs DATA_DIR up itself; that copy restores too.
+    const offline = join(cwd, 'offline.rvb');
+    const quiet = await runCli(['backup', offline, '--json'], restoredEnv, { cwd });
+    expect(quiet.code).toBe(0);
+    expect(quiet.json).toMatchObject({ via: 'this command' });
+    const third = await runCli(['restore', offline, '--json'], { DATA_DIR: join(cwd, 'third') }, { cwd });
+    expect(third.code).toBe(0);
+    expect(third.json.counts).toEqual(forced.json.counts);
   }, 120_000);
 });

@@ -238,6 +238,25 @@ for (const backend of BACKENDS) {
       expect((await jobRow(database.db, b.id)).state).toBe('queued');
     });
 
+    test('an idle loop with no schedules waits its poll interval between claims', async () => {
+      const kind = defineJobKind({ kind: unique('idle'), payload: t.Object({}), perform: async () => null });
+      const runner = localRunner(database.db, jobUnits([kind]));
+      const waits: number[] = [];
+      let claims = 0;
+      await runJobLoop({
+        units: { run: ((name: string, args: never) => (name === 'jobs.claim' && claims++, runner.run(name as never, args))) as typeof runner.run },
+        kinds: [kind],
+        owner: 'idle',
+        log: createLogger('silent'),
+        isStopping: () => waits.length >= 3,
+        idle: async (ms) => void waits.push(ms),
+        wake: () => {},
+        pollMs: 250,
+      });
+      expect(claims).toBe(3);
+      expect(waits).toEqual([250, 250, 250]);
+    });
+
     test('a lease taken back is no longer its old owner to settle', async () => {
       const kind = defineJobKind({ kind: unique('lease'), payload: t.Object({}), perform: async () => null });
       const { id } = await enqueueJob(database.db, kind, {});

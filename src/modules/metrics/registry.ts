@@ -62,6 +62,20 @@ export function createMetrics(database: Database): Metrics {
   fromDatabase('revintel_predictions_stale_customers', 'Customers whose inputs changed since their prediction (waiting for the recompute)', [], sql`select count(*)::int as n from risk_input_changes`, (g, rows) => g.set(Number(rows[0]?.n ?? 0)));
   fromDatabase('revintel_predictions_oldest_stale_seconds', 'How long the oldest of those has waited', [], sql`select coalesce(extract(epoch from now() - min(changed_at)), 0)::float8 as n from risk_input_changes`, (g, rows) => g.set(Math.max(0, Number(rows[0]?.n ?? 0))));
 
+  fromDatabase('revintel_database_size_bytes', 'The database\'s size on disk', [], sql`select pg_database_size(current_database())::float8 as n`, (g, rows) => g.set(Number(rows[0]?.n ?? 0)));
+  // The pool as PostgreSQL sees it (postgres.js keeps its counts to itself): every revintel
+  // process's connections to this database, by state — "idle in transaction" piling up is the
+  // sign of a leak. The embedded database has one connection, its owner: database_up says it all.
+  if (database.kind === 'postgres') {
+    fromDatabase(
+      'revintel_database_connections',
+      'Connections of revintel processes to this database (every instance), by state',
+      ['state'],
+      sql`select coalesce(state, 'unknown') as state, count(*)::int as n from pg_stat_activity where application_name = 'revintel' and datname = current_database() group by 1`,
+      (g, rows) => byLabels(g, rows, ['state']),
+    );
+  }
+
   new Gauge({
     name: 'revintel_database_up',
     help: `Whether the ${database.kind === 'embedded' ? 'embedded database (PGlite)' : 'PostgreSQL pool'} answers a query within 2 s`,
