@@ -49,12 +49,30 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
   };
 }
 
-/** Full-page screenshots at 1280 and 375 px wide: test-output/screenshots/<name>-<width>.png. */
+const AXE = new URL('../../node_modules/axe-core/axe.min.js', import.meta.url).pathname;
+
+/** axe-core's WCAG 2.1 A and AA rules (labels, contrast, roles, names) on the page as it is:
+ * one line per violation, its rule, and the first elements it names. Run through the DevTools
+ * protocol, so the page's CSP (no inline script) does not stop it. */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(await Bun.file(AXE).text());
+  const violations = await page.evaluate(async () => {
+    const { axe, document } = globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; help: string; nodes: { target: unknown[] }[] }[] }> }; document: unknown };
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')})`);
+  });
+  return violations;
+}
+
+/** Full-page screenshots at 1280 and 375 px wide: test-output/screenshots/<name>-<width>.png,
+ * after an accessibility check at each width (which fails the test with what it found). */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const original = page.viewportSize() ?? { width: 1280, height: 800 };
   for (const width of [1280, 375]) {
     await page.setViewportSize({ width, height: 800 });
+    const violations = await accessibilityViolations(page);
+    if (violations.length > 0) throw new Error(`${name} at ${width} px breaks WCAG 2.1 AA rules:\n${violations.join('\n')}`);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
   }
   await page.setViewportSize(original);

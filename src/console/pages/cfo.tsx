@@ -110,7 +110,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
   return (
     <>
       <Chart options={options} data={data} label={`Renewals of the next 90 days by churn probability: ${upcoming.length} customers`} />
-      <div class="table-wrap">
+      <div class="table-wrap" tabIndex={0} role="region" aria-label="Renewals table">
         <table>
           <caption>The ten renewals with the most ARR at risk (of {upcoming.length})</caption>
           <thead>

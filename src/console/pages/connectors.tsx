@@ -160,7 +160,7 @@ function Deliveries({ connector }: { connector: Connector }) {
           list.length === 0 ? (
             <Empty>No deliveries{status ? ` with status ${status}` : ''} yet.</Empty>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Deliveries table">
               <table data-testid={`deliveries-${id}`}>
                 <caption class="sr-only">Deliveries to {connector.name}</caption>
                 <thead>

@@ -102,7 +102,7 @@ export function CustomersPage() {
             <Empty>{q ? `No customer matches “${q}”.` : sort === 'risk' ? 'No customer has a churn prediction yet.' : 'No customers yet. Import them or run revintel demo.'}</Empty>
           ) : (
             <>
-              <div class="table-wrap">
+              <div class="table-wrap" tabIndex={0} role="region" aria-label="Customers table">
                 <table>
                   <caption class="sr-only">Customers</caption>
                   <thead>
@@ -286,7 +286,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/contracts?customer_id=${q}&limit=50`}
               empty="No contracts."
               render={(items) => (
-                <div class="table-wrap">
+                <div class="table-wrap" tabIndex={0} role="region" aria-label="Contracts table">
                   <table>
                     <thead>
                       <tr>
@@ -319,7 +319,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/invoices?customer_id=${q}&limit=50`}
               empty="No invoices."
               render={(items) => (
-                <div class="table-wrap">
+                <div class="table-wrap" tabIndex={0} role="region" aria-label="Invoices table">
                   <table>
                     <thead>
                       <tr>
@@ -356,7 +356,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/tickets?customer_id=${q}&limit=50`}
               empty="No tickets."
               render={(items) => (
-                <div class="table-wrap">
+                <div class="table-wrap" tabIndex={0} role="region" aria-label="Tickets table">
                   <table>
                     <thead>
                       <tr>

@@ -105,7 +105,7 @@ function AdminKeysPage() {
           list.length === 0 ? (
             <Empty>No keys yet. Generate one above.</Empty>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Keys table">
               <table>
                 <caption class="sr-only">API keys</caption>
                 <thead>

@@ -104,7 +104,7 @@ export function UsersPage() {
           list.length === 0 ? (
             <Empty>No users yet.</Empty>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Users table">
               <table>
                 <caption class="sr-only">Users</caption>
                 <thead>
