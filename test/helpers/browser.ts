@@ -65,12 +65,20 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
 }
 
 /** Full-page screenshots at 1280 and 375 px wide: test-output/screenshots/<name>-<width>.png,
- * after an accessibility check at each width (which fails the test with what it found). */
+ * after checking at each width that the page fits the screen and passes axe (a failure names what). */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const original = page.viewportSize() ?? { width: 1280, height: 800 };
   for (const width of [1280, 375]) {
     await page.setViewportSize({ width, height: 800 });
+    // Charts follow their container's size in a ResizeObserver: let two frames pass.
+    await page.evaluate(() => {
+      const { requestAnimationFrame: frame } = globalThis as unknown as { requestAnimationFrame(callback: () => void): number };
+      return new Promise<void>((resolve) => frame(() => frame(resolve)));
+    });
+    // Readable at a phone's width: nothing but a table's own scroll area is wider than the screen.
+    const pageWidth = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    if (pageWidth > width) throw new Error(`${name} at ${width} px is ${pageWidth} px wide: something overflows the screen`);
     const violations = await accessibilityViolations(page);
     if (violations.length > 0) throw new Error(`${name} at ${width} px breaks WCAG 2.1 AA rules:\n${violations.join('\n')}`);
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
