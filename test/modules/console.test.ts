@@ -2,8 +2,8 @@
 // uncached and under a CSP that allows nothing inline or foreign; its hashed assets are cached for
 // ever with their content types; nothing about /api changes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { buildConsole, bundleSize } from '../../src/modules/console/bundle.ts';
-import { CONSOLE_PAGES } from '../../src/modules/console/index.ts';
+import { buildConsole, bundleSize, consoleSourceChangedSince } from '../../src/modules/console/bundle.ts';
+import { CONSOLE_PAGES, consoleModule } from '../../src/modules/console/index.ts';
 import { buildApp, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 
 describe('the console', () => {
@@ -60,5 +60,19 @@ describe('the console', () => {
   test("the console's own code is small (a few hundred KB at most, gzipped)", async () => {
     const size = bundleSize(await buildConsole());
     expect(size.gzip).toBeLessThan(300 * 1024);
+  });
+
+  test('run from source, the bundle is made once, and again after a file of src/console changed', async () => {
+    let builds = 0;
+    let edited = false;
+    const made = async () => ({ index: `<p>build ${++builds}</p>`, assets: {} });
+    const module = consoleModule(made, () => edited);
+    const page = async () => (await module.handle(new Request('http://localhost/cfo'))).text();
+    expect(await page()).toBe('<p>build 1</p>');
+    expect(await page()).toBe('<p>build 1</p>');
+    edited = true;
+    expect(await page()).toBe('<p>build 2</p>');
+    expect(consoleSourceChangedSince(Date.now() + 60_000)).toBe(false);
+    expect(consoleSourceChangedSince(0)).toBe(true);
   });
 });

@@ -64,6 +64,13 @@ function ActionCard({ action, onDone }: { action: Action; onDone: () => void }) 
         ) : null}
         .
       </p>
+      {Object.keys(action.params).length ? (
+        <p class="muted">
+          {Object.entries(action.params)
+            .map(([name, value]) => `${label(name)}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
+            .join(' · ')}
+        </p>
+      ) : null}
       {action.rationale ? <p>{action.rationale}</p> : null}
       {action.last_error ? <p class="error">{action.last_error}</p> : null}
       {open ? (

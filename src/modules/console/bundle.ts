@@ -1,6 +1,8 @@
 // The console's bundle: src/console (Preact + uPlot, TSX) built with Bun.build into hashed assets
 // and an index.html that names them. `bun run build` writes it to build/console.pack for the binary
 // to embed; a server run from source builds it at its first console request (about 100 ms).
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 export interface ConsoleFile {
@@ -16,7 +18,17 @@ export interface ConsoleBundle {
   assets: Record<string, ConsoleFile>;
 }
 
-const ENTRY = new URL('../../console/app.tsx', import.meta.url).pathname;
+const SOURCE = new URL('../../console/', import.meta.url).pathname;
+const ENTRY = join(SOURCE, 'app.tsx');
+
+/** Whether a file of src/console changed after `since` (ms): a server run from source then builds
+ * the console again at the next page request (a few stat calls, on page requests only). */
+export function consoleSourceChangedSince(since: number): boolean {
+  for (const entry of readdirSync(SOURCE, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile() && statSync(join(entry.parentPath, entry.name)).mtimeMs > since) return true;
+  }
+  return false;
+}
 
 /** The page: nothing inline (the CSP allows scripts and styles from this origin only). */
 function indexHtml(script: string, styles: string[]): string {

@@ -8,7 +8,7 @@
 import { Elysia, t } from 'elysia';
 import { AppError } from '../../lib/errors.ts';
 import type { RouteDeclaration } from '../../lib/routes.ts';
-import type { ConsoleBundle } from './bundle.ts';
+import { consoleSourceChangedSince, type ConsoleBundle } from './bundle.ts';
 
 const page = <Path extends string>(path: Path, summary: string) =>
   ({ method: 'GET', path, auth: 'none', counted: 'not-counted', body: 'none', envelope: false, response: t.String(), summary, tag: 'console' }) as const;
@@ -48,12 +48,18 @@ async function loadBundle(): Promise<ConsoleBundle> {
   return buildConsole();
 }
 
-export function consoleModule(load: () => Promise<ConsoleBundle> = loadBundle) {
+/** `changed(since)`: whether the bundle must be made again (from source: a file of src/console
+ * changed since it was built, so `bun run dev` shows an edit at the next page load). */
+export function consoleModule(
+  load: () => Promise<ConsoleBundle> = loadBundle,
+  changed: ((since: number) => boolean) | null = Bun.isStandaloneExecutable ? null : consoleSourceChangedSince,
+) {
   let bundle: ConsoleBundle | null = null;
   let loading: Promise<ConsoleBundle> | null = null;
+  let builtAt = 0;
   const ready = (): ConsoleBundle | Promise<ConsoleBundle> =>
     bundle ??
-    (loading ??= load().then(
+    (loading ??= ((builtAt = Date.now()), load()).then(
       (made) => (bundle = made),
       (error) => {
         loading = null; // the next request tries again (a source file fixed meanwhile)
@@ -68,6 +74,10 @@ export function consoleModule(load: () => Promise<ConsoleBundle> = loadBundle) {
     return new Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=31536000, immutable', ...SECURITY_HEADERS } });
   };
   const servePage = () => {
+    if (bundle && changed?.(builtAt)) {
+      bundle = null;
+      loading = null;
+    }
     const made = ready();
     return made instanceof Promise ? made.then(answerPage) : answerPage(made);
   };
