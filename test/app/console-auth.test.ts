@@ -279,6 +279,19 @@ for (const backend of BACKENDS) {
       expect(trail.map((e) => e.action).sort()).toEqual(['user.created', 'user.disabled', 'user.role_changed', 'user.signed_in']);
     });
 
+    test('users: an admin sends a fresh link (a forgotten password); the new password replaces the old', async () => {
+      const admin = await signedIn('admin');
+      const member = await signedIn('member', admin);
+      expect((await call(app, 'POST', `/api/users/${member.user.id}/link`, as(member))).status).toBe(403);
+      const fresh = await call(app, 'POST', `/api/users/${member.user.id}/link`, as(admin));
+      expect(fresh.status).toBe(201);
+      const token = fresh.body.data.sign_in_link.split('#token=')[1];
+      expect((await call(app, 'POST', '/api/auth/accept', { body: { token, password: 'a brand new password' } })).status).toBe(200);
+      expect((await call(app, 'GET', '/api/me', { headers: { cookie: member.cookie } })).status).toBe(401); // the old password's sessions end
+      expect((await call(app, 'POST', '/api/auth/sign-in', { body: { email: member.user.email, password: PASSWORD } })).status).toBe(401);
+      expect((await call(app, 'POST', '/api/auth/sign-in', { body: { email: member.user.email, password: 'a brand new password' } })).status).toBe(200);
+    });
+
     test('users: the last active admin cannot be demoted or disabled (409)', async () => {
       const admin = await signedIn('admin');
       const demote = await call(app, 'PATCH', `/api/users/${admin.user.id}`, { body: { role: 'member' }, ...as(admin) });

@@ -24,6 +24,7 @@ export type AuditAction =
   | 'user.role_changed'
   | 'user.disabled'
   | 'user.enabled'
+  | 'user.link_issued'
   | 'user.signed_in'
   | 'user.signed_out_everywhere';
 

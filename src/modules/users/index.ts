@@ -12,7 +12,7 @@ import type { RequestStates } from '../../plugins/request-state.ts';
 import { actorOf } from '../keys/service.ts';
 import { ownOrigin } from '../auth/sessions.ts';
 import { InvitedUser, InviteUser, PatchUser, UserParams, UserView } from './model.ts';
-import { createUser, listUsers, presentUser, signInLinkUrl, updateUser } from './service.ts';
+import { createUser, issueLink, listUsers, presentUser, signInLinkUrl, updateUser } from './service.ts';
 
 const admins = { auth: 'key', counted: 'organisation', who: 'admin-session' } as const;
 
@@ -20,6 +20,7 @@ export const USER_ROUTES = {
   list: { ...admins, body: 'none', method: 'GET', path: '/api/users', response: t.Array(UserView), summary: "The organisation's console users (admins)" },
   invite: { ...admins, body: 'api', method: 'POST', path: '/api/users', response: InvitedUser, summary: 'Invite a console user: answers their one-time sign-in link, once (admins)' },
   patch: { ...admins, body: 'api', method: 'PATCH', path: '/api/users/:id', response: UserView, summary: "Change a user's role, disable or enable them (admins)" },
+  link: { ...admins, body: 'none', method: 'POST', path: '/api/users/:id/link', response: InvitedUser, summary: 'A fresh one-time sign-in link for a user (a forgotten password, a lost invitation): answered once (admins)' },
 } as const satisfies Record<string, RouteDeclaration>;
 
 export function usersModule(deps: { database: Database; states: RequestStates; config: Config }) {
@@ -50,5 +51,16 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
         return ok(presentUser(user));
       },
       { body: PatchUser, params: UserParams, parse: jsonBody(USER_ROUTES.patch, deps.config) },
+    )
+    .post(
+      USER_ROUTES.link.path,
+      async ({ request, params, set }) => {
+        const principal = principalOf(request);
+        const { user, link } = await inTransaction((tx) => issueLink(tx, { userId: params.id, orgId: principal.org.id, actor: actorOf(principal) }));
+        set.status = 201;
+        set.headers['cache-control'] = 'no-store';
+        return ok({ user: presentUser(user), sign_in_link: signInLinkUrl(ownOrigin(request, deps.config), link.token), link_expires_at: link.expiresAt.toISOString() });
+      },
+      { params: UserParams },
     );
 }

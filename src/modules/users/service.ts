@@ -111,7 +111,9 @@ export async function findUser(db: Db, userId: string, orgId?: string): Promise<
 /** A fresh sign-in link (a forgotten password, a lost invitation). Earlier links stay valid until they expire. */
 export async function issueLink(db: Db, input: { userId: string; orgId?: string; actor: string }): Promise<{ user: User; link: IssuedLink }> {
   const user = await findUser(db, input.userId, input.orgId);
-  return { user, link: await issueLinkFor(db, user, input.actor) };
+  const link = await issueLinkFor(db, user, input.actor);
+  await recordAudit(db, { orgId: user.orgId, actor: input.actor, action: 'user.link_issued', targetType: 'user', targetId: user.id, details: { expires_at: link.expiresAt.toISOString() } });
+  return { user, link };
 }
 
 export interface UpdateUserInput {
@@ -203,6 +205,8 @@ export async function acceptLink(db: Db, input: { token: string; passwordHash: s
   if (user.disabledAt) throw linkRefused('This account is disabled');
   const now = new Date();
   await db.update(signInLinks).set({ usedAt: now }).where(eq(signInLinks.id, link.id));
+  // A new password (a forgotten one): whoever signed in with the old one is signed out.
+  if (user.passwordHash) await endUserSessions(db, user.id);
   const [updated] = await db.update(users).set({ passwordHash: input.passwordHash, updatedAt: now }).where(eq(users.id, user.id)).returning();
   return startSession(db, updated!, org, 'link');
 }
