@@ -202,6 +202,12 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await member.page.getByText('Only admins manage API keys').waitFor();
     expect(await member.page.getByRole('button', { name: 'Generate key' }).count()).toBe(0);
     expect(await (await api('/api/keys', { method: 'POST', headers: { cookie: await cookieHeader(member.context), 'content-type': 'application/json', origin: app.url }, body: '{"name":"x"}' })).status).toBe(403);
+    // A fresh link for them from the Users page (a forgotten password).
+    await page.getByRole('button', { name: `New sign-in link for ${email}` }).click();
+    await page.waitForFunction((old) => {
+      const input = (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document.querySelector('[data-testid="invite-link"]');
+      return input !== null && input.value !== old && input.value.includes('/sign-in/accept#token=');
+    }, invite);
     // Disabled by the admin in the Users page: the member's next page is the sign-in form.
     await page.getByRole('button', { name: `Disable ${email}` }).click();
     await page.getByRole('button', { name: `Enable ${email}` }).waitFor();

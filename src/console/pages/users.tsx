@@ -76,6 +76,16 @@ export function UsersPage() {
     }
     users.reload();
   };
+  /** A fresh one-time link (a forgotten password, a lost invitation), shown like an invitation's. */
+  const newLink = async (user: User) => {
+    setError(null);
+    try {
+      const { data } = await api<Invited>('POST', `/api/users/${encodeURIComponent(user.id)}/link`);
+      setInvite({ link: data.sign_in_link, email: user.email });
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
   return (
     <section>
       <PageTitle>Users</PageTitle>
@@ -141,9 +151,16 @@ export function UsersPage() {
                         {user.id === myId ? (
                           <span class="muted">you</span>
                         ) : (
-                          <button type="button" class={isDisabled(user) ? 'secondary' : 'danger'} onClick={() => patch(user, { disabled: !isDisabled(user) })}>
-                            {isDisabled(user) ? `Enable ${user.email}` : `Disable ${user.email}`}
-                          </button>
+                          <div class="row-actions">
+                            {isDisabled(user) ? null : (
+                              <button type="button" class="secondary" aria-label={`New sign-in link for ${user.email}`} onClick={() => newLink(user)}>
+                                New sign-in link
+                              </button>
+                            )}
+                            <button type="button" class={isDisabled(user) ? 'secondary' : 'danger'} aria-label={`${isDisabled(user) ? 'Enable' : 'Disable'} ${user.email}`} onClick={() => patch(user, { disabled: !isDisabled(user) })}>
+                              {isDisabled(user) ? 'Enable' : 'Disable'}
+                            </button>
+                          </div>
                         )}
                       </td>
                     </tr>
