@@ -14,6 +14,9 @@ import type { Database } from './db/client.ts';
 import type { Logger } from './lib/log.ts';
 import type { RateLimiter } from './lib/rate-limiter.ts';
 import type { Authenticator } from './modules/keys/service.ts';
+import { createSessionAuthenticator, type SessionAuthenticator } from './modules/auth/sessions.ts';
+import { AUTH_ROUTES, authModule } from './modules/auth/index.ts';
+import { USER_ROUTES, usersModule } from './modules/users/index.ts';
 import type { RequestState, RequestStates } from './plugins/request-state.ts';
 import { beginRequest, logRequest, type Peer } from './plugins/request-context.ts';
 import { errorResponse, errorsPlugin } from './plugins/errors.ts';
@@ -49,6 +52,8 @@ export interface AppDeps {
   database: Database;
   limiter: RateLimiter;
   authenticator: Authenticator;
+  /** Console sessions (default: looked up in `database`). */
+  sessions?: SessionAuthenticator;
   log: Logger;
   readiness: ReadinessProbe;
   startedAt?: number;
@@ -85,7 +90,9 @@ export interface App {
 const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   HEALTH_ROUTES,
   ME_ROUTES,
+  AUTH_ROUTES,
   KEY_ROUTES,
+  USER_ROUTES,
   CUSTOMER_ROUTES,
   CONTRACT_ROUTES,
   INVOICE_ROUTES,
@@ -119,7 +126,9 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(errorsPlugin({ log: deps.log, requestIdOf: (request) => states.get(request)?.id ?? 'unknown', allowedMethods }))
     .use(healthModule({ readiness: deps.readiness, startedAt: deps.startedAt ?? Date.now() }))
     .use(meModule({ states }))
-    .use(keysModule({ database: deps.database, states }))
+    .use(authModule({ database: deps.database, states, config: deps.config, limiter: deps.limiter }))
+    .use(keysModule({ database: deps.database, states, config: deps.config, authenticator: deps.authenticator }))
+    .use(usersModule({ database: deps.database, states, config: deps.config }))
     .use(customersModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
     .use(contractsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
     .use(invoicesModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
@@ -178,7 +187,8 @@ export function createApp(deps: AppDeps): App {
   const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
   const metrics = deps.metrics ?? createMetrics(deps.database);
   const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics, connectors });
-  const admit = createGate(deps);
+  const sessions = deps.sessions ?? createSessionAuthenticator(deps.database.db, (error) => deps.log.warn('session last_seen_at not written', { error: String(error) }));
+  const admit = createGate({ ...deps, sessions });
   const trustProxy = deps.config.trustProxy;
 
   const fetchRoute = routes.fetch;

@@ -37,6 +37,11 @@ export interface Config {
   listCacheMb: number;
   anonLimitPerMinute: number;
   anonLimitPerDay: number;
+  /** Console sign-in attempts (POST /api/auth/sign-in), per account (its e-mail) and per client address. */
+  signInLimitPerMinute: number;
+  signInLimitPerDay: number;
+  signInAddressLimitPerMinute: number;
+  signInAddressLimitPerDay: number;
   /** Ticket webhook deliveries a connector may make (its own budget: a support platform's bursts
    * must not be refused by the API limits of its organisation's plan). */
   webhookLimitPerMinute: number;
@@ -239,6 +244,10 @@ const SETTINGS = {
   LIST_CACHE_MB: { key: 'listCacheMb', parse: integer(0, 4096), fallback: 64 },
   RATE_LIMIT_ANON_PER_MINUTE: { key: 'anonLimitPerMinute', parse: integer(1, 10_000_000), fallback: 120 },
   RATE_LIMIT_ANON_PER_DAY: { key: 'anonLimitPerDay', parse: integer(1, 1_000_000_000), fallback: 20_000 },
+  RATE_LIMIT_SIGN_IN_PER_MINUTE: { key: 'signInLimitPerMinute', parse: integer(1, 10_000), fallback: 5 },
+  RATE_LIMIT_SIGN_IN_PER_DAY: { key: 'signInLimitPerDay', parse: integer(1, 1_000_000), fallback: 100 },
+  RATE_LIMIT_SIGN_IN_ADDRESS_PER_MINUTE: { key: 'signInAddressLimitPerMinute', parse: integer(1, 100_000), fallback: 20 },
+  RATE_LIMIT_SIGN_IN_ADDRESS_PER_DAY: { key: 'signInAddressLimitPerDay', parse: integer(1, 10_000_000), fallback: 1_000 },
   RATE_LIMIT_WEBHOOK_PER_MINUTE: { key: 'webhookLimitPerMinute', parse: integer(1, 100_000_000), fallback: 60_000 },
   RATE_LIMIT_WEBHOOK_PER_DAY: { key: 'webhookLimitPerDay', parse: integer(1, 10_000_000_000), fallback: 20_000_000 },
   SHUTDOWN_TIMEOUT_MS: { key: 'shutdownTimeoutMs', parse: integer(0, 600_000), fallback: 10_000 },

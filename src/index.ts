@@ -16,6 +16,7 @@ Commands:
   migrate      apply database migrations
   orgs         create, list and update organisations
   keys         create, list and revoke API keys
+  users        create, list and disable console users; print a one-time sign-in link
   connectors   create, list, update support-platform connectors and rotate their webhook secrets
   events       list, show and replay inbound ticket events (the processing queue)
   jobs         list, show and retry background jobs (the job queue)
@@ -47,6 +48,8 @@ async function main(argv: string[]) {
       return (await import('./cli/orgs.ts')).orgsCommand(rest);
     case 'keys':
       return (await import('./cli/keys.ts')).keysCommand(rest);
+    case 'users':
+      return (await import('./cli/users.ts')).usersCommand(rest);
     case 'connectors':
       return (await import('./cli/connectors.ts')).connectorsCommand(rest);
     case 'events':

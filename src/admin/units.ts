@@ -9,6 +9,7 @@ import type { UnitRegistry } from '../db/units.ts';
 import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
+import { createUser, issueLink, listUsers, presentUser, updateUser, type CreateUserInput } from '../modules/users/service.ts';
 import { demoTruthPage, loadDemo, type DemoInput } from '../modules/demo/service.ts';
 import { finishImport, importBatch, importTarget } from '../modules/imports/service.ts';
 import { createConnector, findConnector, listConnectors, rotateConnectorSecret, updateConnector, type CreateConnectorInput, type RotateSecretInput, type UpdateConnectorInput } from '../modules/connectors/service.ts';
@@ -37,6 +38,21 @@ export const adminUnits = {
     createKey(db, { ...input, expiresAt: input.expiresAt ? new Date(input.expiresAt) : null }),
   'keys.list': (db: Db, filter: { org?: string }) => listKeys(db, filter),
   'keys.revoke': (db: Db, input: RevokeKeyInput) => revokeKey(db, input),
+  /** Console users: the sign-in link's token travels back once (its hash alone is stored). */
+  // Users cross the socket as presented (never a password's hash).
+  'users.create': async (db: Db, input: CreateUserInput) => {
+    const { user, link } = await createUser(db, input);
+    return { user: { ...presentUser(user), org_id: user.orgId }, token: link.token, link_expires_at: link.expiresAt.toISOString() };
+  },
+  'users.list': async (db: Db, filter: { org?: string }) => (await listUsers(db, filter)).map((user) => ({ ...presentUser(user), org_id: user.orgId })),
+  'users.disable': async (db: Db, input: { userId: string; actor: string }) => {
+    const user = await updateUser(db, { userId: input.userId, disabled: true, actor: input.actor });
+    return { ...presentUser(user), org_id: user.orgId };
+  },
+  'users.link': async (db: Db, input: { userId: string; actor: string }) => {
+    const { user, link } = await issueLink(db, input);
+    return { user: { ...presentUser(user), org_id: user.orgId }, token: link.token, link_expires_at: link.expiresAt.toISOString() };
+  },
   /** Creates or refreshes the demo organisation: its ARR data is replaced, row for row the same for
    * the same seed and day, and a new key is made for it. One transaction: all or nothing. */
   'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),

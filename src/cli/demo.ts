@@ -3,6 +3,8 @@ import { withAdminSession } from './admin-runner.ts';
 import { utcToday } from '../lib/today.ts';
 import { recomputeInChunks } from '../modules/predictions/service.ts';
 import { webhookUrl } from '../modules/connectors/service.ts';
+import { signInLinkUrl } from '../modules/users/service.ts';
+import { consoleBase } from './users.ts';
 
 const HELP = `
 Usage: revintel demo [--customers N] [--seed S] [--org NAME] [--truth FILE]
@@ -104,13 +106,17 @@ export async function demoCommand(argv: string[]) {
   phase('');
   const config = cmd.config();
   const webhook = webhookUrl(result.connector.id, config.publicUrl ?? `http://localhost:${config.port}`);
-  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, ...result.counts }, (r) =>
+  const signInLink = signInLinkUrl(consoleBase(config), result.signInToken);
+  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, admin_user_id: result.admin.id, admin_email: result.admin.email, sign_in_link: signInLink, ...result.counts }, (r) =>
     [
       `demo organisation "${r.org}" (${r.org_id}): ${r.customers} customers, ${r.contracts} contracts, ${r.invoices} invoices, ${r.tickets} tickets`,
       ...(truthFile ? [`truth: ${r.truth} rows written to ${truthFile}`] : []),
       `predictions scored; a model is being trained on its history (revintel jobs show ${r.retrain_job_id})`,
       '',
       `  API key: ${r.secret}`,
+      '',
+      `Console: sign in as ${r.admin_email} with this one-time link (valid 24 h; it sets the password):`,
+      `  ${r.sign_in_link}`,
       '',
       `Try: curl -H "Authorization: Bearer ${r.secret}" http://localhost:${config.port}/api/customers?sort=arr`,
       `     curl -H "Authorization: Bearer ${r.secret}" "http://localhost:${config.port}/api/tickets?churn_signal=cancellation"`,

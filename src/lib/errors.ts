@@ -5,6 +5,8 @@ export const ERROR_STATUS = {
   malformed_json: 400,
   unauthorized: 401,
   forbidden: 403,
+  /** A console session's state-changing request without its CSRF token or from another origin. */
+  csrf_failed: 403,
   not_found: 404,
   /** A customer that exists but has no churn prediction (not active, or churned). */
   not_scored: 404,

@@ -8,15 +8,22 @@ import type { Config } from '../config.ts';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Who may call and whose budget a call spends; the pairs that make sense, and no others.
- * - `key`: an API key, checked by the gate before the body is read; the organisation's budget.
+ * - `key`: an API key, or a console session (the `revintel_session` cookie, with the CSRF checks
+ *   of plugins/gate.ts on state-changing methods), checked by the gate before the body is read;
+ *   the organisation's budget. `who` narrows it: `session` (a person signed in to the console),
+ *   `admin-session` (an admin signed in: keys, users, connector secrets — never an API key, so a
+ *   leaked key cannot mint its own replacements).
  * - `platform-signature`: the route proves the sender over the raw bytes and counts the call
  *   itself (per connector, or per platform installation) once it knows who sent it; the gate
  *   never reads its `Authorization` header as an API key.
  * - `none`: public; the client address's budget, or for probes only a look at it. */
 export type Access =
-  | { auth: 'key'; counted: 'organisation' }
+  | { auth: 'key'; counted: 'organisation'; who?: Who }
   | { auth: 'platform-signature'; counted: 'connector' | 'installation'; verifiedBy: PlatformVerifier }
   | { auth: 'none'; counted: 'address' | 'not-counted' };
+
+/** Who of those with the organisation's credentials may call a route (absent: a key or a session). */
+export type Who = 'session' | 'admin-session';
 
 /** How a platform route proves its sender (the OpenAPI document's security scheme of it). */
 export type PlatformVerifier = 'connector' | 'slack' | 'google-chat' | 'whatsapp';

@@ -6,11 +6,16 @@
 // too, and every request of an organisation counts against its limit. Failures are counted apart
 // from the address's public requests so that strangers behind the same NAT sending bad keys never
 // refuse a valid key: a key is always looked up, and judged by its organisation's budget.
+// A console session (the `revintel_session` cookie) authenticates the same routes when the request
+// has no Authorization header; its state-changing requests must carry the session's CSRF token and
+// this server's Origin. What a route asks of its caller beyond that (`who`: a session, an admin's
+// session) is judged here too, once, for every route that declares it.
 import { AppError } from '../lib/errors.ts';
 import { tooLarge } from '../lib/body.ts';
-import { bodyLimit, type BodyKind, type Rules } from '../lib/routes.ts';
+import { bodyLimit, type BodyKind, type Rules, type Who } from '../lib/routes.ts';
 import { rateLimitHeaders, untouchedDecision, type Decision, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
 import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
+import { csrfProblem, SAFE_METHODS, SESSION_FAILURE_MESSAGES, sessionTokenOf, type SessionAuthenticator, type SessionFailure } from '../modules/auth/sessions.ts';
 import type { Config } from '../config.ts';
 import type { RequestState } from './request-state.ts';
 import { bearerToken } from './bearer-token.ts';
@@ -32,15 +37,24 @@ export function anonSubject(address: string): string {
 }
 
 export interface GateDeps {
-  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'anonLimitPerMinute' | 'anonLimitPerDay'>;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'anonLimitPerMinute' | 'anonLimitPerDay' | 'publicUrl'>;
   limiter: RateLimiter;
   authenticator: Authenticator;
+  sessions: SessionAuthenticator;
 }
+
+type KeyRules = Extract<Rules, { auth: 'key' }>;
 
 /** The budget failed authentications from an address spend: apart from its public requests. */
 const failuresOf = (state: RequestState) => `authfail:${anonSubject(state.clientAddress)}`;
 
 const unauthorized = (message: string) => new AppError('unauthorized', message, { 'www-authenticate': 'Bearer realm="revintel"' });
+
+/** Said to an API key on a route for people (`who`). */
+const PEOPLE_ONLY: Record<Who, string> = {
+  'admin-session': 'Not with an API key: keys are made by people: sign in to the console as an admin',
+  session: 'Not with an API key: this is for a person signed in to the console',
+};
 
 export function createGate(deps: GateDeps) {
   const anonLimits: Limits = { perMinute: deps.config.anonLimitPerMinute, perDay: deps.config.anonLimitPerDay };
@@ -85,14 +99,33 @@ export function createGate(deps: GateDeps) {
     });
   }
 
+  /** Why this principal may not make this request (null: it may): the route's `who`, and for a
+   * session's state-changing request its CSRF token and Origin. */
+  function refusal(request: Request, who: Who | undefined, principal: Principal): AppError | null {
+    if (principal.kind === 'key') return who ? new AppError('forbidden', PEOPLE_ONLY[who]) : null;
+    if (!SAFE_METHODS.has(request.method)) {
+      const problem = csrfProblem(request, principal, deps.config);
+      if (problem) return new AppError('csrf_failed', problem);
+    }
+    if (who === 'admin-session' && principal.user.role !== 'admin') return new AppError('forbidden', 'Only an admin of the organisation may do this');
+    return null;
+  }
+
   /** Turns what authentication said into whose budget the request spends, then decides it. */
-  function authenticated(state: RequestState, request: Request, body: BodyKind, token: string | null | undefined, result: Principal | AuthFailure | null, error: unknown) {
-    if (error) return decide(state, request, body, null, anonLimits, error);
+  function authenticated(state: RequestState, request: Request, rules: KeyRules, token: string | null | undefined, result: Principal | AuthFailure | null, error: unknown) {
+    if (error) return decide(state, request, rules.body, null, anonLimits, error);
     if (typeof result === 'string') {
-      return decide(state, request, body, failuresOf(state), anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
+      return decide(state, request, rules.body, failuresOf(state), anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
     }
     state.principal = result;
-    return decide(state, request, body, result!.rateSubject, result!.limits, null);
+    return decide(state, request, rules.body, result!.rateSubject, result!.limits, refusal(request, rules.who, result!));
+  }
+
+  /** The same for a console session: an ended or unknown one spends the address's failures. */
+  function sessionAuthenticated(state: RequestState, request: Request, rules: KeyRules, result: Principal | SessionFailure) {
+    if (typeof result === 'string') return decide(state, request, rules.body, failuresOf(state), anonLimits, unauthorized(SESSION_FAILURE_MESSAGES[result]));
+    state.principal = result;
+    return decide(state, request, rules.body, result.rateSubject, result.limits, refusal(request, rules.who, result));
   }
 
   /**
@@ -110,23 +143,35 @@ export function createGate(deps: GateDeps) {
     if (rules.auth === 'none') return rules.counted === 'not-counted' ? probeHeaders(state) : decide(state, request, rules.body, null, anonLimits, null);
     // Whatever goes wrong while authenticating, the request is still counted (against the
     // address), so its answer carries rate-limit headers like every other.
-    const token = bearerToken(request.headers.get('authorization'));
+    const authorization = request.headers.get('authorization');
+    const token = bearerToken(authorization);
     if (hasKeyInQuery(request.url)) {
       // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
       return decide(state, request, rules.body, failuresOf(state), anonLimits, unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"'));
+    }
+    // The console's requests: a session cookie and no Authorization header (a header always wins,
+    // so API clients never pay for a session lookup).
+    if (authorization === null) {
+      const sessionToken = sessionTokenOf(request.headers.get('cookie'));
+      if (sessionToken !== null) {
+        return deps.sessions.authenticate(sessionToken).then(
+          (result) => sessionAuthenticated(state, request, rules, result),
+          (error) => authenticated(state, request, rules, token, null, error),
+        );
+      }
     }
     let pending: ReturnType<Authenticator['authenticate']>;
     try {
       pending = deps.authenticator.authenticate(token === null ? 'not-a-bearer' : token);
     } catch (error) {
-      return authenticated(state, request, rules.body, token, null, error);
+      return authenticated(state, request, rules, token, null, error);
     }
     if (pending instanceof Promise) {
       return pending.then(
-        (result) => authenticated(state, request, rules.body, token, result, null),
-        (error) => authenticated(state, request, rules.body, token, null, error),
+        (result) => authenticated(state, request, rules, token, result, null),
+        (error) => authenticated(state, request, rules, token, null, error),
       );
     }
-    return authenticated(state, request, rules.body, token, pending, null);
+    return authenticated(state, request, rules, token, pending, null);
   };
 }

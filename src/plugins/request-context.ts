@@ -71,6 +71,7 @@ export function logRequest(log: Logger, state: RequestState, request: Request, s
     duration_ms: Math.round((performance.now() - state.startedAt) * 100) / 100,
     client: state.clientAddress,
     org_id: state.principal?.org.id,
-    key_id: state.principal?.key.id,
+    key_id: state.principal?.kind === 'key' ? state.principal.key.id : undefined,
+    user_id: state.principal?.kind === 'session' ? state.principal.user.id : undefined,
   });
 }

@@ -50,7 +50,7 @@ for (const backend of BACKENDS) {
       expect(result.headers.get('allow')).toBe('GET');
       const keys = await call(app, 'DELETE', '/api/keys', { key });
       expect(keys.status).toBe(405);
-      expect(keys.headers.get('allow')).toBe('GET');
+      expect(keys.headers.get('allow')).toBe('GET, POST');
     });
 
     test('malformed JSON: 400', async () => {

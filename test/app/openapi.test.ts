@@ -38,7 +38,9 @@ describe('the OpenAPI document', () => {
     const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId));
     expect(new Set(ids).size).toBe(ids.length);
     // Keys on the API, platforms' own proofs on their webhooks, nothing on the probes.
-    expect(doc.paths['/api/customers'].get.security).toEqual([{ bearer: [] }]);
+    expect(doc.paths['/api/customers'].get.security).toEqual([{ bearer: [] }, { session: [] }]);
+    expect(doc.paths['/api/keys'].post.security).toEqual([{ session: [] }]);
+    expect(doc.components.securitySchemes.session).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'revintel_session' });
     expect(doc.paths['/api/webhooks/team-chat'].post.security).toEqual([{ slack: [] }]);
     expect(doc.paths['/api/webhooks/workspace-chat'].post.security).toEqual([{ 'google-chat': [] }]);
     expect(doc.paths['/healthz'].get.security).toEqual([]);

@@ -133,6 +133,11 @@ for (const backend of BACKENDS) {
       expect(tickets.body.data).toHaveLength(Math.min(200, again.counts.tickets));
       expect(tickets.body.data.every((t: { customer_id: string | null; connector: { name: string } }) => t.customer_id && t.connector.name === 'Demo help desk')).toBe(true);
       expect(again.connector.id).toBe(first.connector.id);
+      // its console admin stays the same user; every load gives a fresh one-time link
+      expect(again.admin).toEqual(first.admin);
+      expect(again.signInToken).not.toBe(first.signInToken);
+      const accepted = await call(app, 'POST', '/api/auth/accept', { body: { token: again.signInToken, password: 'demo password 123' } });
+      expect(accepted.body.data).toMatchObject({ user: { id: first.admin.id, email: 'admin@example.com', role: 'admin' }, organisation: { id: first.org.id } });
       // Its churn predictions are asked for once, whatever the number of loads while none ran.
       const asked = await queryText<{ state: string }>(database.db, `select state from jobs where org_id = $1 and kind = 'predictions.recompute'`, [first.org.id]);
       expect(asked).toEqual([{ state: 'queued' }]);

@@ -16,3 +16,4 @@ export * from './predictions.ts';
 export * from './agent-actions.ts';
 export * from './outbox.ts';
 export * from './chat.ts';
+export * from './users.ts';

@@ -15,6 +15,7 @@ import { principalAccessor } from '../../plugins/auth.ts';
 import { jsonBody, readJsonBody } from '../../plugins/body.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { recordAudit } from '../audit/service.ts';
+import { actorOf, type Principal } from '../keys/service.ts';
 import { answerOnce, idempotencyKeyOf, requestFingerprint } from '../idempotency/service.ts';
 import { createCsm, getCsm, listCsms, listNotes, listTasks, patchCsm } from './csms.ts';
 import {
@@ -46,6 +47,12 @@ import { parseRules, putRules, rulesOf } from './rules.ts';
 import { listDeliveries, presentDelivery } from './outbox.ts';
 import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';
 import { actionDetail, decideAction, listActions, proposeAction, type Decision } from './service.ts';
+
+/** Who decided, as the action records it: the key, or the person signed in to the console. */
+const deciderOf = (principal: Principal) =>
+  principal.kind === 'key'
+    ? { kind: 'api_key' as const, key_id: principal.key.id, name: `API key "${principal.key.name}"` }
+    : { kind: 'user' as const, user_id: principal.user.id, name: principal.user.name ?? principal.user.email };
 
 const keyRoute = { auth: 'key', counted: 'organisation' } as const;
 const read = { ...keyRoute, body: 'none' } as const;
@@ -90,11 +97,11 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         orgId: principal.org.id,
         actionId: params.id,
         decision,
-        by: { kind: 'api_key', key_id: principal.key.id, name: `API key "${principal.key.name}"` },
+        by: deciderOf(principal),
         comment,
         snoozeDays: days,
       });
-      await recordAudit(tx, { orgId: principal.org.id, actor: `key:${principal.key.id}`, action: 'agent_action.decided', targetType: 'agent_action', targetId: decided.id, details: { decision, status: decided.status, comment: comment ?? null } });
+      await recordAudit(tx, { orgId: principal.org.id, actor: actorOf(principal), action: 'agent_action.decided', targetType: 'agent_action', targetId: decided.id, details: { decision, status: decided.status, comment: comment ?? null } });
       return decided;
     });
     deps.wakeJobs?.();
@@ -120,7 +127,7 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
             requiresApproval: input.requires_approval,
             source: 'api',
             force: input.force,
-            actor: { kind: 'api_key', key_id: principal.key.id },
+            actor: principal.kind === 'key' ? { kind: 'api_key', key_id: principal.key.id } : { kind: 'user', user_id: principal.user.id },
           });
           return { status: outcome.outcome === 'created' ? 201 : 200, body: ok({ ...outcome.action, deduplicated: outcome.outcome !== 'created' }) };
         });
@@ -170,7 +177,7 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         const rules = parseRules((body as { rules: unknown[] }).rules);
         const saved = await inTransaction(async (tx) => {
           const stored = await putRules(tx, principal.org.id, rules);
-          await recordAudit(tx, { orgId: principal.org.id, actor: `key:${principal.key.id}`, action: 'action_rules.updated', targetType: 'action_rules', targetId: principal.org.id, details: { rules: stored.length } });
+          await recordAudit(tx, { orgId: principal.org.id, actor: actorOf(principal), action: 'action_rules.updated', targetType: 'action_rules', targetId: principal.org.id, details: { rules: stored.length } });
           return stored;
         });
         return ok(saved, { defaults: false });
@@ -199,7 +206,7 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         const principal = principalOf(request);
         const csm = await inTransaction(async (tx) => {
           const created = await createCsm(tx, principal.org.id, body as CsmCreate);
-          await recordAudit(tx, { orgId: principal.org.id, actor: `key:${principal.key.id}`, action: 'csm.created', targetType: 'csm', targetId: created.id, details: { email: created.email, role: created.role } });
+          await recordAudit(tx, { orgId: principal.org.id, actor: actorOf(principal), action: 'csm.created', targetType: 'csm', targetId: created.id, details: { email: created.email, role: created.role } });
           return created;
         });
         set.status = 201;
@@ -213,7 +220,7 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         const principal = principalOf(request);
         const csm = await inTransaction(async (tx) => {
           const changed = await patchCsm(tx, principal.org.id, params.id, body as CsmPatch);
-          await recordAudit(tx, { orgId: principal.org.id, actor: `key:${principal.key.id}`, action: 'csm.updated', targetType: 'csm', targetId: changed.id, details: { fields: Object.keys(body as object) } });
+          await recordAudit(tx, { orgId: principal.org.id, actor: actorOf(principal), action: 'csm.updated', targetType: 'csm', targetId: changed.id, details: { fields: Object.keys(body as object) } });
           return changed;
         });
         return ok(presentCsm(csm));

@@ -19,13 +19,20 @@ export type AuditAction =
   | 'chat_installation.created'
   | 'chat_installation.removed'
   | 'endpoint.removed'
-  | 'outbox.retried';
+  | 'outbox.retried'
+  | 'user.created'
+  | 'user.role_changed'
+  | 'user.disabled'
+  | 'user.enabled'
+  | 'user.link_issued'
+  | 'user.signed_in'
+  | 'user.signed_out_everywhere';
 
 export interface AuditInput {
   orgId: string | null;
   actor: string;
   action: AuditAction;
-  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event' | 'job' | 'agent_action' | 'csm' | 'action_rules' | 'endpoint' | 'outbound_delivery' | 'chat_installation' | 'chat_send';
+  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event' | 'job' | 'agent_action' | 'csm' | 'action_rules' | 'endpoint' | 'outbound_delivery' | 'chat_installation' | 'chat_send' | 'user';
   targetId: string;
   details?: Record<string, unknown>;
 }

@@ -18,6 +18,7 @@ import { principalAccessor } from '../../plugins/auth.ts';
 import { jsonBody, readJsonBody } from '../../plugins/body.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { recordAudit } from '../audit/service.ts';
+import { actorOf } from '../keys/service.ts';
 import { listOrgEvents, replayEvents, showEvent } from '../ticket-queue/service.ts';
 import { ConnectorCreate, ConnectorParams, ConnectorView, EventParams, ListEventsQuery, SecretBody, SecretSet, TicketEvent } from './model.ts';
 import { createConnector, DEFAULT_ROTATION_GRACE_SECONDS, findConnector, listConnectors, presentConnector, rotateConnectorSecret } from './service.ts';
@@ -28,8 +29,11 @@ const write = { auth: 'key', counted: 'organisation', body: 'api' } as const;
 export const CONNECTOR_ROUTES = {
   list: { ...read, method: 'GET', path: '/api/connectors', response: t.Array(ConnectorView), summary: "The organisation's connectors and their webhook URLs" },
   create: { ...write, method: 'POST', path: '/api/connectors', response: ConnectorView, summary: 'Add a connector (201): a support platform that posts tickets to its webhook URL' },
+  // Secrets are set by people: an admin signed in to the console (a leaked key must not be able
+  // to point a connector's signature at a secret of its choosing).
   secret: {
     ...write,
+    who: 'admin-session',
     method: 'POST',
     path: '/api/connectors/:id/secret',
     response: SecretSet,
@@ -72,7 +76,7 @@ export function connectorsModule(deps: { database: Database; states: RequestStat
         const principal = principalOf(request);
         const input = body as ConnectorCreate;
         const row = await inTransaction((tx) =>
-          createConnector(tx, { id: newConnectorId(), org: principal.org.id, name: input.name, platform: input.platform, secretSealed: null, tokenHash: null, actor: `key:${principal.key.id}` }),
+          createConnector(tx, { id: newConnectorId(), org: principal.org.id, name: input.name, platform: input.platform, secretSealed: null, tokenHash: null, actor: actorOf(principal) }),
         );
         set.status = 201;
         return ok(present(row));
@@ -95,7 +99,7 @@ export function connectorsModule(deps: { database: Database; states: RequestStat
             connector: current.id,
             secretSealed: sealSecret(generated ?? input.secret!, key, current.id),
             graceSeconds: input.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS,
-            actor: `key:${principal.key.id}`,
+            actor: actorOf(principal),
           });
         });
         deps.secretsChanged?.();
@@ -137,7 +141,7 @@ export function connectorsModule(deps: { database: Database; states: RequestStat
           const refused = result.refused[0];
           if (refused?.status === 'not found') throw notFound(`Event ${params.id}`);
           if (refused) throw new AppError('conflict', `Event ${params.id} is ${refused.status}: only dead or waiting events are replayed`);
-          await recordAudit(tx, { orgId, actor: `key:${principal.key.id}`, action: 'event.replayed', targetType: 'ticket_event', targetId: params.id });
+          await recordAudit(tx, { orgId, actor: actorOf(principal), action: 'event.replayed', targetType: 'ticket_event', targetId: params.id });
           const { body: _body, headers: _headers, ...summary } = (await showEvent(tx, params.id))!;
           return summary;
         });

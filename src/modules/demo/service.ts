@@ -2,12 +2,13 @@ import { and, eq, getTableColumns, isNull, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { enqueueJob } from '../../jobs/queue.ts';
 import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
-import { connectors, contracts, customers, demoTruth, invoices, riskInputChanges, tickets, type Connector, type Organisation } from '../../db/schema/index.ts';
+import { connectors, contracts, customers, demoTruth, invoices, riskInputChanges, tickets, users, type Connector, type Organisation } from '../../db/schema/index.ts';
 import { newConnectorId } from '../../lib/ids.ts';
 import { queryRows, type Db } from '../../db/client.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKey, type PublicKey } from '../keys/service.ts';
 import { createOrg, findOrg } from '../orgs/service.ts';
+import { createUser, issueLink } from '../users/service.ts';
 import { generateDemoChunks, type DemoData } from './generate.ts';
 
 export interface DemoInput {
@@ -28,6 +29,19 @@ export interface DemoResult {
   counts: { customers: number; contracts: number; invoices: number; tickets: number; truth: number };
   /** The rescore of its customers, queued for the worker. */
   recomputeJobId: string;
+  /** Its console admin (DEMO_ADMIN_EMAIL) and a fresh one-time sign-in link's token (24 h). */
+  admin: { id: string; email: string };
+  signInToken: string;
+}
+
+/** The demo organisation's console admin. */
+export const DEMO_ADMIN_EMAIL = 'admin@example.com';
+
+/** The demo's admin, created at the first load; every load gives a fresh sign-in link. */
+async function demoAdmin(db: Db, orgId: string, actor: string): Promise<{ admin: { id: string; email: string }; signInToken: string }> {
+  const [existing] = await db.select().from(users).where(and(eq(users.orgId, orgId), eq(users.email, DEMO_ADMIN_EMAIL)));
+  const { user, link } = existing ? await issueLink(db, { userId: existing.id, orgId, actor }) : await createUser(db, { org: orgId, email: DEMO_ADMIN_EMAIL, name: 'Demo admin', role: 'admin', actor });
+  return { admin: { id: user.id, email: user.email }, signInToken: link.token };
 }
 
 /**
@@ -138,7 +152,7 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
   const { key, plaintext } = await createKey(db, { org: org.id, name: 'demo', actor: input.actor });
   // Its churn predictions: scored by the worker once this commits.
   const recompute = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: org.id, dedupeKey: 'all' });
-  return { org, key, secret: plaintext, connector, counts, recomputeJobId: recompute.id };
+  return { org, key, secret: plaintext, connector, counts, recomputeJobId: recompute.id, ...(await demoAdmin(db, org.id, input.actor)) };
 }
 
 /** The demo organisation's help desk connector, made on the first load and kept by refreshes (its

@@ -107,6 +107,7 @@ function errorStatuses(route: RouteDeclaration, registered: RegisteredRoute | un
   if (route.body !== 'none') statuses.add(413);
   if (route.body === 'api') statuses.add(415);
   if (route.auth === 'key' && route.method !== 'GET') for (const s of [403, 409, 422]) statuses.add(s);
+  if (route.auth === 'key' && route.who) statuses.add(403);
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -126,7 +127,7 @@ function operation(route: RouteDeclaration, registered: RegisteredRoute | undefi
     operationId: operationId(route),
     summary: route.summary,
     tags: [tagOf(route.path)],
-    security: route.auth === 'key' ? [{ bearer: [] }] : verifiedBy ? [{ [verifiedBy]: [] }] : [],
+    security: route.auth === 'key' ? (route.who ? [{ session: [] }] : [{ bearer: [] }, { session: [] }]) : verifiedBy ? [{ [verifiedBy]: [] }] : [],
     ...(parameters(registered).length ? { parameters: parameters(registered) } : {}),
     ...(body
       ? { requestBody: { required: true, content: { 'application/json': { schema: plain(body) } } } }
@@ -164,7 +165,16 @@ export function openApiDocument(input: { declarations: readonly RouteDeclaration
     tags: [...new Set(sorted.map((route) => tagOf(route.path)))].map((name) => ({ name })),
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key (`rvk_…`), from `revintel keys create`' }, ...PLATFORM_SCHEMES },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key (`rvk_…`), from `revintel keys create` or the console' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'revintel_session',
+          description: 'A console session (POST /api/auth/sign-in or /api/auth/accept), used when no Authorization header is sent. POST, PUT, PATCH and DELETE must also send `X-CSRF-Token` (the `csrf_token` of the sign-in answer or GET /api/me) and an `Origin` of this server, else 403 `csrf_failed`. Keys and users are managed with an admin\'s session only.',
+        },
+        ...PLATFORM_SCHEMES,
+      },
       headers: {
         ...RATE_LIMIT_HEADERS,
         'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },

@@ -1,5 +1,5 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
-import { apiKeys, organisations, type ApiKey, type Organisation } from '../../db/schema/index.ts';
+import { apiKeys, organisations, type ApiKey, type Organisation, type User } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { newId, randomBase62 } from '../../lib/ids.ts';
@@ -104,13 +104,32 @@ export async function revokeKey(db: Db, input: RevokeKeyInput): Promise<{ key: P
 
 // --- authentication ------------------------------------------------------------------------------
 
-export interface Principal {
-  key: PublicKey;
+interface PrincipalBase {
   org: Organisation;
-  /** Whose budget its requests spend, and the limits in force: worked out once per cached key. */
+  /** Whose budget its requests spend (the organisation's, whichever way it signs in), and the
+   * limits in force: worked out once per cached key. */
   rateSubject: string;
   limits: Limits;
 }
+
+/** A caller with an API key. */
+export interface KeyPrincipal extends PrincipalBase {
+  kind: 'key';
+  key: PublicKey;
+}
+
+/** A person signed in to the console (modules/auth/sessions.ts). */
+export interface SessionPrincipal extends PrincipalBase {
+  kind: 'session';
+  user: Pick<User, 'id' | 'email' | 'name' | 'role'>;
+  session: { id: string; csrfToken: string };
+}
+
+/** Who is calling: an API key or a console session; both authenticate the same /api routes. */
+export type Principal = KeyPrincipal | SessionPrincipal;
+
+/** How the audit log names the caller: `key:key_…` or `user:usr_…`. */
+export const actorOf = (principal: Principal): string => (principal.kind === 'key' ? `key:${principal.key.id}` : `user:${principal.user.id}`);
 
 export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'expired' | 'revoked';
 
@@ -176,7 +195,7 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
           cache.delete(hash); // unknown keys are not remembered: a new key works at once
           return 'unknown' as const;
         }
-        const principal = { key: publicKey(row.key), org: row.org, rateSubject: `org:${row.org.id}`, limits: limitsOf(row.org) };
+        const principal: KeyPrincipal = { kind: 'key', key: publicKey(row.key), org: row.org, rateSubject: `org:${row.org.id}`, limits: limitsOf(row.org) };
         const entry = { row, principal, fetchedAt: now };
         cache.set(hash, entry);
         if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
