@@ -3,6 +3,7 @@
 // their latency, rate-limit refusals by budget, webhook deliveries accepted and refused; the queues
 // and outboxes read from the database at each scrape; nothing of an organisation's data in it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
 import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 
@@ -41,6 +42,18 @@ for (const backend of BACKENDS) {
       // On PostgreSQL the pool as the server sees it: the scrape's own query is an active one.
       if (backend === 'postgres') expect(sample(text, 'revintel_database_connections', { state: 'active' })).toBeGreaterThanOrEqual(1);
       else expect(text).not.toContain('revintel_database_connections');
+    });
+
+    test("the Grafana dashboard in docs/ plots only metrics a scrape has", async () => {
+      const { app } = buildApp(database, { config: configFor(TOKEN) });
+      const text = await (await app.handle(new Request('http://localhost/metrics', { headers: { authorization: `Bearer ${TOKEN}` } }))).text();
+      const exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
+      const dashboard = readFileSync(new URL('../../docs/grafana-dashboard.json', import.meta.url), 'utf8');
+      const plotted = new Set([...dashboard.matchAll(/revintel_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|count|sum)$/, '')));
+      // The connections gauge is PostgreSQL's alone.
+      const missing = [...plotted].filter((name) => !exported.has(name) && !(backend === 'embedded' && name === 'revintel_database_connections'));
+      expect(plotted.size).toBeGreaterThan(10);
+      expect(missing).toEqual([]);
     });
 
     test('requests by route template and status, latency, refusals by budget, webhook deliveries, queues from the database', async () => {

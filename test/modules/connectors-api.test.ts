@@ -1,11 +1,14 @@
 // Connectors over the API on each backend: create one, set and rotate its webhook secret (sealed,
-// generated secrets answered once), a delivery signed with it arrives and is listed with its
-// status, a dead letter is replayed; bad input names its field; another organisation sees nothing.
+// generated secrets answered once; an admin signed in to the console only), a delivery signed with
+// it arrives and is listed with its status, a dead letter is replayed; bad input names its field;
+// another organisation sees nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { drainQueue, hubSignature, TEST_SECRET_KEY } from '../helpers/tickets.ts';
+import { consoleSession } from '../helpers/sessions.ts';
 
+const PUBLIC_URL = 'https://rev.example.com';
 const TICKET = JSON.stringify({ ticket: { id: 'TCK-1', subject: 'Export times out', requester_email: 'carol@acme.example.com', created_at: '2026-01-05T09:15:00Z' } });
 
 for (const backend of BACKENDS) {
@@ -14,13 +17,20 @@ for (const backend of BACKENDS) {
     let app: ReturnType<typeof buildApp>['app'];
     let key: string;
     let otherKey: string;
-    const config = () => testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY, publicUrl: 'https://rev.example.com' });
+    /** An admin of `key`'s organisation, and one of the other's, signed in to the console. */
+    let admin: Record<string, string>;
+    let otherAdmin: Record<string, string>;
+    const config = () => testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY, publicUrl: PUBLIC_URL });
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
       app = buildApp(database, { config: config() }).app;
-      key = (await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 })).secret;
-      otherKey = (await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 })).secret;
+      const mine = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
+      const theirs = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
+      key = mine.secret;
+      otherKey = theirs.secret;
+      admin = (await consoleSession(app, database, mine.org.id, 'admin', PUBLIC_URL)).headers;
+      otherAdmin = (await consoleSession(app, database, theirs.org.id, 'admin', PUBLIC_URL)).headers;
     });
     afterAll(async () => {
       await database?.close();
@@ -35,7 +45,7 @@ for (const backend of BACKENDS) {
       const connector = created.body.data;
       expect(connector).toMatchObject({ name: 'Zendesk EU', platform: 'generic', signed: false, webhook_url: `https://rev.example.com/api/webhooks/tickets?connectorId=${connector.id}` });
 
-      const set = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { key });
+      const set = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin });
       expect(set.status).toBe(200);
       const secret: string = set.body.data.secret;
       expect(secret).toMatch(/^whsec_[0-9A-Za-z]{40}$/);
@@ -59,8 +69,8 @@ for (const backend of BACKENDS) {
 
     test('rotating keeps the previous secret valid for the grace period; a typed secret is not answered back', async () => {
       const connector = (await call(app, 'POST', '/api/connectors', { key, body: { name: 'Rotating', platform: 'generic' } })).body.data;
-      await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { key, body: { secret: 'first-secret-123' } });
-      const rotated = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { key, body: { secret: 'second-secret-456', grace_seconds: 3600 } });
+      await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'first-secret-123' } });
+      const rotated = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'second-secret-456', grace_seconds: 3600 } });
       expect(rotated.status).toBe(200);
       expect(rotated.body.data.secret).toBeUndefined();
       const until = Date.parse(rotated.body.data.connector.previous_secret_valid_until);
@@ -69,7 +79,7 @@ for (const backend of BACKENDS) {
       expect((await deliver(connector.webhook_url, TICKET, 'first-secret-123')).status).toBe(200);
       expect((await deliver(connector.webhook_url, TICKET.replace('TCK-1', 'TCK-2'), 'second-secret-456')).status).toBe(200);
       // No grace: the old one stops at once.
-      await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { key, body: { secret: 'third-secret-789', grace_seconds: 0 } });
+      await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'third-secret-789', grace_seconds: 0 } });
       expect((await deliver(connector.webhook_url, TICKET.replace('TCK-1', 'TCK-3'), 'second-secret-456')).status).toBe(401);
     });
 
@@ -96,6 +106,20 @@ for (const backend of BACKENDS) {
       expect(second.body.data[0].id).not.toBe(first.body.data[0].id);
     });
 
+    test('a secret is set by an admin signed in to the console: an API key or a member gets 403, nothing stored', async () => {
+      const connector = (await call(app, 'POST', '/api/connectors', { key, body: { name: 'People only', platform: 'generic' } })).body.data;
+      const byKey = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { key, body: { secret: 'chosen-by-a-key' } });
+      expect(byKey.status).toBe(403);
+      expect(byKey.body.error).toContain('API key');
+      const [mine] = await queryText<{ org_id: string }>(database.db, 'select org_id from connectors where id = $1', [connector.id]);
+      const member = (await consoleSession(app, database, mine!.org_id, 'member', PUBLIC_URL)).headers;
+      const byMember = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: member, body: { secret: 'chosen-by-a-member' } });
+      expect(byMember.status).toBe(403);
+      expect(byMember.body.error).toContain('admin');
+      const [row] = await queryText<{ secret_sealed: string | null }>(database.db, 'select secret_sealed from connectors where id = $1', [connector.id]);
+      expect(row!.secret_sealed).toBeNull();
+    });
+
     test('bad input names its field; a duplicate name is a 409', async () => {
       const platform = await call(app, 'POST', '/api/connectors', { key, body: { name: 'X', platform: 'myspace' } });
       expect(platform.status).toBe(400);
@@ -107,10 +131,10 @@ for (const backend of BACKENDS) {
       const twice = await call(app, 'POST', '/api/connectors', { key, body: { name: 'Twice', platform: 'zendesk' } });
       expect(twice.status).toBe(409);
       const connector = (await call(app, 'GET', '/api/connectors', { key })).body.data.find((c: { name: string }) => c.name === 'Twice');
-      const short = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { key, body: { secret: 'short' } });
+      const short = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'short' } });
       expect(short.status).toBe(400);
       expect(short.body.error).toContain('secret');
-      const grace = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { key, body: { grace_seconds: -1 } });
+      const grace = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { grace_seconds: -1 } });
       expect(grace.status).toBe(400);
       expect(grace.body.error).toContain('grace_seconds');
       const status = await call(app, 'GET', '/api/ticket-events?status=exploded', { key });
@@ -125,7 +149,7 @@ for (const backend of BACKENDS) {
       await deliver(connector.webhook_url, JSON.stringify({ nothing: true }), 'unused');
       await drainQueue(database);
       const [event] = (await call(app, 'GET', `/api/ticket-events?connector_id=${connector.id}`, { key })).body.data;
-      expect((await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { key: otherKey })).status).toBe(404);
+      expect((await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: otherAdmin })).status).toBe(404);
       expect((await call(app, 'POST', `/api/ticket-events/${event.id}/replay`, { key: otherKey })).status).toBe(404);
       expect((await call(app, 'GET', `/api/ticket-events?connector_id=${connector.id}`, { key: otherKey })).body.data).toEqual([]);
       expect((await call(app, 'GET', '/api/ticket-events', { key: otherKey })).body.data).toEqual([]);
@@ -140,7 +164,7 @@ for (const backend of BACKENDS) {
     test('without SECRET_KEY a secret cannot be set: 503 not_configured, nothing stored', async () => {
       const bare = buildApp(database, { config: { ...config(), secretKey: null } }).app;
       const connector = (await call(bare, 'POST', '/api/connectors', { key, body: { name: 'No key', platform: 'generic' } })).body.data;
-      const refused = await call(bare, 'POST', `/api/connectors/${connector.id}/secret`, { key, body: { secret: 'a-secret-of-length' } });
+      const refused = await call(bare, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'a-secret-of-length' } });
       expect(refused.status).toBe(503);
       expect(refused.body.error).toContain('SECRET_KEY');
       expect((await call(bare, 'GET', '/api/connectors', { key })).body.data.find((c: { id: string }) => c.id === connector.id).signed).toBe(false);

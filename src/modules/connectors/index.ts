@@ -29,8 +29,11 @@ const write = { auth: 'key', counted: 'organisation', body: 'api' } as const;
 export const CONNECTOR_ROUTES = {
   list: { ...read, method: 'GET', path: '/api/connectors', response: t.Array(ConnectorView), summary: "The organisation's connectors and their webhook URLs" },
   create: { ...write, method: 'POST', path: '/api/connectors', response: ConnectorView, summary: 'Add a connector (201): a support platform that posts tickets to its webhook URL' },
+  // Secrets are set by people: an admin signed in to the console (a leaked key must not be able
+  // to point a connector's signature at a secret of its choosing).
   secret: {
     ...write,
+    who: 'admin-session',
     method: 'POST',
     path: '/api/connectors/:id/secret',
     response: SecretSet,
