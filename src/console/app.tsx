@@ -77,6 +77,10 @@ function App() {
   useEffect(() => {
     void refreshSession();
   }, []);
+  // Signed in already: the sign-in form has nothing to do, the start page opens instead.
+  useEffect(() => {
+    if (session.state === 'signed-in' && path === '/sign-in') navigate('/', true);
+  }, [session.state, path]);
   // Focus the page's heading after a navigation, so a screen reader hears where it is.
   useEffect(() => {
     document.querySelector<HTMLElement>('main h1')?.focus({ preventScroll: true });
@@ -89,13 +93,8 @@ function App() {
         <Spinner />
       </main>
     );
-  if (session.state === 'signed-out' || path === '/sign-in') {
-    if (session.state === 'signed-in') {
-      navigate('/', true);
-      return null;
-    }
-    return <SignInPage error={session.state === 'signed-out' ? session.error : undefined} />;
-  }
+  if (session.state === 'signed-out') return <SignInPage error={session.error} />;
+  if (path === '/sign-in') return null;
   const me = session.me;
   const admin = isAdmin(session);
   return (
