@@ -79,10 +79,10 @@ for (const backend of BACKENDS) {
     });
 
     test('proposing: 201, then 200 deduplicated with trigger_count 2; an Idempotency-Key replays without counting', async () => {
-      const id = await customer();
+      const id = await customer({ name: 'Proposed For Ltd' });
       const first = await post('/api/agent-actions', checkIn(id), { 'idempotency-key': `k-${id}` });
       expect(first.status).toBe(201);
-      expect(first.body.data).toMatchObject({ customer_id: id, type: 'check_in', status: 'pending_approval', reason: 'manual', trigger_count: 1, deduplicated: false });
+      expect(first.body.data).toMatchObject({ customer_id: id, customer_name: 'Proposed For Ltd', type: 'check_in', status: 'pending_approval', reason: 'manual', trigger_count: 1, deduplicated: false });
       expect(first.body.data.routing.to).toBe('inbox');
       expect(first.body.data.id).toMatch(/^act_/);
       expect(Value.Check(ProposedAction, first.body.data)).toBe(true);

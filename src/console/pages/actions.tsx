@@ -9,6 +9,7 @@ const STATUSES = ['pending_approval', 'proposed', 'approved', 'snoozed', 'execut
 interface Action {
   id: string;
   customer_id: string;
+  customer_name: string;
   type: string;
   params: Record<string, unknown>;
   reason: string;
@@ -51,7 +52,7 @@ function ActionCard({ action, onDone }: { action: Action; onDone: () => void }) 
         {label(action.type)} <span class={`badge priority-${action.priority}`}>{action.priority}</span> <span class="badge">{label(action.status)}</span>
       </h3>
       <p>
-        For <a href={`/customers/${encodeURIComponent(action.customer_id)}`}>{action.customer_id}</a> — {label(action.reason)}. Proposed <Time iso={action.created_at} />
+        For <a href={`/customers/${encodeURIComponent(action.customer_id)}`}>{action.customer_name}</a> — {label(action.reason)}. Proposed <Time iso={action.created_at} />
         {action.expires_at ? (
           <>
             , expires <Time iso={action.expires_at} />

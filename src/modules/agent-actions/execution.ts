@@ -40,11 +40,7 @@ export type ExecutionOutcome = { outcome: 'executed'; taskId: string } | { outco
 /** Executes the approved action `actionId`; an action no longer approved (cancelled, already
  * executed) is left alone. */
 export async function executeAction(db: Db, args: { orgId: string; actionId: string; today?: string }): Promise<ExecutionOutcome> {
-  const [action] = rowsOf<ActionRow & { customer_name: string }>(
-    await db.execute(sql`
-      select x.*, c.name as customer_name from (${selectActions(sql`a.org_id = ${args.orgId} and a.id = ${args.actionId}`)} for update of a) x
-      join customers c on c.org_id = x.org_id and c.id = x.customer_id`),
-  );
+  const [action] = rowsOf<ActionRow>(await db.execute(sql`${selectActions(sql`a.org_id = ${args.orgId} and a.id = ${args.actionId}`)} for update of a`));
   if (!action) return { outcome: 'skipped', status: 'missing' };
   if (action.status !== 'approved') return { outcome: 'skipped', status: action.status };
   const today = args.today ?? new Date().toISOString().slice(0, 10);

@@ -64,6 +64,8 @@ const DecidedBy = t.Object({
 export const Action = t.Object({
   id: t.String(),
   customer_id: t.String(),
+  /** The customer's name as it is now (a read convenience: lists need not fetch each customer). */
+  customer_name: t.String(),
   type: enumOf(ACTION_TYPES),
   params: t.Record(t.String(), t.Unknown()),
   reason: enumOf(ACTION_REASONS),

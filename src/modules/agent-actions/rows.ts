@@ -7,7 +7,7 @@ import type { ActionPriority, ActionReason, ActionRouting, ActionStatus, ActionT
 export const actionKeyset = newestFirst('a');
 
 export const ACTION_COLUMNS = sql`
-  a.id, a.org_id, a.customer_id, a.type, a.params, a.reason, a.rationale, a.priority, a.status, a.requires_approval, a.csm_id, a.routing,
+  a.id, a.org_id, a.customer_id, (select c.name from customers c where c.org_id = a.org_id and c.id = a.customer_id) as customer_name, a.type, a.params, a.reason, a.rationale, a.priority, a.status, a.requires_approval, a.csm_id, a.routing,
   a.decided_by, a.decision_comment, ${isoTime(sql`a.snoozed_until`)} as snoozed_until, ${isoTime(sql`a.expires_at`)} as expires_at,
   ${isoTime(sql`a.executed_at`)} as executed_at, a.trigger_count, a.last_error,
   ${isoTime(sql`a.created_at`)} as created_at, ${isoTime(sql`a.updated_at`)} as updated_at, ${actionKeyset.value} as sort_value`;
@@ -16,6 +16,7 @@ export interface ActionRow {
   id: string;
   org_id: string;
   customer_id: string;
+  customer_name: string;
   type: ActionType;
   params: Record<string, unknown>;
   reason: ActionReason;
@@ -43,6 +44,7 @@ export function presentAction(row: ActionRow) {
   return {
     id: row.id,
     customer_id: row.customer_id,
+    customer_name: row.customer_name,
     type: row.type,
     params: row.params,
     reason: row.reason,
