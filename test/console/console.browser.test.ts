@@ -9,7 +9,8 @@ import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { createUser, signInLinkUrl } from '../../src/modules/users/service.ts';
-import type { Db } from '../../src/db/client.ts';
+import { rowsOf, type Db } from '../../src/db/client.ts';
+import { sql } from 'drizzle-orm';
 import { utcToday } from '../../src/lib/today.ts';
 import { BROWSER_REQUIRED, CHROMIUM, hasChromium, launchBrowser, screenshots, startConsoleServer, type ConsoleServer } from '../helpers/browser.ts';
 
@@ -108,7 +109,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(refused.status).toBe(401);
   });
 
-  test("a connector made in the page, its secret set there, receives a signed ticket that shows among its deliveries", async () => {
+  test("a connector made in the page, its secret set there, receives a signed ticket that shows among its deliveries; a dead letter is replayed from the page", async () => {
     const { page } = admin;
     await page.goto(`${app.url}/support/connectors`);
     await page.getByLabel('Connector name').fill('Browser help desk');
@@ -136,6 +137,30 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       await page.waitForTimeout(250);
     }
     await screenshots(page, 'connectors');
+
+    // A signed delivery with no ticket in it is a dead letter: listed with its reason, replayed
+    // from the page (the replay is audited; the event, still without a ticket, dies again).
+    const empty = JSON.stringify({ hello: 'no ticket here' });
+    const dead = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(empty).digest('hex')}` }, body: empty });
+    expect(dead.status).toBe(200);
+    const { event_id: eventId } = (await dead.json()) as { event_id: string };
+    await card.getByLabel('Show').selectOption('dead');
+    const deadRow = card.locator('tbody tr', { hasText: 'no ticket found' });
+    const until = Date.now() + 15_000;
+    while (!(await deadRow.count())) {
+      if (Date.now() > until) throw new Error('the dead letter never showed among the deliveries');
+      await card.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForTimeout(250);
+    }
+    await card.getByRole('button', { name: `Replay delivery ${eventId}` }).click();
+    const replayed = async () =>
+      (await app.server.database.db.execute(sql`select count(*)::int as n from audit_log where action = 'event.replayed' and target_id = ${eventId}`)) as unknown;
+    const audited = Date.now() + 10_000;
+    while (rowsOf<{ n: number }>(await replayed())[0]!.n !== 1) {
+      if (Date.now() > audited) throw new Error('the replay was never recorded');
+      await page.waitForTimeout(100);
+    }
+    await screenshots(page, 'connectors-dead-letters');
   });
 
   test('the other pages: CFO, customers, a customer, an action approved in the inbox, users (screenshots at 1280 and 375 px)', async () => {

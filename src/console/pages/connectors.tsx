@@ -26,7 +26,7 @@ interface TicketEvent {
   status: 'pending' | 'processing' | 'done' | 'dead';
   attempts: number;
   last_error: string | null;
-  ticket_ids: string[];
+  ticket_ids: string[] | null;
   received_at: string;
   processed_at: string | null;
 }
@@ -185,10 +185,10 @@ function Deliveries({ connector }: { connector: Connector }) {
                         <span class={`badge status-${event.status}`}>{event.status}</span>
                       </td>
                       <td>{event.attempts}</td>
-                      <td>{event.ticket_ids.length ? event.ticket_ids.join(', ') : '—'}</td>
+                      <td>{event.ticket_ids?.length ? event.ticket_ids.join(', ') : '—'}</td>
                       <td>{event.last_error ?? '—'}</td>
                       <td>
-                        {event.status === 'dead' || event.status === 'done' ? (
+                        {event.status === 'dead' ? (
                           <button
                             type="button"
                             class="secondary"
