@@ -15,7 +15,7 @@ import { tooLarge } from '../lib/body.ts';
 import { bodyLimit, type BodyKind, type Rules, type Who } from '../lib/routes.ts';
 import { rateLimitHeaders, untouchedDecision, type Decision, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
 import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
-import { csrfProblem, SAFE_METHODS, SESSION_FAILURE_MESSAGES, sessionTokenOf, type SessionAuthenticator, type SessionFailure } from '../modules/auth/sessions.ts';
+import { clearedSessionCookie, csrfProblem, SAFE_METHODS, SESSION_FAILURE_MESSAGES, sessionTokenOf, type SessionAuthenticator, type SessionFailure } from '../modules/auth/sessions.ts';
 import type { Config } from '../config.ts';
 import type { RequestState } from './request-state.ts';
 import { bearerToken } from './bearer-token.ts';
@@ -123,7 +123,11 @@ export function createGate(deps: GateDeps) {
 
   /** The same for a console session: an ended or unknown one spends the address's failures. */
   function sessionAuthenticated(state: RequestState, request: Request, rules: KeyRules, result: Principal | SessionFailure) {
-    if (typeof result === 'string') return decide(state, request, rules.body, failuresOf(state), anonLimits, unauthorized(SESSION_FAILURE_MESSAGES[result]));
+    if (typeof result === 'string') {
+      // The browser drops a cookie that will never work again, so it stops sending it.
+      const ended = new AppError('unauthorized', SESSION_FAILURE_MESSAGES[result], { 'www-authenticate': 'Bearer realm="revintel"', 'set-cookie': clearedSessionCookie(deps.config) });
+      return decide(state, request, rules.body, failuresOf(state), anonLimits, ended);
+    }
     state.principal = result;
     return decide(state, request, rules.body, result.rateSubject, result.limits, refusal(request, rules.who, result));
   }

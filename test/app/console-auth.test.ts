@@ -190,7 +190,12 @@ for (const backend of BACKENDS) {
       expect(out.status).toBe(200);
       expect(out.body.data).toEqual({ signed_out: true });
       expect(out.headers.get('set-cookie')).toContain('revintel_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0');
-      expect((await call(app, 'GET', '/api/me', { headers: { cookie: s.cookie } })).status).toBe(401);
+      // The ended session's cookie, sent again (another tab), is refused and cleared there too.
+      const after = await call(app, 'GET', '/api/me', { headers: { cookie: s.cookie } });
+      expect(after.status).toBe(401);
+      expect(after.body.error).toContain('signed out');
+      expect(after.headers.get('set-cookie')).toContain('revintel_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0');
+      expect(after.headers.get('x-ratelimit-limit')).not.toBeNull();
     });
 
     test('sign-out-everywhere ends every session of the user, audited', async () => {
