@@ -10,8 +10,9 @@
 // then the manifest as JSON — the payload's size and SHA-256, the backup's WAL positions and
 // DATA_DIR's generated SECRET_KEY, without which its sealed secrets could not be opened — and a
 // fixed-length trailer giving the manifest's length. `revintel restore` checks the checksum, then
-// unpacks into a side directory and opens it there (recovery runs; every table is counted), and
-// only then swaps it in; a database already in DATA_DIR is replaced only with --force.
+// unpacks into a side directory and opens it there (recovery runs; its migrations must be ones this
+// build knows; every table is counted), and only then swaps it in; a database already in DATA_DIR
+// is replaced only with --force.
 import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -22,6 +23,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import type { PGlite } from '@electric-sql/pglite';
 import { VERSION } from '../version.ts';
 import { openPgliteDirectory, pgdataDir } from './embedded.ts';
+import { knownMigrations } from './migrate.ts';
 
 const MAGIC = 'revintel-backup 2\n';
 /** `\nmanifest <12 digits> <sha256>\n`: the manifest's length in bytes and its checksum, at the very
@@ -256,7 +258,10 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
     renameSync(partial, path);
     return manifest;
   } catch (error) {
-    closeSync(fd);
+    // The failed pipeline may already have closed it (Bun's write stream does on destroy).
+    try {
+      closeSync(fd);
+    } catch {}
     rmSync(partial, { force: true });
     // A backup that failed halfway is ended, so the next one can start.
     if (started && !stopped) await protocol.stop().catch(() => {});
@@ -418,6 +423,12 @@ export async function restoreBackup(path: string, dataDir: string, force: boolea
       throw new BackupError(`${path}: its database does not open: ${(error as Error).message}`);
     }
     try {
+      // A database migrated further than this build knows would be served with a schema this
+      // build does not: refused here, before it replaces anything.
+      const [applied] = (await pglite.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations')).rows;
+      if ((applied?.n ?? 0) > knownMigrations()) {
+        throw new BackupError(`${path} was made by a newer revintel (its database has ${applied!.n} migrations, this build knows ${knownMigrations()}): restore it with that version or a later one`);
+      }
       counts = await countRows(pglite);
     } finally {
       await pglite.close();

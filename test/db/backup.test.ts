@@ -1,0 +1,71 @@
+// Backups in-process (the binary's round trip is test/e2e/backup.test.ts): rows written between
+// the backup's start and stop are restored (the WAL replayed), the backup's own session is ended
+// when the copy fails, and a backup from a newer build (more migrations than this one knows) is
+// refused before DATA_DIR is touched.
+import { afterAll, describe, expect, test } from 'bun:test';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openEmbedded, type Database } from '../../src/db/client.ts';
+import { BackupError, restoreBackup, startBackup, stopBackup, writeBackup, type BackupProtocol } from '../../src/db/backup.ts';
+import { runMigrations } from '../../src/db/migrate.ts';
+import { pgdataDir } from '../../src/db/embedded.ts';
+import { tempDir } from '../helpers/harness.ts';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function installation(): Promise<{ dir: string; database: Database; protocol: BackupProtocol }> {
+  const dir = tempDir('revintel-backup-');
+  dirs.push(dir);
+  const database = await openEmbedded(join(dir, 'data'), 'test');
+  await runMigrations(database, null);
+  const query = async (text: string) => (await database.pglite!.query<Record<string, unknown>>(text)).rows;
+  return { dir, database, protocol: { start: () => startBackup(query, process.pid), stop: () => stopBackup(query) } };
+}
+
+describe('backups of the embedded database', () => {
+  test('rows committed while the files are copied are in the restored database', async () => {
+    const { dir, database, protocol } = await installation();
+    await database.pglite!.exec(`create table public.probe (id int primary key); insert into public.probe select generate_series(1, 1000)`);
+    const file = join(dir, 'a.rvb');
+    await writeBackup(file, join(dir, 'data'), {
+      start: protocol.start,
+      // Written after the start, before the stop: only the WAL carries them.
+      stop: async () => {
+        await database.pglite!.exec(`insert into public.probe select generate_series(1001, 1500)`);
+        return protocol.stop();
+      },
+    });
+    await database.close();
+    const restored = await restoreBackup(file, join(dir, 'restored'), false);
+    expect(restored.counts['public.probe']).toBe(1500);
+    expect(restored.replaced).toBe(false);
+  }, 60_000);
+
+  test('a failed copy ends the backup, so the next one can start', async () => {
+    const { dir, database, protocol } = await installation();
+    const failing: BackupProtocol = { start: protocol.start, stop: async () => Promise.reject(new Error('the copy broke')) };
+    await expect(writeBackup(join(dir, 'b.rvb'), join(dir, 'data'), failing)).rejects.toThrow('the copy broke');
+    expect(existsSync(join(dir, 'b.rvb.partial'))).toBe(false);
+    // pg_backup_stop was not reached by the failing protocol: the next start ends what is left.
+    await writeBackup(join(dir, 'c.rvb'), join(dir, 'data'), protocol);
+    expect(existsSync(join(dir, 'c.rvb'))).toBe(true);
+    await database.close();
+  }, 60_000);
+
+  test('a backup made by a newer build is refused, and DATA_DIR is left as it was', async () => {
+    const { dir, database, protocol } = await installation();
+    await database.pglite!.exec(`insert into drizzle.__drizzle_migrations (hash, created_at) values ('from-the-future', 4102444800000)`);
+    const file = join(dir, 'newer.rvb');
+    await writeBackup(file, join(dir, 'data'), protocol);
+    await database.close();
+    const target = join(dir, 'elsewhere');
+    const refused = restoreBackup(file, target, false);
+    await expect(refused).rejects.toBeInstanceOf(BackupError);
+    await expect(restoreBackup(file, target, false)).rejects.toThrow('newer revintel');
+    expect(existsSync(pgdataDir(target))).toBe(false);
+    expect(existsSync(`${pgdataDir(target)}.restore`)).toBe(false);
+  }, 60_000);
+});
