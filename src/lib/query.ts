@@ -20,3 +20,6 @@ export function parseLimit(raw: string | undefined, fallback: number, max: numbe
   }
   return Number(raw);
 }
+
+/** A `q` parameter as an ILIKE pattern: "contains", with the user's %, _ and backslash taken literally. */
+export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

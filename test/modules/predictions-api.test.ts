@@ -112,6 +112,13 @@ for (const backend of BACKENDS) {
       const above = await get(`/api/cfo/predictions?min_probability=${floor}&limit=200`);
       expect(above.body.data.every((i: any) => i.probability >= floor)).toBe(true);
       expect((await get(`/api/cfo/predictions?customer_id=${id('c3')}`)).body.data.map((i: any) => i.customer_id)).toEqual([id('c3')]);
+      // q: the name contains it, case aside, its % and _ taken literally.
+      const named = await get('/api/cfo/predictions?q=customer%201&limit=200');
+      const expected = all.filter((i: any) => /^Customer 1/.test(i.customer_name)).map((i: any) => i.customer_id).sort();
+      expect(expected.length).toBeGreaterThan(1);
+      expect(named.body.data.map((i: any) => i.customer_id).sort()).toEqual(expected);
+      expect(named.body.meta.summary.reduce((n: number, r: any) => n + r.customers, 0)).toBe(expected.length);
+      expect((await get('/api/cfo/predictions?q=%25&limit=200')).body.data).toEqual([]);
     });
 
     test('bad values are 400s naming the parameter', async () => {

@@ -3,6 +3,7 @@
 // organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
+import { containsPattern } from '../../lib/query.ts';
 import { findNamed } from '../../db/references.ts';
 import { customers, type CustomerStatus } from '../../db/schema/index.ts';
 import { rowShape, typed, type RowOf } from '../../db/rows.ts';
@@ -14,6 +15,13 @@ import type { CustomerPatch, CustomerSort } from './model.ts';
 
 /** What the reads select of a customer: its columns (`org_id` aside) and its values derived for the
  * day; `created_at_exact` is the creation time to the microsecond, for the derived sorts' cursors. */
+
+/** `q` as lists of customers read it (customers aliased `c`): the name, domain or e-mail contains it. */
+export function customerMatches(q: string): SQL {
+  const pattern = containsPattern(q);
+  return sql`(c.name ilike ${pattern} or c.domain ilike ${pattern} or c.email ilike ${pattern})`;
+}
+
 export const CUSTOMER_ROW = rowShape(customers, ['org_id'], {
   arr: typed<string | number>(),
   mrr: typed<string | number>(),
@@ -43,7 +51,6 @@ export interface CustomerFilters {
 /** What each sort's cursor value is cast to (the keysets below). */
 const CURSOR_KINDS: Record<CustomerSort, CursorKind> = { created_at: 'timestamp', name: 'text', arr: 'integer' };
 
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Each customer's ARR and next renewal on `today`, from its contracts that count that day. */
 const derivedColumns = (today: string) => sql`
@@ -97,10 +104,7 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   if (filters.segment) where.push(sql`c.segment = ${filters.segment}`);
   if (filters.currency) where.push(sql`c.currency = ${filters.currency}`);
   if (filters.csmEmail) where.push(sql`lower(c.csm->>'email') = lower(${filters.csmEmail})`);
-  if (filters.q) {
-    const pattern = likePattern(filters.q);
-    where.push(sql`(c.name ilike ${pattern} or c.domain ilike ${pattern} or c.email ilike ${pattern})`);
-  }
+  if (filters.q) where.push(customerMatches(filters.q));
   if (filters.updatedSince) where.push(sql`c.updated_at >= ${filters.updatedSince}::timestamptz`);
 
   // The sort key, and how a cursor's position continues the walk: newest first by creation; names

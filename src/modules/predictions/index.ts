@@ -70,6 +70,7 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
           customerId: query.customer_id,
           currency: query.currency,
           csmEmail: query.csm_email,
+          q: query.q,
         };
         const sort = query.sort ?? '-arr_at_risk';
         return listResponse({

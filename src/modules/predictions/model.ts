@@ -15,6 +15,8 @@ export const ListPredictionsQuery = t.Object({
   customer_id: t.Optional(t.String({ minLength: 1, maxLength: 300 })),
   currency: t.Optional(currency),
   csm_email: t.Optional(t.String({ minLength: 3, maxLength: 320 })),
+  /** The customer's name, domain or e-mail contains it (as on /api/customers). */
+  q: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
   sort: t.Optional(t.Union(PREDICTION_SORTS.map((s) => t.Literal(s)))),
   limit: t.Optional(t.String()),
   cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })),

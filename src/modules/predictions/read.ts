@@ -8,6 +8,7 @@ import type { RiskBand } from '../../db/schema/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { decodeCursor, type CursorKind } from '../../lib/pagination.ts';
 import type { PredictionSort } from './model.ts';
+import { customerMatches } from '../customers/service.ts';
 
 export interface PredictionRow {
   customer_id: string;
@@ -38,6 +39,8 @@ export interface PredictionFilters {
   customerId?: string;
   currency?: string;
   csmEmail?: string;
+  /** Name, domain or e-mail contains it. */
+  q?: string;
 }
 
 /** Each sort: its value (exact, for the cursor), its order, and how a cursor continues it. Ties
@@ -56,6 +59,7 @@ function filtersSql(orgId: string, filters: PredictionFilters): SQL {
   if (filters.customerId) where.push(sql`p.customer_id = ${filters.customerId}`);
   if (filters.currency) where.push(sql`p.currency = ${filters.currency}`);
   if (filters.csmEmail) where.push(sql`lower(c.csm->>'email') = lower(${filters.csmEmail})`);
+  if (filters.q) where.push(customerMatches(filters.q));
   return sql`from predictions p join customers c on c.org_id = p.org_id and c.id = p.customer_id join prediction_models m on m.id = p.model_id
     where p.org_id = ${orgId} and c.deleted_at is null ${andAll(where)}`;
 }
