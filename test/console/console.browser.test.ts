@@ -2,9 +2,9 @@
 // in-process on a free port, with the demo organisation's data: the first sign-in from a one-time
 // link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
 // and a signed ticket seen among its deliveries, actions approved, rejected and snoozed in the inbox,
-// a key with an expiry, a member without Settings → API and one made admin, a cross-origin form post
-// refused, and sign-out ending the session. Screenshots of every page at 1280 and 375 px
-// go to test-output/screenshots/.
+// a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
+// made admin, a cross-origin form post refused, and sign-out ending the session. Screenshots of
+// every page at 1280 and 375 px go to test-output/screenshots/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -284,6 +284,19 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(paris.format(new Date(key!.expires_at!))).toBe(`${date} 23:59:59`);
     const expires = page.getByRole('row', { name: /expiring browser key/ }).locator('td').nth(5); // name, prefix, status, created, last used, expires
     await expect(expires.locator('time').getAttribute('datetime', { timeout: 5_000 })).resolves.toBe(key!.expires_at);
+  });
+
+  test('a failed latest backtest shows its error on the CFO page, not an empty AUC', async () => {
+    const { page } = admin;
+    // Newer than the one beforeAll asked for, whether that one has finished or not.
+    await app.server.database.db.execute(
+      sql`insert into prediction_backtests (id, org_id, status, method, horizon_days, error, requested_by, started_at, finished_at)
+          values (${`bt_browser_${Date.now()}`}, ${orgId}, 'failed', 'out_of_time', 90, 'Browser test: the fitting thread stopped', 'api', now(), now() + interval '1 hour')`,
+    );
+    expect((await asDemo<{ status: string }>('/api/cfo/backtests/latest')).status).toBe('failed');
+    await page.goto(`${app.url}/cfo`);
+    await page.getByText('Browser test: the fitting thread stopped').waitFor();
+    expect(await page.getByText('AUC', { exact: true }).count()).toBe(0);
   });
 
   test('a member made admin on the Users page sees Settings → API after a reload', async () => {
