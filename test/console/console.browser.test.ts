@@ -1,9 +1,10 @@
 // The console in a real browser (Debian's Chromium through playwright-core) against `serve` run
 // in-process on a free port, with the demo organisation's data: the first sign-in from a one-time
 // link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
-// and a signed ticket seen among its deliveries, a member without Settings → API, a cross-origin
-// form post refused, and sign-out ending the session. Screenshots of every page at 1280 and 375 px
-// go to test-output/screenshots/.
+// and a signed ticket seen among its deliveries, actions approved, rejected and snoozed in the inbox,
+// a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
+// made admin, a cross-origin form post refused, and sign-out ending the session. Screenshots of
+// every page at 1280 and 375 px go to test-output/screenshots/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -28,6 +29,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   let adminEmail: string;
   let adminLink: string;
   let demoKey: string;
+  let orgId: string;
   const contexts: BrowserContext[] = [];
 
   const link = async (orgId: string, email: string, role: 'admin' | 'member') => {
@@ -42,6 +44,25 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   };
   const cookieHeader = async (context: BrowserContext) => (await context.cookies(app.url)).map((c) => `${c.name}=${c.value}`).join('; ');
   const api = (path: string, init: RequestInit = {}) => fetch(`${app.url}${path}`, init);
+  const asDemo = async <T,>(path: string, init: RequestInit = {}) => {
+    const response = await api(path, { ...init, headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json', ...init.headers } });
+    expect(response.status).toBeLessThan(300);
+    return ((await response.json()) as { data: T }).data;
+  };
+  /** A new action waiting for approval, proposed over the API with the demo key for the first
+   * customer without an open one of its type (the API would answer that one instead). */
+  const propose = async (type: string, params: Record<string, unknown>, rationale: string) => {
+    for (const customer of await asDemo<{ id: string }[]>('/api/customers?limit=50&sort=name')) {
+      const response = await api('/api/agent-actions', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ customer_id: customer.id, type, params, rationale, requires_approval: true }),
+      });
+      const action = response.ok ? ((await response.json()) as { data: { id: string; status: string; deduplicated: boolean } }).data : null;
+      if (action && !action.deduplicated) return action;
+    }
+    throw new Error(`no customer could take a new ${type}`);
+  };
   /** Accepts a one-time link in a new browser context: the page's form, then the console. */
   const acceptLink = async (url: string, shot?: string) => {
     const opened = await newPage();
@@ -59,6 +80,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const db = app.server.database.db;
     const demo = await db.transaction((tx) => loadDemo(tx as unknown as Db, { orgName: 'Demo', customers: 60, seed: 7, today: utcToday(), actor: 'test' }));
     demoKey = demo.secret;
+    orgId = demo.org.id;
     // A backtest for the CFO page's calibration plot (the fitting thread runs it).
     await api('/api/cfo/backtests', { method: 'POST', headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' }, body: '{}' });
     adminEmail = `admin-${Date.now()}@example.com`;
@@ -208,6 +230,96 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('cell', { name: adminEmail, exact: true }).waitFor();
     await screenshots(page, 'users');
+  });
+
+  test('an action rejected in the inbox (with a comment) is rejected in the API and listed under rejected', async () => {
+    const { page } = admin;
+    const action = await propose('escalation', { to: 'manager', note: 'Browser test' }, 'Browser test: escalate to their manager');
+    expect(action.status).toBe('pending_approval');
+    await page.goto(`${app.url}/agent-actions`);
+    const card = page.locator('li.card', { hasText: 'Browser test: escalate to their manager' });
+    await card.getByLabel('Comment (optional)').fill('Not worth a manager yet');
+    await card.getByRole('button', { name: 'Reject' }).click();
+    await card.waitFor({ state: 'detached' });
+    const decided = await asDemo<{ status: string; decision_comment: string | null }>(`/api/agent-actions/${action.id}`);
+    expect(decided).toEqual(expect.objectContaining({ status: 'rejected', decision_comment: 'Not worth a manager yet' }));
+    await page.getByLabel('Status').selectOption('rejected');
+    const listed = page.locator('li.card', { hasText: 'Browser test: escalate to their manager' });
+    await listed.locator('.badge', { hasText: /^rejected$/ }).waitFor();
+    expect(await listed.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+  });
+
+  test('an action snoozed in the inbox for 5 days is snoozed in the API until then, and listed under snoozed with Approve but no second Snooze', async () => {
+    const { page } = admin;
+    const action = await propose('renewal_call', { due_in_days: 30 }, 'Browser test: call before the renewal');
+    const before = Date.now();
+    await page.goto(`${app.url}/agent-actions`);
+    const card = page.locator('li.card', { hasText: 'Browser test: call before the renewal' });
+    await card.getByLabel('Snooze for (days)').fill('5');
+    await card.getByRole('button', { name: 'Snooze' }).click();
+    await card.waitFor({ state: 'detached' });
+    const snoozed = await asDemo<{ status: string; snoozed_until: string | null }>(`/api/agent-actions/${action.id}`);
+    expect(snoozed.status).toBe('snoozed');
+    const until = Date.parse(snoozed.snoozed_until!);
+    expect(Math.abs(until - (before + 5 * 86_400_000))).toBeLessThan(60 * 60_000);
+    await page.getByLabel('Status').selectOption('snoozed');
+    const listed = page.locator('li.card', { hasText: 'Browser test: call before the renewal' });
+    await listed.locator(`time[datetime="${snoozed.snoozed_until}"]`).waitFor();
+    await expect(listed.getByRole('button', { name: 'Approve' }).isVisible()).resolves.toBe(true);
+    expect(await listed.getByRole('button', { name: 'Snooze' }).count()).toBe(0);
+  });
+
+  test('a key generated with an expiry date shows that expiry in the page, and GET /api/keys has it', async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/settings/api`);
+    const date = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('Key name').fill('expiring browser key');
+    await page.getByLabel('Expires on (optional)').fill(date);
+    await page.getByRole('button', { name: 'Generate key' }).click();
+    await page.getByTestId('new-secret').waitFor();
+    const keys = await asDemo<{ name: string; expires_at: string | null }[]>('/api/keys?limit=100');
+    const key = keys.find((k) => k.name === 'expiring browser key');
+    // The end of the chosen day in the browser's time zone (Europe/Paris).
+    const paris = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+    expect(paris.format(new Date(key!.expires_at!))).toBe(`${date} 23:59:59`);
+    const expires = page.getByRole('row', { name: /expiring browser key/ }).locator('td').nth(5); // name, prefix, status, created, last used, expires
+    await expect(expires.locator('time').getAttribute('datetime', { timeout: 5_000 })).resolves.toBe(key!.expires_at);
+  });
+
+  test('a failed latest backtest shows its error on the CFO page, not an empty AUC', async () => {
+    const { page } = admin;
+    // Newer than the one beforeAll asked for, whether that one has finished or not.
+    await app.server.database.db.execute(
+      sql`insert into prediction_backtests (id, org_id, status, method, horizon_days, error, requested_by, started_at, finished_at)
+          values (${`bt_browser_${Date.now()}`}, ${orgId}, 'failed', 'out_of_time', 90, 'Browser test: the fitting thread stopped', 'api', now(), now() + interval '1 hour')`,
+    );
+    expect((await asDemo<{ status: string }>('/api/cfo/backtests/latest')).status).toBe('failed');
+    await page.goto(`${app.url}/cfo`);
+    await page.getByText('Browser test: the fitting thread stopped').waitFor();
+    expect(await page.getByText('AUC', { exact: true }).count()).toBe(0);
+  });
+
+  test('a member made admin on the Users page sees Settings → API after a reload', async () => {
+    const email = `promoted-${Date.now()}@example.com`;
+    const member = await acceptLink(await link(orgId, email, 'member'));
+    expect(await member.page.getByRole('link', { name: 'Settings → API' }).count()).toBe(0);
+    const { page, context } = admin;
+    await page.goto(`${app.url}/settings/users`);
+    await page.getByLabel(`Role of ${email}`).selectOption('admin');
+    const users = async () => ((await (await api('/api/users?limit=100', { headers: { cookie: await cookieHeader(context) } })).json()) as { data: { email: string; role: string }[] }).data;
+    const deadline = Date.now() + 10_000;
+    while ((await users()).find((u) => u.email === email)?.role !== 'admin') {
+      if (Date.now() > deadline) throw new Error('the role change never reached the API');
+      await page.waitForTimeout(100);
+    }
+    const shown = Date.now() + 5_000;
+    while ((await page.getByLabel(`Role of ${email}`).inputValue()) !== 'admin') {
+      if (Date.now() > shown) throw new Error('the Users page never showed the new role');
+      await page.waitForTimeout(100);
+    }
+    await member.page.reload();
+    await member.page.getByRole('link', { name: 'Settings → API' }).click();
+    await member.page.getByRole('button', { name: 'Generate key' }).waitFor();
   });
 
   test('a member invited from the Users page does not see Settings → API, the API refuses them there (403), and once disabled in the page they are signed out', async () => {

@@ -5,6 +5,14 @@ import { navigate, useLocation } from '../router.ts';
 import { Empty, ErrorBox, Loading, PageTitle, Time, useLoad } from '../ui.tsx';
 
 const STATUSES = ['pending_approval', 'proposed', 'approved', 'snoozed', 'executed', 'rejected', 'expired', 'cancelled', 'failed'] as const;
+type Status = (typeof STATUSES)[number];
+/** What each decision may start from (the API answers 409 otherwise): a snoozed action can be
+ * approved or rejected, not snoozed again. */
+const DECIDABLE: Record<'approve' | 'reject' | 'snooze', readonly Status[]> = {
+  approve: ['proposed', 'pending_approval', 'snoozed'],
+  reject: ['proposed', 'pending_approval', 'snoozed'],
+  snooze: ['proposed', 'pending_approval'],
+};
 
 interface Action {
   id: string;
@@ -15,7 +23,7 @@ interface Action {
   reason: string;
   rationale: string | null;
   priority: string;
-  status: string;
+  status: Status;
   requires_approval: boolean;
   snoozed_until: string | null;
   expires_at: string | null;
@@ -45,7 +53,8 @@ function ActionCard({ action, onDone }: { action: Action; onDone: () => void }) 
       setBusy(false);
     }
   };
-  const open = ['proposed', 'pending_approval', 'snoozed'].includes(action.status);
+  const open = DECIDABLE.approve.includes(action.status);
+  const snoozable = DECIDABLE.snooze.includes(action.status);
   return (
     <li class="card">
       <h3>
@@ -85,13 +94,17 @@ function ActionCard({ action, onDone }: { action: Action; onDone: () => void }) 
             <button type="button" class="danger" disabled={busy} onClick={() => decide('reject')}>
               Reject
             </button>
-            <div>
-              <label for={`days-${action.id}`}>Snooze for (days)</label>
-              <input id={`days-${action.id}`} type="number" min={1} max={30} value={days} onInput={(e) => setDays(e.currentTarget.value)} />
-            </div>
-            <button type="button" class="secondary" disabled={busy} onClick={() => decide('snooze')}>
-              Snooze
-            </button>
+            {snoozable ? (
+              <>
+                <div>
+                  <label for={`days-${action.id}`}>Snooze for (days)</label>
+                  <input id={`days-${action.id}`} type="number" min={1} max={30} value={days} onInput={(e) => setDays(e.currentTarget.value)} />
+                </div>
+                <button type="button" class="secondary" disabled={busy} onClick={() => decide('snooze')}>
+                  Snooze
+                </button>
+              </>
+            ) : null}
           </div>
           <ErrorBox message={error} />
         </div>

@@ -20,15 +20,17 @@ interface Summary {
   by_risk: Record<Band, { customers: number; arr: number }>;
 }
 
+/** GET /api/cfo/backtests/latest: the newest finished one, which may have failed (metrics null, error set). */
 interface Backtest {
   id: string;
-  status: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
   method: string;
   horizon_days: number;
   metrics: { auc?: number | null; auc_ci95?: [number, number] | null; ece?: number | null; base_rate?: number; customers?: number; calibration_table?: { bin: number; n: number; mean_predicted: number; observed_rate: number }[] } | null;
   warning: string | null;
-  finished_at?: string | null;
-  created_at?: string;
+  error: string | null;
+  finished_at: string | null;
+  created_at: string;
 }
 
 function RiskByBand({ summary }: { summary: Summary[] }) {
@@ -174,6 +176,12 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
     [top],
   );
   if (!backtest) return <Empty>No backtest has finished yet. Run one with revintel backtest or POST /api/cfo/backtests.</Empty>;
+  if (backtest.status !== 'succeeded')
+    return (
+      <p class="error">
+        The latest backtest ({backtest.method}, {backtest.horizon_days} days) failed <Time iso={backtest.finished_at ?? backtest.created_at} />: {backtest.error ?? 'no reason was recorded'}.
+      </p>
+    );
   const m = backtest.metrics ?? {};
   return (
     <>

@@ -51,13 +51,13 @@ async function loadRows(q: string, sort: Sort, cursor: string | null): Promise<{
       rows: data
         .filter((p) => !needle || p.customer_name.toLowerCase().includes(needle))
         .map((p) => ({ id: p.customer_id, name: p.customer_name, currency: p.currency, arr: p.arr, renewal_date: p.renewal_date, risk: p.risk, probability: p.probability, arr_at_risk: p.arr_at_risk })),
-      next: (meta?.next_cursor as string | null | undefined) ?? null,
+      next: meta?.next_cursor ?? null,
     };
   }
   const { data, meta } = await api<Customer[]>('GET', `/api/customers${query({ q: q.trim() || undefined, sort, limit: 50, cursor })}`);
   return {
     rows: data.map((c) => ({ id: c.id, name: c.name, currency: c.currency, arr: c.arr, renewal_date: c.renewal_date, risk: c.churn_risk, probability: null, arr_at_risk: null })),
-    next: (meta?.next_cursor as string | null | undefined) ?? null,
+    next: meta?.next_cursor ?? null,
   };
 }
 
