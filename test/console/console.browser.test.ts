@@ -78,7 +78,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   beforeAll(async () => {
     [app, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
     const db = app.server.database.db;
-    const demo = await db.transaction((tx) => loadDemo(tx as unknown as Db, { orgName: 'Demo', customers: 60, seed: 7, today: utcToday(), actor: 'test' }));
+    const demo = await db.transaction((tx) => loadDemo(tx as unknown as Db, { orgName: 'Demo', customers: 120, seed: 7, today: utcToday(), actor: 'test' }));
     demoKey = demo.secret;
     orgId = demo.org.id;
     // A backtest for the CFO page's calibration plot (the fitting thread runs it).
@@ -205,6 +205,17 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByLabel('Sort by').selectOption('risk');
     await page.getByRole('columnheader', { name: 'ARR at risk' }).waitFor();
     await screenshots(page, 'customers');
+    // Searching while sorted by risk searches every prediction, not just the page on screen: the
+    // customer with the least ARR at risk is past the first 50.
+    const ranked = (await (await api('/api/cfo/predictions?sort=-arr_at_risk&limit=200', { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data: { customer_name: string }[] };
+    expect(ranked.data.length).toBeGreaterThan(50);
+    const last = ranked.data.at(-1)!.customer_name;
+    await page.getByLabel('Search name, domain or e-mail').fill(last);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: last, exact: true }).waitFor({ timeout: 5_000 });
+    await page.getByLabel('Search name, domain or e-mail').fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('tbody tr').nth(1).waitFor();
     await page.locator('tbody tr a').first().click();
     await page.getByRole('heading', { name: 'Contracts' }).waitFor();
     await page.getByRole('heading', { name: 'Churn prediction' }).waitFor();

@@ -44,13 +44,10 @@ type Sort = keyof typeof SORTS;
 
 async function loadRows(q: string, sort: Sort, cursor: string | null): Promise<{ rows: Row[]; next: string | null }> {
   if (sort === 'risk') {
-    // The predictions list ranks by ARR at risk; it has no name search, so filter this page.
-    const { data, meta } = await api<Prediction[]>('GET', `/api/cfo/predictions${query({ sort: '-arr_at_risk', limit: 50, cursor })}`);
-    const needle = q.trim().toLowerCase();
+    // The predictions list ranks by ARR at risk and searches like the customers list.
+    const { data, meta } = await api<Prediction[]>('GET', `/api/cfo/predictions${query({ q: q.trim() || undefined, sort: '-arr_at_risk', limit: 50, cursor })}`);
     return {
-      rows: data
-        .filter((p) => !needle || p.customer_name.toLowerCase().includes(needle))
-        .map((p) => ({ id: p.customer_id, name: p.customer_name, currency: p.currency, arr: p.arr, renewal_date: p.renewal_date, risk: p.risk, probability: p.probability, arr_at_risk: p.arr_at_risk })),
+      rows: data.map((p) => ({ id: p.customer_id, name: p.customer_name, currency: p.currency, arr: p.arr, renewal_date: p.renewal_date, risk: p.risk, probability: p.probability, arr_at_risk: p.arr_at_risk })),
       next: meta?.next_cursor ?? null,
     };
   }
