@@ -3,7 +3,7 @@
 // the clicker an active CSM of the organisation who owns the customer or is a manager or admin, a
 // discount above DISCOUNT_MAX_NO_MANAGER needs a manager, and an expired action takes no decision.
 // Whatever fails changes nothing and says why, in words the clicker is shown privately.
-import { timingSafeEqual } from 'node:crypto';
+import { sameSecret } from '../../lib/digest.ts';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import type { ChatPlatform } from '../../db/schema/index.ts';
@@ -23,7 +23,6 @@ export interface ChatDecider {
 
 export type ChatDecisionOutcome = { ok: true; action: PresentedAction; copyId: string } | { ok: false; why: string };
 
-const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** The active CSM of the organisation with this e-mail (Google Chat's users are known by it), or null. */
 export async function csmByEmail(db: Db, orgId: string, email: string): Promise<ChatDecider | null> {
@@ -40,7 +39,7 @@ export async function decideFromChat(
   const copies = rowsOf<{ id: string; nonce: string }>(
     await db.execute(sql`select id, nonce from action_notifications where org_id = ${input.orgId} and action_id = ${input.actionId} and platform = ${input.platform} order by id`),
   );
-  const copy = copies.find((c) => sameText(c.nonce, input.nonce));
+  const copy = copies.find((c) => sameSecret(c.nonce, input.nonce));
   if (!copy) return { ok: false, why: `This button does not belong to a current approval request of this ${input.place}: nothing was changed.` };
   if (!input.csm) return { ok: false, why: 'Only a CSM of this organisation may decide: nothing was changed.' };
   const decided = await decideAsCsm(db, { ...input, csm: input.csm, via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null } });

@@ -11,8 +11,9 @@ import type { RouteDeclaration } from '../../lib/routes.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import { jsonBody } from '../../plugins/body.ts';
 import { anonSubject } from '../../plugins/gate.ts';
+import { sha256Hex } from '../../lib/digest.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
-import { acceptLink, checkPassword, endSession, hashPassword, hashToken, signInCandidates, signInVerified, signOutEverywhere, type SignedIn as SignedInResult } from '../users/service.ts';
+import { acceptLink, checkPassword, endSession, hashPassword, signInCandidates, signInVerified, signOutEverywhere, type SignedIn as SignedInResult } from '../users/service.ts';
 import { AcceptLink, SignedIn, SignedOut, SignedOutEverywhere, SignIn } from './model.ts';
 import { clearedSessionCookie, csrfTokenOf, foreignOriginProblem, sessionCookie } from './sessions.ts';
 
@@ -86,7 +87,7 @@ export function authModule(deps: { database: Database; states: RequestStates; co
         await spend(request, `signin:${address}`, addressLimits, 'from this address');
         // By the e-mail's hash: the account (every account with that e-mail), and no address in the store.
         const normalized = email.trim().toLowerCase();
-        await spend(request, `signin:account:${hashToken(normalized)}`, accountLimits, 'for this account');
+        await spend(request, `signin:account:${sha256Hex(normalized)}`, accountLimits, 'for this account');
         const candidates = await signInCandidates(db, normalized);
         if (candidates.length === 0) {
           await Bun.password.verify(password, await dummy());

@@ -9,7 +9,8 @@ import type { Db } from '../../db/client.ts';
 import type { Config } from '../../config.ts';
 import type { SessionPrincipal } from '../keys/service.ts';
 import { limitsOf } from '../orgs/service.ts';
-import { hashToken, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../users/service.ts';
+import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../users/service.ts';
+import { sameSecret, sha256Hex } from '../../lib/digest.ts';
 
 export const SESSION_COOKIE = 'revintel_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -71,7 +72,7 @@ export function createSessionAuthenticator(db: Db, onError: (error: unknown) => 
 
   return {
     async authenticate(token) {
-      const [row] = await byHash.execute({ hash: hashToken(token) });
+      const [row] = await byHash.execute({ hash: sha256Hex(token) });
       if (!row) return 'unknown';
       const { session, user, org } = row;
       const now = Date.now();
@@ -131,7 +132,7 @@ export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTION
 export function csrfProblem(request: Request, principal: SessionPrincipal, config: Pick<Config, 'publicUrl'>): string | null {
   const sent = request.headers.get(CSRF_HEADER);
   if (!sent) return 'Missing X-CSRF-Token header: a request made with a console session must send the csrf_token of GET /api/me';
-  if (!timingSafeEqualText(sent, principal.session.csrfToken)) return "X-CSRF-Token does not match this session's csrf_token";
+  if (!sameSecret(sent, principal.session.csrfToken)) return "X-CSRF-Token does not match this session's csrf_token";
   const claimed = claimedOrigin(request);
   if (!claimed) return 'Missing Origin header: a request made with a console session must say where it comes from';
   if (!sameOrigin(claimed, request, config)) return `Origin ${claimed} is not this server's (${ownOrigin(request, config)})`;
@@ -144,11 +145,4 @@ export function foreignOriginProblem(request: Request, config: Pick<Config, 'pub
   const claimed = request.headers.get('origin');
   if (!claimed) return null;
   return sameOrigin(claimed, request, config) ? null : `Origin ${claimed} is not this server's (${ownOrigin(request, config)})`;
-}
-
-function timingSafeEqualText(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
 }

@@ -1,4 +1,5 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
+import { sha256Hex } from '../../lib/digest.ts';
 import { apiKeys, organisations, type ApiKey, type Organisation, type User } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -13,7 +14,7 @@ const KEY_PATTERN = /^rvk_[0-9A-Za-z]{32,128}$/;
 /** What listings show: enough to tell keys apart, far too little to guess one. */
 const PREFIX_LENGTH = 12;
 
-export const hashKey = (plaintext: string): string => Bun.SHA256.hash(plaintext, 'hex') as string;
+export const hashKey = sha256Hex;
 
 export function generateKey() {
   const plaintext = `rvk_${randomBase62(KEY_BODY_LENGTH)}`;

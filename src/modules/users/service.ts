@@ -6,6 +6,7 @@ import { organisations, sessions, signInLinks, users, USER_ROLES, type Organisat
 import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { newId, randomBase62 } from '../../lib/ids.ts';
+import { sha256Hex } from '../../lib/digest.ts';
 import { recordAudit } from '../audit/service.ts';
 import { findOrg } from '../orgs/service.ts';
 
@@ -19,7 +20,6 @@ const MAX_PASSWORD_LENGTH = 1024;
 
 /** Opaque tokens (links, sessions): 43 base62 characters, about 256 random bits; kept as SHA-256. */
 export const newToken = () => randomBase62(43);
-export const hashToken = (token: string): string => Bun.SHA256.hash(token, 'hex') as string;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -66,7 +66,7 @@ async function issueLinkFor(db: Db, user: User, actor: string): Promise<IssuedLi
   if (user.disabledAt) throw new AppError('conflict', `user ${user.id} is disabled: enable them before sending a sign-in link`);
   const token = newToken();
   const expiresAt = new Date(Date.now() + LINK_TTL_MS);
-  await db.insert(signInLinks).values({ id: newId('lnk'), tokenHash: hashToken(token), userId: user.id, orgId: user.orgId, createdBy: actor, expiresAt });
+  await db.insert(signInLinks).values({ id: newId('lnk'), tokenHash: sha256Hex(token), userId: user.id, orgId: user.orgId, createdBy: actor, expiresAt });
   return { token, expiresAt };
 }
 
@@ -181,7 +181,7 @@ async function startSession(db: Db, user: User, org: Organisation, via: 'link' |
   const now = Date.now();
   const expiresAt = new Date(now + SESSION_ABSOLUTE_MS);
   const id = newId('ses');
-  await db.insert(sessions).values({ id, tokenHash: hashToken(token), userId: user.id, orgId: org.id, createdAt: new Date(now), lastSeenAt: new Date(now), expiresAt });
+  await db.insert(sessions).values({ id, tokenHash: sha256Hex(token), userId: user.id, orgId: org.id, createdAt: new Date(now), lastSeenAt: new Date(now), expiresAt });
   await recordAudit(db, { orgId: org.id, actor: `user:${user.id}`, action: 'user.signed_in', targetType: 'user', targetId: user.id, details: { via, session_id: id } });
   return { user, org, token, sessionId: id, expiresAt };
 }
@@ -196,7 +196,7 @@ export async function acceptLink(db: Db, input: { token: string; passwordHash: s
     .from(signInLinks)
     .innerJoin(users, eq(users.id, signInLinks.userId))
     .innerJoin(organisations, eq(organisations.id, signInLinks.orgId))
-    .where(eq(signInLinks.tokenHash, hashToken(input.token)))
+    .where(eq(signInLinks.tokenHash, sha256Hex(input.token)))
     .for('update', { of: signInLinks });
   if (!found) throw linkRefused('This sign-in link is not valid: ask an admin for a new one');
   const { link, user, org } = found;

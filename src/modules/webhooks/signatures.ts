@@ -3,7 +3,8 @@
 // Pure: no database, no clock unless the caller leaves `now` out. This runs on every webhook before
 // anything is stored, so it works on the raw bytes and only parses JSON for Linear, whose replay
 // timestamp lives in the body.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { sha256Hex } from '../../lib/digest.ts';
+import { timingSafeEqual } from 'node:crypto';
 import type { Platform } from '../tickets/platforms.ts';
 
 export interface WebhookRequestParts {
@@ -32,9 +33,7 @@ const LINEAR_TIMESTAMP_WINDOW_MS = 60 * 1000;
 const HUB_SHA256_HEADER = 'x-hub-signature-256';
 
 /** SHA-256 hex of a connector's static token: what the connector service stores instead of the token. */
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+export const hashToken = sha256Hex;
 
 export function verifyWebhook(request: WebhookRequestParts, credentials: ConnectorCredentials, now: number = Date.now()): Verdict {
   const hasSecrets = credentials.secrets.length > 0;

@@ -8,6 +8,7 @@
 // Each message and status is stored once (by its wamid; a status by wamid and status) with a
 // `whatsapp.inbound` job in one transaction, and Meta gets its 200 at once: a redelivery — Meta
 // retries for days — finds the rows and queues nothing more.
+import { sameSecret } from '../../lib/digest.ts';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
@@ -54,11 +55,6 @@ export const MESSAGING_ROUTES = {
 
 export type SignatureVerdict = { ok: true } | { ok: false; reason: string };
 
-const sameText = (a: string, b: string) => {
-  // Hashing first makes the comparison's time independent of the lengths too.
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(a), digest(b));
-};
 
 /** Meta's `X-Hub-Signature-256: sha256=<hex>` over the raw body, against each configured secret,
  * in constant time. */
@@ -85,7 +81,7 @@ export function verifyHandshake(params: URLSearchParams, verifyToken: string | n
   }
   if (challenge!.length > 512) throw new AppError('validation_failed', 'Invalid field "hub.challenge": at most 512 characters');
   if (!verifyToken) throw new AppError('forbidden', 'WHATSAPP_VERIFY_TOKEN is not configured: the subscription is refused');
-  const tokenOk = sameText(token!, verifyToken);
+  const tokenOk = sameSecret(token!, verifyToken);
   if (mode !== 'subscribe' || !tokenOk) throw new AppError('forbidden', 'hub.mode must be "subscribe" and hub.verify_token the configured verify token');
   return challenge!;
 }
