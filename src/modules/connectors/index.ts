@@ -4,6 +4,8 @@
 // here under SECRET_KEY, bound to its connector, and never shown again; a generated one is shown
 // in this answer only. Every query is scoped to the caller's organisation.
 import { Elysia, t } from 'elysia';
+import { and, eq } from 'drizzle-orm';
+import { connectors } from '../../db/schema/index.ts';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
@@ -21,7 +23,7 @@ import { recordAudit } from '../audit/service.ts';
 import { actorOf } from '../keys/service.ts';
 import { listOrgEvents, replayEvents, showEvent } from '../ticket-queue/service.ts';
 import { ConnectorCreate, ConnectorParams, ConnectorView, EventParams, ListEventsQuery, SecretBody, SecretSet, TicketEvent } from './model.ts';
-import { createConnector, DEFAULT_ROTATION_GRACE_SECONDS, findConnector, listConnectors, presentConnector, rotateConnectorSecret } from './service.ts';
+import { createConnector, DEFAULT_ROTATION_GRACE_SECONDS, listConnectors, presentConnector, rotateConnectorSecret } from './service.ts';
 
 const read = { auth: 'key', counted: 'organisation', body: 'none' } as const;
 const write = { auth: 'key', counted: 'organisation', body: 'api' } as const;
@@ -56,8 +58,8 @@ export function connectorsModule(deps: { database: Database; states: RequestStat
 
   /** The organisation's connector by id: another organisation's is not found, not forbidden. */
   const connectorOf = async (tx: Db, orgId: string, id: string) => {
-    const connector = await findConnector(tx, id).catch(() => null);
-    if (!connector || connector.orgId !== orgId) throw notFound(`Connector ${id}`);
+    const [connector] = await tx.select().from(connectors).where(and(eq(connectors.orgId, orgId), eq(connectors.id, id)));
+    if (!connector) throw notFound(`Connector ${id}`);
     return connector;
   };
   const sealingKey = () => {
