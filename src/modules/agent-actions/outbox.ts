@@ -271,7 +271,10 @@ export async function attemptDelivery(pending: Pending, settings = actionSetting
     const why = status >= 300 && status < 400 ? `http ${status} (redirects are not followed)` : `http ${status}`;
     return done({ status, error: retryable ? why : `${why}: not retried`, retryAfterSeconds: retryAfterOf(response.headers.get('retry-after'), now), final: !retryable });
   } catch (error) {
-    return done({ status: null, error: connectionFailure(error), retryAfterSeconds: null, final: false, detail: messageOf(error) });
+    // The log gets the error's code and the address, not its message: Bun's names the whole URL,
+    // whose path or query may hold the receiver's own token.
+    const code = (error as { code?: unknown } | null)?.code;
+    return done({ status: null, error: connectionFailure(error), retryAfterSeconds: null, final: false, detail: `${typeof code === 'string' && code ? code : error instanceof Error ? error.name : 'error'} connecting to ${target.host}` });
   }
 }
 
