@@ -20,7 +20,9 @@ Usage: revintel endpoints <add|list|remove> [options]
 Event types: ${OUTBOUND_EVENT_TYPES.join(', ')} (default: all).
 Deliveries are signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature:
 v1,<base64 HMAC-SHA256 of "id.timestamp.body"> keyed by the secret's base64 part after whsec_).
-A URL on a loopback or private address is refused unless ALLOW_PRIVATE_ENDPOINTS=true.
+A URL whose host is, or resolves to, an address that is not the public internet (loopback,
+private, link-local, reserved; IPv6 forms of those) or is localhost is refused, here and on every
+delivery, unless ALLOW_PRIVATE_ENDPOINTS=true.
 
 ${DATABASE_OPTIONS_HELP}
 `;
@@ -37,12 +39,12 @@ export async function endpointsCommand(argv: string[]) {
       const url = requireString(values, 'url', HELP);
       const problem = endpointUrlProblem(url);
       if (problem) throw new UsageError(problem);
-      // A private address is refused now; a name that does not resolve yet is accepted (every
-      // delivery resolves and checks it again).
+      // A host that is or resolves to a non-public address is refused now; a name that does not
+      // resolve yet is accepted (every delivery resolves and checks it again).
       try {
         await resolveDestination(new URL(url), config.allowPrivateEndpoints);
       } catch (error) {
-        if (error instanceof RefusedDestination) throw new UsageError(`--url: ${messageOf(error)}`);
+        if (error instanceof RefusedDestination) throw new UsageError(`--url: ${messageOf(error)}; set ALLOW_PRIVATE_ENDPOINTS=true for on-premise receivers`);
       }
       const events = typeof values.events === 'string' ? values.events.split(',').map((e) => e.trim()).filter(Boolean) : null;
       const key = ensureSecretKey(config.secretKey, config.databaseUrl ? null : config.dataDir);

@@ -13,7 +13,9 @@ Usage: revintel outbox <list|retry> [options]
   retry --all-dead [--org ORG]         every dead delivery (of ORG)
 
 A delivery is dead after ${8} attempts, or at once when the receiver answers a 4xx other than 408 and
-429 (or a redirect), or its address is private while ALLOW_PRIVATE_ENDPOINTS is off.
+429 (or a redirect), or its address is not public while ALLOW_PRIVATE_ENDPOINTS is off. An attempt's
+error is a category (refused: address not allowed, name lookup failed, connect failed, TLS failed,
+timeout, http NNN); the network's own error is in the server's log at LOG_LEVEL=debug.
 
 ${DATABASE_OPTIONS_HELP}
 `;

@@ -8,7 +8,8 @@ import { OUTBOUND_EVENT_TYPES, type DeliveryStatus } from '../../db/schema/index
 import { AppError, notFound } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
 import { findOrg } from '../orgs/service.ts';
-import { listDeliveries, presentDelivery, retryDeliveries } from './outbox.ts';
+import { endpointUrlProblem, listDeliveries, presentDelivery, refusedAsWritten, retryDeliveries } from './outbox.ts';
+import { actionSettings } from './settings.ts';
 import { listChatSends, retryChatSends } from '../slack/sender.ts';
 
 export interface EndpointView {
@@ -27,6 +28,12 @@ export const endpointAdminUnits = {
     const org = await findOrg(db, input.org);
     const unknown = input.events?.find((e) => !(OUTBOUND_EVENT_TYPES as readonly string[]).includes(e));
     if (unknown) throw new AppError('validation_failed', `--events: unknown event type "${unknown}" (one of ${OUTBOUND_EVENT_TYPES.join(', ')})`);
+    // The CLI checked the URL (and what its name resolves to); the server that owns the database
+    // checks it again as written, under its own ALLOW_PRIVATE_ENDPOINTS.
+    const problem = endpointUrlProblem(input.url);
+    if (problem) throw new AppError('unprocessable', problem);
+    const refused = refusedAsWritten(new URL(input.url), actionSettings().allowPrivateEndpoints);
+    if (refused) throw new AppError('unprocessable', `--url: ${refused.message}`);
     await db.execute(sql`
       insert into webhook_endpoints (id, org_id, url, events, secret_sealed)
       values (${input.id}, ${org.id}, ${input.url}, ${input.events ? JSON.stringify(input.events) : null}::jsonb, ${input.secretSealed})`);

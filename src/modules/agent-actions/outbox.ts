@@ -3,11 +3,11 @@
 // an `outbox.deliver` job, signed the Standard Webhooks way. A failure worth retrying (a timeout, no
 // answer, 408, 429, 5xx) is tried again after an exponential back-off with full jitter — never sooner
 // than the receiver's Retry-After — until the 8th attempt; any other answer (3xx: redirects are not
-// followed; 4xx) is final at once. A destination on a loopback or private address is refused unless
-// ALLOW_PRIVATE_ENDPOINTS=true, checked on every attempt against freshly resolved addresses — and
-// the attempt connects to the very address checked (over HTTPS too: the certificate is verified
-// against the URL's name, sent as SNI), so a name that resolves elsewhere a moment later
-// (DNS rebinding) cannot steer it inside.
+// followed; 4xx) is final at once. A destination that is not the public internet (lib/outbound-
+// address.ts) is refused unless ALLOW_PRIVATE_ENDPOINTS=true, checked on every attempt against freshly
+// resolved addresses — and the attempt connects to the very address checked (over HTTPS too: the
+// certificate is verified against the URL's name, sent as SNI), so a name that resolves elsewhere a
+// moment later (DNS rebinding) cannot steer it inside.
 import { createHmac, randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -18,6 +18,7 @@ import { queryRows, rowsOf, type Db } from '../../db/client.ts';
 import { andAll, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
+import { hostOf, hostRefusal, nonPublicRange } from '../../lib/outbound-address.ts';
 import { newId } from '../../lib/ids.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 import { openSecret } from '../../lib/secret-box.ts';
@@ -49,29 +50,15 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
 
 // --- destinations -------------------------------------------------------------------------------
 
-function v4Private(address: string): boolean {
-  const [a, b] = address.split('.').map(Number) as [number, number];
-  return (
-    a === 0 || a === 10 || a === 127 || a >= 224 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) || (a === 192 && b === 0) || (a === 198 && (b === 18 || b === 19))
-  );
-}
-
-/** Loopback, private, link-local, shared, multicast, reserved or unspecified: not the internet. */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return v4Private(address);
-  if (family !== 6) return true;
-  const lower = address.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (mapped) return v4Private(mapped[1]!);
-  if (lower === '::' || lower === '::1') return true;
-  const head = parseInt(lower.split(':')[0] || '0', 16);
-  return (head & 0xfe00) === 0xfc00 || (head & 0xffc0) === 0xfe80 || (head & 0xff00) === 0xff00;
-}
-
+/** A destination that is not the public internet (the message, with the address and its range, is
+ * for the operator: the CLI and the server's log). */
 export class RefusedDestination extends Error {
   override readonly name = 'RefusedDestination';
+}
+
+/** The URL's name did not resolve (now: it may later). */
+export class UnresolvedDestination extends Error {
+  override readonly name = 'UnresolvedDestination';
 }
 
 /** How deliveries reach receivers: the system's resolver and certificate authorities. Tests bring
@@ -83,15 +70,42 @@ export interface Network {
 
 export const SYSTEM_NETWORK: Network = { resolve: (host) => lookup(host, { all: true, verbatim: true }) };
 
-/** The address a delivery connects to: the URL's host resolved now; refused when any of its
- * addresses is private (unless allowed). */
+/** The URL's host as written, when that alone says it is not public (an address, `localhost`). */
+export function refusedAsWritten(url: URL, allowPrivate: boolean): RefusedDestination | null {
+  const why = allowPrivate ? null : hostRefusal(url);
+  return why ? new RefusedDestination(`${url.hostname} is not a public address (${why})`) : null;
+}
+
+/** The address a delivery connects to: the URL's host resolved now; refused when the host or any
+ * of its addresses is not public (unless allowed). */
 export async function resolveDestination(url: URL, allowPrivate: boolean, network: Network = SYSTEM_NETWORK): Promise<{ address: string; family: number }> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await network.resolve(host);
-  if (addresses.length === 0) throw new Error(`${host} does not resolve`);
-  const inside = addresses.find((a) => isPrivateAddress(a.address));
-  if (inside && !allowPrivate) throw new RefusedDestination(`${host} resolves to ${inside.address}, a loopback or private address (set ALLOW_PRIVATE_ENDPOINTS=true for on-premise receivers)`);
+  const asWritten = refusedAsWritten(url, allowPrivate);
+  if (asWritten) throw asWritten;
+  const host = hostOf(url);
+  let addresses: { address: string; family: number }[];
+  try {
+    addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await network.resolve(host);
+  } catch (error) {
+    throw new UnresolvedDestination(`${host} does not resolve: ${messageOf(error)}`);
+  }
+  if (addresses.length === 0) throw new UnresolvedDestination(`${host} does not resolve`);
+  for (const { address } of allowPrivate ? [] : addresses) {
+    const why = nonPublicRange(address);
+    if (why) throw new RefusedDestination(`${host} resolves to ${address}, not a public address (${why})`);
+  }
   return addresses[0]!;
+}
+
+// What the organisation sees of a failed attempt (`last_error`, the history): a category, never the
+// receiver's answer nor the network's own words — a refused address reads the same whether or not
+// anything listens there, and connection errors do not name addresses or ports.
+export const DELIVERY_REFUSED = 'refused: address not allowed';
+
+/** A failed connection's category: timeout, TLS, or the connection itself. */
+function connectionFailure(error: unknown): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `timeout (no answer within ${OUTBOX_TIMEOUT_MS / 1000} s)`;
+  const code = String((error as { code?: unknown } | null)?.code ?? '');
+  return /CERT|TLS|SSL|SIGNATURE|ISSUER/i.test(code) ? 'TLS failed' : 'connect failed';
 }
 
 /** A receiver's URL as `endpoints add` takes it: http(s), no credentials, no fragment. */
@@ -158,7 +172,15 @@ async function loadPending(db: Db, args: { deliveryId: string }): Promise<Pendin
   return row ?? null;
 }
 
-export type AttemptResult = { status: number | null; error: string | null; ms: number; retryAfterSeconds: number | null; final: boolean };
+export type AttemptResult = {
+  status: number | null;
+  error: string | null;
+  ms: number;
+  retryAfterSeconds: number | null;
+  final: boolean;
+  /** What went wrong in the network's own words: for the server's log, never stored. */
+  detail?: string;
+};
 
 /** What an attempt's outcome means: delivered, tried again at a time, or dead. */
 export function settleAttempt(result: AttemptResult, attempts: number, now: number, random: () => number = Math.random): { status: DeliveryStatus; nextAt: string | null } {
@@ -222,15 +244,17 @@ export async function attemptDelivery(pending: Pending, settings = actionSetting
   let tls: BunFetchRequestInitTLS | undefined = network.ca ? { ca: network.ca } : undefined;
   try {
     const destination = await resolveDestination(url, settings.allowPrivateEndpoints, network);
-    // The request goes to the very address just checked; the Host header names the site and, over
-    // HTTPS, the name is the SNI and what the certificate must match.
-    if (!isIP(url.hostname.replace(/^\[|\]$/g, ''))) {
+    // The request goes to the very address just checked (so a second lookup cannot swap it: DNS
+    // rebinding); the Host header names the site and, over HTTPS, the name is the SNI and what the
+    // certificate must match. Bun's fetch takes both (`tls.serverName`, `checkServerIdentity`).
+    if (!isIP(hostOf(url))) {
       target.hostname = destination.family === 6 ? `[${destination.address}]` : destination.address;
       headers.host = url.host;
       if (url.protocol === 'https:') tls = { ...tls, serverName: url.hostname, checkServerIdentity: (_address, cert) => checkServerIdentity(url.hostname, cert) };
     }
   } catch (error) {
-    return done({ status: null, error: messageOf(error), retryAfterSeconds: null, final: error instanceof RefusedDestination });
+    const refused = error instanceof RefusedDestination;
+    return done({ status: null, error: refused ? DELIVERY_REFUSED : 'name lookup failed', retryAfterSeconds: null, final: refused, detail: messageOf(error) });
   }
   const timestamp = Math.floor(now / 1000);
   const body = JSON.stringify({ type: pending.event_type, timestamp: new Date(now).toISOString(), data: pending.data });
@@ -238,15 +262,19 @@ export async function attemptDelivery(pending: Pending, settings = actionSetting
   headers['webhook-timestamp'] = String(timestamp);
   headers['webhook-signature'] = signWebhook(secret, pending.event_id, timestamp, body);
   try {
+    // A redirect is an answer like any other 3xx, final: following it would need every hop checked.
     const response = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS), tls });
     await response.arrayBuffer().catch(() => undefined);
     const status = response.status;
     if (status >= 200 && status < 300) return done({ status, error: null, retryAfterSeconds: null, final: false });
     const retryable = status === 408 || status === 429 || status >= 500;
-    const why = status >= 300 && status < 400 ? `answered ${status} (redirects are not followed)` : `answered ${status}`;
+    const why = status >= 300 && status < 400 ? `http ${status} (redirects are not followed)` : `http ${status}`;
     return done({ status, error: retryable ? why : `${why}: not retried`, retryAfterSeconds: retryAfterOf(response.headers.get('retry-after'), now), final: !retryable });
   } catch (error) {
-    return done({ status: null, error: unanswered(error), retryAfterSeconds: null, final: false });
+    // The log gets the error's code and the address, not its message: Bun's names the whole URL,
+    // whose path or query may hold the receiver's own token.
+    const code = (error as { code?: unknown } | null)?.code;
+    return done({ status: null, error: connectionFailure(error), retryAfterSeconds: null, final: false, detail: `${typeof code === 'string' && code ? code : error instanceof Error ? error.name : 'error'} connecting to ${target.host}` });
   }
 }
 
@@ -268,7 +296,7 @@ export const deliverEventJob = defineJobKind({
     if (!pending) return { skipped: true };
     const result = await attemptDelivery(pending);
     const recorded = await ctx.run('record', { deliveryId: payload.deliveryId, result, now: new Date().toISOString() });
-    return { status: recorded.status, attempts: recorded.attempts, http_status: result.status };
+    return { status: recorded.status, attempts: recorded.attempts, http_status: result.status, error: result.error, detail: result.detail };
   },
 });
 
