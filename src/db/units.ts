@@ -50,6 +50,16 @@ export function observeUnits(observer: UnitObserver | null): void {
   unitObserver = observer;
 }
 
+/** How many items the next unit of a set-wise task should take (customers to score, rows to
+ * import), given the last one's count and how long it took: the count that would have taken
+ * `targetMs`, from `min` to `max`, and at most twice the last. What an item costs depends on the
+ * data and on what else the machine runs, so a fixed count quick on one tenant can hold the
+ * embedded database for seconds on a busy machine. */
+export function nextSizeByTime(last: number, elapsedMs: number, bounds: { targetMs: number; min: number; max: number }): number {
+  const scaled = Math.floor((last * bounds.targetMs) / Math.max(1, elapsedMs));
+  return Math.max(bounds.min, Math.min(bounds.max, last * 2, scaled));
+}
+
 /** A job's units are named by their kind too (`jobs.unit predictions.recompute/score-chunk`). */
 function unitLabel(name: string, args: unknown): string {
   const a = args as { kind?: unknown; unit?: unknown; job?: { kind?: unknown } } | null;
