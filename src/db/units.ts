@@ -41,13 +41,41 @@ export class RemoteUnitError extends Error {
   }
 }
 
+/** Told how long each unit ran (its transaction, begin to end). On the embedded database that is
+ * how long it held the database, and with it every other request: the metrics keep the longest. */
+export type UnitObserver = (name: string, seconds: number) => void;
+let unitObserver: UnitObserver | null = null;
+/** One observer per process (the server's metrics); a later one replaces it. */
+export function observeUnits(observer: UnitObserver | null): void {
+  unitObserver = observer;
+}
+
+/** How many items the next unit of a set-wise task should take (customers to score, rows to
+ * import), given the last one's count and how long it took: the count that would have taken
+ * `targetMs`, from `min` to `max`, and at most twice the last. What an item costs depends on the
+ * data and on what else the machine runs, so a fixed count quick on one tenant can hold the
+ * embedded database for seconds on a busy machine. */
+export function nextSizeByTime(last: number, elapsedMs: number, bounds: { targetMs: number; min: number; max: number }): number {
+  const scaled = Math.floor((last * bounds.targetMs) / Math.max(1, elapsedMs));
+  return Math.max(bounds.min, Math.min(bounds.max, last * 2, scaled));
+}
+
+/** A job's units are named by their kind too (`jobs.unit predictions.recompute/score-chunk`). */
+function unitLabel(name: string, args: unknown): string {
+  const a = args as { kind?: unknown; unit?: unknown; job?: { kind?: unknown } } | null;
+  if (name === 'jobs.unit' && typeof a?.kind === 'string') return `${name} ${a.kind}/${String(a.unit)}`;
+  if (name === 'jobs.perform' && typeof a?.job?.kind === 'string') return `${name} ${a.job.kind}`;
+  return name;
+}
+
 /** Runs units in-process, each in its own transaction. */
 export function localRunner<U extends UnitRegistry>(db: Db, units: U): UnitRunner<U> {
   return {
     run(name, args) {
       const unit = units[name];
       if (!unit) return Promise.reject(new Error(`unknown unit ${name}`));
-      return db.transaction((tx) => unit(tx as unknown as Db, args));
+      const started = performance.now();
+      return db.transaction((tx) => unit(tx as unknown as Db, args)).finally(() => unitObserver?.(unitLabel(name, args), (performance.now() - started) / 1000));
     },
   };
 }

@@ -7,6 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { rowsOf, type Database } from '../../db/client.ts';
+import { observeUnits } from '../../db/units.ts';
 import type { Rules } from '../../lib/routes.ts';
 
 export interface Metrics {
@@ -96,6 +97,19 @@ export function createMetrics(database: Database): Metrics {
       this.set({ type: 'rss' }, memory.rss);
       this.set({ type: 'heap_used' }, memory.heapUsed);
     },
+  });
+
+  // Units of work run here (db/units.ts): on the embedded database each one holds the database, so
+  // the longest one is the longest any request may have waited behind it.
+  const unitDurations = new Histogram({ name: 'revintel_unit_duration_seconds', help: 'Units of work run by this process (one transaction each), by unit name', labelNames: ['unit'], buckets: BUCKETS, registers: [registry] });
+  const unitMax = new Gauge({ name: 'revintel_unit_duration_max_seconds', help: 'The longest unit of work of each name since the process started', labelNames: ['unit'], registers: [registry] });
+  const longest = new Map<string, number>();
+  observeUnits((unit, seconds) => {
+    unitDurations.observe({ unit }, seconds);
+    if (seconds > (longest.get(unit) ?? 0)) {
+      longest.set(unit, seconds);
+      unitMax.set({ unit }, seconds);
+    }
   });
 
   return {

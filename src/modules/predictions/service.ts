@@ -6,6 +6,7 @@
 // mark made (or renewed) meanwhile survives for the next run. A chunk's band changes bump the organisation's data
 // version as it commits (migration 0018), so customers' churn_risk follows chunk by chunk.
 import { queryText, type Db } from '../../db/client.ts';
+import { nextSizeByTime } from '../../db/units.ts';
 import type { RiskBand } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { FEATURES, featuresAt, PRIOR_SCORECARD, type Source } from './features.ts';
@@ -64,11 +65,18 @@ export interface RecomputeResult {
 /** Who a recompute scores: every customer of the organisation, the stale ones, or those named. */
 export type RecomputeScope = 'all' | 'stale' | { customerIds: string[] };
 
-/** Customers per chunk: one chunk is one transaction, and on the embedded database one stretch of
- * the server's main thread. On PGlite at the demo's density (10,000 customers), a rescore's chunks
- * of 250 took 64 ms (median; 110 ms at most) and of 500, 125 ms (185 ms); the first scoring of
- * everyone (inserts) takes about 1.7 times as long. bench/predictions.ts reports the longest. */
+/** Customers per chunk at most: one chunk is one transaction, and on the embedded database one
+ * stretch of the server's main thread. On PGlite at the demo's density (10,000 customers), a
+ * rescore's chunks of 250 took 64 ms (median; 110 ms at most) and of 500, 125 ms (185 ms); the
+ * first scoring of everyone (inserts) takes about 1.7 times as long. bench/predictions.ts reports
+ * the longest. */
 export const RECOMPUTE_CHUNK = 300;
+/** A recompute without a fixed chunk size sizes each chunk by the time the last one took
+ * (nextSizeByTime), aiming at 50 ms: a chunk's cost depends on the data (a first scoring, tickets,
+ * contracts per customer) and on the machine's load, and chunks of 300 held the embedded database
+ * for over 2 s on a busy machine. */
+const CHUNK_SIZING = { targetMs: 50, min: 10, max: RECOMPUTE_CHUNK };
+const CHUNK_FIRST = 20;
 
 export interface ChunkArgs {
   orgId: string;
@@ -162,7 +170,8 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
 }
 
 /** Runs a recompute chunk after chunk through `score` (scoreChunk on a database, or a job's unit),
- * each chunk starting where the last one ended. */
+ * each chunk starting where the last one ended: of `chunkSize` customers, or sized by the time the
+ * last chunk took (nextChunkSize) when none is given. */
 export async function recomputeInChunks(
   score: (args: ChunkArgs) => Promise<ChunkResult>,
   args: Omit<ChunkArgs, 'after' | 'limit'> & { chunkSize?: number },
@@ -170,8 +179,11 @@ export async function recomputeInChunks(
   const { chunkSize, ...rest } = args;
   const total = { modelId: null as string | null, scored: 0, removed: 0, chunks: 0 };
   let after: string | null = null;
+  let limit = chunkSize ?? CHUNK_FIRST;
   do {
-    const chunk = await score({ ...rest, after, limit: chunkSize ?? RECOMPUTE_CHUNK });
+    const started = performance.now();
+    const chunk = await score({ ...rest, after, limit });
+    if (chunkSize === undefined) limit = nextSizeByTime(limit, performance.now() - started, CHUNK_SIZING);
     total.modelId = chunk.modelId ?? total.modelId;
     total.scored += chunk.scored;
     total.removed += chunk.removed;
