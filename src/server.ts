@@ -7,6 +7,8 @@ import { describeError } from './plugins/errors.ts';
 import type { Config } from './config.ts';
 import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
 import { isMigrated, runMigrations } from './db/migrate.ts';
+import { createBackgroundTurns, type BackgroundTurns } from './db/turns.ts';
+import type { Peer } from './plugins/request-context.ts';
 import { createMetrics } from './modules/metrics/registry.ts';
 import { scrape } from './modules/metrics/index.ts';
 import { serveAdminSocket } from './admin/socket.ts';
@@ -119,8 +121,27 @@ function readinessOf(database: Database, supervisor: Supervisor, log: Logger) {
   });
 }
 
+/** Requests in flight, for the background units that wait for them (db/turns.ts). */
+function countedFetch(app: App, turns: BackgroundTurns) {
+  return (request: Request, bunServer: Peer): Response | Promise<Response> => {
+    turns.requestStarted();
+    let answer: Response | Promise<Response>;
+    try {
+      answer = app.handle(request, bunServer);
+    } catch (error) {
+      turns.requestEnded();
+      throw error;
+    }
+    if (!(answer instanceof Promise)) {
+      turns.requestEnded();
+      return answer;
+    }
+    return answer.finally(turns.requestEnded);
+  };
+}
+
 /** Starts listening; a taken port is said plainly. */
-function listen(config: Config, app: App): ReturnType<typeof Bun.serve> {
+function listen(config: Config, app: App, turns: BackgroundTurns | null): ReturnType<typeof Bun.serve> {
   try {
     return Bun.serve({
       port: config.port,
@@ -134,7 +155,7 @@ function listen(config: Config, app: App): ReturnType<typeof Bun.serve> {
       // The gate refuses a declared length over the route's limit and the body reader stops a
       // streamed one at it, both with the envelope; Bun's own bare 413 is only a last resort.
       maxRequestBodySize: 1024 * 1024 * 1024,
-      fetch: (request, bunServer) => app.handle(request, bunServer),
+      fetch: turns ? countedFetch(app, turns) : (request, bunServer) => app.handle(request, bunServer),
     });
   } catch (error) {
     if ((error as { code?: string }).code === 'EADDRINUSE' || /in use/i.test(String((error as Error).message))) {
@@ -211,7 +232,9 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     const authenticator = createAuthenticator(database.db, (error) => log.warn('could not record key use', { error: String(error) }));
 
     const instance = { id: newId('ins'), hostname: hostname(), pid: process.pid, version: VERSION, startedAt: new Date(startedAt) };
-    const supervisor = startSupervisor({ workerUrl: options.workerUrl, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel });
+    // Embedded: the one thread that runs every query serves requests first (db/turns.ts).
+    const turns = database.kind === 'embedded' ? createBackgroundTurns() : null;
+    const supervisor = startSupervisor({ workerUrl: options.workerUrl, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel, turns: turns ?? undefined });
     cleanups.push(() => supervisor.stop(1_000)); // a no-op once stop() has stopped it
 
     const metrics = createMetrics(database);
@@ -247,6 +270,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
           app.connectors.invalidate();
         },
         onJobsQueued: () => supervisor.wakeJobs(),
+        turns: turns ?? undefined,
       });
       cleanups.push(socket.stop);
     }
@@ -254,7 +278,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
 
     await supervisor.ready;
     phase('worker_ready_ms');
-    const server = listen(config, app);
+    const server = listen(config, app, turns);
     const url = new URL(`http://${urlHost(config.host)}:${server.port}`);
     log.info('revintel serving', {
       url: url.href,

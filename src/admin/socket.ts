@@ -6,6 +6,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { localRunner, RemoteUnitError, serializeError, type UnitRunner } from '../db/units.ts';
 import type { Db } from '../db/client.ts';
+import type { BackgroundTurns } from '../db/turns.ts';
 import { AppError } from '../lib/errors.ts';
 import { adminUnits, CHANGES_ACCESS, QUEUES_JOBS, type AdminUnits } from './units.ts';
 
@@ -19,12 +20,14 @@ export const adminSocketPath = (dataDir: string) => join(socketDir(dataDir), 're
 const reviveDates = (key: string, value: unknown) =>
   typeof value === 'string' && key.endsWith('At') && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value) ? new Date(value) : value;
 
-export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessChange: () => void; onJobsQueued: () => void}) {
+export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessChange: () => void; onJobsQueued: () => void; turns?: BackgroundTurns }) {
   const path = adminSocketPath(options.dataDir);
   mkdirSync(socketDir(options.dataDir), { recursive: true, mode: 0o700 });
   chmodSync(socketDir(options.dataDir), 0o700);
   rmSync(path, { force: true }); // left by a process that was killed; we hold DATA_DIR, so it is stale
-  const runner = localRunner(options.db, adminUnits);
+  const local = localRunner(options.db, adminUnits);
+  // The CLI's units take turns with requests like the workers' (db/turns.ts).
+  const runner = options.turns ? options.turns.inTurn(local) : local;
   const server = Bun.serve({
     unix: path,
     async fetch(request) {

@@ -4,6 +4,7 @@
 // current jobs finish.
 import { answerUnit, localRunner } from '../db/units.ts';
 import type { Database } from '../db/client.ts';
+import type { BackgroundTurns } from '../db/turns.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LogLevel } from '../config.ts';
 import { unhandled, type FromWorker, type ToWorker, type WorkerRole } from './protocol.ts';
@@ -35,6 +36,8 @@ export interface SupervisorOptions {
   logLevel: LogLevel;
   heartbeatMs?: number;
   startTimeoutMs?: number;
+  /** Embedded mode: the workers' units take turns with requests (db/turns.ts). */
+  turns?: BackgroundTurns;
 }
 
 const post = (target: Worker, message: ToWorker) => target.postMessage(message);
@@ -78,7 +81,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   const startDeadline = setTimeout(() => failStart(new Error('the worker thread did not start within 30 s')), options.startTimeoutMs ?? 30_000);
   ready.then(() => clearTimeout(startDeadline), () => clearTimeout(startDeadline));
   // Embedded mode: the workers' units run here, on the one owner of the database.
-  const ownerUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
+  const localUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
+  const ownerUnits = localUnits && options.turns ? options.turns.inTurn(localUnits) : localUnits;
 
   const spawn = (thread: Thread) => {
     thread.spawnedAt = Date.now();
