@@ -65,21 +65,43 @@ const alive = (pid: number) => {
   }
 };
 
+/** The owner's side of a backup: its statements, and `attempt`, which runs one so that its failure
+ * leaves the session usable (a savepoint inside a unit's transaction: after a plain failed statement
+ * PostgreSQL refuses every other until the transaction ends). */
+export interface BackupSession {
+  query(text: string): Promise<Record<string, unknown>[]>;
+  attempt<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** The SQLSTATE of a database error, however the driver's error was wrapped (drizzle puts it in
+ * `cause`): the wrapper's message says "Failed query", not what PostgreSQL said. */
+function sqlStateOf(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+/** What `pg_backup_start` says when this session already has a backup open. */
+const OBJECT_NOT_IN_PREREQUISITE_STATE = '55000';
+
 /** `pg_backup_start` with an immediate checkpoint, for the backup command `pid`. PostgreSQL allows
  * one backup per session: a second command is refused while the first one lives; a backup left
  * open by a command that died is ended first. */
-export async function startBackup(query: (text: string) => Promise<Record<string, unknown>[]>, pid: number): Promise<{ start_lsn: string }> {
+export async function startBackup(session: BackupSession, pid: number): Promise<{ start_lsn: string }> {
   if (runningBackup && runningBackup.pid !== pid && alive(runningBackup.pid)) {
     throw new BackupError(`another backup is being written (revintel backup, pid ${runningBackup.pid}): wait for it to finish`);
   }
-  const start = () => query(`select pg_backup_start('revintel ${new Date().toISOString()}', true)::text as start_lsn`);
+  const start = async () => (await session.query(`select pg_backup_start('revintel ${new Date().toISOString()}', true)::text as start_lsn`))[0] as { start_lsn: string };
   let started: { start_lsn: string };
   try {
-    started = (await start())[0] as { start_lsn: string };
+    started = await session.attempt(start);
   } catch (error) {
-    if (!/already in progress/i.test((error as Error).message)) throw error;
-    await query('select pg_backup_stop(false)');
-    started = (await start())[0] as { start_lsn: string };
+    if (sqlStateOf(error) !== OBJECT_NOT_IN_PREREQUISITE_STATE) throw error;
+    // The session holds a backup no living command writes (checked above): one whose command died.
+    // Should the stop fail too, the start's own error is the one that explains.
+    await session.query('select pg_backup_stop(false)').catch(() => Promise.reject(error));
+    started = await start();
   }
   runningBackup = { pid };
   return started;
@@ -87,8 +109,8 @@ export async function startBackup(query: (text: string) => Promise<Record<string
 
 /** `pg_backup_stop` without waiting for WAL archiving (there is none): the label and tablespace
  * map recovery needs, and the WAL position a restore must reach. */
-export async function stopBackup(query: (text: string) => Promise<Record<string, unknown>[]>) {
-  const [row] = await query('select lsn::text as stop_lsn, labelfile, spcmapfile from pg_backup_stop(false)');
+export async function stopBackup(session: BackupSession) {
+  const [row] = await session.query('select lsn::text as stop_lsn, labelfile, spcmapfile from pg_backup_stop(false)');
   runningBackup = null;
   return row as { stop_lsn: string; labelfile: string; spcmapfile: string };
 }

@@ -10,6 +10,8 @@ import { BackupError, restoreBackup, startBackup, stopBackup, writeBackup, type 
 import { runMigrations } from '../../src/db/migrate.ts';
 import { pgdataDir } from '../../src/db/embedded.ts';
 import { tempDir } from '../helpers/harness.ts';
+import { localRunner } from '../../src/db/units.ts';
+import { adminUnits } from '../../src/admin/units.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -21,8 +23,9 @@ async function installation(): Promise<{ dir: string; database: Database; protoc
   dirs.push(dir);
   const database = await openEmbedded(join(dir, 'data'), 'test');
   await runMigrations(database, null);
-  const query = async (text: string) => (await database.pglite!.query<Record<string, unknown>>(text)).rows;
-  return { dir, database, protocol: { start: () => startBackup(query, process.pid), stop: () => stopBackup(query) } };
+  // Statements on their own, outside a transaction: a failed one leaves nothing to roll back.
+  const session = { query: async (text: string) => (await database.pglite!.query<Record<string, unknown>>(text)).rows, attempt: <T>(work: () => Promise<T>) => work() };
+  return { dir, database, protocol: { start: () => startBackup(session, process.pid), stop: () => stopBackup(session) } };
 }
 
 describe('backups of the embedded database', () => {
@@ -52,6 +55,21 @@ describe('backups of the embedded database', () => {
     // pg_backup_stop was not reached by the failing protocol: the next start ends what is left.
     await writeBackup(join(dir, 'c.rvb'), join(dir, 'data'), protocol);
     expect(existsSync(join(dir, 'c.rvb'))).toBe(true);
+    await database.close();
+  }, 60_000);
+
+  test('a backup left open in the server session by a command that died is ended by the next command', async () => {
+    const { database } = await installation();
+    // The units as the server runs them over its admin socket: each in a transaction, through
+    // drizzle, which wraps the database's errors in its own.
+    const units = localRunner(database.db, adminUnits);
+    const dead = Bun.spawn(['true']);
+    await dead.exited;
+    await units.run('backup.start', { pid: dead.pid });
+    const started = await units.run('backup.start', { pid: process.pid });
+    expect(started.start_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const stopped = await units.run('backup.stop', {});
+    expect(stopped.labelfile).toContain(started.start_lsn);
     await database.close();
   }, 60_000);
 
