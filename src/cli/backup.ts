@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { BackupError, restoreBackup, writeBackup, type BackupManifest } from '../db/backup.ts';
 import { lockDataDir, readLockHolder } from '../db/data-dir-lock.ts';
+import { armCrashPoint } from '../lib/crash-point.ts';
 import { parseCommand, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
@@ -44,6 +45,7 @@ export async function backupCommand(argv: string[]) {
   if (!file) throw new UsageError(`backup needs FILE\n${BACKUP_HELP}`);
   const config = cmd.config();
   if (config.databaseUrl) throw new UsageError('backup is for the embedded database; on PostgreSQL use pg_dump (DATABASE_URL is set)');
+  armCrashPoint(config.testCrashAt);
   const path = resolve(file);
   const started = performance.now();
   const via = readLockHolder(config.dataDir)?.command === 'serve' ? 'server' : 'this command';
@@ -66,6 +68,7 @@ export async function restoreCommand(argv: string[]) {
   if (!file) throw new UsageError(`restore needs FILE\n${RESTORE_HELP}`);
   const config = cmd.config();
   if (config.databaseUrl) throw new UsageError('restore is for the embedded database; on PostgreSQL use pg_restore (DATABASE_URL is set)');
+  armCrashPoint(config.testCrashAt);
   const started = performance.now();
   // DATA_DIR is held for the whole restore: no server starts on it meanwhile (and none runs now:
   // taking the lock fails while one does).

@@ -22,6 +22,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { PGlite } from '@electric-sql/pglite';
 import { VERSION } from '../version.ts';
+import { crashPoint } from '../lib/crash-point.ts';
 import { openPgliteDirectory, pgdataDir } from './embedded.ts';
 import { knownMigrations } from './migrate.ts';
 
@@ -236,6 +237,7 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
         yield tarHeader(entry.path, size, false);
         yield* fileChunks(full, size);
       }
+      crashPoint('backup.copying');
       stopped = await protocol.stop();
       // The WAL from the start to the stop (and whatever followed: replayed too), then the label
       // that tells recovery where to begin.
@@ -459,9 +461,18 @@ export async function restoreBackup(path: string, dataDir: string, force: boolea
     rmSync(staging, { recursive: true, force: true });
     throw error;
   }
-  if (occupied) rmSync(target, { recursive: true, force: true });
+  crashPoint('restore.unpacked');
+  if (occupied) {
+    for (const [i, entry] of readdirSync(target).entries()) {
+      rmSync(join(target, entry), { recursive: true, force: true });
+      if (i === 0) crashPoint('restore.deleting');
+    }
+    rmSync(target, { recursive: true, force: true });
+  }
+  crashPoint('restore.aside');
   mkdirSync(dataDir, { recursive: true });
   renameSync(staging, target);
+  crashPoint('restore.swapped');
   if (key) {
     const fd = openSync(`${keyPath}.partial`, 'w', 0o600);
     writeSync(fd, `${key}\n`);
