@@ -14,7 +14,7 @@
 // build knows; every table is counted), and only then swaps it in; a database already in DATA_DIR
 // is replaced only with --force.
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
+import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { Transform } from 'node:stream';
@@ -209,13 +209,27 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
   const root = pgdataDir(dataDir);
   const keyPath = join(dataDir, 'secret.key');
   const partial = `${path}.partial`;
-  const fd = openSync(partial, 'w', 0o600);
-  chmodSync(partial, 0o600);
+  removeAbandonedPartials(dataDir);
+  const marker = notePartial(dataDir, partial);
+  let fd: number;
+  try {
+    fd = openSync(partial, 'w', 0o600);
+  } catch (error) {
+    rmSync(marker, { force: true });
+    throw error;
+  }
+  // Ctrl-C or a polite kill ends the copy through the failure path below, which removes the file
+  // and ends the backup on the database.
+  const interrupted = new AbortController();
+  const interrupt = (signal: NodeJS.Signals) => interrupted.abort(new BackupError(`interrupted by ${signal}: no backup was written`));
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
   let started = false;
   let stopped: Awaited<ReturnType<BackupProtocol['stop']>> | null = null;
   let files = 0;
   let dataBytes = 0;
   try {
+    chmodSync(partial, 0o600);
     writeSync(fd, MAGIC);
     const { start_lsn } = await protocol.start();
     started = true;
@@ -263,7 +277,7 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
       yield Buffer.alloc(1024); // the two empty blocks that end a tar
     }
     const payload = measured();
-    await pipeline(archive(), createGzip({ level: 1 }), payload.stream, createWriteStream('', { fd, start: MAGIC.length, autoClose: false }));
+    await pipeline(archive(), createGzip({ level: 1 }), payload.stream, createWriteStream('', { fd, start: MAGIC.length, autoClose: false }), { signal: interrupted.signal });
     const manifest: BackupManifest = {
       format: 'revintel-backup',
       version: 2,
@@ -289,7 +303,45 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
     rmSync(partial, { force: true });
     // A backup that failed halfway is ended, so the next one can start.
     if (started && !stopped) await protocol.stop().catch(() => {});
-    throw error;
+    throw interrupted.signal.aborted ? interrupted.signal.reason : error;
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    rmSync(marker, { force: true });
+  }
+}
+
+// A command killed outright (SIGKILL, the OOM killer, a power cut) cannot remove its `.partial`,
+// which holds as much of the database as it had copied; nothing else names it. So each backup notes
+// its file in DATA_DIR/run while it writes it, and the next backup removes the files of the notes
+// whose command is dead.
+const partialNotes = (dataDir: string) => join(dataDir, 'run');
+const NOTE = /^backup-(\d+)\.json$/;
+
+function notePartial(dataDir: string, partial: string): string {
+  mkdirSync(partialNotes(dataDir), { recursive: true, mode: 0o700 });
+  const note = join(partialNotes(dataDir), `backup-${process.pid}.json`);
+  writeFileSync(note, JSON.stringify({ pid: process.pid, partial }), { mode: 0o600 });
+  return note;
+}
+
+function removeAbandonedPartials(dataDir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(partialNotes(dataDir));
+  } catch {
+    return; // no note was ever written
+  }
+  for (const name of names) {
+    const pid = Number(NOTE.exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    const note = join(partialNotes(dataDir), name);
+    try {
+      const { partial } = JSON.parse(readFileSync(note, 'utf8')) as { partial?: unknown };
+      // Only ever a backup's own temporary file, whatever the note says.
+      if (typeof partial === 'string' && partial.endsWith('.partial')) rmSync(partial, { force: true });
+    } catch {}
+    rmSync(note, { force: true });
   }
 }
 

@@ -58,6 +58,29 @@ describe('backups of the embedded database', () => {
     await database.close();
   }, 60_000);
 
+  test('a backup interrupted by SIGTERM removes its .partial and ends the backup on the database', async () => {
+    const { dir, database, protocol } = await installation();
+    const file = join(dir, 'd.rvb');
+    let signalled = false;
+    const interrupted: BackupProtocol = {
+      start: protocol.start,
+      // The signal comes while the files are copied; the copy then waits for nothing more.
+      stop: () => {
+        if (signalled) return protocol.stop();
+        signalled = true;
+        return new Promise((_, reject) => {
+          process.once('SIGTERM', () => reject(new Error('the copy was abandoned')));
+          process.kill(process.pid, 'SIGTERM');
+        });
+      },
+    };
+    await expect(writeBackup(file, join(dir, 'data'), interrupted)).rejects.toThrow('interrupted by SIGTERM: no backup was written');
+    expect(existsSync(`${file}.partial`)).toBe(false);
+    expect(existsSync(file)).toBe(false);
+    await expect(database.pglite!.query('select pg_backup_stop(false)')).rejects.toThrow('backup is not in progress');
+    await database.close();
+  }, 60_000);
+
   test('a backup left open in the server session by a command that died is ended by the next command', async () => {
     const { database } = await installation();
     // The units as the server runs them over its admin socket: each in a transaction, through
