@@ -24,6 +24,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { VERSION } from '../version.ts';
 import { crashPoint } from '../lib/crash-point.ts';
 import { openPgliteDirectory, pgdataDir } from './embedded.ts';
+import { fsyncTree, restoringDir, restoringKeyPath, settleRestore, swapInRestored } from './restore-swap.ts';
 import { knownMigrations } from './migrate.ts';
 
 const MAGIC = 'revintel-backup 2\n';
@@ -461,16 +462,19 @@ async function countRows(pglite: PGlite): Promise<Record<string, number>> {
 /**
  * Restores a backup into DATA_DIR (the caller holds its lock): the checksum first, then the archive
  * unpacked into a side directory and opened there — recovery replays the WAL to a consistent state
- * and every table is counted — and only then swapped in. The database is replaced only with
- * `force`; so is another generated SECRET_KEY (the restored secrets were sealed under the backup's).
+ * and every table is counted — and only then swapped in by renames (restore-swap.ts: a crash at any
+ * step leaves the old database or the new one). The database is replaced only with `force`; so is
+ * another generated SECRET_KEY (the restored secrets were sealed under the backup's). `settled`
+ * says what became of an earlier restore a crash had interrupted.
  */
-export async function restoreBackup(path: string, dataDir: string, force: boolean): Promise<{ manifest: BackupManifest; counts: Record<string, number>; replaced: boolean }> {
+export async function restoreBackup(path: string, dataDir: string, force: boolean): Promise<{ manifest: BackupManifest; counts: Record<string, number>; replaced: boolean; settled: string | null }> {
   const { manifest, payloadStart } = readManifest(path);
   const end = payloadStart + manifest.pgdata.bytes - 1;
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path, { start: payloadStart, end, highWaterMark: CHUNK })) hash.update(chunk as Buffer);
   if (hash.digest('hex') !== manifest.pgdata.sha256) throw new BackupError(`${path} is damaged: its database does not match its checksum`);
 
+  const settled = existsSync(dataDir) ? settleRestore(dataDir) : null;
   const target = pgdataDir(dataDir);
   const occupied = existsSync(target) && readdirSync(target).length > 0;
   if (occupied && !force) throw new BackupError(`${dataDir} already holds a database: restoring would replace it (--force replaces it)`);
@@ -480,7 +484,7 @@ export async function restoreBackup(path: string, dataDir: string, force: boolea
     throw new BackupError(`${keyPath} holds another SECRET_KEY than the backup's (--force replaces it)`);
   }
 
-  const staging = `${target}.restore`;
+  const staging = restoringDir(dataDir);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   let counts: Record<string, number>;
@@ -509,27 +513,21 @@ export async function restoreBackup(path: string, dataDir: string, force: boolea
     } finally {
       await pglite.close();
     }
+    // On disk before the renames that make it the database: a power cut after them must not find
+    // files the kernel had not written yet.
+    fsyncTree(staging);
+    if (key) {
+      const fd = openSync(restoringKeyPath(dataDir), 'w', 0o600);
+      writeSync(fd, `${key}\n`);
+      fsyncSync(fd);
+      closeSync(fd);
+    }
   } catch (error) {
+    rmSync(restoringKeyPath(dataDir), { force: true });
     rmSync(staging, { recursive: true, force: true });
     throw error;
   }
   crashPoint('restore.unpacked');
-  if (occupied) {
-    for (const [i, entry] of readdirSync(target).entries()) {
-      rmSync(join(target, entry), { recursive: true, force: true });
-      if (i === 0) crashPoint('restore.deleting');
-    }
-    rmSync(target, { recursive: true, force: true });
-  }
-  crashPoint('restore.aside');
-  mkdirSync(dataDir, { recursive: true });
-  renameSync(staging, target);
-  crashPoint('restore.swapped');
-  if (key) {
-    const fd = openSync(`${keyPath}.partial`, 'w', 0o600);
-    writeSync(fd, `${key}\n`);
-    closeSync(fd);
-    renameSync(`${keyPath}.partial`, keyPath);
-  }
-  return { manifest, counts, replaced: occupied };
+  swapInRestored(dataDir);
+  return { manifest, counts, replaced: occupied, settled };
 }

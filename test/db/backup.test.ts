@@ -107,6 +107,6 @@ describe('backups of the embedded database', () => {
     await expect(refused).rejects.toBeInstanceOf(BackupError);
     await expect(restoreBackup(file, target, false)).rejects.toThrow('newer revintel');
     expect(existsSync(pgdataDir(target))).toBe(false);
-    expect(existsSync(`${pgdataDir(target)}.restore`)).toBe(false);
+    expect(existsSync(`${pgdataDir(target)}.restoring`)).toBe(false);
   }, 60_000);
 });

@@ -89,3 +89,55 @@ describe('a backup killed mid-copy', () => {
     expect(readdirSync(cwd).filter((name) => name.endsWith('.partial'))).toEqual([]);
   }, 120_000);
 });
+
+// Before the new database is in place the restore is rolled back; once it is, it is finished.
+const STEPS = [
+  { step: 'restore.unpacked', holds: 'the old database', orgs: OLD_ORGS, key: () => oldKey, notice: 'rolled back' },
+  { step: 'restore.aside', holds: 'the old database', orgs: OLD_ORGS, key: () => oldKey, notice: 'rolled back' },
+  { step: 'restore.swapped', holds: 'the new database and its key', orgs: NEW_ORGS, key: () => newKey, notice: 'finished' },
+  { step: 'restore.deleting', holds: 'the new database and its key', orgs: NEW_ORGS, key: () => newKey, notice: 'finished' },
+] as const;
+
+describe('a restore --force killed during its swap', () => {
+  for (const { step, holds, orgs, key, notice } of STEPS) {
+    test(`at ${step}: the next start holds ${holds}, complete, and nothing of the swap is left`, async () => {
+      const { cwd, dataDir } = copyOf(oldTemplate, step);
+      const env = { DATA_DIR: dataDir };
+      const killed = await runCli(['restore', newBackup, '--force'], { ...env, TEST_CRASH_AT: step }, { cwd });
+      expect(killed.code).toBe(KILLED);
+
+      const listed = await runCli(['orgs', 'list', '--json'], env, { cwd });
+      expect(listed.stderr).toContain(`was interrupted ${notice === 'finished' ? 'after' : 'before'} its database was put in place: ${notice}`);
+      expect(orgNames(listed)).toEqual([...orgs]);
+      expect(readFileSync(join(dataDir, 'secret.key'), 'utf8')).toBe(key());
+      expect(readdirSync(dataDir).filter((name) => name.startsWith('pgdata')).sort()).toEqual(['pgdata']);
+    }, 120_000);
+  }
+
+  test('with the old database set aside and the new not yet in, serve starts on the old one', async () => {
+    const { cwd, dataDir } = copyOf(oldTemplate, 'aside-serve');
+    const env = { DATA_DIR: dataDir };
+    expect((await runCli(['restore', newBackup, '--force'], { ...env, TEST_CRASH_AT: 'restore.aside' }, { cwd })).code).toBe(KILLED);
+    expect(existsSync(join(dataDir, 'pgdata'))).toBe(false);
+
+    const server = await startServe(env, { cwd });
+    servers.push(server);
+    const listed = await runCli(['orgs', 'list', '--json'], env, { cwd }); // through the server
+    expect(orgNames(listed)).toEqual([...OLD_ORGS]);
+    server.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  }, 120_000);
+
+  test('with the old database set aside and the new not yet in, restore run again completes', async () => {
+    const { cwd, dataDir } = copyOf(oldTemplate, 'aside-again');
+    const env = { DATA_DIR: dataDir };
+    expect((await runCli(['restore', newBackup, '--force'], { ...env, TEST_CRASH_AT: 'restore.aside' }, { cwd })).code).toBe(KILLED);
+
+    const again = await runCli(['restore', newBackup, '--force', '--json'], env, { cwd });
+    expect(again.stderr).toContain('rolled back');
+    expect(again.json).toMatchObject({ replaced: true });
+    const listed = await runCli(['orgs', 'list', '--json'], env, { cwd });
+    expect(orgNames(listed)).toEqual([...NEW_ORGS]);
+    expect(readdirSync(dataDir).filter((name) => name.startsWith('pgdata')).sort()).toEqual(['pgdata']);
+  }, 120_000);
+});
