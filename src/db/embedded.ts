@@ -85,7 +85,7 @@ export async function openPglite(dataDir: string, notice: (message: string) => v
     // it in: a crash between the two left the checked database there, and nothing in pgdata.
     const earlierRestore = `${target}.restore`;
     const leftover = existsSync(join(earlierRestore, 'PG_VERSION'))
-      ? ` ${earlierRestore} holds the database of a restore that was interrupted: to use it, move ${target} out of DATA_DIR and rename ${earlierRestore} to ${target}.`
+      ? ` ${earlierRestore} holds the database of a restore that was interrupted: to use it, ${existsSync(target) ? `move ${target} out of DATA_DIR, then ` : ''}rename ${earlierRestore} to ${target}.`
       : '';
     if (existsSync(target) && readdirSync(target).length > 0) {
       // Not ours to delete: someone's files, or a cluster damaged by hand. Moving it away is not

@@ -85,7 +85,7 @@ export function settleRestore(dataDir: string): string | null {
     rmSync(restoringKeyPath(dataDir), { force: true });
     fsyncPath(dataDir);
     rmSync(restoring, { recursive: true, force: true });
-    return `a restore into ${dataDir} was interrupted before its database was put in place: rolled back, the database it held before is kept`;
+    return `a restore into ${dataDir} was interrupted before its database was put in place: rolled back, the database it held before (if any) is kept`;
   }
   if (!existsSync(aside) && !existsSync(restoringKeyPath(dataDir))) return null;
   if (!existsSync(target)) {
