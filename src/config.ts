@@ -13,6 +13,11 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const GCHAT_AUDIENCE_MODES = ['endpoint_url', 'project_number'] as const;
 export type GchatAudienceMode = (typeof GCHAT_AUDIENCE_MODES)[number];
 
+/** Steps of the operator's backup and restore at which a test may have the command kill itself
+ * (TEST_CRASH_AT, lib/crash-point.ts). */
+export const CRASH_POINTS = ['backup.copying', 'restore.unpacked', 'restore.aside', 'restore.swapped', 'restore.deleting'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
 /** `off`: the socket address is the client. `all`: believe any X-Forwarded-For. A list: believe it
  * only from those proxy addresses. */
 export type TrustProxy = { mode: 'off' } | { mode: 'all' } | { mode: 'list'; addresses: string[] };
@@ -103,6 +108,8 @@ export interface Config {
   /** The approved message template sent outside the 24-hour window, and its language code. */
   whatsappApprovalTemplate: string;
   whatsappTemplateLanguage: string;
+  /** Tests only: the step at which backup or restore kills itself with SIGKILL (null: never). */
+  testCrashAt: CrashPoint | null;
 }
 
 export class ConfigError extends Error {
@@ -284,6 +291,7 @@ const SETTINGS = {
   WHATSAPP_API_BASE: { key: 'whatsappApiBase', parse: url(['http:', 'https:']), fallback: 'https://graph.facebook.com/v21.0' },
   WHATSAPP_APPROVAL_TEMPLATE: { key: 'whatsappApprovalTemplate', parse: templateName, fallback: 'revintel_approval' },
   WHATSAPP_TEMPLATE_LANGUAGE: { key: 'whatsappTemplateLanguage', parse: languageCode, fallback: 'en' },
+  TEST_CRASH_AT: { key: 'testCrashAt', parse: oneOf(CRASH_POINTS), fallback: null },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown }>;
 
 export type SettingName = keyof typeof SETTINGS;

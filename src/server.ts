@@ -33,9 +33,9 @@ export class PortInUseError extends Error {
   }
 }
 
-export async function openDatabase(config: Config, command: string, onFailure?: (error: Error) => void): Promise<Database> {
+export async function openDatabase(config: Config, command: string, onFailure?: (error: Error) => void, notice?: (message: string) => void): Promise<Database> {
   const bounds = { timeoutMs: config.requestTimeoutMs };
-  return config.databaseUrl ? connectPostgres(config.databaseUrl, config.databasePoolSize, bounds) : openEmbedded(config.dataDir, command, bounds, onFailure);
+  return config.databaseUrl ? connectPostgres(config.databaseUrl, config.databasePoolSize, bounds) : openEmbedded(config.dataDir, command, bounds, onFailure, notice);
 }
 
 async function createLimiter(config: Config, database: Database): Promise<{ limiter: RateLimiter; close: () => Promise<void> }> {
@@ -206,7 +206,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
   const database = await openDatabase(config, 'serve', (error) => {
     log.error('embedded database failed: every query is refused until revintel restarts', { error: error.message });
     options.onFatal?.(error);
-  });
+  }, (message) => log.warn(message));
   phase('open_database_ms');
   // Whatever is opened is closed again, in reverse, at shutdown or if start-up fails.
   const cleanups: (() => Promise<void>)[] = [() => database.close()];

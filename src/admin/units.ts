@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../db/client.ts';
 import { knownMigrations } from '../db/migrate.ts';
-import { startBackup, stopBackup } from '../db/backup.ts';
+import { startBackup, stopBackup, type BackupSession } from '../db/backup.ts';
 import type { UnitRegistry } from '../db/units.ts';
 import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
@@ -29,6 +29,12 @@ import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
 import { chatAdminUnits } from '../modules/slack/installations.ts';
+
+/** A unit's transaction as a backup's session: `attempt` is a savepoint (a nested transaction). */
+const backupSession = (db: Db): BackupSession => ({
+  query: async (text) => rowsOf(await db.execute(sql.raw(text))),
+  attempt: (work) => db.transaction(() => work()),
+});
 
 export const adminUnits = {
   'orgs.create': (db: Db, input: CreateOrgInput & { plan: Plan }) => createOrg(db, input),
@@ -58,8 +64,8 @@ export const adminUnits = {
   'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),
   /** `revintel backup`: the owner of the database marks the start and the end of an online backup;
    * the command copies the files between the two (db/backup.ts). */
-  'backup.start': (db: Db, input: { pid: number }) => startBackup(async (text) => rowsOf(await db.execute(sql.raw(text))), input.pid),
-  'backup.stop': (db: Db, _input: Record<string, never>) => stopBackup(async (text) => rowsOf(await db.execute(sql.raw(text)))),
+  'backup.start': (db: Db, input: { pid: number }) => startBackup(backupSession(db), input.pid),
+  'backup.stop': (db: Db, _input: Record<string, never>) => stopBackup(backupSession(db)),
   /** A page of the demo organisation's hidden truth (`revintel demo --truth`). */
   'demo.truth': (db: Db, input: Parameters<typeof demoTruthPage>[1]) => demoTruthPage(db, input),
   /** `revintel import`: the target organisation, then each batch of rows in its own transaction

@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { BackupError, restoreBackup, writeBackup, type BackupManifest } from '../db/backup.ts';
 import { lockDataDir, readLockHolder } from '../db/data-dir-lock.ts';
+import { armCrashPoint } from '../lib/crash-point.ts';
 import { parseCommand, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
@@ -24,7 +25,8 @@ Usage: revintel restore FILE [--data-dir DIR] [--force] [--json]
 Checks FILE (its checksum), unpacks it beside DATA_DIR's database and opens it there (PostgreSQL's
 recovery replays the WAL the backup holds; every table is counted), then puts it in DATA_DIR. A
 DATA_DIR that already holds a database (or another generated SECRET_KEY) is replaced only with
---force. serve must not be running on DATA_DIR.
+--force. serve must not be running on DATA_DIR. A restore killed part-way is rolled back (or, once
+its database is in place, finished) by the next command or serve that opens DATA_DIR.
 `;
 
 const summary = (manifest: BackupManifest) => ({
@@ -44,6 +46,7 @@ export async function backupCommand(argv: string[]) {
   if (!file) throw new UsageError(`backup needs FILE\n${BACKUP_HELP}`);
   const config = cmd.config();
   if (config.databaseUrl) throw new UsageError('backup is for the embedded database; on PostgreSQL use pg_dump (DATABASE_URL is set)');
+  armCrashPoint(config.testCrashAt);
   const path = resolve(file);
   const started = performance.now();
   const via = readLockHolder(config.dataDir)?.command === 'serve' ? 'server' : 'this command';
@@ -66,12 +69,14 @@ export async function restoreCommand(argv: string[]) {
   if (!file) throw new UsageError(`restore needs FILE\n${RESTORE_HELP}`);
   const config = cmd.config();
   if (config.databaseUrl) throw new UsageError('restore is for the embedded database; on PostgreSQL use pg_restore (DATABASE_URL is set)');
+  armCrashPoint(config.testCrashAt);
   const started = performance.now();
   // DATA_DIR is held for the whole restore: no server starts on it meanwhile (and none runs now:
   // taking the lock fails while one does).
   const release = lockDataDir(config.dataDir, 'restore');
   try {
-    const { manifest, counts, replaced } = await restoreBackup(resolve(file), config.dataDir, cmd.values.force === true);
+    const { manifest, counts, replaced, settled } = await restoreBackup(resolve(file), config.dataDir, cmd.values.force === true);
+    if (settled) process.stderr.write(`revintel: ${settled}\n`);
     const rows = Object.values(counts).reduce((sum, n) => sum + n, 0);
     const result = { file: resolve(file), data_dir: config.dataDir, replaced, ms: Math.round(performance.now() - started), tables: Object.keys(counts).length, rows, counts, ...summary(manifest) };
     cmd.print(result, (r) => `restored ${r.rows.toLocaleString('en-US')} rows in ${r.tables} tables (backup of ${r.created_at}) into ${r.data_dir}${r.replaced ? ', replacing its database' : ''} in ${(r.ms / 1000).toFixed(1)} s`);

@@ -14,7 +14,7 @@
 // build knows; every table is counted), and only then swaps it in; a database already in DATA_DIR
 // is replaced only with --force.
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
+import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { Transform } from 'node:stream';
@@ -22,7 +22,9 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { PGlite } from '@electric-sql/pglite';
 import { VERSION } from '../version.ts';
+import { crashPoint } from '../lib/crash-point.ts';
 import { openPgliteDirectory, pgdataDir } from './embedded.ts';
+import { fsyncTree, restoringDir, restoringKeyPath, settleRestore, swapInRestored } from './restore-swap.ts';
 import { knownMigrations } from './migrate.ts';
 
 const MAGIC = 'revintel-backup 2\n';
@@ -65,21 +67,43 @@ const alive = (pid: number) => {
   }
 };
 
+/** The owner's side of a backup: its statements, and `attempt`, which runs one so that its failure
+ * leaves the session usable (a savepoint inside a unit's transaction: after a plain failed statement
+ * PostgreSQL refuses every other until the transaction ends). */
+export interface BackupSession {
+  query(text: string): Promise<Record<string, unknown>[]>;
+  attempt<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** The SQLSTATE of a database error, however the driver's error was wrapped (drizzle puts it in
+ * `cause`): the wrapper's message says "Failed query", not what PostgreSQL said. */
+function sqlStateOf(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+/** What `pg_backup_start` says when this session already has a backup open. */
+const OBJECT_NOT_IN_PREREQUISITE_STATE = '55000';
+
 /** `pg_backup_start` with an immediate checkpoint, for the backup command `pid`. PostgreSQL allows
  * one backup per session: a second command is refused while the first one lives; a backup left
  * open by a command that died is ended first. */
-export async function startBackup(query: (text: string) => Promise<Record<string, unknown>[]>, pid: number): Promise<{ start_lsn: string }> {
+export async function startBackup(session: BackupSession, pid: number): Promise<{ start_lsn: string }> {
   if (runningBackup && runningBackup.pid !== pid && alive(runningBackup.pid)) {
     throw new BackupError(`another backup is being written (revintel backup, pid ${runningBackup.pid}): wait for it to finish`);
   }
-  const start = () => query(`select pg_backup_start('revintel ${new Date().toISOString()}', true)::text as start_lsn`);
+  const start = async () => (await session.query(`select pg_backup_start('revintel ${new Date().toISOString()}', true)::text as start_lsn`))[0] as { start_lsn: string };
   let started: { start_lsn: string };
   try {
-    started = (await start())[0] as { start_lsn: string };
+    started = await session.attempt(start);
   } catch (error) {
-    if (!/already in progress/i.test((error as Error).message)) throw error;
-    await query('select pg_backup_stop(false)');
-    started = (await start())[0] as { start_lsn: string };
+    if (sqlStateOf(error) !== OBJECT_NOT_IN_PREREQUISITE_STATE) throw error;
+    // The session holds a backup no living command writes (checked above): one whose command died.
+    // Should the stop fail too, the start's own error is the one that explains.
+    await session.query('select pg_backup_stop(false)').catch(() => Promise.reject(error));
+    started = await start();
   }
   runningBackup = { pid };
   return started;
@@ -87,8 +111,8 @@ export async function startBackup(query: (text: string) => Promise<Record<string
 
 /** `pg_backup_stop` without waiting for WAL archiving (there is none): the label and tablespace
  * map recovery needs, and the WAL position a restore must reach. */
-export async function stopBackup(query: (text: string) => Promise<Record<string, unknown>[]>) {
-  const [row] = await query('select lsn::text as stop_lsn, labelfile, spcmapfile from pg_backup_stop(false)');
+export async function stopBackup(session: BackupSession) {
+  const [row] = await session.query('select lsn::text as stop_lsn, labelfile, spcmapfile from pg_backup_stop(false)');
   runningBackup = null;
   return row as { stop_lsn: string; labelfile: string; spcmapfile: string };
 }
@@ -186,13 +210,27 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
   const root = pgdataDir(dataDir);
   const keyPath = join(dataDir, 'secret.key');
   const partial = `${path}.partial`;
-  const fd = openSync(partial, 'w', 0o600);
-  chmodSync(partial, 0o600);
+  removeAbandonedPartials(dataDir);
+  const marker = notePartial(dataDir, partial);
+  let fd: number;
+  try {
+    fd = openSync(partial, 'w', 0o600);
+  } catch (error) {
+    rmSync(marker, { force: true });
+    throw error;
+  }
+  // Ctrl-C or a polite kill ends the copy through the failure path below, which removes the file
+  // and ends the backup on the database.
+  const interrupted = new AbortController();
+  const interrupt = (signal: NodeJS.Signals) => interrupted.abort(new BackupError(`interrupted by ${signal}: no backup was written`));
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
   let started = false;
   let stopped: Awaited<ReturnType<BackupProtocol['stop']>> | null = null;
   let files = 0;
   let dataBytes = 0;
   try {
+    chmodSync(partial, 0o600);
     writeSync(fd, MAGIC);
     const { start_lsn } = await protocol.start();
     started = true;
@@ -214,6 +252,7 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
         yield tarHeader(entry.path, size, false);
         yield* fileChunks(full, size);
       }
+      crashPoint('backup.copying');
       stopped = await protocol.stop();
       // The WAL from the start to the stop (and whatever followed: replayed too), then the label
       // that tells recovery where to begin.
@@ -239,7 +278,7 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
       yield Buffer.alloc(1024); // the two empty blocks that end a tar
     }
     const payload = measured();
-    await pipeline(archive(), createGzip({ level: 1 }), payload.stream, createWriteStream('', { fd, start: MAGIC.length, autoClose: false }));
+    await pipeline(archive(), createGzip({ level: 1 }), payload.stream, createWriteStream('', { fd, start: MAGIC.length, autoClose: false }), { signal: interrupted.signal });
     const manifest: BackupManifest = {
       format: 'revintel-backup',
       version: 2,
@@ -265,7 +304,45 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
     rmSync(partial, { force: true });
     // A backup that failed halfway is ended, so the next one can start.
     if (started && !stopped) await protocol.stop().catch(() => {});
-    throw error;
+    throw interrupted.signal.aborted ? interrupted.signal.reason : error;
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    rmSync(marker, { force: true });
+  }
+}
+
+// A command killed outright (SIGKILL, the OOM killer, a power cut) cannot remove its `.partial`,
+// which holds as much of the database as it had copied; nothing else names it. So each backup notes
+// its file in DATA_DIR/run while it writes it, and the next backup removes the files of the notes
+// whose command is dead.
+const partialNotes = (dataDir: string) => join(dataDir, 'run');
+const NOTE = /^backup-(\d+)\.json$/;
+
+function notePartial(dataDir: string, partial: string): string {
+  mkdirSync(partialNotes(dataDir), { recursive: true, mode: 0o700 });
+  const note = join(partialNotes(dataDir), `backup-${process.pid}.json`);
+  writeFileSync(note, JSON.stringify({ pid: process.pid, partial }), { mode: 0o600 });
+  return note;
+}
+
+function removeAbandonedPartials(dataDir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(partialNotes(dataDir));
+  } catch {
+    return; // no note was ever written
+  }
+  for (const name of names) {
+    const pid = Number(NOTE.exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    const note = join(partialNotes(dataDir), name);
+    try {
+      const { partial } = JSON.parse(readFileSync(note, 'utf8')) as { partial?: unknown };
+      // Only ever a backup's own temporary file, whatever the note says.
+      if (typeof partial === 'string' && partial.endsWith('.partial')) rmSync(partial, { force: true });
+    } catch {}
+    rmSync(note, { force: true });
   }
 }
 
@@ -385,16 +462,19 @@ async function countRows(pglite: PGlite): Promise<Record<string, number>> {
 /**
  * Restores a backup into DATA_DIR (the caller holds its lock): the checksum first, then the archive
  * unpacked into a side directory and opened there — recovery replays the WAL to a consistent state
- * and every table is counted — and only then swapped in. The database is replaced only with
- * `force`; so is another generated SECRET_KEY (the restored secrets were sealed under the backup's).
+ * and every table is counted — and only then swapped in by renames (restore-swap.ts: a crash at any
+ * step leaves the old database or the new one). The database is replaced only with `force`; so is
+ * another generated SECRET_KEY (the restored secrets were sealed under the backup's). `settled`
+ * says what became of an earlier restore a crash had interrupted.
  */
-export async function restoreBackup(path: string, dataDir: string, force: boolean): Promise<{ manifest: BackupManifest; counts: Record<string, number>; replaced: boolean }> {
+export async function restoreBackup(path: string, dataDir: string, force: boolean): Promise<{ manifest: BackupManifest; counts: Record<string, number>; replaced: boolean; settled: string | null }> {
   const { manifest, payloadStart } = readManifest(path);
   const end = payloadStart + manifest.pgdata.bytes - 1;
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path, { start: payloadStart, end, highWaterMark: CHUNK })) hash.update(chunk as Buffer);
   if (hash.digest('hex') !== manifest.pgdata.sha256) throw new BackupError(`${path} is damaged: its database does not match its checksum`);
 
+  const settled = existsSync(dataDir) ? settleRestore(dataDir) : null;
   const target = pgdataDir(dataDir);
   const occupied = existsSync(target) && readdirSync(target).length > 0;
   if (occupied && !force) throw new BackupError(`${dataDir} already holds a database: restoring would replace it (--force replaces it)`);
@@ -404,7 +484,7 @@ export async function restoreBackup(path: string, dataDir: string, force: boolea
     throw new BackupError(`${keyPath} holds another SECRET_KEY than the backup's (--force replaces it)`);
   }
 
-  const staging = `${target}.restore`;
+  const staging = restoringDir(dataDir);
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true, mode: 0o700 });
   let counts: Record<string, number>;
@@ -433,18 +513,21 @@ export async function restoreBackup(path: string, dataDir: string, force: boolea
     } finally {
       await pglite.close();
     }
+    // On disk before the renames that make it the database: a power cut after them must not find
+    // files the kernel had not written yet.
+    fsyncTree(staging);
+    if (key) {
+      const fd = openSync(restoringKeyPath(dataDir), 'w', 0o600);
+      writeSync(fd, `${key}\n`);
+      fsyncSync(fd);
+      closeSync(fd);
+    }
   } catch (error) {
+    rmSync(restoringKeyPath(dataDir), { force: true });
     rmSync(staging, { recursive: true, force: true });
     throw error;
   }
-  if (occupied) rmSync(target, { recursive: true, force: true });
-  mkdirSync(dataDir, { recursive: true });
-  renameSync(staging, target);
-  if (key) {
-    const fd = openSync(`${keyPath}.partial`, 'w', 0o600);
-    writeSync(fd, `${key}\n`);
-    closeSync(fd);
-    renameSync(`${keyPath}.partial`, keyPath);
-  }
-  return { manifest, counts, replaced: occupied };
+  crashPoint('restore.unpacked');
+  swapInRestored(dataDir);
+  return { manifest, counts, replaced: occupied, settled };
 }

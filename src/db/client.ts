@@ -63,17 +63,19 @@ export function connectPostgres(url: string, poolSize = 10, bounds: WorkBounds =
 
 /** Takes DATA_DIR (or throws DataDirBusyError) and opens the embedded database in it. A transaction
  * idle for `bounds.timeoutMs` is rolled back; `onFailure` hears of an engine failure (after which
- * every query is refused: the process must restart). */
+ * every query is refused: the process must restart); `notice`, of an interrupted restore settled
+ * on the way in (a line on stderr unless told otherwise). */
 export async function openEmbedded(
   dataDir: string,
   command: string,
   bounds: WorkBounds = { timeoutMs: 30_000 },
   onFailure: (error: EmbeddedDatabaseFailedError) => void = () => {},
+  notice: (message: string) => void = (message) => process.stderr.write(`revintel: ${message}\n`),
 ): Promise<Database> {
   const release = lockDataDir(dataDir, command);
   let pglite: PGlite;
   try {
-    pglite = await openPglite(dataDir);
+    pglite = await openPglite(dataDir, notice);
   } catch (error) {
     release();
     throw error;

@@ -9,8 +9,9 @@ import initdbWasmPath from '@electric-sql/pglite/initdb.wasm' with { type: 'file
 import pgliteDataPath from '@electric-sql/pglite/pglite.data' with { type: 'file' };
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { pgdataDir, settleRestore } from './restore-swap.ts';
 
-export const pgdataDir = (dataDir: string) => join(dataDir, 'pgdata');
+export { pgdataDir };
 
 /** PGlite's code and data; initdb's only when a cluster has to be made from nothing. */
 async function pgliteAssets(withInitdb: boolean) {
@@ -67,20 +68,33 @@ async function loadSnapshot(): Promise<Blob | undefined> {
 }
 
 /**
- * Opens (creating on first use) the embedded cluster. A new cluster is prepared in a side directory
- * and renamed into place only once complete, so a crash during the first start leaves nothing
- * half-made behind.
+ * Opens (creating on first use) the embedded cluster, for the process holding DATA_DIR's lock. A
+ * restore a crash interrupted is settled first (restore-swap.ts). A new cluster is prepared in a
+ * side directory and renamed into place only once complete, so a crash during the first start
+ * leaves nothing half-made behind.
  */
-export async function openPglite(dataDir: string): Promise<PGlite> {
+export async function openPglite(dataDir: string, notice: (message: string) => void = () => {}): Promise<PGlite> {
   const target = pgdataDir(dataDir);
   // Compiling PGlite's wasm runs in the background while a new cluster is unpacked.
   const assets = pgliteAssets(false);
   assets.catch(() => {}); // awaited below; an early failure must not go unhandled meanwhile
+  const settled = settleRestore(dataDir);
+  if (settled) notice(settled);
   if (!existsSync(join(target, 'PG_VERSION'))) {
+    // An earlier revintel's restore unpacked into pgdata.restore and deleted pgdata before renaming
+    // it in: a crash between the two left the checked database there, and nothing in pgdata.
+    const earlierRestore = `${target}.restore`;
+    const leftover = existsSync(join(earlierRestore, 'PG_VERSION'))
+      ? ` ${earlierRestore} holds the database of a restore that was interrupted: to use it, ${existsSync(target) ? `move ${target} out of DATA_DIR, then ` : ''}rename ${earlierRestore} to ${target}.`
+      : '';
     if (existsSync(target) && readdirSync(target).length > 0) {
-      // Not ours to delete: someone's files, or a cluster damaged by hand.
-      throw new Error(`${target} exists but holds no PostgreSQL cluster (no PG_VERSION): move it away or point DATA_DIR elsewhere`);
+      // Not ours to delete: someone's files, or a cluster damaged by hand. Moving it away is not
+      // the answer: the next start would make a new, empty database in its place.
+      throw new Error(
+        `${target} exists but holds no PostgreSQL cluster (no PG_VERSION), so revintel will not open it nor make a new one over it.${leftover || ` Restore your latest backup over it (revintel restore FILE --force), or point DATA_DIR elsewhere.`}`,
+      );
     }
+    if (leftover) throw new Error(`${target} holds no database, and revintel will not make a new, empty one:${leftover}`);
     const staging = `${target}.new`;
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging, { recursive: true, mode: 0o700 });

@@ -10,6 +10,8 @@ import { BackupError, restoreBackup, startBackup, stopBackup, writeBackup, type 
 import { runMigrations } from '../../src/db/migrate.ts';
 import { pgdataDir } from '../../src/db/embedded.ts';
 import { tempDir } from '../helpers/harness.ts';
+import { localRunner } from '../../src/db/units.ts';
+import { adminUnits } from '../../src/admin/units.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -21,8 +23,9 @@ async function installation(): Promise<{ dir: string; database: Database; protoc
   dirs.push(dir);
   const database = await openEmbedded(join(dir, 'data'), 'test');
   await runMigrations(database, null);
-  const query = async (text: string) => (await database.pglite!.query<Record<string, unknown>>(text)).rows;
-  return { dir, database, protocol: { start: () => startBackup(query, process.pid), stop: () => stopBackup(query) } };
+  // Statements on their own, outside a transaction: a failed one leaves nothing to roll back.
+  const session = { query: async (text: string) => (await database.pglite!.query<Record<string, unknown>>(text)).rows, attempt: <T>(work: () => Promise<T>) => work() };
+  return { dir, database, protocol: { start: () => startBackup(session, process.pid), stop: () => stopBackup(session) } };
 }
 
 describe('backups of the embedded database', () => {
@@ -55,6 +58,44 @@ describe('backups of the embedded database', () => {
     await database.close();
   }, 60_000);
 
+  test('a backup interrupted by SIGTERM removes its .partial and ends the backup on the database', async () => {
+    const { dir, database, protocol } = await installation();
+    const file = join(dir, 'd.rvb');
+    let signalled = false;
+    const interrupted: BackupProtocol = {
+      start: protocol.start,
+      // The signal comes while the files are copied; the copy then waits for nothing more.
+      stop: () => {
+        if (signalled) return protocol.stop();
+        signalled = true;
+        return new Promise((_, reject) => {
+          process.once('SIGTERM', () => reject(new Error('the copy was abandoned')));
+          process.kill(process.pid, 'SIGTERM');
+        });
+      },
+    };
+    await expect(writeBackup(file, join(dir, 'data'), interrupted)).rejects.toThrow('interrupted by SIGTERM: no backup was written');
+    expect(existsSync(`${file}.partial`)).toBe(false);
+    expect(existsSync(file)).toBe(false);
+    await expect(database.pglite!.query('select pg_backup_stop(false)')).rejects.toThrow('backup is not in progress');
+    await database.close();
+  }, 60_000);
+
+  test('a backup left open in the server session by a command that died is ended by the next command', async () => {
+    const { database } = await installation();
+    // The units as the server runs them over its admin socket: each in a transaction, through
+    // drizzle, which wraps the database's errors in its own.
+    const units = localRunner(database.db, adminUnits);
+    const dead = Bun.spawn(['true']);
+    await dead.exited;
+    await units.run('backup.start', { pid: dead.pid });
+    const started = await units.run('backup.start', { pid: process.pid });
+    expect(started.start_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const stopped = await units.run('backup.stop', {});
+    expect(stopped.labelfile).toContain(started.start_lsn);
+    await database.close();
+  }, 60_000);
+
   test('a backup made by a newer build is refused, and DATA_DIR is left as it was', async () => {
     const { dir, database, protocol } = await installation();
     await database.pglite!.exec(`insert into drizzle.__drizzle_migrations (hash, created_at) values ('from-the-future', 4102444800000)`);
@@ -66,6 +107,6 @@ describe('backups of the embedded database', () => {
     await expect(refused).rejects.toBeInstanceOf(BackupError);
     await expect(restoreBackup(file, target, false)).rejects.toThrow('newer revintel');
     expect(existsSync(pgdataDir(target))).toBe(false);
-    expect(existsSync(`${pgdataDir(target)}.restore`)).toBe(false);
+    expect(existsSync(`${pgdataDir(target)}.restoring`)).toBe(false);
   }, 60_000);
 });

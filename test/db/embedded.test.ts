@@ -101,4 +101,22 @@ describe('embedded database', () => {
     expect(readFileSync(join(dir, 'pgdata', 'precious.txt'), 'utf8')).toBe('not a cluster');
     expect(readLockHolder(dir)).toBeNull();
   });
+
+  test('the refusal of a pgdata that is no cluster advises what keeps the data, not moving it away (a new, empty database would follow)', async () => {
+    const dir = newDir();
+    mkdirSync(join(dir, 'pgdata'), { recursive: true });
+    writeFileSync(join(dir, 'pgdata', 'global'), 'half of a cluster');
+    const error = await openEmbedded(dir, 'serve').then(() => null, (e: unknown) => e);
+    expect(String((error as Error)?.message)).toContain('revintel restore FILE --force');
+    expect(String((error as Error)?.message)).not.toContain('move it away');
+  });
+
+  test('no pgdata, but the database an earlier restore left in pgdata.restore: refused, no empty database made over it', async () => {
+    const dir = newDir();
+    mkdirSync(join(dir, 'pgdata.restore'), { recursive: true });
+    writeFileSync(join(dir, 'pgdata.restore', 'PG_VERSION'), '17\n');
+    const error = await openEmbedded(dir, 'serve').then(() => null, (e: unknown) => e);
+    expect(String((error as Error)?.message)).toContain(`rename ${join(dir, 'pgdata.restore')} to ${join(dir, 'pgdata')}`);
+    expect(existsSync(join(dir, 'pgdata'))).toBe(false);
+  });
 });
