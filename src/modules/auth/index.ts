@@ -30,11 +30,6 @@ export const AUTH_ROUTES = {
 
 const WRONG_CREDENTIALS = 'Wrong e-mail or password';
 
-/** Verified when no account has the e-mail, so that an unknown e-mail takes as long as a wrong
- * password. Made once per process, outside the hashing gate (it is no one's request). */
-let dummyHash: Promise<string> | null = null;
-const dummy = () => (dummyHash ??= Bun.password.hash(crypto.randomUUID(), { algorithm: 'argon2id' }));
-
 export function authModule(deps: { database: Database; states: RequestStates; config: Config; limiter: RateLimiter }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
@@ -94,9 +89,8 @@ export function authModule(deps: { database: Database; states: RequestStates; co
         await throttled(request, throttle.countAttempt(address));
         await throttled(request, throttle.checkFailures(address, normalized));
         // One account, one verification: the time does not tell how many accounts share the e-mail.
-        const account = await signInAccount(db, normalized, organisation);
-        const verified = await passwords.verify(password, account?.user.passwordHash ?? (await dummy()));
-        if (!account || !verified) {
+        const account = await passwords.check(password, () => signInAccount(db, normalized, organisation), (found) => found.user.passwordHash);
+        if (!account) {
           await throttle.countFailure(address, normalized);
           throw new AppError('unauthorized', WRONG_CREDENTIALS);
         }
