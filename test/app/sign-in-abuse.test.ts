@@ -8,10 +8,12 @@ import { eq } from 'drizzle-orm';
 import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 import { signInLinks } from '../../src/db/schema/index.ts';
 import { createUser } from '../../src/modules/users/service.ts';
-import { memoryRateLimiter, postgresRateLimiter, type RateLimiter } from '../../src/lib/rate-limiter.ts';
+import Redis from 'ioredis';
+import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from '../../src/lib/rate-limiter.ts';
 import type { Config } from '../../src/config.ts';
 
 const PASSWORD = 'correct horse battery';
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL || null;
 const ORIGIN = 'http://localhost';
 
 for (const backend of BACKENDS) {
@@ -185,6 +187,24 @@ for (const backend of BACKENDS) {
       expect((await signIn(two, user.email, PASSWORD, address)).status).toBe(429);
       await shared.close();
     });
+
+    if (TEST_REDIS_URL) {
+      test('the wrong passwords are counted in Redis too: another instance refuses the same address', async () => {
+        const client = new Redis(TEST_REDIS_URL);
+        const shared = redisRateLimiter(client);
+        try {
+          const one = appWith({ signInLimitPerMinute: 2 }, shared);
+          const two = appWith({ signInLimitPerMinute: 2 }, shared);
+          const { user } = await person(one);
+          await awayFromMinuteBoundary();
+          for (let i = 0; i < 2; i++) expect((await signIn(one, user.email, `wrong password ${i}`, '203.0.113.20')).status).toBe(401);
+          expect((await signIn(two, user.email, PASSWORD, '203.0.113.20')).status).toBe(429);
+          expect((await signIn(two, user.email, PASSWORD, '203.0.113.21')).status).toBe(200);
+        } finally {
+          await client.quit();
+        }
+      });
+    }
 
     test('an unknown e-mail costs one password verification', async () => {
       const app = appWith();
