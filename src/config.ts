@@ -42,11 +42,16 @@ export interface Config {
   listCacheMb: number;
   anonLimitPerMinute: number;
   anonLimitPerDay: number;
-  /** Console sign-in attempts (POST /api/auth/sign-in), per account (its e-mail) and per client address. */
+  /** Console sign-in (POST /api/auth/sign-in): wrong passwords per client address and account, and
+   * attempts per client address whatever the account; each a minute and a quarter of an hour. */
   signInLimitPerMinute: number;
-  signInLimitPerDay: number;
+  signInLimitPer15Minutes: number;
   signInAddressLimitPerMinute: number;
-  signInAddressLimitPerDay: number;
+  signInAddressLimitPer15Minutes: number;
+  /** Password hashings and verifications (argon2id, 64 MiB each) at once per process, and how many
+   * may wait for a turn; past that a sign-in or link acceptance is answered 503 at once. */
+  passwordHashingConcurrency: number;
+  passwordHashingQueue: number;
   /** Ticket webhook deliveries a connector may make (its own budget: a support platform's bursts
    * must not be refused by the API limits of its organisation's plan). */
   webhookLimitPerMinute: number;
@@ -252,9 +257,11 @@ const SETTINGS = {
   RATE_LIMIT_ANON_PER_MINUTE: { key: 'anonLimitPerMinute', parse: integer(1, 10_000_000), fallback: 120 },
   RATE_LIMIT_ANON_PER_DAY: { key: 'anonLimitPerDay', parse: integer(1, 1_000_000_000), fallback: 20_000 },
   RATE_LIMIT_SIGN_IN_PER_MINUTE: { key: 'signInLimitPerMinute', parse: integer(1, 10_000), fallback: 5 },
-  RATE_LIMIT_SIGN_IN_PER_DAY: { key: 'signInLimitPerDay', parse: integer(1, 1_000_000), fallback: 100 },
+  RATE_LIMIT_SIGN_IN_PER_15_MINUTES: { key: 'signInLimitPer15Minutes', parse: integer(1, 1_000_000), fallback: 20 },
   RATE_LIMIT_SIGN_IN_ADDRESS_PER_MINUTE: { key: 'signInAddressLimitPerMinute', parse: integer(1, 100_000), fallback: 20 },
-  RATE_LIMIT_SIGN_IN_ADDRESS_PER_DAY: { key: 'signInAddressLimitPerDay', parse: integer(1, 10_000_000), fallback: 1_000 },
+  RATE_LIMIT_SIGN_IN_ADDRESS_PER_15_MINUTES: { key: 'signInAddressLimitPer15Minutes', parse: integer(1, 10_000_000), fallback: 100 },
+  PASSWORD_HASHING_CONCURRENCY: { key: 'passwordHashingConcurrency', parse: integer(1, 64), fallback: 2 },
+  PASSWORD_HASHING_QUEUE: { key: 'passwordHashingQueue', parse: integer(0, 1_000), fallback: 4 },
   RATE_LIMIT_WEBHOOK_PER_MINUTE: { key: 'webhookLimitPerMinute', parse: integer(1, 100_000_000), fallback: 60_000 },
   RATE_LIMIT_WEBHOOK_PER_DAY: { key: 'webhookLimitPerDay', parse: integer(1, 10_000_000_000), fallback: 20_000_000 },
   SHUTDOWN_TIMEOUT_MS: { key: 'shutdownTimeoutMs', parse: integer(0, 600_000), fallback: 10_000 },

@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   database_unavailable: 503,
   request_timeout: 503,
   database_busy: 503,
+  /** The server is doing as much of one costly kind of work as it allows at once (password hashing). */
+  busy: 503,
   /** A service the request depends on did not answer (Google's signing keys, for a Chat event). */
   upstream_unavailable: 503,
   /** The server lacks a setting the request needs (SECRET_KEY, to seal a secret typed in). */

@@ -12,7 +12,8 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  *   of plugins/gate.ts on state-changing methods), checked by the gate before the body is read;
  *   the organisation's budget. `who` narrows it: `session` (a person signed in to the console),
  *   `admin-session` (an admin signed in: keys, users, connector secrets — never an API key, so a
- *   leaked key cannot mint its own replacements).
+ *   leaked key cannot mint its own replacements), `admin` (a key, or an admin signed in: not a
+ *   member's session).
  * - `platform-signature`: the route proves the sender over the raw bytes and counts the call
  *   itself (per connector, or per platform installation) once it knows who sent it; the gate
  *   never reads its `Authorization` header as an API key.
@@ -23,7 +24,7 @@ export type Access =
   | { auth: 'none'; counted: 'address' | 'not-counted' };
 
 /** Who of those with the organisation's credentials may call a route (absent: a key or a session). */
-export type Who = 'session' | 'admin-session';
+export type Who = 'session' | 'admin-session' | 'admin';
 
 /** How a platform route proves its sender (the OpenAPI document's security scheme of it). */
 export type PlatformVerifier = 'connector' | 'slack' | 'google-chat' | 'whatsapp';

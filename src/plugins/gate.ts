@@ -51,7 +51,7 @@ const failuresOf = (state: RequestState) => `authfail:${anonSubject(state.client
 const unauthorized = (message: string) => new AppError('unauthorized', message, { 'www-authenticate': 'Bearer realm="revintel"' });
 
 /** Said to an API key on a route for people (`who`). */
-const PEOPLE_ONLY: Record<Who, string> = {
+const PEOPLE_ONLY: Record<Exclude<Who, 'admin'>, string> = {
   'admin-session': 'Not with an API key: keys are made by people: sign in to the console as an admin',
   session: 'Not with an API key: this is for a person signed in to the console',
 };
@@ -102,12 +102,12 @@ export function createGate(deps: GateDeps) {
   /** Why this principal may not make this request (null: it may): the route's `who`, and for a
    * session's state-changing request its CSRF token and Origin. */
   function refusal(request: Request, who: Who | undefined, principal: Principal): AppError | null {
-    if (principal.kind === 'key') return who ? new AppError('forbidden', PEOPLE_ONLY[who]) : null;
+    if (principal.kind === 'key') return who && who !== 'admin' ? new AppError('forbidden', PEOPLE_ONLY[who]) : null;
     if (!SAFE_METHODS.has(request.method)) {
       const problem = csrfProblem(request, principal, deps.config);
       if (problem) return new AppError('csrf_failed', problem);
     }
-    if (who === 'admin-session' && principal.user.role !== 'admin') return new AppError('forbidden', 'Only an admin of the organisation may do this');
+    if ((who === 'admin-session' || who === 'admin') && principal.user.role !== 'admin') return new AppError('forbidden', 'Only an admin of the organisation may do this');
     return null;
   }
 

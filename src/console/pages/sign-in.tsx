@@ -9,6 +9,7 @@ import { ErrorBox, useSubmit } from '../ui.tsx';
 export function SignInPage({ error }: { error?: string }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const [organisation, setOrganisation] = useState('');
   const submit = useSubmit();
   return (
     <main id="main" class="narrow">
@@ -18,7 +19,7 @@ export function SignInPage({ error }: { error?: string }) {
         onSubmit={(event) => {
           event.preventDefault();
           void submit.run(async () => {
-            await api('POST', '/api/auth/sign-in', { email, password });
+            await api('POST', '/api/auth/sign-in', organisation.trim() ? { email, password, organisation: organisation.trim() } : { email, password });
             await refreshSession();
             navigate(location.pathname === '/sign-in' ? '/' : location.pathname, true);
           });
@@ -28,6 +29,11 @@ export function SignInPage({ error }: { error?: string }) {
         <input id="email" name="email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        <details>
+          <summary>In several organisations?</summary>
+          <label for="organisation">Organisation (its name; without it, your oldest account)</label>
+          <input id="organisation" name="organisation" autocomplete="organization" value={organisation} onInput={(e) => setOrganisation(e.currentTarget.value)} />
+        </details>
         <ErrorBox message={submit.error} />
         <button type="submit" disabled={submit.busy}>
           {submit.busy ? 'Signing in…' : 'Sign in'}

@@ -1,17 +1,17 @@
 // A decision taken on a chat platform (SPEC 8.3 "Who may decide"), the same for every platform: the
 // button must be one of the action's current copies there (its nonce, compared in constant time),
-// the clicker an active CSM of the organisation who owns the customer or is a manager or admin, a
-// discount above DISCOUNT_MAX_NO_MANAGER needs a manager, and an expired action takes no decision.
+// the clicker an active CSM of the organisation whom the rule of who-decides.ts lets decide (the
+// API's rule too), and an expired action takes no decision.
 // Whatever fails changes nothing and says why, in words the clicker is shown privately.
 import { sameSecret } from '../../lib/digest.ts';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import type { ChatPlatform } from '../../db/schema/index.ts';
+import type { ChatPlatform, CsmRole } from '../../db/schema/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
 import { decideAction, type Decision } from './service.ts';
 import type { PresentedAction } from './rows.ts';
-import { actionSettings } from './settings.ts';
+import { decisionRefusal } from './who-decides.ts';
 
 /** The CSM behind a platform's user. */
 export interface ChatDecider {
@@ -46,8 +46,8 @@ export async function decideFromChat(
   return decided.ok ? { ...decided, copyId: copy.id } : decided;
 }
 
-/** Decides `actionId` as `csm` (who may: the customer's CSM, or a manager or admin; a discount above
- * DISCOUNT_MAX_NO_MANAGER needs a manager; an expired action takes none), in `db`'s transaction.
+/** Decides `actionId` as `csm` (who may: as who-decides.ts says; an expired action takes no
+ * decision), in `db`'s transaction.
  * `actor` names them in the audit log; `via` is the copy the decision came from, if one. */
 export async function decideAsCsm(
   db: Db,
@@ -60,12 +60,8 @@ export async function decideAsCsm(
       from agent_actions where org_id = ${orgId} and id = ${actionId}`),
   );
   if (!action) return { ok: false, why: 'This action no longer exists: nothing was changed.' };
-  const manager = csm.role === 'manager' || csm.role === 'admin';
-  if (action.csm_id !== csm.id && !manager) return { ok: false, why: "Only the customer's CSM or a manager may decide this action: nothing was changed." };
-  const limit = actionSettings().discountMaxNoManager;
-  if (decision === 'approve' && action.type === 'discount_offer' && Number(action.params.percent) > limit && !manager) {
-    return { ok: false, why: `A discount above ${limit}% needs a manager's approval: nothing was changed.` };
-  }
+  const refusal = decisionRefusal({ csmId: csm.id, role: csm.role as CsmRole }, action, decision);
+  if (refusal) return { ok: false, why: `${refusal}: nothing was changed.` };
   if (action.expired && (action.status === 'proposed' || action.status === 'pending_approval')) return { ok: false, why: `Action ${actionId} expired at ${action.expires_at}: nothing was changed.` };
   try {
     const decided = await decideAction(db, {

@@ -1,10 +1,11 @@
 // Agent actions over the API (README "Agent actions"): proposing (POST /api/agent-actions, with
-// Idempotency-Key), reading with filters, deciding (approve, reject, snooze, cancel: decided by the
-// API key, audited), the rules, the CSMs, their tasks and the customers' notes. Every query is
-// scoped to the caller's organisation.
+// Idempotency-Key), reading with filters, deciding (approve, reject, snooze, cancel: by whom
+// who-decides.ts allows, audited), the rules, the CSMs (written by keys and admins), their tasks and
+// the customers' notes. Every query is scoped to the caller's organisation.
 import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
-import type { Database, Db } from '../../db/client.ts';
+import { sql } from 'drizzle-orm';
+import { rowsOf, type Database, type Db } from '../../db/client.ts';
 import type { ActionReason, ActionStatus, ActionType, CsmRole } from '../../db/schema/index.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -47,6 +48,7 @@ import { parseRules, putRules, rulesOf } from './rules.ts';
 import { listDeliveries, presentDelivery } from './outbox.ts';
 import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';
 import { actionDetail, decideAction, listActions, proposeAction, type Decision } from './service.ts';
+import { decisionRefusal, deciderOfPrincipal, type DecidedAction } from './who-decides.ts';
 
 /** Who decided, as the action records it: the key, or the person signed in to the console. */
 const deciderOf = (principal: Principal) =>
@@ -54,9 +56,22 @@ const deciderOf = (principal: Principal) =>
     ? { kind: 'api_key' as const, key_id: principal.key.id, name: `API key "${principal.key.name}"` }
     : { kind: 'user' as const, user_id: principal.user.id, name: principal.user.name ?? principal.user.email };
 
+/** Refuses (403) a caller whom the rule of who-decides.ts, the chat platforms' too, does not let
+ * take `decision` on the action; an action the organisation does not have is decideAction's 404. */
+async function checkMayDecide(db: Db, principal: Principal, actionId: string, decision: Decision): Promise<void> {
+  const decider = await deciderOfPrincipal(db, principal);
+  if (!decider) throw new AppError('forbidden', 'Only a CSM of this organisation may decide: no active CSM has your e-mail');
+  const [action] = rowsOf<DecidedAction>(await db.execute(sql`select csm_id, type, params from agent_actions where org_id = ${principal.org.id} and id = ${actionId}`));
+  const refusal = action ? decisionRefusal(decider, action, decision) : null;
+  if (refusal) throw new AppError('forbidden', refusal);
+}
+
 const keyRoute = { auth: 'key', counted: 'organisation' } as const;
 const read = { ...keyRoute, body: 'none' } as const;
 const write = { ...keyRoute, body: 'api' } as const;
+/** A CSM's role, and its e-mail, Slack user id and phone (who may act as it), decide who may decide
+ * what: written by a key or an admin, not by a member of the console. */
+const adminWrite = { ...write, who: 'admin' } as const;
 
 export const ACTION_ROUTES = {
   propose: { ...write, method: 'POST', path: '/api/agent-actions', response: ProposedAction, summary: 'Propose an action for a customer (201; 200 with the open one, deduplicated)' },
@@ -70,8 +85,8 @@ export const ACTION_ROUTES = {
   putRules: { ...write, method: 'PUT', path: '/api/action-rules', response: t.Array(RuleView), summary: "Replace the organisation's action rules" },
   csms: { ...read, method: 'GET', path: '/api/csms', response: t.Array(Csm), summary: "The organisation's customer-success managers" },
   csm: { ...read, method: 'GET', path: '/api/csms/:id', response: Csm, summary: 'A CSM' },
-  createCsm: { ...write, method: 'POST', path: '/api/csms', response: Csm, summary: 'Add a CSM' },
-  patchCsm: { ...write, method: 'PATCH', path: '/api/csms/:id', response: Csm, summary: "Change a CSM's role, channels and contact details" },
+  createCsm: { ...adminWrite, method: 'POST', path: '/api/csms', response: Csm, summary: 'Add a CSM (keys and admins)' },
+  patchCsm: { ...adminWrite, method: 'PATCH', path: '/api/csms/:id', response: Csm, summary: "Change a CSM's role, channels and contact details (keys and admins)" },
   tasks: { ...read, method: 'GET', path: '/api/tasks', response: t.Array(Task), summary: 'Tasks that executed actions made' },
   notes: { ...read, method: 'GET', path: '/api/customers/:id/notes', response: t.Array(Note), summary: "A customer's notes" },
   deliveries: { ...read, method: 'GET', path: '/api/events/deliveries', response: t.Array(Delivery), summary: 'Outbound event deliveries with their attempts (filters status, endpoint_id, event_type)' },
@@ -93,6 +108,7 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
     if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
     const { comment, days } = body as { comment?: string; days?: number };
     const action = await inTransaction(async (tx) => {
+      await checkMayDecide(tx, principal, params.id, decision);
       const decided = await decideAction(tx, {
         orgId: principal.org.id,
         actionId: params.id,

@@ -6,16 +6,17 @@ import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
-import { rateLimitHeaders, type Limits, type RateLimiter } from '../../lib/rate-limiter.ts';
+import type { RateLimiter } from '../../lib/rate-limiter.ts';
 import type { RouteDeclaration } from '../../lib/routes.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import { jsonBody } from '../../plugins/body.ts';
 import { anonSubject } from '../../plugins/gate.ts';
-import { sha256Hex } from '../../lib/digest.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
-import { acceptLink, checkPassword, endSession, hashPassword, signInCandidates, signInVerified, signOutEverywhere, type SignedIn as SignedInResult } from '../users/service.ts';
+import { createPasswordHasher } from '../users/passwords.ts';
+import { acceptLink, checkLinkUsable, checkPassword, endSession, signInAccount, signInVerified, signOutEverywhere, type SignedIn as SignedInResult } from '../users/service.ts';
 import { AcceptLink, SignedIn, SignedOut, SignedOutEverywhere, SignIn } from './model.ts';
 import { clearedSessionCookie, csrfTokenOf, foreignOriginProblem, sessionCookie } from './sessions.ts';
+import { signInThrottle } from './throttle.ts';
 
 const noSession = { auth: 'none', counted: 'address', body: 'api' } as const;
 const ownSession = { auth: 'key', counted: 'organisation', who: 'session', body: 'none' } as const;
@@ -29,16 +30,12 @@ export const AUTH_ROUTES = {
 
 const WRONG_CREDENTIALS = 'Wrong e-mail or password';
 
-/** Verified when no account has the e-mail, so that an unknown e-mail takes as long as a wrong password. */
-let dummyHash: Promise<string> | null = null;
-const dummy = () => (dummyHash ??= Bun.password.hash(crypto.randomUUID(), { algorithm: 'argon2id' }));
-
 export function authModule(deps: { database: Database; states: RequestStates; config: Config; limiter: RateLimiter }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
-  const accountLimits: Limits = { perMinute: deps.config.signInLimitPerMinute, perDay: deps.config.signInLimitPerDay };
-  const addressLimits: Limits = { perMinute: deps.config.signInAddressLimitPerMinute, perDay: deps.config.signInAddressLimitPerDay };
+  const passwords = createPasswordHasher({ concurrency: deps.config.passwordHashingConcurrency, queue: deps.config.passwordHashingQueue });
+  const throttle = signInThrottle(deps.limiter, deps.config);
 
   /** No session yet, so no CSRF token: a cross-origin form post is refused by its Origin. */
   function refuseForeignOrigin(request: Request) {
@@ -46,14 +43,15 @@ export function authModule(deps: { database: Database; states: RequestStates; co
     if (problem) throw new AppError('csrf_failed', problem);
   }
 
-  /** Counts a sign-in attempt against `subject`; over the limit, a 429 with that budget's headers. */
-  async function spend(request: Request, subject: string, limits: Limits, whose: string) {
-    const decision = await deps.limiter.consume(subject, limits);
-    if (decision.allowed) return;
-    const state = deps.states.get(request);
-    if (state) state.headers = rateLimitHeaders(decision);
-    const [limit, window] = decision.day.remaining === 0 ? [limits.perDay, 'day'] : [limits.perMinute, 'minute'];
-    throw new AppError('rate_limited', `Too many sign-in attempts ${whose}: ${limit} per ${window}; retry in ${decision.retryAfter} s`, { 'retry-after': String(decision.retryAfter) });
+  /** A throttle's refusal carries its own budget's headers, in place of the address's the gate set. */
+  async function throttled(request: Request, check: Promise<void>) {
+    try {
+      await check;
+    } catch (error) {
+      const state = deps.states.get(request);
+      if (state && error instanceof AppError && error.code === 'rate_limited') state.headers = { ...error.headers };
+      throw error;
+    }
   }
 
   function answer(set: { headers: Record<string, unknown> }, signedIn: SignedInResult) {
@@ -73,7 +71,10 @@ export function authModule(deps: { database: Database; states: RequestStates; co
       async ({ request, body, set }) => {
         refuseForeignOrigin(request);
         const { token, password } = body as AcceptLink;
-        const passwordHash = await hashPassword(checkPassword(password));
+        checkPassword(password);
+        // The link first: an unknown, used or expired token costs a lookup, not a hashing.
+        await checkLinkUsable(db, token);
+        const passwordHash = await passwords.hash(password);
         return answer(set, await inTransaction((tx) => acceptLink(tx, { token, passwordHash })));
       },
       { body: AcceptLink, parse: jsonBody(AUTH_ROUTES.accept, deps.config) },
@@ -82,23 +83,18 @@ export function authModule(deps: { database: Database; states: RequestStates; co
       AUTH_ROUTES.signIn.path,
       async ({ request, body, set }) => {
         refuseForeignOrigin(request);
-        const { email, password } = body as SignIn;
+        const { email, password, organisation } = body as SignIn;
         const address = anonSubject(deps.states.get(request)?.clientAddress ?? 'unknown');
-        await spend(request, `signin:${address}`, addressLimits, 'from this address');
-        // By the e-mail's hash: the account (every account with that e-mail), and no address in the store.
         const normalized = email.trim().toLowerCase();
-        await spend(request, `signin:account:${sha256Hex(normalized)}`, accountLimits, 'for this account');
-        const candidates = await signInCandidates(db, normalized);
-        if (candidates.length === 0) {
-          await Bun.password.verify(password, await dummy());
+        await throttled(request, throttle.countAttempt(address));
+        await throttled(request, throttle.checkFailures(address, normalized));
+        // One account, one verification: the time does not tell how many accounts share the e-mail.
+        const account = await passwords.check(password, () => signInAccount(db, normalized, organisation), (found) => found.user.passwordHash);
+        if (!account) {
+          await throttle.countFailure(address, normalized);
           throw new AppError('unauthorized', WRONG_CREDENTIALS);
         }
-        for (const candidate of candidates) {
-          if (await Bun.password.verify(password, candidate.user.passwordHash!)) {
-            return answer(set, await inTransaction((tx) => signInVerified(tx, { userId: candidate.user.id })));
-          }
-        }
-        throw new AppError('unauthorized', WRONG_CREDENTIALS);
+        return answer(set, await inTransaction((tx) => signInVerified(tx, { userId: account.user.id })));
       },
       { body: SignIn, parse: jsonBody(AUTH_ROUTES.signIn, deps.config) },
     )

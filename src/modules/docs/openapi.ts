@@ -127,7 +127,7 @@ function operation(route: RouteDeclaration, registered: RegisteredRoute | undefi
     operationId: operationId(route),
     summary: route.summary,
     tags: [tagOf(route)],
-    security: route.auth === 'key' ? (route.who ? [{ session: [] }] : [{ bearer: [] }, { session: [] }]) : verifiedBy ? [{ [verifiedBy]: [] }] : [],
+    security: route.auth === 'key' ? (route.who && route.who !== 'admin' ? [{ session: [] }] : [{ bearer: [] }, { session: [] }]) : verifiedBy ? [{ [verifiedBy]: [] }] : [],
     ...(parameters(registered).length ? { parameters: parameters(registered) } : {}),
     ...(body
       ? { requestBody: { required: true, content: { 'application/json': { schema: plain(body) } } } }

@@ -1,7 +1,7 @@
 // People of an organisation (SPEC 11): created by the operator (`revintel users create`) or invited by
 // an admin from the console, each with a one-time sign-in link; their passwords and sessions.
 // Every query is scoped to an organisation, but the operator's (the CLI's), who may name any user.
-import { and, asc, count, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, ne, or, sql } from 'drizzle-orm';
 import { organisations, sessions, signInLinks, users, USER_ROLES, type Organisation, type User, type UserRole } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -53,9 +53,6 @@ export function checkPassword(password: unknown): string {
   if (password.length > MAX_PASSWORD_LENGTH) throw new AppError('validation_failed', `password must be at most ${MAX_PASSWORD_LENGTH} characters`);
   return password;
 }
-
-/** argon2id, Bun's defaults (64 MiB, 2 passes). */
-export const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' });
 
 export interface IssuedLink {
   token: string;
@@ -188,8 +185,31 @@ async function startSession(db: Db, user: User, org: Organisation, via: 'link' |
 
 const linkRefused = (message: string) => new AppError('unauthorized', message);
 
+/** Why a sign-in link cannot be used (null: it can): unknown, used, expired, or its user disabled. */
+function linkProblem(found: { link: { usedAt: Date | null; expiresAt: Date }; user: { disabledAt: Date | null } } | undefined): AppError | null {
+  if (!found) return linkRefused('This sign-in link is not valid: ask an admin for a new one');
+  const { link, user } = found;
+  if (link.usedAt) return linkRefused('This sign-in link has already been used: sign in with your password, or ask an admin for a new link');
+  if (link.expiresAt.getTime() <= Date.now()) return linkRefused(`This sign-in link expired at ${link.expiresAt.toISOString()}: ask an admin for a new one`);
+  if (user.disabledAt) return linkRefused('This account is disabled');
+  return null;
+}
+
+/** Refuses a link that cannot be used, before its new password is hashed (argon2 is the costly part:
+ * a stranger's made-up tokens must cost a lookup, no more). Found by the token's SHA-256. */
+export async function checkLinkUsable(db: Db, token: string): Promise<void> {
+  const [found] = await db
+    .select({ link: { usedAt: signInLinks.usedAt, expiresAt: signInLinks.expiresAt }, user: { disabledAt: users.disabledAt } })
+    .from(signInLinks)
+    .innerJoin(users, eq(users.id, signInLinks.userId))
+    .where(eq(signInLinks.tokenHash, sha256Hex(token)));
+  const problem = linkProblem(found);
+  if (problem) throw problem;
+}
+
 /** Uses a sign-in link up: sets the password (already hashed by the caller, outside the
- * transaction: argon2 takes tens of ms) and starts a session. */
+ * transaction: argon2 takes tens of ms) and starts a session. The link is judged again under its
+ * lock: it may have been used meanwhile. */
 export async function acceptLink(db: Db, input: { token: string; passwordHash: string }): Promise<SignedIn> {
   const [found] = await db
     .select({ link: signInLinks, user: users, org: organisations })
@@ -198,11 +218,9 @@ export async function acceptLink(db: Db, input: { token: string; passwordHash: s
     .innerJoin(organisations, eq(organisations.id, signInLinks.orgId))
     .where(eq(signInLinks.tokenHash, sha256Hex(input.token)))
     .for('update', { of: signInLinks });
-  if (!found) throw linkRefused('This sign-in link is not valid: ask an admin for a new one');
-  const { link, user, org } = found;
-  if (link.usedAt) throw linkRefused('This sign-in link has already been used: sign in with your password, or ask an admin for a new link');
-  if (link.expiresAt.getTime() <= Date.now()) throw linkRefused(`This sign-in link expired at ${link.expiresAt.toISOString()}: ask an admin for a new one`);
-  if (user.disabledAt) throw linkRefused('This account is disabled');
+  const problem = linkProblem(found);
+  if (problem) throw problem;
+  const { link, user, org } = found!;
   const now = new Date();
   await db.update(signInLinks).set({ usedAt: now }).where(eq(signInLinks.id, link.id));
   // A new password (a forgotten one): whoever signed in with the old one is signed out.
@@ -211,16 +229,26 @@ export async function acceptLink(db: Db, input: { token: string; passwordHash: s
   return startSession(db, updated!, org, 'link');
 }
 
-/** Who may sign in with this e-mail: enabled users with a password, in every organisation that
- * has one (the oldest first). */
-export async function signInCandidates(db: Db, email: string): Promise<{ user: User; org: Organisation }[]> {
-  return db
+/** The one account a sign-in with this e-mail checks the password of: an enabled user with a
+ * password, in `organisation` (its id or exact name) when given, else the oldest such user of any
+ * organisation. One account, so one argon2 verification, however many organisations the e-mail
+ * belongs to: the answer's time says nothing about how many. */
+export async function signInAccount(db: Db, email: string, organisation?: string): Promise<{ user: User; org: Organisation } | null> {
+  const [found] = await db
     .select({ user: users, org: organisations })
     .from(users)
     .innerJoin(organisations, eq(organisations.id, users.orgId))
-    .where(and(eq(users.email, email.trim().toLowerCase()), isNull(users.disabledAt), sql`${users.passwordHash} is not null`))
+    .where(
+      and(
+        eq(users.email, email.trim().toLowerCase()),
+        isNull(users.disabledAt),
+        sql`${users.passwordHash} is not null`,
+        organisation === undefined ? undefined : or(eq(organisations.id, organisation), eq(organisations.name, organisation)),
+      ),
+    )
     .orderBy(asc(users.createdAt), asc(users.id))
-    .limit(10);
+    .limit(1);
+  return found ?? null;
 }
 
 /** Starts a session for a user whose password was verified (re-checking they were not disabled meanwhile). */

@@ -1,0 +1,62 @@
+// Who may decide an agent action: one rule for every way of deciding — the API with a key, the
+// console (a session, the same API), and a click or reply on Slack, Google Chat or WhatsApp — so
+// that no channel lets someone do what another refuses.
+//
+// Everyone decides in a CSM's shoes:
+// - on a chat platform, the active CSM the platform's user is (Slack user id, Google e-mail,
+//   WhatsApp number);
+// - in the console, a member as the active CSM with their e-mail (none: they may not decide); an
+//   admin of the organisation as an admin;
+// - an API key as an admin: keys are issued by the organisation's admins (or its operator) to its
+//   integrations, may decide anything, and every decision is audited under the key's name.
+// Then: a `csm` decides only their own customers' actions, and approves a discount only up to
+// DISCOUNT_MAX_NO_MANAGER %; a `manager` or `admin` decides any action.
+import { sql } from 'drizzle-orm';
+import { rowsOf, type Db } from '../../db/client.ts';
+import type { ActionType, CsmRole } from '../../db/schema/index.ts';
+import type { Principal } from '../keys/service.ts';
+import type { Decision } from './service.ts';
+import { actionSettings } from './settings.ts';
+
+/** Whoever decides, in the rule's terms: the CSM they act as (null: none, an admin acting as such)
+ * and that CSM's role. */
+export interface Decider {
+  csmId: string | null;
+  role: CsmRole;
+}
+
+/** What the rule reads of an action. */
+export interface DecidedAction {
+  csm_id: string | null;
+  type: ActionType | string;
+  params: Record<string, unknown>;
+}
+
+const mayDecideAny = (role: CsmRole) => role === 'manager' || role === 'admin';
+
+/** The decisions on an action type that only a manager or admin may take, beyond ownership: for
+ * each type, why `decision` with these params needs one (null: it does not). */
+const MANAGER_ONLY: Partial<Record<ActionType, (decision: Decision, params: Record<string, unknown>) => string | null>> = {
+  discount_offer: (decision, params) => {
+    const limit = actionSettings().discountMaxNoManager;
+    return decision === 'approve' && Number(params.percent) > limit ? `A discount above ${limit}% needs a manager's approval` : null;
+  },
+};
+
+/** Why `decider` may not take `decision` on `action` (null: they may). */
+export function decisionRefusal(decider: Decider, action: DecidedAction, decision: Decision): string | null {
+  if (mayDecideAny(decider.role)) return null;
+  if (action.csm_id === null || action.csm_id !== decider.csmId) return "Only the customer's CSM or a manager may decide this action";
+  return MANAGER_ONLY[action.type as ActionType]?.(decision, action.params) ?? null;
+}
+
+/** The decider a caller of the API is (null: a member of the console with no active CSM of their
+ * e-mail, who may not decide). */
+export async function deciderOfPrincipal(db: Db, principal: Principal): Promise<Decider | null> {
+  if (principal.kind === 'key') return { csmId: null, role: 'admin' };
+  const [csm] = rowsOf<{ id: string; role: CsmRole }>(
+    await db.execute(sql`select id, role from csms where org_id = ${principal.org.id} and email = ${principal.user.email.toLowerCase()} and active order by id limit 1`),
+  );
+  if (principal.user.role === 'admin') return { csmId: csm?.id ?? null, role: 'admin' };
+  return csm ? { csmId: csm.id, role: csm.role } : null;
+}
