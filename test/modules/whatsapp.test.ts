@@ -17,6 +17,7 @@ import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../.
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { whatsappInboundJob } from '../../src/modules/whatsapp/inbound.ts';
+import { whatsappBatchJob } from '../../src/modules/whatsapp/batch.ts';
 import { verifyMetaSignature } from '../../src/modules/whatsapp/webhook.ts';
 import { BUTTONS } from '../../src/modules/slack/messages.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
@@ -375,6 +376,43 @@ for (const backend of BACKENDS) {
       await drain();
       const [copy] = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
       expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
+    });
+
+    test('a delivery of 5,000 statuses: acknowledged with 10 chunk jobs, not 5,000; the copy moves to the furthest status once; a redelivery adds nothing', async () => {
+      const actionId = await propose(await customerOf(owner.email));
+      await drain();
+      const { wamid: id } = approvalOf(actionId);
+      const t0 = Math.floor(Date.now() / 1000) - 100;
+      const others = Array.from({ length: 4_997 }, (_, i) => ({ id: `wamid.BULK${newId('org').slice(4, 12)}${i}`, status: 'delivered', timestamp: String(t0), recipient_id: '15551234567' }));
+      // The copy's own statuses straddle chunks, the furthest first.
+      const mine = (name: string, ts: number) => ({ id, status: name, timestamp: String(ts), recipient_id: owner.number });
+      const statuses = [mine('read', t0 + 2), ...others.slice(0, 2_000), mine('sent', t0), ...others.slice(2_000), mine('delivered', t0 + 1)];
+      const body = delivery(phoneNumberId, { statuses });
+      const jobsOf = async (kind: string) => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from jobs where org_id = $1 and kind = $2`, [orgId, kind]))[0]!.n;
+      const [batchesBefore, inboundBefore] = [await jobsOf('whatsapp.batch'), await jobsOf('whatsapp.inbound')];
+      expect((await webhook(body)).status).toBe(200);
+      expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(10);
+      expect((await jobsOf('whatsapp.inbound')) - inboundBefore).toBe(0);
+      await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000 });
+      const [copy] = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
+      expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
+      const stored = async () => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like 'status:wamid.BULK%'`, [orgId]))[0]!.n;
+      expect(await stored()).toBe(4_997);
+      expect((await webhook(body)).status).toBe(200);
+      expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(10);
+      expect(await stored()).toBe(4_997);
+    });
+
+    test('a delivery of 60 messages in chunks: each acted on once (a note per message), as a small delivery would', async () => {
+      const name = `Initech ${newId('cus').slice(4, 10)}`;
+      const customerId = await customerOf(owner.email, name);
+      const messages = Array.from({ length: 60 }, (_, i) => text(owner.number, `${name} bulk note ${i}`));
+      const body = delivery(phoneNumberId, { messages });
+      expect((await webhook(body)).status).toBe(200);
+      expect((await webhook(body)).status).toBe(200);
+      await drainJobs(database.db, [whatsappBatchJob, chatSendJob], { clock: () => Date.now() + 3 * 3600_000 });
+      const notes = (await get(`/api/customers/${customerId}/notes?limit=200`)).body.data.map((n: { body: string }) => n.body).filter((b: string) => b.includes('bulk note'));
+      expect(notes.sort()).toEqual(messages.map((m) => m.text.body).sort());
     });
 
     test('outside the window the approval goes as the template, and its quick reply decides like a button', async () => {

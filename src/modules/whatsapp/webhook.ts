@@ -25,6 +25,7 @@ import { parseStorableJson } from '../ticket-queue/storable.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { whatsappInboundJob } from './inbound.ts';
+import { SMALL_DELIVERY, storeBatches, type Item } from './batch.ts';
 import { whatsappInstallationByNumber, type WhatsAppInstallation } from './installations.ts';
 
 export const MESSAGING_PATH = '/api/webhooks/messaging';
@@ -100,14 +101,6 @@ function parseBody(bytes: Uint8Array): Record<string, any> {
   } catch {
     throw new AppError('malformed_json', 'The body is not a WhatsApp webhook (a JSON object)');
   }
-}
-
-/** One thing Meta told us: a message, a status, or something we keep without acting on it. */
-interface Item {
-  phoneNumberId: string;
-  dedupeKey: string;
-  type: 'message' | 'status' | 'other';
-  body: unknown;
 }
 
 /** Every message and status of every entry and change (Meta batches them). */
@@ -201,9 +194,19 @@ export function messagingModule(deps: MessagingDeps) {
         if (!decision.allowed) throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, { 'retry-after': String(decision.retryAfter) });
       }
       let stored = 0;
-      await db.transaction(async (tx) => {
-        for (const item of items) if (await storeOnce(tx as unknown as Db, item, installations.get(item.phoneNumberId) ?? null)) stored++;
-      });
+      if (items.length <= SMALL_DELIVERY) {
+        await db.transaction(async (tx) => {
+          for (const item of items) if (await storeOnce(tx as unknown as Db, item, installations.get(item.phoneNumberId) ?? null)) stored++;
+        });
+      } else {
+        // A large delivery: in chunks, each in a short transaction of its own (batch.ts); the
+        // answer waits for all of them. Items for numbers no one installed: one row per number.
+        for (const [phoneNumberId, installation] of installations) {
+          const mine = items.filter((item) => item.phoneNumberId === phoneNumberId);
+          if (installation) stored += await storeBatches(db, installation, mine, bytes);
+          else if (await storeOnce(db, { phoneNumberId, dedupeKey: `unknown:${phoneNumberId.slice(0, 60)}:${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}`, type: 'other', body: null }, null)) stored++;
+        }
+      }
       if (stored > 0) deps.wakeJobs?.();
     } catch (error) {
       // The database could not be reached: nothing was stored, Meta delivers it again later.
