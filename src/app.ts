@@ -47,6 +47,7 @@ import { MESSAGING_ROUTES, messagingModule } from './modules/whatsapp/webhook.ts
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
+import { refusedSignatures, type RefusedSignatures } from './modules/webhooks/refused.ts';
 
 export interface AppDeps {
   config: Config;
@@ -114,7 +115,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
 /** The rules of paths no route matches, by the module that owns the prefix. */
 const SCOPES = [API_SCOPE, WEBHOOK_SCOPE];
 
-function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup }) {
+function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup; refused: RefusedSignatures }) {
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));
@@ -143,9 +144,9 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))
     .use(consoleModule())
     .use(metricsModule({ metrics: shared.metrics, token: deps.config.metricsToken }))
-    .use(teamChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
-    .use(workspaceChatModule({ database: deps.database, states, config: deps.config, clock: deps.clock, wakeJobs: deps.wakeJobs }))
-    .use(messagingModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }));
+    .use(teamChatModule({ database: deps.database, states, config: deps.config, refused: shared.refused, clock: deps.clock, wakeJobs: deps.wakeJobs }))
+    .use(workspaceChatModule({ database: deps.database, states, config: deps.config, refused: shared.refused, clock: deps.clock, wakeJobs: deps.wakeJobs }))
+    .use(messagingModule({ database: deps.database, states, config: deps.config, refused: shared.refused, wakeJobs: deps.wakeJobs }));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();
   for (const module of deps.modules ?? []) {
@@ -189,7 +190,9 @@ export function createApp(deps: AppDeps): App {
   const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
   const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
   const metrics = deps.metrics ?? createMetrics(deps.database);
-  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics, connectors });
+  // One budget of refused signatures for the three chat platforms' routes.
+  const refused = refusedSignatures(deps.limiter, deps.config);
+  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics, connectors, refused });
   const sessions = deps.sessions ?? createSessionAuthenticator(deps.database.db, (error) => deps.log.warn('session last_seen_at not written', { error: String(error) }));
   const admit = createGate({ ...deps, sessions });
   const trustProxy = deps.config.trustProxy;

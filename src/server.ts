@@ -3,7 +3,7 @@
 import Redis from 'ioredis';
 import { hostname } from 'node:os';
 import { createApp, type App, type AppDeps } from './app.ts';
-import { describeError } from './plugins/errors.ts';
+import { describeError, envelopeResponse } from './plugins/errors.ts';
 import type { Config } from './config.ts';
 import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
 import { isMigrated, runMigrations } from './db/migrate.ts';
@@ -141,7 +141,7 @@ function countedFetch(app: App, turns: BackgroundTurns) {
 }
 
 /** Starts listening; a taken port is said plainly. */
-function listen(config: Config, app: App, turns: BackgroundTurns | null): ReturnType<typeof Bun.serve> {
+function listen(config: Config, app: App, log: Logger, turns: BackgroundTurns | null): ReturnType<typeof Bun.serve> {
   try {
     return Bun.serve({
       port: config.port,
@@ -156,6 +156,13 @@ function listen(config: Config, app: App, turns: BackgroundTurns | null): Return
       // streamed one at it, both with the envelope; Bun's own bare 413 is only a last resort.
       maxRequestBodySize: 1024 * 1024 * 1024,
       fetch: turns ? countedFetch(app, turns) : (request, bunServer) => app.handle(request, bunServer),
+      // The last resort for anything app.handle failed to answer itself: without it Bun sends its
+      // bare "Something went wrong!" 500 and nothing is logged.
+      error: (error) => {
+        const requestId = `req_${crypto.randomUUID().replaceAll('-', '')}`;
+        log.error('unhandled error outside the request pipeline', { request_id: requestId, ...describeError(error) });
+        return envelopeResponse(500, `Internal server error (request ${requestId})`, 'internal', { 'x-request-id': requestId });
+      },
     });
   } catch (error) {
     if ((error as { code?: string }).code === 'EADDRINUSE' || /in use/i.test(String((error as Error).message))) {
@@ -278,7 +285,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
 
     await supervisor.ready;
     phase('worker_ready_ms');
-    const server = listen(config, app, turns);
+    const server = listen(config, app, log, turns);
     const url = new URL(`http://${urlHost(config.host)}:${server.port}`);
     log.info('revintel serving', {
       url: url.href,

@@ -14,12 +14,13 @@ import { backtestJob } from './kinds/predictions-backtest.ts';
 import { expireActionsJob } from './kinds/actions-expire.ts';
 import { chatSendJob } from '../modules/slack/sender.ts';
 import { whatsappInboundJob } from '../modules/whatsapp/inbound.ts';
+import { whatsappBatchJob } from '../modules/whatsapp/batch.ts';
 import { wakeActionsJob } from './kinds/actions-wake.ts';
 import { renewalsDueJob } from './kinds/actions-renewals.ts';
 import { executeActionJob } from '../modules/agent-actions/execute-job.ts';
 import { deliverEventJob } from '../modules/agent-actions/outbox.ts';
 
-export const MAIN_JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, nightlyJob, sweepStaleJob, executeActionJob, expireActionsJob, wakeActionsJob, renewalsDueJob, deliverEventJob, chatSendJob, whatsappInboundJob];
+export const MAIN_JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, nightlyJob, sweepStaleJob, executeActionJob, expireActionsJob, wakeActionsJob, renewalsDueJob, deliverEventJob, chatSendJob, whatsappInboundJob, whatsappBatchJob];
 
 export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob];
 

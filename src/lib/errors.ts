@@ -38,8 +38,10 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** What went wrong underneath (a 5xx made of a database failure): logged, never answered. */
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'AppError';
     this.status = ERROR_STATUS[code];
   }

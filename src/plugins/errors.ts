@@ -42,12 +42,18 @@ const TIMEOUT_CODES = new Set(['57014', '25P03']);
  * was written and the same request can simply be sent again. */
 const CONFLICT_CODES = new Set(['40P01', '40001']);
 
+/** What PGlite throws once closed (shutting down): it has no code. */
+const EMBEDDED_CLOSED = 'PGlite is closed';
+
 function timedOut(error: unknown): boolean {
   return causes(error).some((e) => e instanceof TransactionIdleTimeoutError || TIMEOUT_CODES.has((e as { code?: string })?.code ?? ''));
 }
 
-function isDatabaseDown(error: unknown): boolean {
-  return causes(error).some((e) => e instanceof DatabaseTimeoutError || e instanceof EmbeddedDatabaseFailedError || DOWN_CODES.has((e as { code?: string })?.code ?? ''));
+/** The database could not be reached or refused to work (not a fault of the request). */
+export function isDatabaseDown(error: unknown): boolean {
+  return causes(error).some(
+    (e) => e instanceof DatabaseTimeoutError || e instanceof EmbeddedDatabaseFailedError || DOWN_CODES.has((e as { code?: string })?.code ?? '') || (e as Error)?.message === EMBEDDED_CLOSED,
+  );
 }
 
 /** What a log line may say about an error: messages and codes down the chain, with drizzle's
@@ -65,7 +71,11 @@ export function describeError(error: unknown): Record<string, unknown> {
 export function errorResponse(error: unknown, context: { log: Logger; requestId: string; method: string; path: string; allowedMethods?: (path: string) => string[]; elysiaCode?: string | number }): Response {
   // Elysia wraps whatever a parse hook throws in its ParseError: ours (413, 415) is the cause.
   const appError = causes(error).find((e): e is AppError => e instanceof AppError);
-  if (appError) return answer(appError.code, appError.message, appError.headers);
+  if (appError) {
+    // A 5xx a module made of what failed under it: the failure is the operator's to see.
+    if (appError.status >= 500 && appError.cause !== undefined) context.log.error(appError.message, { request_id: context.requestId, path: context.path, ...describeError(appError.cause) });
+    return answer(appError.code, appError.message, appError.headers);
+  }
   switch (context.elysiaCode) {
     case 'NOT_FOUND': {
       const allowed = context.allowedMethods?.(context.path) ?? [];

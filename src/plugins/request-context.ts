@@ -22,8 +22,10 @@ export function clientAddressOf(request: Request, peer: string | undefined, trus
 
 /** Only the path and the names of query parameters are logged: values may be secrets. */
 function loggablePath(url: string, path: string): string {
-  if (!url.includes('?')) return path;
-  const names = [...new Set(new URL(url).searchParams.keys())];
+  const queryAt = url.indexOf('?');
+  if (queryAt < 0) return path;
+  // Read from the query alone: the log line must never fail over a URL the rest could not parse.
+  const names = [...new Set(new URLSearchParams(url.slice(queryAt + 1)).keys())];
   return names.length ? `${path}?${names.map((n) => `${n}=…`).join('&')}` : path;
 }
 

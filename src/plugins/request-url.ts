@@ -3,8 +3,8 @@
 // character (it assumes "http://" and a host of four characters or more), so with a Host of one to
 // three characters it read `/api/me` out of `http://x/ab/api/me` while the gate, reading after the
 // host, saw `/ab/api/me` — a public path. With no Host, or one holding '/' or a space, Bun gives a
-// bare path (`/api/me`); with one `new URL()` cannot parse (`[`), URL-reading code threw. So a URL
-// that is not plainly `http://<host>/…` with a host of four or more is replaced, on the request
+// bare path (`/api/me`); with one `new URL()` cannot parse (`[`, a port past 65535), URL-reading
+// code threw. So a URL that is not plainly `http://<host>/…` with a host of four or more is replaced, on the request
 // itself (the body is untouched), by the same path on `http://localhost`.
 import { AppError } from '../lib/errors.ts';
 
@@ -14,13 +14,24 @@ const pathStart = (url: string) => url.indexOf('/', url.indexOf('//') + 2);
 /** A host name, IPv4 or bracketed IPv6 address, with an optional port. */
 const PLAIN_HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
+/** A host the regex admits that `new URL()` still refuses: a port past 65535 (`127.0.0.1:99999`, which
+ * Bun puts in `request.url` as sent), or a bracketed IPv6 literal that is not one (`[1:2:3]`). */
+function unreadableHost(host: string): boolean {
+  const colon = host.lastIndexOf(':');
+  if (colon >= 0 && colon > host.lastIndexOf(']') && Number(host.slice(colon + 1)) > 65_535) return true;
+  return host.charCodeAt(0) === 91 && !URL.canParse(`http://${host}/`); // '['
+}
+
 /** Makes `request.url` read alike by every step (see above) and returns its path. Runs first, on
  * every request: the common URL costs two searches and a short regex. */
 export function settleUrl(request: Request): string {
   const url = request.url;
   const relative = url.charCodeAt(0) === 47; // '/': Bun had no usable Host
   const start = relative ? 0 : pathStart(url);
-  if (!relative && start >= 0 && url.indexOf('/', 11) === start && PLAIN_HOST.test(url.slice(url.indexOf('//') + 2, start))) return pathOf(url);
+  if (!relative && start >= 0 && url.indexOf('/', 11) === start) {
+    const host = url.slice(url.indexOf('//') + 2, start);
+    if (PLAIN_HOST.test(host) && !unreadableHost(host)) return pathOf(url);
+  }
   const target = start < 0 ? '/' : url.slice(start);
   Object.defineProperty(request, 'url', { value: `http://localhost${target}` });
   return pathOf(request.url);

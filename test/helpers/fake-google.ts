@@ -4,7 +4,8 @@
 // endpoint, which checks the service account's JWT bearer grant (RS256 signature with the test
 // service account's key, issuer, audience, scope) before it hands out an access token; and the Chat
 // API's spaces.messages.create (idempotent on requestId, as Google's is) and patch, which want that
-// token. Every call is recorded; a script per endpoint answers 429 with Retry-After or 5xx first.
+// token. Every call is recorded (when answered); a script per endpoint answers 429 with Retry-After
+// or 5xx first, or answers late.
 // It also signs tokens as Google does, for the tests to send.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,6 +29,8 @@ export interface GoogleScripted {
   headers?: Record<string, string>;
   /** A create that Google carried out before its answer was lost (a timeout, a 5xx on the way). */
   commit?: boolean;
+  /** Answer only after this long (with status 200: the usual answer, late). */
+  delayMs?: number;
 }
 
 export async function fakeGoogle() {
@@ -73,7 +76,8 @@ export async function fakeGoogle() {
       if (!endpoint) return reply(404, { error: { code: 404, status: 'NOT_FOUND' } });
       const next = scripts.get(endpoint)?.shift();
       const scripted = (answer: GoogleScripted) => reply(answer.status, { error: { code: answer.status, status: answer.status === 429 ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE' } }, answer.headers);
-      if (next && !next.commit) return scripted(next);
+      if (next?.delayMs) await Bun.sleep(next.delayMs);
+      if (next && next.status !== 200 && !next.commit) return scripted(next);
       switch (endpoint) {
         case 'jwks':
           return reply(200, { keys: [jwk] }, { 'cache-control': 'public, max-age=3600' });
@@ -99,7 +103,7 @@ export async function fakeGoogle() {
           if (known) return reply(200, { name: known.name, ...known.body });
           const message = { name: `${space}/messages/fake${++messages}.fake${messages}`, body };
           if (requestId) created.set(requestId, message);
-          if (next) return scripted(next);
+          if (next && next.status !== 200) return scripted(next);
           return reply(200, { name: message.name, sender: { type: 'BOT' }, ...body });
         }
         case 'patch': {

@@ -19,7 +19,7 @@ import { wakeSnoozedActions } from '../../src/modules/agent-actions/service.ts';
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { forgetAccessToken } from '../../src/modules/google-chat/transport.ts';
-import { googleKeySet, TokenRejected } from '../../src/modules/google-chat/verify.ts';
+import { googleKeySet, KeysUnavailable, TokenRejected } from '../../src/modules/google-chat/verify.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { createHmac } from 'node:crypto';
 import { sealSecret } from '../../src/lib/secret-box.ts';
@@ -41,6 +41,11 @@ const SECRET_KEY = 'gchat-test-secret-key-0123456789abcdefghij';
 const SLACK_SIGNING_SECRET = 'gchat-test-slack-signing-secret';
 const WHATSAPP_APP_SECRET = 'gchat-test-whatsapp-app-secret';
 
+/** Waits until `done` holds (a background fetch answered), failing after 10 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !done(); await Bun.sleep(20)) if (Date.now() > deadline) throw new Error('timed out waiting');
+}
+
 describe("Google's keys", () => {
   test('kept for their max-age; an unknown kid fetches them again at most every 30 s; a rotated key is found', async () => {
     const google = await fakeGoogle();
@@ -60,10 +65,76 @@ describe("Google's keys", () => {
       expect(fetches()).toBe(2);
       await expect(keys.keyFor('nobody')).rejects.toThrow('no key of Google');
       expect(fetches()).toBe(2);
-      // Past the max-age Google gave (3600 s), the keys are fetched again.
+      // Past the max-age Google gave (3600 s), the keys are fetched again (behind the kept ones).
       now += 3_601_000;
       await keys.keyFor(rotated);
-      expect(fetches()).toBe(3);
+      await until(() => fetches() === 3);
+    } finally {
+      google.stop();
+    }
+  });
+
+  test('past their max-age the kept keys answer at once while one refresh runs behind them', async () => {
+    const google = await fakeGoogle();
+    try {
+      let now = Date.now();
+      const keys = googleKeySet(google.jwksUrl, 'jwks', () => now);
+      await keys.keyFor('fake-jwks-1');
+      now += 3_601_000;
+      // Google answers late: the event does not wait for it.
+      google.script('jwks', [{ status: 200, delayMs: 1_500 }]);
+      const verifications = await Promise.all(Array.from({ length: 5 }, () => keys.keyFor('fake-jwks-1')));
+      expect(verifications.every(Boolean)).toBe(true);
+      expect(google.callsOf('jwks')).toHaveLength(1); // the refresh is not answered yet
+      await until(() => google.callsOf('jwks').length === 2);
+      expect(google.callsOf('jwks')).toHaveLength(2); // one refresh for the five
+    } finally {
+      google.stop();
+    }
+  });
+
+  test("Google's key endpoint failing: one fetch, then none for the back-off, whatever kids are forged", async () => {
+    const google = await fakeGoogle();
+    try {
+      let now = Date.now();
+      const keys = googleKeySet(google.jwksUrl, 'jwks', () => now);
+      google.script('jwks', Array.from({ length: 50 }, () => ({ status: 503 })));
+      await expect(keys.keyFor('fake-jwks-1')).rejects.toBeInstanceOf(KeysUnavailable);
+      for (let i = 0; i < 20; i++) await expect(keys.keyFor(`forged-${i}`)).rejects.toBeInstanceOf(KeysUnavailable);
+      expect(google.callsOf('jwks')).toHaveLength(1);
+      now += 10_001;
+      await expect(keys.keyFor('forged-x')).rejects.toBeInstanceOf(KeysUnavailable);
+      expect(google.callsOf('jwks')).toHaveLength(2);
+    } finally {
+      google.stop();
+    }
+  });
+
+  test('concurrent verifications with nothing cached share one fetch', async () => {
+    const google = await fakeGoogle();
+    try {
+      const keys = googleKeySet(google.jwksUrl, 'jwks');
+      google.script('jwks', [{ status: 200, delayMs: 200 }]);
+      const found = await Promise.all(Array.from({ length: 20 }, (_, i) => keys.keyFor(i % 2 ? 'fake-jwks-1' : `forged-${i}`).catch((e) => e)));
+      expect(found.filter((k) => k instanceof TokenRejected)).toHaveLength(10);
+      expect(google.callsOf('jwks')).toHaveLength(1);
+    } finally {
+      google.stop();
+    }
+  });
+
+  test('at most 4 fetches a minute, however the endpoint fails and kids are forged', async () => {
+    const google = await fakeGoogle();
+    try {
+      let now = Date.now();
+      const keys = googleKeySet(google.jwksUrl, 'jwks', () => now);
+      google.script('jwks', Array.from({ length: 50 }, () => ({ status: 500 })));
+      // Past each back-off a new try: six in a minute would be asked, four are made.
+      for (let i = 0; i < 6; i++) {
+        await expect(keys.keyFor(`forged-${i}`)).rejects.toBeInstanceOf(KeysUnavailable);
+        now += 10_001;
+      }
+      expect(google.callsOf('jwks')).toHaveLength(4);
     } finally {
       google.stop();
     }

@@ -17,6 +17,7 @@ import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../.
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { whatsappInboundJob } from '../../src/modules/whatsapp/inbound.ts';
+import { whatsappBatchJob } from '../../src/modules/whatsapp/batch.ts';
 import { verifyMetaSignature } from '../../src/modules/whatsapp/webhook.ts';
 import { BUTTONS } from '../../src/modules/slack/messages.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
@@ -375,6 +376,61 @@ for (const backend of BACKENDS) {
       await drain();
       const [copy] = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
       expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
+    });
+
+    test('a delivery of 5,000 statuses: stored in 5 chunks with one job, not 5,000; the copy moves to the furthest status once; a redelivery adds nothing', async () => {
+      const actionId = await propose(await customerOf(owner.email));
+      await drain();
+      const { wamid: id } = approvalOf(actionId);
+      const t0 = Math.floor(Date.now() / 1000) - 100;
+      const others = Array.from({ length: 4_997 }, (_, i) => ({ id: `wamid.BULK${newId('org').slice(4, 12)}${i}`, status: 'delivered', timestamp: String(t0), recipient_id: '15551234567' }));
+      // The copy's own statuses straddle chunks, the furthest first.
+      const mine = (name: string, ts: number) => ({ id, status: name, timestamp: String(ts), recipient_id: owner.number });
+      const statuses = [mine('read', t0 + 2), ...others.slice(0, 2_000), mine('sent', t0), ...others.slice(2_000), mine('delivered', t0 + 1)];
+      const body = delivery(phoneNumberId, { statuses });
+      const jobsOf = async (kind: string) => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from jobs where org_id = $1 and kind = $2`, [orgId, kind]))[0]!.n;
+      const [batchesBefore, inboundBefore] = [await jobsOf('whatsapp.batch'), await jobsOf('whatsapp.inbound')];
+      expect((await webhook(body)).status).toBe(200);
+      expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(1);
+      expect((await jobsOf('whatsapp.inbound')) - inboundBefore).toBe(0);
+      const chunks = await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where org_id = $1 and type = 'batch' and outcome = 'received'`, [orgId]);
+      expect(chunks[0]!.n).toBe(5);
+      await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000 });
+      const [copy] = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
+      expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
+      const stored = async () => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like 'status:wamid.BULK%'`, [orgId]))[0]!.n;
+      expect(await stored()).toBe(4_997);
+      // Each chunk of 1,000 was taken 100 statuses a run: 50 runs in all, none made by the redelivery.
+      expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(50);
+      expect((await webhook(body)).status).toBe(200);
+      expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(50);
+      expect(await stored()).toBe(4_997);
+    });
+
+    test('a large delivery cut off half-way through storing (no 200): Meta\'s retry stores the rest, and every status is acted on once', async () => {
+      const statuses = Array.from({ length: 2_500 }, (_, i) => ({ id: `wamid.HALF${newId('org').slice(4, 12)}${i}`, status: 'sent', timestamp: nowSeconds(), recipient_id: '15551234567' }));
+      const body = delivery(phoneNumberId, { statuses });
+      expect((await webhook(body)).status).toBe(200);
+      // As if the process died after the first chunk's commit: the later chunks and the job are gone.
+      const [first] = await queryText<{ id: string; dedupe_key: string }>(database.db, `select id, dedupe_key from chat_inbound_events where org_id = $1 and type = 'batch' and body::text like '%wamid.HALF%' and dedupe_key like '%:0'`, [orgId]);
+      await queryText(database.db, `delete from jobs where kind = 'whatsapp.batch' and payload->>'eventId' = $1`, [first!.id]);
+      await queryText(database.db, `delete from chat_inbound_events where org_id = $1 and type = 'batch' and dedupe_key like $2 and id <> $3`, [orgId, `${first!.dedupe_key.slice(0, -2)}:%`, first!.id]);
+      expect((await webhook(body)).status).toBe(200);
+      await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000 });
+      const [row] = await queryText<{ n: number; distinct: number }>(database.db, `select count(*)::int as n, count(distinct dedupe_key)::int as distinct from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like 'status:wamid.HALF%'`, [orgId]);
+      expect(row).toEqual({ n: 2_500, distinct: 2_500 });
+    });
+
+    test('a delivery of 60 messages in chunks: each acted on once (a note per message), as a small delivery would', async () => {
+      const name = `Initech ${newId('cus').slice(4, 10)}`;
+      const customerId = await customerOf(owner.email, name);
+      const messages = Array.from({ length: 60 }, (_, i) => text(owner.number, `${name} bulk note ${i}`));
+      const body = delivery(phoneNumberId, { messages });
+      expect((await webhook(body)).status).toBe(200);
+      expect((await webhook(body)).status).toBe(200);
+      await drainJobs(database.db, [whatsappBatchJob, chatSendJob], { clock: () => Date.now() + 3 * 3600_000 });
+      const notes = (await get(`/api/customers/${customerId}/notes?limit=200`)).body.data.map((n: { body: string }) => n.body).filter((b: string) => b.includes('bulk note'));
+      expect(notes.sort()).toEqual(messages.map((m) => m.text.body).sort());
     });
 
     test('outside the window the approval goes as the template, and its quick reply decides like a button', async () => {

@@ -3,9 +3,12 @@
 // Google's OAuth keys (GOOGLE_JWKS_URL), issued by accounts.google.com, for the endpoint's URL, its
 // verified `email` the signer; set to the project number, a JWT that chat@system.gserviceaccount.com
 // signs with the keys of its x509 certificates (GOOGLE_CHAT_CERTS_URL, chosen by `kid`), for the
-// project's number. Only RS256. Keys are fetched once and kept for the max-age Google gives; an
-// unknown kid fetches them again, at most once per KEY_REFETCH_GAP_MS, so a stream of forged kids
-// cannot make us hammer Google. Google unreachable with nothing cached is a 503, not a 401.
+// project's number. Only RS256. Keys are fetched once and kept for the max-age Google gives; past
+// it the kept keys still answer at once while one refresh runs behind them. An unknown kid fetches
+// them again at most once per KEY_REFETCH_GAP_MS (a failed try counts), a failed fetch is not tried
+// again for KEY_FAILURE_BACKOFF_MS, concurrent verifications share one fetch, and there are at
+// most KEY_FETCHES_PER_MINUTE: no stream of forged kids, and no outage of Google's, makes us
+// hammer Google or makes a valid event wait. Nothing cached and no keys to be had is a 503.
 import { decodeProtectedHeader, importJWK, importX509, jwtVerify, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { GchatAudienceMode } from '../../config.ts';
 import { messageOf } from '../../lib/errors.ts';
@@ -17,6 +20,8 @@ export const addOnSigner = (projectNumber: string) => `service-${projectNumber}@
 
 const KEY_FETCH_TIMEOUT_MS = 5_000;
 const KEY_REFETCH_GAP_MS = 30_000;
+const KEY_FAILURE_BACKOFF_MS = 10_000;
+const KEY_FETCHES_PER_MINUTE = 4;
 const DEFAULT_MAX_AGE_S = 3600;
 const MAX_AGE_BOUNDS_S: [number, number] = [60, 86_400];
 const CLOCK_TOLERANCE_S = 30;
@@ -82,34 +87,59 @@ export function googleKeySet(url: string, format: 'jwks' | 'x509', clock: () => 
     return { keys, fetchedAt: now, expiresAt: now + maxAgeOf(response.headers.get('cache-control')) * 1000 };
   }
 
+  /** When the last fetches started (the last minute's), and the last failure while it is fresh. */
+  let started: number[] = [];
+  let failure: { error: unknown; at: number } | null = null;
+
+  /** Whether a fetch may start now: none failed within the back-off, and the minute's budget holds. */
+  function mayFetch(now: number): boolean {
+    if (failure && now - failure.at < KEY_FAILURE_BACKOFF_MS) return false;
+    started = started.filter((at) => now - at < 60_000);
+    return started.length < KEY_FETCHES_PER_MINUTE;
+  }
+
   /** One fetch at a time; its result (or failure) is everyone's. */
   function refresh(): Promise<KeySet> {
-    fetching ??= load()
-      .then((set) => (current = set))
+    if (fetching) return fetching;
+    started.push(clock());
+    fetching = load()
+      .then(
+        (set) => {
+          failure = null;
+          return (current = set);
+        },
+        (error) => {
+          failure = { error, at: clock() };
+          throw error;
+        },
+      )
       .finally(() => {
         fetching = null;
       });
     return fetching;
   }
 
+  /** Why there are no keys to be had without fetching: the cached failure, or the spent budget. */
+  const unavailable = () => (failure?.error as Error | undefined) ?? new KeysUnavailable(`Google's keys (${format}) were fetched ${KEY_FETCHES_PER_MINUTE} times this minute; try again shortly`);
+
   return {
-    /** The key for `kid`: from the cache while it is fresh, else fetched. */
+    /** The key for `kid`: from the cache (past its max-age too, while a refresh runs), else fetched. */
     async keyFor(kid: string): Promise<CryptoKey> {
       const now = clock();
-      if (!current || current.expiresAt <= now) {
-        try {
-          await refresh();
-        } catch (error) {
-          // Google's keys change rarely: past their max-age, the last ones still serve while Google is down.
-          const stale = current?.keys.get(kid);
-          if (stale) return stale;
-          throw error;
-        }
+      if (!current) {
+        if (!fetching && !mayFetch(now)) throw unavailable();
+        await refresh();
+      } else if (current.expiresAt <= now && !fetching && mayFetch(now)) {
+        // Google's keys change rarely: the kept ones answer now, the refresh lands for later events.
+        refresh().catch(() => {});
       }
       const known = current!.keys.get(kid);
       if (known) return known;
-      if (now - current!.fetchedAt >= KEY_REFETCH_GAP_MS) {
-        await refresh();
+      // An unknown kid: Google may have rotated. Ask again only when the last try (failed or not)
+      // is old enough, or join the one in flight.
+      const lastTry = started[started.length - 1] ?? 0;
+      if (fetching || (now - lastTry >= KEY_REFETCH_GAP_MS && mayFetch(now))) {
+        await refresh().catch(() => {});
         const fresh = current!.keys.get(kid);
         if (fresh) return fresh;
       }

@@ -14,6 +14,9 @@ import { readBodyLimited } from '../../lib/body.ts';
 import { AppError } from '../../lib/errors.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import { isDatabaseDown } from '../../plugins/errors.ts';
+import type { RefusedSignatures } from '../webhooks/refused.ts';
+import { parseStorableJson } from '../ticket-queue/storable.ts';
 import { bearerToken } from '../../plugins/bearer-token.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { csmByEmail, decideFromChat } from '../agent-actions/chat-decisions.ts';
@@ -76,7 +79,8 @@ function parametersOf(map: unknown, list: unknown): Record<string, string> {
 /** The body as a JSON object, or null. */
 function jsonObject(bytes: Uint8Array): Record<string, any> | null {
   try {
-    const parsed = JSON.parse(fatalUtf8.decode(bytes));
+    // Cleaned of what PostgreSQL cannot store (NUL, lone surrogates), or the event would fail for ever.
+    const parsed = parseStorableJson(fatalUtf8.decode(bytes)) as Record<string, any> | null;
     return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
   } catch {
     return null;
@@ -208,6 +212,8 @@ async function handleMessage(db: Db, installation: GoogleChatInstallation, event
 export interface WorkspaceChatDeps {
   database: Database;
   states: RequestStates;
+  /** Counts a refused token and throws what the request ends with (modules/webhooks/refused.ts). */
+  refused: RefusedSignatures;
   config: Pick<
     Config,
     'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'publicUrl' | 'webhookLimitPerMinute' | 'webhookLimitPerDay' | 'googleJwksUrl' | 'googleChatCertsUrl' | 'gchatAudienceMode' | 'gchatAudience' | 'gchatProjectNumber'
@@ -222,6 +228,16 @@ export function gchatAudienceOf(config: WorkspaceChatDeps['config']): string | n
   if (config.gchatAudience) return config.gchatAudience;
   if (config.gchatAudienceMode === 'endpoint_url' && config.publicUrl) return `${config.publicUrl.replace(/\/+$/, '')}${WORKSPACE_CHAT_PATH}`;
   return null;
+}
+
+/** The space an unproven body names, for the budget of refused tokens. */
+function claimedSpace(body: Record<string, any> | null): string | null {
+  try {
+    const space = parseChatEvent(body).space;
+    return space ? `google_chat:${space}` : null;
+  } catch {
+    return null;
+  }
 }
 
 const invalidToken = (reason: string) => new AppError('unauthorized', `Invalid Google Chat request: ${reason}`, { 'www-authenticate': 'Bearer error="invalid_token"' });
@@ -272,7 +288,12 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
     const bytes = await readBodyLimited(request, limit);
     const json = jsonObject(bytes);
     const now = clock();
-    await authenticate(request, json, now);
+    try {
+      await authenticate(request, json, now);
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'unauthorized') throw error;
+      return deps.refused(state, error, claimedSpace(json));
+    }
     const event = parseChatEvent(json);
     checkEventTime(event, now);
     let body: unknown = {};
@@ -294,9 +315,10 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
         if (stored && event.kind === 'added') body = reply(event.format, `Thanks for adding me. ${HELP_TEXT}`);
       }
     } catch (error) {
-      if (error instanceof AppError) throw error;
-      // The database (or anything under it) failed: nothing was stored, nothing decided; the CSM clicks again.
-      throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' });
+      // The database could not be reached: nothing was stored, nothing decided; the CSM clicks
+      // again. Anything else is a fault of ours: 500, logged.
+      if (isDatabaseDown(error)) throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' }, { cause: error });
+      throw error;
     }
     deps.wakeJobs?.();
     return answer(state, body);

@@ -16,6 +16,9 @@ import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import { isDatabaseDown } from '../../plugins/errors.ts';
+import { parseStorableJson } from '../ticket-queue/storable.ts';
+import type { RefusedSignatures } from '../webhooks/refused.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { decideFromChat } from '../agent-actions/chat-decisions.ts';
 import type { Decision } from '../agent-actions/service.ts';
@@ -69,7 +72,9 @@ function parsePayload(bytes: Uint8Array, contentType: string | null): Record<str
     const text = fatalUtf8.decode(bytes);
     const raw = (contentType ?? '').includes('application/x-www-form-urlencoded') ? new URLSearchParams(text).get('payload') : text;
     if (raw === null) throw new Error('no payload field');
-    const parsed = JSON.parse(raw);
+    // Cleaned of what PostgreSQL cannot store (NUL, lone surrogates): Slack sends the same bytes on
+    // every retry, so refusing them would lose the event.
+    const parsed = parseStorableJson(raw) as Record<string, any> | null;
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     return parsed;
   } catch {
@@ -153,9 +158,22 @@ async function handleEvent(db: Db, installation: SlackInstallation, envelope: Re
   await settle(db, eventId, 'processed', null);
 }
 
+/** The workspace an unproven body names, for the budget of refused signatures. */
+function claimedTeam(bytes: Uint8Array, contentType: string | null): string | null {
+  try {
+    const payload = parsePayload(bytes, contentType);
+    const teamId = String(payload.team?.id ?? payload.team_id ?? '');
+    return teamId ? `slack:${teamId}` : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface TeamChatDeps {
   database: Database;
   states: RequestStates;
+  /** Counts a refused signature and throws what the request ends with (modules/webhooks/refused.ts). */
+  refused: RefusedSignatures;
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'slackSigningSecret' | 'slackSigningSecretPrevious' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
   clock?: () => number;
   wakeJobs?: () => void;
@@ -177,7 +195,7 @@ export function teamChatModule(deps: TeamChatDeps) {
     const bytes = await readBodyLimited(request, limit);
     const now = deps.clock ? deps.clock() : Date.now();
     const verdict = verifySlackSignature(bytes, request.headers, secrets, now);
-    if (!verdict.ok) throw new AppError('unauthorized', `Invalid Slack signature: ${verdict.reason}`, noRetry);
+    if (!verdict.ok) return deps.refused(state, new AppError('unauthorized', `Invalid Slack signature: ${verdict.reason}`, noRetry), claimedTeam(bytes, request.headers.get('content-type')));
     const payload = parsePayload(bytes, request.headers.get('content-type'));
     if (payload.type === 'url_verification') return reply(state, JSON.stringify({ challenge: String(payload.challenge ?? '') }));
     const teamId = String(payload.team?.id ?? payload.team_id ?? payload.user?.team_id ?? '');
@@ -195,10 +213,10 @@ export function teamChatModule(deps: TeamChatDeps) {
       else if (payload.type === 'event_callback') await inTransaction((tx) => handleEvent(tx, installation, payload));
       else await storeOnce(db, { dedupeKey: `other:${String(payload.type)}:${String(payload.trigger_id ?? payload.event_id ?? newId('che'))}`, installation, type: String(payload.type ?? 'unknown'), outcome: 'ignored', detail: 'type not handled', body: payload });
     } catch (error) {
-      if (error instanceof AppError) throw error;
-      // The database (or anything under it) failed: nothing was stored, nothing decided. Slack is
-      // told not to retry; the CSM clicks again.
-      throw new AppError('database_unavailable', 'The click could not be recorded: try again', noRetry);
+      // The database could not be reached: nothing was stored, nothing decided. Slack is told not to
+      // retry; the CSM clicks again. Anything else is a fault of ours: 500, logged.
+      if (isDatabaseDown(error)) throw new AppError('database_unavailable', 'The click could not be recorded: try again', noRetry, { cause: error });
+      throw error;
     }
     deps.wakeJobs?.();
     return reply(state, '');

@@ -22,7 +22,7 @@ import { decisionWords, HELP_TEXT, parsePayload } from './messages.ts';
 import { queueWhatsAppTemplate, queueWhatsAppText, WINDOW_CLOSED } from './sender.ts';
 
 /** A status only moves forward: Meta does not promise order. */
-const STATUS_ORDER = ['sent', 'delivered', 'read', 'failed'] as const;
+export const STATUS_ORDER = ['sent', 'delivered', 'read', 'failed'] as const;
 
 const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 

@@ -19,10 +19,13 @@ import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
-import { storableText } from '../ticket-queue/storable.ts';
+import { isDatabaseDown } from '../../plugins/errors.ts';
+import type { RefusedSignatures } from '../webhooks/refused.ts';
+import { parseStorableJson } from '../ticket-queue/storable.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { whatsappInboundJob } from './inbound.ts';
+import { SMALL_DELIVERY, storeBatches, type Item } from './batch.ts';
 import { whatsappInstallationByNumber, type WhatsAppInstallation } from './installations.ts';
 
 export const MESSAGING_PATH = '/api/webhooks/messaging';
@@ -88,35 +91,16 @@ export function verifyHandshake(params: URLSearchParams, verifyToken: string | n
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-// PostgreSQL text holds no U+0000 and no lone surrogate (jsonb refuses their escapes): keys and
-// strings are made storable before anything is stored, or a hostile delivery would fail for ever.
-const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i;
-const storable = (value: unknown): unknown =>
-  typeof value === 'string'
-    ? storableText(value)
-    : Array.isArray(value)
-      ? value.map(storable)
-      : value && typeof value === 'object'
-        ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [storableText(key), storable(inner)]))
-        : value;
-
 function parseBody(bytes: Uint8Array): Record<string, any> {
   try {
-    const text = fatalUtf8.decode(bytes);
-    const parsed = UNSTORABLE_ESCAPE.test(text) ? storable(JSON.parse(text)) : JSON.parse(text);
+    // PostgreSQL text holds no U+0000 and no lone surrogate: made storable before anything is
+    // stored, or a hostile delivery would fail for ever.
+    const parsed = parseStorableJson(fatalUtf8.decode(bytes)) as Record<string, any> | null;
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
     return parsed;
   } catch {
     throw new AppError('malformed_json', 'The body is not a WhatsApp webhook (a JSON object)');
   }
-}
-
-/** One thing Meta told us: a message, a status, or something we keep without acting on it. */
-interface Item {
-  phoneNumberId: string;
-  dedupeKey: string;
-  type: 'message' | 'status' | 'other';
-  body: unknown;
 }
 
 /** Every message and status of every entry and change (Meta batches them). */
@@ -164,9 +148,21 @@ async function storeOnce(db: Db, item: Item, installation: WhatsAppInstallation 
   return true;
 }
 
+/** The phone number an unproven body names, for the budget of refused signatures. */
+function claimedNumber(bytes: Uint8Array): string | null {
+  try {
+    const id = String(itemsOf(parseBody(bytes))[0]?.phoneNumberId ?? '');
+    return id ? `whatsapp:${id}` : null;
+  } catch {
+    return null;
+  }
+}
+
 export interface MessagingDeps {
   database: Database;
   states: RequestStates;
+  /** Counts a refused signature and throws what the request ends with (modules/webhooks/refused.ts). */
+  refused: RefusedSignatures;
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'whatsappAppSecret' | 'whatsappAppSecretPrevious' | 'whatsappVerifyToken' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
   wakeJobs?: () => void;
 }
@@ -184,7 +180,7 @@ export function messagingModule(deps: MessagingDeps) {
   async function receive(request: Request, state: RequestState): Promise<Response> {
     const bytes = await readBodyLimited(request, limit);
     const verdict = verifyMetaSignature(bytes, request.headers.get('x-hub-signature-256'), secrets);
-    if (!verdict.ok) throw new AppError('unauthorized', `Invalid X-Hub-Signature-256: ${verdict.reason}`);
+    if (!verdict.ok) return deps.refused(state, new AppError('unauthorized', `Invalid X-Hub-Signature-256: ${verdict.reason}`), claimedNumber(bytes));
     const items = itemsOf(parseBody(bytes));
     try {
       const installations = new Map<string, WhatsAppInstallation | null>();
@@ -198,14 +194,25 @@ export function messagingModule(deps: MessagingDeps) {
         if (!decision.allowed) throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, { 'retry-after': String(decision.retryAfter) });
       }
       let stored = 0;
-      await db.transaction(async (tx) => {
-        for (const item of items) if (await storeOnce(tx as unknown as Db, item, installations.get(item.phoneNumberId) ?? null)) stored++;
-      });
+      if (items.length <= SMALL_DELIVERY) {
+        await db.transaction(async (tx) => {
+          for (const item of items) if (await storeOnce(tx as unknown as Db, item, installations.get(item.phoneNumberId) ?? null)) stored++;
+        });
+      } else {
+        // A large delivery: in chunks, each in a short transaction of its own (batch.ts); the
+        // answer waits for all of them. Items for numbers no one installed: one row per number.
+        for (const [phoneNumberId, installation] of installations) {
+          const mine = items.filter((item) => item.phoneNumberId === phoneNumberId);
+          if (installation) stored += await storeBatches(db, installation, mine, bytes);
+          else if (await storeOnce(db, { phoneNumberId, dedupeKey: `unknown:${phoneNumberId.slice(0, 60)}:${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}`, type: 'other', body: null }, null)) stored++;
+        }
+      }
       if (stored > 0) deps.wakeJobs?.();
     } catch (error) {
-      if (error instanceof AppError) throw error;
-      // Nothing was stored: Meta delivers it again later.
-      throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' });
+      // The database could not be reached: nothing was stored, Meta delivers it again later.
+      // Anything else is a fault of ours: 500, logged (Meta retries that too).
+      if (isDatabaseDown(error)) throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' }, { cause: error });
+      throw error;
     }
     return reply(state, '{}', 'application/json;charset=utf-8');
   }
