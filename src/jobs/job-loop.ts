@@ -100,6 +100,8 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   // A loop without schedules (the fitting thread's) has no firing to wake for: it waits the poll
   // interval. Left at 0, its idle would be 0 ms and it would claim in a tight loop.
   let nextScheduleAt = schedules.length > 0 ? 0 : Infinity;
+  // The organisation this loop's last claim served last: the next claim starts after it.
+  let turn = '';
   try {
     if (schedules.length > 0) {
       await units.run('jobs.register-schedules', { schedules, now: now() }).catch((error) => log.warn('could not register job schedules', { error: messageOf(error) }));
@@ -122,7 +124,9 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       let claimed: ClaimedJob[] = [];
       if (refill) {
         try {
-          claimed = await units.run('jobs.claim', { owner, limit: free, leaseSeconds, now: now(), kinds: [...kinds.keys()] });
+          const claim = await units.run('jobs.claim', { owner, limit: free, leaseSeconds, now: now(), kinds: [...kinds.keys()], after: turn });
+          claimed = claim.jobs;
+          turn = claim.turn;
         } catch (error) {
           log.warn('could not claim jobs', { error: messageOf(error) });
         }

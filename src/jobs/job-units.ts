@@ -8,8 +8,9 @@ import { claimJobs, fireSchedules, lockHeldJob, recoverLeases, registerSchedules
 export function jobUnits(kinds: readonly JobKind[]) {
   const byName = new Map(kinds.map((k) => [k.kind, k]));
   return {
-    /** Claims only the kinds the asking loop runs (a subset of this registry's). */
-    'jobs.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number; now: string; kinds: string[] }) =>
+    /** Claims only the kinds the asking loop runs (a subset of this registry's); `after` is the
+     * organisation the loop's last claim served last (organisations take turns). */
+    'jobs.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number; now: string; kinds: string[]; after?: string }) =>
       claimJobs(db, { ...args, kinds: args.kinds.filter((kind) => byName.has(kind)), now: new Date(args.now) }),
     'jobs.settle': (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string }) => settleJobs(db, { ...args, now: new Date(args.now) }),
     /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost. */

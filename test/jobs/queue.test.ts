@@ -188,7 +188,7 @@ for (const backend of BACKENDS) {
       const again = await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_1' });
       expect(again).toEqual({ id: first.id, created: false });
       expect((await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_2' })).created).toBe(true);
-      const claimed = await database.db.transaction((tx) => claimJobs(tx as never, { owner: 'w', limit: 10, leaseSeconds: 60, kinds: [kind.kind], now: new Date() }));
+      const { jobs: claimed } = await database.db.transaction((tx) => claimJobs(tx as never, { owner: 'w', limit: 10, leaseSeconds: 60, kinds: [kind.kind], now: new Date() }));
       expect(claimed.map((j) => j.id)).toContain(first.id);
       const during = await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_1' });
       expect(during.created).toBe(true);

@@ -1,0 +1,2 @@
+DROP INDEX "jobs_due_idx";--> statement-breakpoint
+CREATE INDEX "jobs_org_due_idx" ON "jobs" USING btree (coalesce("org_id", ''),"priority" DESC NULLS FIRST,"run_at","id") WHERE "jobs"."state" = 'queued';
