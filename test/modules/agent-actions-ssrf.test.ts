@@ -7,6 +7,7 @@
 // listens at the address. Every URL here is the test's own loopback listener (or a port it closed).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { isIP } from 'node:net';
+import { sql } from 'drizzle-orm';
 import { AppError } from '../../src/lib/errors.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
@@ -147,6 +148,22 @@ for (const backend of BACKENDS) {
       const [delivery] = await proposeAndDeliver(key);
       expect(delivery).toMatchObject({ status: 'pending', attempts: 1, last_status: null, last_error: 'connect failed' });
       expect(delivery!.history.map((h) => h.error)).toEqual(['connect failed']);
+    });
+
+    test('a failure recorded in the network\'s own words by an earlier build reads as its category', async () => {
+      const { org, secret: key } = await createOrgWithKey(database);
+      allowPrivate(true);
+      await addEndpoint(org.id, `http://127.0.0.1:${closedPort}/hook`);
+      await addEndpoint(org.id, `http://[::ffff:7f00:1]:${target.port}/hook`);
+      await proposeAndDeliver(key);
+      const old = [`Unable to connect. Is the computer able to access the url? (127.0.0.1:${closedPort})`, 'db-internal resolves to 10.0.0.7, a loopback or private address (set ALLOW_PRIVATE_ENDPOINTS=true for on-premise receivers)'];
+      await database.db.execute(sql`
+        update event_deliveries set last_error = case when last_error = 'connect failed' then ${old[0]} else ${old[1]} end,
+          history = jsonb_build_array(jsonb_build_object('at', now(), 'status', null, 'error', case when last_error = 'connect failed' then ${old[0]} else ${old[1]} end, 'ms', 1))
+        where org_id = ${org.id}`);
+      const listed = await call(app, 'GET', '/api/events/deliveries', { key });
+      const shown = (listed.body.data as { last_error: string; history: { error: string }[] }[]).map((d) => [d.last_error, d.history[0]!.error]).sort();
+      expect(shown).toEqual([['connect failed', 'connect failed'], ['refused: address not allowed', 'refused: address not allowed']]);
     });
 
     test('when allowed, an error answer reads as its status only, never the receiver\'s body', async () => {

@@ -341,7 +341,19 @@ export async function listDeliveries(db: Db, input: { orgId?: string; status?: D
   );
 }
 
-export const presentDelivery = ({ sort_value: _, org_id: __, ...row }: DeliveryRow) => row;
+/** An error as the organisation may see it. Rows written before errors were categories hold the
+ * network's own words (addresses, ports, the receiver's answer): they are shown by category too. */
+function shownError(error: string | null): string | null {
+  if (error === null) return null;
+  if (/^(http \d{3}|timeout|TLS failed$|connect failed$|name lookup failed$|refused: |the endpoint was removed$|SECRET_KEY is not available|the endpoint's secret does not open)/.test(error)) return error;
+  return /not a public address|loopback or private address/.test(error) ? DELIVERY_REFUSED : 'connect failed';
+}
+
+export const presentDelivery = ({ sort_value: _, org_id: __, ...row }: DeliveryRow) => ({
+  ...row,
+  last_error: shownError(row.last_error),
+  history: row.history.map((attempt) => ({ ...attempt, error: shownError(attempt.error) })),
+});
 
 /** Dead deliveries back to pending with fresh attempts, due now (by id, or every dead one). */
 export async function retryDeliveries(db: Db, input: { ids?: string[]; orgId?: string }): Promise<string[]> {
