@@ -2,7 +2,7 @@
 // jobs that fit models) — answers their units of work when the main thread owns the database
 // (embedded mode), watches the heartbeat, and replaces a thread that dies. Stopping lets the
 // current jobs finish.
-import { answerUnit, localRunner } from '../db/units.ts';
+import { answerUnit, localRunner, type UnitRunner } from '../db/units.ts';
 import type { Database } from '../db/client.ts';
 import type { BackgroundTurns } from '../db/turns.ts';
 import type { Logger } from '../lib/log.ts';
@@ -81,8 +81,10 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   const startDeadline = setTimeout(() => failStart(new Error('the worker thread did not start within 30 s')), options.startTimeoutMs ?? 30_000);
   ready.then(() => clearTimeout(startDeadline), () => clearTimeout(startDeadline));
   // Embedded mode: the workers' units run here, on the one owner of the database.
+  // Each thread is a source of its own, taking turns with the other and the CLI (db/turns.ts).
   const localUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
-  const ownerUnits = localUnits && options.turns ? options.turns.inTurn(localUnits) : localUnits;
+  const source = () => (localUnits && options.turns ? options.turns.inTurn(localUnits) : localUnits);
+  const ownerUnits: Record<WorkerRole, UnitRunner<typeof workerUnits> | null> = { main: source(), fitting: source() };
 
   const spawn = (thread: Thread) => {
     thread.spawnedAt = Date.now();
@@ -92,7 +94,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       const message = event.data;
       switch (message.type) {
         case 'unit':
-          if (ownerUnits) answerUnit(ownerUnits, message, (reply) => post(current, reply));
+          const units = ownerUnits[thread.role];
+          if (units) answerUnit(units, message, (reply) => post(current, reply));
           return;
         case 'ready':
           if (thread.role !== 'main') return;

@@ -65,6 +65,19 @@ describe('background turns on the embedded database', () => {
     expect(turns.waiting()).toBe(0);
   });
 
+  test('sources take turns: a unit from the CLI runs after at most one of the queue the job loop has waiting', async () => {
+    const turns = createBackgroundTurns();
+    const order: string[] = [];
+    const traced = (label: string) => ({ ...units, hold: async (db: Db, args: { n: number }) => (await units.hold(db, args), void order.push(`${label}${args.n}`)) });
+    const jobs = turns.inTurn(localRunner(database.db, traced('job')));
+    const cli = turns.inTurn(localRunner(database.db, traced('cli')));
+    const queued = Array.from({ length: 5 }, (_, n) => jobs.run('hold', { n }));
+    await cli.run('hold', { n: 0 });
+    await Promise.all(queued);
+    expect(order.indexOf('cli0')).toBeLessThanOrEqual(1);
+    expect(order).toHaveLength(6);
+  });
+
   test('a failing unit does not stop the ones behind it', async () => {
     const turns = createBackgroundTurns();
     const runner = turns.inTurn(localRunner(database.db, { ...units, fail: async () => Promise.reject(new Error('no')) }));
