@@ -10,7 +10,7 @@ import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
 import { createUser, issueLink, listUsers, presentUser, updateUser, type CreateUserInput } from '../modules/users/service.ts';
-import { demoTruthPage, loadDemo, type DemoInput } from '../modules/demo/service.ts';
+import { demoTruthPage, demoUnits, loadDemo, type DemoInput } from '../modules/demo/service.ts';
 import { finishImport, importBatch, importTarget } from '../modules/imports/service.ts';
 import { createConnector, findConnector, listConnectors, rotateConnectorSecret, updateConnector, type CreateConnectorInput, type RotateSecretInput, type UpdateConnectorInput } from '../modules/connectors/service.ts';
 import { listEvents, replayEvents, showEvent, type ListEventsFilter } from '../modules/ticket-queue/service.ts';
@@ -60,8 +60,10 @@ export const adminUnits = {
     return { user: { ...presentUser(user), org_id: user.orgId }, token: link.token, link_expires_at: link.expiresAt.toISOString() };
   },
   /** Creates or refreshes the demo organisation: its ARR data is replaced, row for row the same for
-   * the same seed and day, and a new key is made for it. One transaction: all or nothing. */
+   * the same seed and day, and a new key is made for it. One transaction: all or nothing (the
+   * command's own database; through a running server, the demo.* units a step each). */
   'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),
+  ...demoUnits,
   /** `revintel backup`: the owner of the database marks the start and the end of an online backup;
    * the command copies the files between the two (db/backup.ts). */
   'backup.start': (db: Db, input: { pid: number }) => startBackup(backupSession(db), input.pid),
@@ -160,4 +162,4 @@ export type AdminUnits = typeof adminUnits;
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
 
 /** Units that queue jobs: the server's worker looks for them at once. */
-export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry']);
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'demo.finish', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry']);
