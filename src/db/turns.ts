@@ -28,16 +28,21 @@ export function createBackgroundTurns(options: { maxWaitMs?: number } = {}): Bac
   let queued = 0;
   let last: Promise<unknown> = Promise.resolve();
 
-  /** Resolves when no request is in flight, or after `maxWaitMs`. */
+  /** Resolves when no request is in flight, or after `maxWaitMs` (the waiter then leaves `quiet`:
+   * under steady traffic requests never all end, and each unit would leave one behind). */
   const requestsDone = () =>
     requests === 0
       ? Promise.resolve()
       : new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, maxWaitMs);
-          quiet.push(() => {
+          const wake = () => {
             clearTimeout(timer);
             resolve();
-          });
+          };
+          const timer = setTimeout(() => {
+            quiet = quiet.filter((waiter) => waiter !== wake);
+            resolve();
+          }, maxWaitMs);
+          quiet.push(wake);
         });
 
   function inTurn<U extends UnitRegistry>(runner: UnitRunner<U>): UnitRunner<U> {
