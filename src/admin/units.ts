@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../db/client.ts';
 import { knownMigrations } from '../db/migrate.ts';
 import { startBackup, stopBackup, type BackupSession } from '../db/backup.ts';
-import type { UnitRegistry } from '../db/units.ts';
+import { timed, type UnitRegistry } from '../db/units.ts';
 import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
@@ -73,7 +73,7 @@ export const adminUnits = {
   /** `revintel import`: the target organisation, then each batch of rows in its own transaction
    * (a crash keeps every committed batch), then fresh statistics. */
   'import.target': (db: Db, input: { org?: string }) => importTarget(db, input),
-  'import.batch': (db: Db, input: Parameters<typeof importBatch>[1]) => importBatch(db, input),
+  'import.batch': timed((db: Db, input: Parameters<typeof importBatch>[1]) => importBatch(db, input)),
   'import.finish': (db: Db, input: Parameters<typeof finishImport>[1]) => finishImport(db, input),
   // Connector secrets arrive sealed by the CLI (cli/connectors.ts): no plaintext on the socket.
   'connectors.create': (db: Db, input: CreateConnectorInput) => createConnector(db, input),
@@ -137,7 +137,7 @@ export const adminUnits = {
     return { job_id: job.id, org_id: org.id, queued_already: !job.created };
   },
   /** One chunk of a recompute (a command that scores in its own time, as the job's units do). */
-  'predictions.score-chunk': (db: Db, args: ChunkArgs) => scoreChunk(db, args),
+  'predictions.score-chunk': timed((db: Db, args: ChunkArgs) => scoreChunk(db, args)),
   /** Queues a backtest for the running server's fitting thread (`queue`), or opens one the command
    * runs itself (the units below). */
   'predictions.backtest-request': async (db: Db, input: { org?: string; request: BacktestRequest; today: string; queue: boolean }) => {

@@ -5,7 +5,7 @@ import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.
 import { connectors, contracts, customers, demoTruth, invoices, riskInputChanges, tickets, users, type Connector, type Organisation } from '../../db/schema/index.ts';
 import { newConnectorId } from '../../lib/ids.ts';
 import { queryRows, type Db } from '../../db/client.ts';
-import { nextSizeByTime, type UnitRegistry, type UnitRunner } from '../../db/units.ts';
+import { nextSizeByTime, timed, type UnitRegistry, type UnitRunner } from '../../db/units.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKey, type PublicKey } from '../keys/service.ts';
 import { createOrg, findOrg } from '../orgs/service.ts';
@@ -214,7 +214,10 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
 export const demoUnits = {
   'demo.begin': (db: Db, input: DemoInput) => beginDemo(db, input),
   'demo.clear': (db: Db, input: { orgId: string; connectorId: string; limit: number }) => clearDemoBatch(db, input),
-  'demo.chunk': (db: Db, input: { chunk: DemoData }) => insertDemoChunk(db, input.chunk),
+  'demo.chunk': timed(async (db: Db, input: { chunk: DemoData }) => {
+    await insertDemoChunk(db, input.chunk);
+    return {};
+  }),
   'demo.analyze': (db: Db, input: { table: (typeof DEMO_TABLES)[number]; sample?: 'full' | 'small' }) => analyzeDemoTable(db, input),
   'demo.finish': (db: Db, input: { orgId: string; actor: string }) => finishDemo(db, input),
 } satisfies UnitRegistry;
@@ -246,9 +249,8 @@ export async function loadDemoInUnits(runner: UnitRunner<typeof demoUnits>, inpu
   try {
     for (const chunk of generateDemoChunks({ orgId: org.id, connectorId: connector.id, customers: input.customers, seed: input.seed, today: input.today }, () => size)) {
       countRows(counts, chunk);
-      const started = performance.now();
-      await runner.run('demo.chunk', { chunk });
-      if (options.chunkCustomers === undefined) size = nextSizeByTime(chunk.customers.length, performance.now() - started, CHUNK_SIZING);
+      const { ms } = await runner.run('demo.chunk', { chunk });
+      if (options.chunkCustomers === undefined) size = nextSizeByTime(chunk.customers.length, ms, CHUNK_SIZING);
       options.onChunk?.(counts.customers);
     }
     for (const table of DEMO_TABLES) await runner.run('demo.analyze', { table, sample: 'small' });

@@ -92,6 +92,8 @@ export interface ChunkArgs {
 export interface ChunkResult extends RecomputeResult {
   /** Where the next chunk starts; null when this was the last. */
   next: string | null;
+  /** How long the chunk ran in the database, when its unit says (db/units.ts timed). */
+  ms?: number;
 }
 
 /** The next `limit` customer ids of the scope after `after`, in id order. */
@@ -208,7 +210,7 @@ export async function recomputeInChunks(
   do {
     const started = performance.now();
     const chunk = await score({ ...rest, after, limit });
-    if (chunkSize === undefined) limit = nextSizeByTime(limit, performance.now() - started, CHUNK_SIZING);
+    if (chunkSize === undefined) limit = nextSizeByTime(limit, chunk.ms ?? performance.now() - started, CHUNK_SIZING);
     total.modelId = chunk.modelId ?? total.modelId;
     total.scored += chunk.scored;
     total.removed += chunk.removed;
