@@ -7,6 +7,7 @@ import { describeError, envelopeResponse } from './plugins/errors.ts';
 import type { Config } from './config.ts';
 import { connectPostgres, openEmbedded, type Database } from './db/client.ts';
 import { isMigrated, runMigrations } from './db/migrate.ts';
+import { warmScoring } from './modules/predictions/service.ts';
 import { createBackgroundTurns, type BackgroundTurns } from './db/turns.ts';
 import type { Peer } from './plugins/request-context.ts';
 import { createMetrics } from './modules/metrics/registry.ts';
@@ -223,6 +224,10 @@ export async function startServer(config: Config, options: ServeOptions): Promis
   try {
     const migration = await runMigrations(database, config.databaseUrl);
     phase('migrations_ms');
+    if (database.kind === 'embedded') {
+      await warmScoring(database.db);
+      phase('warm_up_ms');
+    }
     // On the embedded database a SECRET_KEY is made at first start; the app opens connector
     // secrets with whichever key is in force.
     config = { ...config, secretKey: ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null) };

@@ -5,12 +5,12 @@ import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../db/client.ts';
 import { knownMigrations } from '../db/migrate.ts';
 import { startBackup, stopBackup, type BackupSession } from '../db/backup.ts';
-import type { UnitRegistry } from '../db/units.ts';
+import { timed, type UnitRegistry } from '../db/units.ts';
 import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
 import { createUser, issueLink, listUsers, presentUser, updateUser, type CreateUserInput } from '../modules/users/service.ts';
-import { demoTruthPage, loadDemo, type DemoInput } from '../modules/demo/service.ts';
+import { demoTruthPage, demoUnits, loadDemo, type DemoInput } from '../modules/demo/service.ts';
 import { finishImport, importBatch, importTarget } from '../modules/imports/service.ts';
 import { createConnector, findConnector, listConnectors, rotateConnectorSecret, updateConnector, type CreateConnectorInput, type RotateSecretInput, type UpdateConnectorInput } from '../modules/connectors/service.ts';
 import { listEvents, replayEvents, showEvent, type ListEventsFilter } from '../modules/ticket-queue/service.ts';
@@ -60,8 +60,10 @@ export const adminUnits = {
     return { user: { ...presentUser(user), org_id: user.orgId }, token: link.token, link_expires_at: link.expiresAt.toISOString() };
   },
   /** Creates or refreshes the demo organisation: its ARR data is replaced, row for row the same for
-   * the same seed and day, and a new key is made for it. One transaction: all or nothing. */
+   * the same seed and day, and a new key is made for it. One transaction: all or nothing (the
+   * command's own database; through a running server, the demo.* units a step each). */
   'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),
+  ...demoUnits,
   /** `revintel backup`: the owner of the database marks the start and the end of an online backup;
    * the command copies the files between the two (db/backup.ts). */
   'backup.start': (db: Db, input: { pid: number }) => startBackup(backupSession(db), input.pid),
@@ -71,7 +73,7 @@ export const adminUnits = {
   /** `revintel import`: the target organisation, then each batch of rows in its own transaction
    * (a crash keeps every committed batch), then fresh statistics. */
   'import.target': (db: Db, input: { org?: string }) => importTarget(db, input),
-  'import.batch': (db: Db, input: Parameters<typeof importBatch>[1]) => importBatch(db, input),
+  'import.batch': timed((db: Db, input: Parameters<typeof importBatch>[1]) => importBatch(db, input)),
   'import.finish': (db: Db, input: Parameters<typeof finishImport>[1]) => finishImport(db, input),
   // Connector secrets arrive sealed by the CLI (cli/connectors.ts): no plaintext on the socket.
   'connectors.create': (db: Db, input: CreateConnectorInput) => createConnector(db, input),
@@ -135,7 +137,7 @@ export const adminUnits = {
     return { job_id: job.id, org_id: org.id, queued_already: !job.created };
   },
   /** One chunk of a recompute (a command that scores in its own time, as the job's units do). */
-  'predictions.score-chunk': (db: Db, args: ChunkArgs) => scoreChunk(db, args),
+  'predictions.score-chunk': timed((db: Db, args: ChunkArgs) => scoreChunk(db, args)),
   /** Queues a backtest for the running server's fitting thread (`queue`), or opens one the command
    * runs itself (the units below). */
   'predictions.backtest-request': async (db: Db, input: { org?: string; request: BacktestRequest; today: string; queue: boolean }) => {
@@ -160,4 +162,4 @@ export type AdminUnits = typeof adminUnits;
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
 
 /** Units that queue jobs: the server's worker looks for them at once. */
-export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry']);
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'demo.finish', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry']);

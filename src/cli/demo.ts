@@ -4,6 +4,7 @@ import { utcToday } from '../lib/today.ts';
 import { recomputeInChunks } from '../modules/predictions/service.ts';
 import { webhookUrl } from '../modules/connectors/service.ts';
 import { signInLinkUrl } from '../modules/users/service.ts';
+import { loadDemoInUnits } from '../modules/demo/service.ts';
 import { consoleBase } from './users.ts';
 
 const HELP = `
@@ -83,7 +84,12 @@ export async function demoCommand(argv: string[]) {
   };
   const result = await withAdminSession(cmd.config(), 'demo', async (s) => {
     phase(`loading ${input.customers.toLocaleString('en-US')} customers with 36 months of history…`);
-    const loaded = await s.runner.run('demo.load', input);
+    // Through a running server, a unit per step (modules/demo/service.ts): one transaction would
+    // hold the embedded database, and every tenant's requests, for the whole load.
+    const loaded =
+      s.via === 'server'
+        ? await loadDemoInUnits(s.runner, input, { onChunk: (customers) => phase(`loading… ${customers.toLocaleString('en-US')} of ${input.customers.toLocaleString('en-US')} customers`) })
+        : await s.runner.run('demo.load', input);
     if (truthFile) phase(`writing the truth to ${truthFile}…`);
     if (truthFile) await writeTruth(truthFile, (after) => s.runner.run('demo.truth', { orgId: loaded.org.id, after, limit: TRUTH_PAGE }));
     phase('scoring predictions…');

@@ -43,8 +43,13 @@ export const workerUnits = {
   'tickets.oldest-due-wait': (db: Db, _args: Record<string, never>) => oldestDueWaitMs(db),
   /** How many tickets each (org, requester) opened lately: an input of urgency. */
   'tickets.recent-contacts': (db: Db, args: { pairs: { orgId: string; email: string }[] }) => recentContacts(db, args.pairs),
-  /** Tickets, customer links, risk inputs and the events' new states, in one transaction. */
-  'tickets.apply': (db: Db, args: { owner: string; outcomes: EventOutcome[] }) => applyOutcomes(db, { ...args, newTicketId: () => newId('tkt') }),
+  /** Tickets, customer links, risk inputs and the events' new states, in one transaction; `ms`,
+   * how long the writes took on the database's side (the ticket loop sizes its batches by it). */
+  'tickets.apply': async (db: Db, args: { owner: string; outcomes: EventOutcome[] }) => {
+    const started = performance.now();
+    const result = await applyOutcomes(db, { ...args, newTicketId: () => newId('tkt') });
+    return { ...result, ms: performance.now() - started };
+  },
   /** Embedded database only: leases held at start-up belong to a run that is gone. */
   'tickets.release-leases': (db: Db, _args: Record<string, never>) => releaseAllLeases(db),
   'instances.stop': async (db: Db, args: { id: string }) => {

@@ -56,13 +56,14 @@ export function startTestWorker(database: TestDatabase, backend: BackendKind, op
 }
 
 /** A `handle` kind's work for one job, its units run on `db` (each its own transaction), as the
- * job loop would run it; `failAfter` units, the next one throws (a worker dying mid-way). */
+ * job loop would run it; `failAfter` units, the next one throws (a worker dying mid-way); `seen`
+ * hears of each unit run and what it answered. */
 export function runHandler<P, R, U extends UnitRegistry>(
   db: Db,
   kind: HandleKind<TSchema, R, U> & { handle(payload: P, ctx: JobContext<U>): Promise<R> },
   payload: P,
   job: Partial<JobInfo> & { orgId: string | null },
-  options: { failAfter?: number } = {},
+  options: { failAfter?: number; seen?: (unit: string, args: unknown, result: unknown) => void } = {},
 ): Promise<R> {
   const runner = localRunner(db, kind.units ?? ({} as U));
   let units = 0;
@@ -70,7 +71,10 @@ export function runHandler<P, R, U extends UnitRegistry>(
     job: { id: newId('job'), kind: kind.kind, attempts: 1, ...job },
     run: (unit, args) => {
       if (options.failAfter !== undefined && units++ >= options.failAfter) return Promise.reject(new Error('the worker died'));
-      return runner.run(unit, args);
+      return runner.run(unit, args).then((result) => {
+        options.seen?.(unit, args, result);
+        return result;
+      });
     },
   });
 }

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { localRunner } from '../../src/db/units.ts';
 import { workerUnits } from '../../src/jobs/units.ts';
-import { DEFER_AT_MOST_MS, runTicketLoop } from '../../src/jobs/ticket-loop.ts';
+import { createBatchSizer, DEFER_AT_MOST_MS, runTicketLoop } from '../../src/jobs/ticket-loop.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { buildApp, call, createOrgWithKey, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
@@ -86,5 +86,28 @@ describe('ticket loop (embedded)', () => {
     await queryText(database.db, `update ticket_events set run_after = now() - make_interval(secs => $2) where connector_id = $1`, [connectorId, DEFER_AT_MOST_MS / 1000 + 1]);
     expect(await run({ busy: true })).toEqual([]);
     expect(await statuses(connectorId)).toEqual(Array(25).fill('done'));
+  });
+});
+
+describe('ticket batches sized by time', () => {
+  test('a batch that took long to apply makes the next smaller, down to 10; quick ones make them grow back, up to the most', () => {
+    const sizer = createBatchSizer(250);
+    expect(sizer.size()).toBe(50);
+    sizer.applied(50, 500);
+    expect(sizer.size()).toBe(10);
+    sizer.applied(10, 400);
+    expect(sizer.size()).toBe(10);
+    const grown: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      sizer.applied(sizer.size(), 1);
+      grown.push(sizer.size());
+    }
+    expect(grown).toEqual([20, 40, 80, 160, 250, 250]);
+  });
+
+  test('a batch cut short by an empty queue leaves the size as it was', () => {
+    const sizer = createBatchSizer(250);
+    sizer.applied(3, 200);
+    expect(sizer.size()).toBe(50);
   });
 });

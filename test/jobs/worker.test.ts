@@ -69,7 +69,7 @@ for (const backend of BACKENDS) {
         const job = await showJob(database.db, id);
         return job?.state === 'done' && job;
       }, 5_000);
-      expect(done.result).toEqual({ deleted: expect.any(Number) });
+      expect(done.result).toEqual({ deleted: expect.any(Number), batches: expect.any(Number) });
     });
 
     test('stopping lets the worker mark the instance stopped', async () => {

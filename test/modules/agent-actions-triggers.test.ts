@@ -13,6 +13,8 @@ import { DEFAULT_PREDICTION_SETTINGS, type PredictionSettings } from '../../src/
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, insertRow, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { drainQueue } from '../helpers/tickets.ts';
+import { runHandler } from '../helpers/jobs.ts';
+import { renewalsDueJob } from '../../src/jobs/kinds/actions-renewals.ts';
 
 for (const backend of BACKENDS) {
   describe(`agent action rules (${backend})`, () => {
@@ -145,6 +147,17 @@ for (const backend of BACKENDS) {
       expect(action).toMatchObject({ type: 'renewal_call', reason: 'renewal_due', trigger_count: 1 });
       expect(await actionsOf(renewing)).toHaveLength(0);
       expect(await actionsOf(later)).toHaveLength(0);
+    });
+
+    test('the renewals job, a contract per unit, proposes once for every contract due', async () => {
+      const rules = await call(app, 'PUT', '/api/action-rules', { key, body: { rules: [{ trigger: 'renewal_due', within_days: 30, action: 'renewal_call', params: { due_in_days: 5 } }] } });
+      expect(rules.status).toBe(200);
+      const due = [await scoredCustomer({ autoRenew: false, endInDays: 3 }), await scoredCustomer({ autoRenew: false, endInDays: 9 }), await scoredCustomer({ autoRenew: false, endInDays: 9 })];
+      let units = 0;
+      await runHandler(database.db, renewalsDueJob, { batchSize: 1 }, { orgId: null }, { seen: (unit) => void (unit === 'batch' && units++) });
+      await runHandler(database.db, renewalsDueJob, { batchSize: 1 }, { orgId: null });
+      for (const customer of due) expect((await actionsOf(customer)).map((a) => a.trigger_count)).toEqual([1]);
+      expect(units).toBeGreaterThanOrEqual(due.length);
     });
   });
 }

@@ -4,7 +4,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { asc, eq } from 'drizzle-orm';
 import { generateDemoChunks, generateDemoData } from '../../src/modules/demo/generate.ts';
-import { loadDemo } from '../../src/modules/demo/service.ts';
+import { demoUnits, loadDemo, loadDemoInUnits } from '../../src/modules/demo/service.ts';
+import { queryText } from '../../src/db/client.ts';
+import { localRunner } from '../../src/db/units.ts';
 import { contracts, customers, demoTruth, invoices, tickets } from '../../src/db/schema/index.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
@@ -43,6 +45,15 @@ for (const backend of BACKENDS) {
     });
     afterAll(() => database.dispose());
 
+    /** The demo organisation's rows as stored, in a stable order. */
+    const storedDemo = async (orgId: string) => ({
+      customers: byId(await database.db.select().from(customers).where(eq(customers.orgId, orgId))).map(stored),
+      contracts: byId(await database.db.select().from(contracts).where(eq(contracts.orgId, orgId))).map(stored),
+      invoices: byId(await database.db.select().from(invoices).where(eq(invoices.orgId, orgId))).map(stored),
+      tickets: byId(await database.db.select().from(tickets).where(eq(tickets.orgId, orgId))).map(({ lastEventId: _e, ...rest }) => rest),
+      truth: await database.db.select().from(demoTruth).where(eq(demoTruth.orgId, orgId)).orderBy(asc(demoTruth.customerId), asc(demoTruth.asOf)),
+    });
+
     test('what is stored is what was generated, over several chunks, and a refresh stores it again', async () => {
       const orgName = uniqueName('demo-chunks');
       const input = { orgName, customers: 40, seed: 9, today: TODAY, actor: 'test' };
@@ -52,13 +63,7 @@ for (const backend of BACKENDS) {
       expect(expected.tickets.length).toBeGreaterThan(0);
       expect(expected.truth.length).toBeGreaterThan(0);
 
-      const read = async () => ({
-        customers: byId(await database.db.select().from(customers).where(eq(customers.orgId, first.org.id))).map(stored),
-        contracts: byId(await database.db.select().from(contracts).where(eq(contracts.orgId, first.org.id))).map(stored),
-        invoices: byId(await database.db.select().from(invoices).where(eq(invoices.orgId, first.org.id))).map(stored),
-        tickets: byId(await database.db.select().from(tickets).where(eq(tickets.orgId, first.org.id))).map(({ lastEventId: _e, ...rest }) => rest),
-        truth: await database.db.select().from(demoTruth).where(eq(demoTruth.orgId, first.org.id)).orderBy(asc(demoTruth.customerId), asc(demoTruth.asOf)),
-      });
+      const read = () => storedDemo(first.org.id);
       const rows = await read();
       expect(rows.customers).toEqual(byId(expected.customers) as never);
       expect(rows.contracts).toEqual(byId(expected.contracts) as never);
@@ -76,6 +81,30 @@ for (const backend of BACKENDS) {
       expect(again.connector.id).toBe(first.connector.id);
       expect(again.counts).toEqual(first.counts);
       expect(await read()).toEqual(rows);
+    });
+
+    test('a load a unit per step (through a running server) refreshes the demo with the same rows as one transaction', async () => {
+      const input = { orgName: uniqueName('demo-units'), customers: 30, seed: 11, today: TODAY, actor: 'test' };
+      const whole = await database.db.transaction((tx) => loadDemo(tx as never, input));
+      const rows = await storedDemo(whole.org.id);
+      const runner = localRunner(database.db, demoUnits);
+      let chunks = 0;
+      const inUnits = await loadDemoInUnits({ run: (name, args) => (chunks += name === 'demo.chunk' ? 1 : 0, runner.run(name, args)) }, input, { chunkCustomers: 4 });
+      expect(chunks).toBe(Math.ceil(30 / 4));
+      expect(inUnits.org.id).toBe(whole.org.id);
+      expect(inUnits.counts).toEqual(whole.counts);
+      expect(await storedDemo(whole.org.id)).toEqual(rows);
+    });
+
+    test('a load a unit per step that fails midway leaves no half demo behind', async () => {
+      const input = { orgName: uniqueName('demo-fails'), customers: 30, seed: 11, today: TODAY, actor: 'test' };
+      const runner = localRunner(database.db, demoUnits);
+      let chunks = 0;
+      const failing = { run: ((name, args) => (name === 'demo.chunk' && ++chunks === 4 ? Promise.reject(new Error('the server stopped')) : runner.run(name, args))) as typeof runner.run };
+      await expect(loadDemoInUnits(failing, input, { chunkCustomers: 4 })).rejects.toThrow('the server stopped');
+      const [org] = await queryText<{ id: string }>(database.db, `select id from organisations where name = $1`, [input.orgName]);
+      const left = await storedDemo(org!.id);
+      expect({ customers: left.customers.length, contracts: left.contracts.length, invoices: left.invoices.length, tickets: left.tickets.length, truth: left.truth.length }).toEqual({ customers: 0, contracts: 0, invoices: 0, tickets: 0, truth: 0 });
     });
   });
 }

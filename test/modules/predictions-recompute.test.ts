@@ -106,10 +106,9 @@ for (const backend of BACKENDS) {
       await queryText(database.db, `update contracts set amount = 2400000 where id = $1`, [id('s1')]);
       const marks = await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1`, [orgId]);
       expect(marks).toEqual([{ customer_id: id('steady') }]);
-      const info = { id: 'job_test', kind: sweepStaleJob.kind, orgId: null, attempts: 1 };
-      const swept = await database.db.transaction((tx) => sweepStaleJob.perform(tx as never, {}, info));
+      const swept = await runHandler(database.db, sweepStaleJob, {}, { orgId: null });
       expect(swept.asked).toBeGreaterThanOrEqual(1);
-      const again = await database.db.transaction((tx) => sweepStaleJob.perform(tx as never, {}, info));
+      const again = await runHandler(database.db, sweepStaleJob, {}, { orgId: null });
       const queued = await queryText<{ id: string }>(database.db, `select id from jobs where org_id = $1 and kind = 'predictions.recompute-stale' and state = 'queued'`, [orgId]);
       expect(queued).toHaveLength(1);
       expect(again.organisations).toBeGreaterThanOrEqual(1);

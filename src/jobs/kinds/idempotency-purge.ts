@@ -1,13 +1,21 @@
 // Forgets Idempotency-Key answers past their replay window (keys are also reclaimed on use; this
-// keeps the table from growing with keys nobody sends again).
+// keeps the table from growing with keys nobody sends again), a batch per unit (jobs/batches.ts).
 import { t } from 'elysia';
+import type { Db } from '../../db/client.ts';
 import { purgeExpiredIdempotencyKeys } from '../../modules/idempotency/service.ts';
+import { BatchSize, inBatches } from '../batches.ts';
 import { defineJobKind } from '../kind.ts';
+
+const units = { purge: (db: Db, args: { limit: number }) => purgeExpiredIdempotencyKeys(db, args.limit) };
 
 export const idempotencyPurge = defineJobKind({
   kind: 'idempotency.purge',
-  payload: t.Object({}),
+  payload: t.Object({ batchSize: BatchSize }),
   schedule: { everySeconds: 600 },
   retry: { maxAttempts: 3 },
-  perform: async (db) => ({ deleted: await purgeExpiredIdempotencyKeys(db) }),
+  units,
+  handle: async (payload, ctx) => {
+    const { total, batches } = await inBatches((limit) => ctx.run('purge', { limit }), payload.batchSize);
+    return { deleted: total, batches };
+  },
 });

@@ -18,7 +18,13 @@ export const nightlyJob = defineJobKind({
   },
   retry: { maxAttempts: 3 },
   perform: async (db) => {
-    const orgs = await queryText<{ org_id: string }>(db, `select distinct org_id from customers where deleted_at is null`, []);
+    // By organisation, a probe of its customers each: `select distinct org_id from customers` read
+    // every customer of every tenant in one unit.
+    const orgs = await queryText<{ org_id: string }>(
+      db,
+      `select o.id as org_id from organisations o where exists (select 1 from customers c where c.org_id = o.id and c.deleted_at is null) order by o.id`,
+      [],
+    );
     for (const { org_id: orgId } of orgs) await enqueueJob(db, trainJob, {}, { orgId, dedupeKey: 'train' });
     return { organisations: orgs.length };
   },

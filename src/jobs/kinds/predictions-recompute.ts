@@ -4,12 +4,13 @@
 // one chunk. A retried job starts again from the first chunk; a chunk run twice writes the same.
 import { t } from 'elysia';
 import type { Db } from '../../db/client.ts';
+import { timed } from '../../db/units.ts';
 import { utcToday } from '../../lib/today.ts';
 import { recomputeInChunks, scoreChunk, type ChunkArgs, type RecomputeScope } from '../../modules/predictions/service.ts';
 import { defineJobKind, PermanentJobError, type JobContext } from '../kind.ts';
 
 /** The unit both recompute kinds score with. */
-export const recomputeUnits = { 'score-chunk': (db: Db, args: ChunkArgs) => scoreChunk(db, args) };
+export const recomputeUnits = { 'score-chunk': timed((db: Db, args: ChunkArgs) => scoreChunk(db, args)) };
 
 /** `chunkSize` is for tests and benches (default RECOMPUTE_CHUNK). */
 export const ChunkSize = t.Optional(t.Integer({ minimum: 1, maximum: 100_000 }));

@@ -165,33 +165,86 @@ export async function fireTicketSignals(db: Db, ticketIds: string[]): Promise<nu
 
 // --- renewals due (a scheduled sweep) -----------------------------------------------------------
 
-/** Fires renewal rules for active contracts without auto-renew ending within the rule's days —
- * once per (rule, contract end): a firing is remembered in action_rule_firings. */
-export async function fireRenewalsDue(db: Db, today: string): Promise<number> {
-  const orgs = rowsOf<{ org_id: string; rules: EffectiveRule[] }>(
-    await db.execute(sql`select org_id, rules from action_rules where rules @> '[{"trigger": "renewal_due", "enabled": true}]'::jsonb`),
+/** The organisations with an enabled renewal rule. */
+export async function renewalRuleOrgs(db: Db): Promise<string[]> {
+  const rows = rowsOf<{ org_id: string }>(
+    await db.execute(sql`select org_id from action_rules where rules @> '[{"trigger": "renewal_due", "enabled": true}]'::jsonb order by org_id`),
+  );
+  return rows.map((r) => r.org_id);
+}
+
+/** Where a renewal batch starts: after this contract end (in end-date, then id order). */
+export interface RenewalCursor {
+  endDate: string;
+  contractId: string;
+}
+
+export interface RenewalBatch {
+  fired: number;
+  /** Where the rule's next batch starts; null when it has nothing more due. */
+  next: RenewalCursor | null;
+  /** How many renewal rules the organisation has. */
+  rules: number;
+}
+
+/**
+ * One batch of one organisation's renewal rule (the `rule`-th of its renewal rules): up to `limit`
+ * contracts after `after` due within the rule's days, each claimed once per contract end. A batch
+ * per unit, so an organisation with tens of thousands of renewals due holds the embedded database
+ * no longer than one batch.
+ */
+export async function fireRenewalsDueBatch(
+  db: Db,
+  args: { orgId: string; today: string; rule: number; after: RenewalCursor | null; limit: number },
+): Promise<RenewalBatch> {
+  const renewalRules = (await rulesOf(db, args.orgId)).rules.filter((r) => r.enabled && r.trigger === 'renewal_due');
+  const rule = renewalRules[args.rule];
+  if (!rule) return { fired: 0, next: null, rules: renewalRules.length };
+  const after = args.after ? sql`and (ct.end_date, ct.id) > (${args.after.endDate}::date, ${args.after.contractId})` : sql``;
+  const due = rowsOf<{ id: string; customer_id: string; end_date: string }>(
+    await db.execute(sql`
+      select ct.id, ct.customer_id, ct.end_date::text as end_date from contracts ct join customers c on c.org_id = ct.org_id and c.id = ct.customer_id
+      where ct.org_id = ${args.orgId} and ct.deleted_at is null and c.deleted_at is null and c.status <> 'churned' and ct.status = 'active' and not ct.auto_renew
+        and ct.end_date >= ${args.today}::date and ct.end_date <= ${args.today}::date + ${rule.within_days!}::int ${after}
+      order by ct.end_date, ct.id limit ${args.limit}`),
   );
   let fired = 0;
-  for (const org of orgs) {
-    for (const rule of org.rules.filter((r) => r.enabled && r.trigger === 'renewal_due')) {
-      const due = rowsOf<{ id: string; customer_id: string; end_date: string }>(
-        await db.execute(sql`
-          select ct.id, ct.customer_id, ct.end_date::text as end_date from contracts ct join customers c on c.org_id = ct.org_id and c.id = ct.customer_id
-          where ct.org_id = ${org.org_id} and ct.deleted_at is null and c.deleted_at is null and c.status <> 'churned' and ct.status = 'active' and not ct.auto_renew
-            and ct.end_date >= ${today}::date and ct.end_date <= ${today}::date + ${rule.within_days!}::int
-          order by ct.end_date, ct.id`),
-      );
-      for (const contract of due) {
-        const claimed = rowsOf(
-          await db.execute(sql`
-            insert into action_rule_firings (org_id, key) values (${org.org_id}, ${`renewal_due:${rule.action}:${contract.id}:${contract.end_date}`})
-            on conflict do nothing returning key`),
-        );
-        if (claimed.length === 0) continue;
-        const rationale = `Contract ${contract.id} ends on ${contract.end_date} without auto-renew`;
-        if (await fire(db, org.org_id, contract.customer_id, rule, 'renewal_due', rationale)) fired++;
-      }
+  for (const contract of due) {
+    const claimed = rowsOf(
+      await db.execute(sql`
+        insert into action_rule_firings (org_id, key) values (${args.orgId}, ${`renewal_due:${rule.action}:${contract.id}:${contract.end_date}`})
+        on conflict do nothing returning key`),
+    );
+    if (claimed.length === 0) continue;
+    const rationale = `Contract ${contract.id} ends on ${contract.end_date} without auto-renew`;
+    if (await fire(db, args.orgId, contract.customer_id, rule, 'renewal_due', rationale)) fired++;
+  }
+  const last = due.at(-1);
+  return { fired, next: due.length === args.limit && last ? { endDate: last.end_date, contractId: last.id } : null, rules: renewalRules.length };
+}
+
+/** Fires renewal rules for active contracts without auto-renew ending within the rule's days —
+ * once per (rule, contract end): a firing is remembered in action_rule_firings. Every
+ * organisation's rules of `orgs`, batch after batch through `batch` (fireRenewalsDueBatch on a
+ * database, or a job's unit). */
+export async function fireRenewalsDueInBatches(orgs: string[], batch: (args: { orgId: string; rule: number; after: RenewalCursor | null }) => Promise<RenewalBatch>): Promise<number> {
+  let fired = 0;
+  for (const orgId of orgs) {
+    let rules = 1;
+    for (let rule = 0; rule < rules; rule++) {
+      let after: RenewalCursor | null = null;
+      do {
+        const result: RenewalBatch = await batch({ orgId, rule, after });
+        rules = result.rules;
+        fired += result.fired;
+        after = result.next;
+      } while (after);
     }
   }
   return fired;
+}
+
+/** Renewal rules of every organisation, in batches of `limit` on `db` (in its transaction if it is one). */
+export async function fireRenewalsDue(db: Db, today: string, limit = 500): Promise<number> {
+  return fireRenewalsDueInBatches(await renewalRuleOrgs(db), (args) => fireRenewalsDueBatch(db, { ...args, today, limit }));
 }

@@ -307,12 +307,16 @@ export async function decideAction(db: Db, input: DecideInput): Promise<Presente
 
 // --- time: expiry and snooze wake-up ------------------------------------------------------------
 
-/** Actions not decided within their time to live expire. */
-export async function expireActions(db: Db, now: Date = new Date()): Promise<number> {
+/** Actions not decided within their time to live expire: the `limit` (all when absent) that
+ * expired first. */
+export async function expireActions(db: Db, now: Date = new Date(), limit?: number): Promise<number> {
   const rows = rowsOf<{ id: string; org_id: string }>(
     await db.execute(sql`
       update agent_actions set status = 'expired', updated_at = ${now.toISOString()}::timestamptz
-      where status in ('proposed', 'pending_approval') and expires_at <= ${now.toISOString()}::timestamptz
+      where id in (
+        select id from agent_actions
+        where status in ('proposed', 'pending_approval') and expires_at <= ${now.toISOString()}::timestamptz
+        order by expires_at limit ${limit ?? null})
       returning id, org_id`),
   );
   for (const row of rows) {
@@ -323,13 +327,17 @@ export async function expireActions(db: Db, now: Date = new Date()): Promise<num
 }
 
 /** Snoozed actions whose snooze ended wait for a decision again, with a new time to live; their
- * copies show the buttons again and the CSM is reminded. */
-export async function wakeSnoozedActions(db: Db, now: Date = new Date()): Promise<number> {
+ * copies show the buttons again and the CSM is reminded. The `limit` (all when absent) whose snooze
+ * ended first. */
+export async function wakeSnoozedActions(db: Db, now: Date = new Date(), limit?: number): Promise<number> {
   const rows = rowsOf<{ id: string; org_id: string }>(
     await db.execute(sql`
       update agent_actions set status = 'pending_approval', snoozed_until = null, updated_at = ${now.toISOString()}::timestamptz,
         expires_at = ${now.toISOString()}::timestamptz + make_interval(hours => ${actionSettings().ttlHours})
-      where status = 'snoozed' and snoozed_until <= ${now.toISOString()}::timestamptz
+      where id in (
+        select id from agent_actions
+        where status = 'snoozed' and snoozed_until <= ${now.toISOString()}::timestamptz
+        order by snoozed_until limit ${limit ?? null})
       returning id, org_id`),
   );
   for (const row of rows) {

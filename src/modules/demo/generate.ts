@@ -125,14 +125,16 @@ interface Streams {
 
 /**
  * The demo data in chunks of `chunkCustomers` customers with all their rows, so that a large
- * organisation is never held in memory whole.
+ * organisation is never held in memory whole. A function is asked for each chunk's size as the
+ * chunk is made (chunks sized by the time the last one took to store).
  */
-export function* generateDemoChunks(options: DemoOptions, chunkCustomers = DEMO_CHUNK_CUSTOMERS): Generator<DemoData> {
+export function* generateDemoChunks(options: DemoOptions, chunkCustomers: number | (() => number) = DEMO_CHUNK_CUSTOMERS): Generator<DemoData> {
   const streams: Streams = { random: seededRandom(options.seed), tickets: seededRandom(options.seed ^ 0x5eed71c) };
   const demoId = demoIds(options.orgId, options.seed);
-  for (let from = 0; from < options.customers; from += chunkCustomers) {
+  const nextSize = typeof chunkCustomers === 'number' ? () => chunkCustomers : chunkCustomers;
+  for (let from = 0, size = nextSize(); from < options.customers; from += size, size = nextSize()) {
     const chunk: DemoData = { customers: [], contracts: [], invoices: [], tickets: [], truth: [] };
-    const to = Math.min(options.customers, from + chunkCustomers);
+    const to = Math.min(options.customers, from + size);
     for (let i = from; i < to; i++) generateCustomer(chunk, i, streams, demoId, options);
     yield chunk;
   }

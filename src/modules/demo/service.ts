@@ -5,11 +5,12 @@ import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.
 import { connectors, contracts, customers, demoTruth, invoices, riskInputChanges, tickets, users, type Connector, type Organisation } from '../../db/schema/index.ts';
 import { newConnectorId } from '../../lib/ids.ts';
 import { queryRows, type Db } from '../../db/client.ts';
+import { nextSizeByTime, timed, type UnitRegistry, type UnitRunner } from '../../db/units.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKey, type PublicKey } from '../keys/service.ts';
 import { createOrg, findOrg } from '../orgs/service.ts';
 import { createUser, issueLink } from '../users/service.ts';
-import { generateDemoChunks, type DemoData } from './generate.ts';
+import { DEMO_CHUNK_CUSTOMERS, generateDemoChunks, type DemoData } from './generate.ts';
 
 export interface DemoInput {
   orgName: string;
@@ -97,16 +98,8 @@ function chunkStatements(chunk: DemoData): SQL[] {
  * starts each now, and the transaction's connection runs them one after the other. */
 const run = (db: Db, statements: SQL[]) => Promise.all(statements.map((statement) => db.execute(statement).then(() => undefined)));
 
-/**
- * Creates or refreshes the demo organisation. At 100,000 customers (about 1.04 million rows), made
- * all at once and inserted 1,000 rows at a time with a parameter per value, this took 105 s and
- * 2.2 GB of RSS on PostgreSQL (136 s and 2.9 GB on PGlite); chunked and inserted from JSON, 48–58 s
- * and 85 MB (71–81 s and 300 MB), nearly all of it the database's own work: nine indexes and
- * three foreign-key checks per invoice. The 36-month demo (health.ts) has 1.6 million rows and 2.1
- * million rows of truth at 100,000 customers: 253 s and 112 MB on PostgreSQL, measured on a shared
- * 2-core machine where the 3-month demo took 151 s and 111 MB. `chunkCustomers` is for tests.
- */
-export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustomers?: number } = {}): Promise<DemoResult> {
+/** The demo organisation (made at the first load) and its help desk; `input` checked. */
+export async function beginDemo(db: Db, input: DemoInput): Promise<{ org: Organisation; connector: Connector }> {
   if (!Number.isInteger(input.customers) || input.customers < 1 || input.customers > 1_000_000) {
     throw new AppError('validation_failed', 'customers must be an integer from 1 to 1,000,000');
   }
@@ -114,10 +107,81 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
     if ((error as AppError).code !== 'not_found') throw error;
     return createOrg(db, { name: input.orgName, plan: 'enterprise', actor: input.actor });
   });
+  return { org, connector: await demoConnector(db, org.id) };
+}
+
+/**
+ * Removes up to `limit` of the demo organisation's customers (their contracts and invoices go with
+ * them), then, when none is left, its help desk's tickets, then its truth and stale marks (the
+ * customers' deletion marks them): how many rows it removed, 0 when nothing is left. A refresh
+ * replaces all of them.
+ */
+export async function clearDemoBatch(db: Db, input: { orgId: string; connectorId: string; limit: number }): Promise<number> {
+  const steps = [
+    sql`delete from customers where id in (select id from customers where org_id = ${input.orgId} limit ${input.limit})`,
+    sql`delete from tickets where id in (select id from tickets where connector_id = ${input.connectorId} limit ${input.limit})`,
+    sql`delete from demo_truth where (org_id, customer_id, as_of) in (select org_id, customer_id, as_of from demo_truth where org_id = ${input.orgId} limit ${input.limit * 20})`,
+    sql`delete from risk_input_changes where (org_id, customer_id) in (select org_id, customer_id from risk_input_changes where org_id = ${input.orgId} limit ${input.limit * 20})`,
+  ];
+  for (const step of steps) {
+    const removed = rowCount(await db.execute(step));
+    if (removed > 0) return removed;
+  }
+  return 0;
+}
+
+/** Rows a delete removed, on either driver. */
+const rowCount = (result: unknown): number => (result as { count?: number; affectedRows?: number }).count ?? (result as { affectedRows?: number }).affectedRows ?? 0;
+
+/** Stores one chunk of generated rows. */
+export async function insertDemoChunk(db: Db, chunk: DemoData): Promise<void> {
+  await run(db, chunkStatements(chunk));
+}
+
+/** The tables a demo load fills: fresh statistics for each after it, or the planner (seeing the
+ * tables as they were) walks every customer to answer a page (250 ms instead of 0.6 ms at 30,000
+ * customers). */
+export const DEMO_TABLES = ['customers', 'contracts', 'contract_revisions', 'invoices', 'tickets', 'demo_truth'] as const;
+
+/** Fresh statistics for one of DEMO_TABLES; `small`: from a sample a tenth of the default's, for a
+ * running server on the embedded database (as imports do). */
+export async function analyzeDemoTable(db: Db, input: { table: (typeof DEMO_TABLES)[number]; sample?: 'full' | 'small' }): Promise<void> {
+  if (!DEMO_TABLES.includes(input.table)) throw new AppError('validation_failed', `not a demo table: ${input.table}`);
+  if (input.sample === 'small') await db.execute(sql.raw(`set local default_statistics_target = 10`));
+  await db.execute(sql.raw(`analyze ${input.table}`));
+}
+
+/** The end of a load: a new key, the rescore queued, the console admin's sign-in link. */
+export async function finishDemo(db: Db, input: { orgId: string; actor: string }): Promise<Pick<DemoResult, 'key' | 'secret' | 'recomputeJobId' | 'admin' | 'signInToken'>> {
+  const { key, plaintext } = await createKey(db, { org: input.orgId, name: 'demo', actor: input.actor });
+  // Its churn predictions: scored by the worker once this commits.
+  const recompute = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: input.orgId, dedupeKey: 'all' });
+  return { key, secret: plaintext, recomputeJobId: recompute.id, ...(await demoAdmin(db, input.orgId, input.actor)) };
+}
+
+const countRows = (counts: DemoResult['counts'], chunk: DemoData) => {
+  counts.customers += chunk.customers.length;
+  counts.contracts += chunk.contracts.length;
+  counts.invoices += chunk.invoices.length;
+  counts.tickets += chunk.tickets.length;
+  counts.truth += chunk.truth.length;
+};
+
+/**
+ * Creates or refreshes the demo organisation. At 100,000 customers (about 1.04 million rows), made
+ * all at once and inserted 1,000 rows at a time with a parameter per value, this took 105 s and
+ * 2.2 GB of RSS on PostgreSQL (136 s and 2.9 GB on PGlite); chunked and inserted from JSON, 48–58 s
+ * and 85 MB (71–81 s and 300 MB), nearly all of it the database's own work: nine indexes and
+ * three foreign-key checks per invoice. The 36-month demo (health.ts) has 1.6 million rows and 2.1
+ * million rows of truth at 100,000 customers: 253 s and 112 MB on PostgreSQL, measured on a shared
+ * 2-core machine where the 3-month demo took 151 s and 111 MB. One transaction (the command's own
+ * database); through a running server, loadDemoInUnits. `chunkCustomers` is for tests.
+ */
+export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustomers?: number } = {}): Promise<DemoResult> {
+  const { org, connector } = await beginDemo(db, input);
   // A refresh replaces the organisation's ARR data (contracts and invoices go with their customers)
   // and the demo help desk's tickets.
   await db.delete(customers).where(eq(customers.orgId, org.id));
-  const connector = await demoConnector(db, org.id);
   await db.delete(tickets).where(eq(tickets.connectorId, connector.id));
   await db.delete(riskInputChanges).where(eq(riskInputChanges.orgId, org.id));
   await db.delete(demoTruth).where(eq(demoTruth.orgId, org.id));
@@ -128,17 +192,13 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
   let inserting: Promise<unknown> = Promise.resolve();
   const chunks = generateDemoChunks({ orgId: org.id, connectorId: connector.id, customers: input.customers, seed: input.seed, today: input.today }, options.chunkCustomers);
   for (const chunk of chunks) {
-    counts.customers += chunk.customers.length;
-    counts.contracts += chunk.contracts.length;
-    counts.invoices += chunk.invoices.length;
-    counts.tickets += chunk.tickets.length;
-    counts.truth += chunk.truth.length;
+    countRows(counts, chunk);
     const statements = chunkStatements(chunk);
     await inserting;
     inserting = run(db, statements);
     // Back to the event loop once a chunk: embedded PGlite runs in this thread and its queries
-    // settle as microtasks, so without this the server would answer nothing else (not even
-    // /healthz, nor the worker's heartbeat) for the whole load.
+    // settle as microtasks, so without this the command would answer nothing else (not even its
+    // own signals) for the whole load.
     await new Promise((resolve) => setImmediate(resolve));
     // Each chunk leaves its JSON text and row objects behind; left to its own pace the collector
     // let them pile up to ~1 GB of RSS over a 100,000-customer load on PGlite. A full collection
@@ -146,13 +206,59 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
     Bun.gc(true);
   }
   await inserting;
-  // Fresh statistics, or the planner (seeing the tables as they were) walks every customer to
-  // answer a page: measured 250 ms instead of 0.6 ms at 30,000 customers.
-  await db.execute(sql`analyze customers, contracts, contract_revisions, invoices, tickets, demo_truth`);
-  const { key, plaintext } = await createKey(db, { org: org.id, name: 'demo', actor: input.actor });
-  // Its churn predictions: scored by the worker once this commits.
-  const recompute = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: org.id, dedupeKey: 'all' });
-  return { org, key, secret: plaintext, connector, counts, recomputeJobId: recompute.id, ...(await demoAdmin(db, org.id, input.actor)) };
+  await db.execute(sql.raw(`analyze ${DEMO_TABLES.join(', ')}`));
+  return { org, connector, counts, ...(await finishDemo(db, { orgId: org.id, actor: input.actor })) };
+}
+
+/** The units of a demo load through a running server (admin/units.ts). */
+export const demoUnits = {
+  'demo.begin': (db: Db, input: DemoInput) => beginDemo(db, input),
+  'demo.clear': (db: Db, input: { orgId: string; connectorId: string; limit: number }) => clearDemoBatch(db, input),
+  'demo.chunk': timed(async (db: Db, input: { chunk: DemoData }) => {
+    await insertDemoChunk(db, input.chunk);
+    return {};
+  }),
+  'demo.analyze': (db: Db, input: { table: (typeof DEMO_TABLES)[number]; sample?: 'full' | 'small' }) => analyzeDemoTable(db, input),
+  'demo.finish': (db: Db, input: { orgId: string; actor: string }) => finishDemo(db, input),
+} satisfies UnitRegistry;
+
+/** Chunks of customers (and all their rows) sized by the time the last one took to store, aiming at
+ * 50 ms: a chunk of the default 500 customers with 36 months of history is some 18,000 rows. */
+const CHUNK_SIZING = { targetMs: 50, min: 2, max: DEMO_CHUNK_CUSTOMERS };
+const CLEAR_SIZING = { targetMs: 50, min: 10, max: 5_000 };
+
+/**
+ * The demo load through a running server on the embedded database: the same rows as loadDemo, but
+ * each step its own unit (a batch of the refresh's deletions, a chunk of rows, one table's
+ * statistics), so the load never holds the database, and every other tenant's requests, for longer
+ * than one chunk. A load that fails midway removes what it stored (a batch per unit) before it
+ * reports the failure: no half demo stays; loading again starts over.
+ */
+export async function loadDemoInUnits(runner: UnitRunner<typeof demoUnits>, input: DemoInput, options: { chunkCustomers?: number; onChunk?: (customers: number) => void } = {}): Promise<DemoResult> {
+  const { org, connector } = await runner.run('demo.begin', input);
+  const clear = async () => {
+    for (let limit = 100; ; ) {
+      const started = performance.now();
+      if ((await runner.run('demo.clear', { orgId: org.id, connectorId: connector.id, limit })) === 0) return;
+      limit = nextSizeByTime(limit, performance.now() - started, CLEAR_SIZING);
+    }
+  };
+  await clear();
+  const counts = { customers: 0, contracts: 0, invoices: 0, tickets: 0, truth: 0 };
+  let size = options.chunkCustomers ?? 10;
+  try {
+    for (const chunk of generateDemoChunks({ orgId: org.id, connectorId: connector.id, customers: input.customers, seed: input.seed, today: input.today }, () => size)) {
+      countRows(counts, chunk);
+      const { ms } = await runner.run('demo.chunk', { chunk });
+      if (options.chunkCustomers === undefined) size = nextSizeByTime(chunk.customers.length, ms, CHUNK_SIZING);
+      options.onChunk?.(counts.customers);
+    }
+    for (const table of DEMO_TABLES) await runner.run('demo.analyze', { table, sample: 'small' });
+  } catch (error) {
+    await clear().catch(() => {});
+    throw error;
+  }
+  return { org, connector, counts, ...(await runner.run('demo.finish', { orgId: org.id, actor: input.actor })) };
 }
 
 /** The demo organisation's help desk connector, made on the first load and kept by refreshes (its

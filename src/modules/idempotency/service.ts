@@ -82,8 +82,14 @@ export async function answerOnce(
   });
 }
 
-/** Forgets answers older than the window (run now and then; expired keys are also reclaimed on use). */
-export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
-  const deleted = rowsOf(await db.execute(sql`delete from idempotency_keys where created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS}) returning 1`));
+/** Forgets up to `limit` answers older than the window (run now and then, a batch at a time;
+ * expired keys are also reclaimed on use). */
+export async function purgeExpiredIdempotencyKeys(db: Db, limit: number): Promise<number> {
+  const deleted = rowsOf(
+    await db.execute(sql`
+      delete from idempotency_keys where (org_id, key) in (
+        select org_id, key from idempotency_keys where created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS}) limit ${limit})
+      returning 1`),
+  );
   return deleted.length;
 }
