@@ -14,8 +14,8 @@
 // the longest unit of work the server ran on the database (revintel_unit_duration_seconds, when the
 // build has it). Targets (reported, never asserted): /healthz p99 < 100 ms and the other tenant's
 // list p99 < 250 ms in every phase.
-// Options: --quick (PGlite only unless --only; 5,000 customers, 3 MB, 2,000 statuses: well under
-//          a minute, a smoke run), --customers N (300000), --import-mb M (100), --statuses S
+// Options: --quick (PGlite only unless --only; 5,000 customers, 1 MB, 2,000 statuses: a minute or
+//          two, a smoke run), --customers N (300000), --import-mb M (100), --statuses S
 //          (40000), --idle S (5), --every MS (50), --only embedded,postgres, --database-url URL,
 //          --phases LIST (idle,rescore,import,delivery,together).
 import { createHmac } from 'node:crypto';
@@ -48,7 +48,7 @@ const { values: opts } = parseArgs({
 });
 if (opts.help) await printHeaderAndExit(import.meta.path);
 const customers = positiveOption(opts.customers, opts.quick ? 5_000 : 300_000);
-const importMb = positiveOption(opts['import-mb'], opts.quick ? 3 : 100);
+const importMb = positiveOption(opts['import-mb'], opts.quick ? 1 : 100);
 const statuses = positiveOption(opts.statuses, opts.quick ? 2_000 : 40_000);
 const idleSeconds = positiveOption(opts.idle, opts.quick ? 2 : 5);
 const everyMs = positiveOption(opts.every, 50);
