@@ -14,6 +14,7 @@ const args = [
   '--minify-whitespace',
   '--minify-syntax',
   '--sourcemap=none',
+  '--bytecode',
   // The binary must not pick up a stray .env or bunfig.toml from whatever directory it runs in.
   '--no-compile-autoload-dotenv',
   '--no-compile-autoload-bunfig',

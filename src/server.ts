@@ -73,6 +73,9 @@ export interface RunningServer {
 
 export interface ServeOptions {
   workerUrl: URL | string;
+  /** The main worker thread, already started from `workerUrl` (its code loads meanwhile); without
+   * it start-up starts one first thing. */
+  worker?: Worker;
   log?: Logger;
   /** More feature modules to mount (the tests mount fixtures here). */
   modules?: AppDeps['modules'];
@@ -208,16 +211,22 @@ function phaseTimer() {
 
 export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
   const startedAt = Date.now();
+  // The worker's code loads while the database opens and migrates; it waits for its `init`.
+  const firstWorker = options.worker ?? new Worker(options.workerUrl);
   const log = options.log ?? createLogger(config.logLevel);
   usePredictionSettings(predictionSettingsOf(config));
   const { phases, phase } = phaseTimer();
   const database = await openDatabase(config, 'serve', (error) => {
     log.error('embedded database failed: every query is refused until revintel restarts', { error: error.message });
     options.onFatal?.(error);
-  }, (message) => log.warn(message));
+  }, (message) => log.warn(message)).catch((error) => {
+    firstWorker.terminate();
+    throw error;
+  });
   phase('open_database_ms');
-  // Whatever is opened is closed again, in reverse, at shutdown or if start-up fails.
-  const cleanups: (() => Promise<void>)[] = [() => database.close()];
+  // Whatever is opened is closed again, in reverse, at shutdown or if start-up fails. The worker
+  // thread is ended last (a no-op once the supervisor has stopped it).
+  const cleanups: (() => Promise<void>)[] = [async () => firstWorker.terminate(), () => database.close()];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch((error) => log.error('shutdown step failed', { error: String(error) }));
   };
@@ -246,7 +255,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     const instance = { id: newId('ins'), hostname: hostname(), pid: process.pid, version: VERSION, startedAt: new Date(startedAt) };
     // Embedded: the one thread that runs every query serves requests first (db/turns.ts).
     const turns = database.kind === 'embedded' ? createBackgroundTurns() : null;
-    const supervisor = startSupervisor({ workerUrl: options.workerUrl, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel, turns: turns ?? undefined });
+    const supervisor = startSupervisor({ workerUrl: options.workerUrl, firstWorker, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel, turns: turns ?? undefined });
     cleanups.push(() => supervisor.stop(1_000)); // a no-op once stop() has stopped it
 
     const metrics = createMetrics(database);

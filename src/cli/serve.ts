@@ -16,7 +16,7 @@ ${SETTING_NAMES.map((name) => `  --${flagName(name)}`.padEnd(30) + name).join('\
 
 const EXIT_DATABASE_FAILED = 70;
 
-export async function serveCommand(argv: string[], workerUrl: URL) {
+export async function serveCommand(argv: string[], workerUrl: URL, worker?: Worker) {
   const cmd = parseCommand(argv, {}, HELP);
   const config = cmd.config();
   // Handlers first: a signal that arrives while starting up is honoured once the server is up (the
@@ -54,6 +54,7 @@ export async function serveCommand(argv: string[], workerUrl: URL) {
     // supervisor (systemd's Restart=on-failure, Docker's restart policy) to start it again.
     server = await startServer(config, {
       workerUrl,
+      worker,
       onFatal: () => {
         if (stopping) return;
         stopping = true;

@@ -6,7 +6,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import postgres from 'postgres';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Database } from './client.ts';
 
@@ -14,7 +14,9 @@ import { rowsOf, type Database } from './client.ts';
 const MIGRATION_LOCK_ID = 7_312_004_221;
 
 export function migrationsFolder(): string {
-  return Bun.isStandaloneExecutable ? join(import.meta.dir, 'drizzle') : join(import.meta.dir, '../../drizzle');
+  // In the binary, beside the entry in its embedded file system (`import.meta.dir` there is the
+  // directory the binary was built from when it is compiled to bytecode).
+  return Bun.isStandaloneExecutable ? join(dirname(Bun.main), 'drizzle') : join(import.meta.dir, '../../drizzle');
 }
 
 interface Journal {

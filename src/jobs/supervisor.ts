@@ -29,6 +29,8 @@ export interface Supervisor {
 
 export interface SupervisorOptions {
   workerUrl: URL | string;
+  /** The first main thread, already started from `workerUrl`; a replacement is started anew. */
+  firstWorker?: Worker;
   database: Database;
   databaseUrl: string | null;
   instance: InstanceInfo;
@@ -88,7 +90,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
 
   const spawn = (thread: Thread) => {
     thread.spawnedAt = Date.now();
-    const current = new Worker(options.workerUrl);
+    const current = thread.role === 'main' && thread.spawns === 0 && options.firstWorker ? options.firstWorker : new Worker(options.workerUrl);
     thread.worker = current;
     current.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       const message = event.data;
