@@ -1,6 +1,5 @@
 // `revintel serve`: open the database, migrate, start the worker thread and the HTTP server, and
 // shut all of it down in order on SIGTERM/SIGINT.
-import Redis from 'ioredis';
 import { hostname } from 'node:os';
 import { createApp, type App, type AppDeps } from './app.ts';
 import { describeError, envelopeResponse } from './plugins/errors.ts';
@@ -12,7 +11,6 @@ import { createBackgroundTurns, type BackgroundTurns } from './db/turns.ts';
 import type { Peer } from './plugins/request-context.ts';
 import { createMetrics } from './modules/metrics/registry.ts';
 import { scrape } from './modules/metrics/index.ts';
-import { serveAdminSocket } from './admin/socket.ts';
 import { startSupervisor, type Supervisor } from './jobs/supervisor.ts';
 import { predictionSettingsOf, usePredictionSettings } from './modules/predictions/settings.ts';
 import { actionSettingsOf, useActionSettings } from './modules/agent-actions/settings.ts';
@@ -50,6 +48,8 @@ async function createLimiter(config: Config, database: Database): Promise<{ limi
       return { limiter, close: () => limiter.close() };
     }
     case 'redis': {
+      // Loaded only for this store, like every piece a deployment may not use.
+      const { default: Redis } = await import('ioredis');
       const client = new Redis(config.redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
       await client.connect();
       const limiter = redisRateLimiter(client);
@@ -211,6 +211,8 @@ function phaseTimer() {
 
 export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
   const startedAt = Date.now();
+  // From the process's start to here: loading the code (and reading the settings).
+  const loadedMs = Math.round(performance.now());
   // The worker's code loads while the database opens and migrates; it waits for its `init`.
   const firstWorker = options.worker ?? new Worker(options.workerUrl);
   const log = options.log ?? createLogger(config.logLevel);
@@ -283,6 +285,8 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       wakeJobs: () => supervisor.wakeJobs(),
     });
     if (database.kind === 'embedded') {
+      // The CLI's door into the embedded database (and backups with it): loaded on that database only.
+      const { serveAdminSocket } = await import('./admin/socket.ts');
       const socket = serveAdminSocket({
         dataDir: config.dataDir,
         db: database.db,
@@ -309,6 +313,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       rate_limit_store: limiter.kind,
       migrations_applied: migration.applied,
       startup_ms: Date.now() - startedAt,
+      load_ms: loadedMs,
       ...phases,
     });
     return { url, port: server.port!, database, stop: shutdownOf(config, log, server, supervisor, cleanup) };

@@ -1,9 +1,5 @@
 // Migrations live in drizzle/ (drizzle-kit generate). In the binary they are embedded with
 // `--asset ./drizzle`; from source they are read from the repository.
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import postgres from 'postgres';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -77,6 +73,7 @@ export async function runMigrations(database: Database, databaseUrl: string | nu
   let before = start.applied;
   if (database.kind === 'postgres') {
     if (!databaseUrl) throw new Error('postgres migrations need DATABASE_URL');
+    const [{ migrate: migratePostgres }, { drizzle: drizzlePostgres }] = await Promise.all([import('drizzle-orm/postgres-js/migrator'), import('drizzle-orm/postgres-js')]);
     const lockSql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connection: { application_name: 'revintel-migrate' } });
     try {
       await lockSql`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
@@ -88,6 +85,8 @@ export async function runMigrations(database: Database, databaseUrl: string | nu
       await lockSql.end({ timeout: 5 });
     }
   } else {
+    // drizzle's migrators load only when a migration is pending (and PGlite's only on it).
+    const [{ migrate: migratePglite }, { drizzle: drizzlePglite }] = await Promise.all([import('drizzle-orm/pglite/migrator'), import('drizzle-orm/pglite')]);
     await migratePglite(drizzlePglite(database.pglite!), { migrationsFolder: folder });
   }
   const after = await migrationState(database);
