@@ -6,6 +6,8 @@
 //   ready   ms from spawning `revintel serve` to the first 200 from GET /readyz (polled every 10 ms);
 //   rss     VmRSS of the process (every thread, PGlite included) `--settle` seconds after ready;
 //   cpu     CPU time of the idle process over the next `--idle` seconds, in % of one core.
+// (Defaults: 10 s to settle — the first minutes' jobs and the worker's first looks are start-up's
+// tail, not idling — and 20 s of idle; about half a minute a run.)
 // Medians are printed, with the slowest and fastest run for ready.
 //
 // The baseline is `--baseline FILE`, or else built from `--ref` (default main) in a temporary git
@@ -23,8 +25,8 @@ const { values: opts } = parseArgs({
     baseline: { type: 'string' },
     ref: { type: 'string', default: 'main' },
     runs: { type: 'string', default: '5' },
-    settle: { type: 'string', default: '5' },
-    idle: { type: 'string', default: '10' },
+    settle: { type: 'string', default: '10' },
+    idle: { type: 'string', default: '20' },
     build: { type: 'boolean', default: false },
   },
 });
