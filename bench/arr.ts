@@ -13,6 +13,8 @@
 //      GET /api/customers?limit=50&cursor=<deep>       a page deep in the walk: the cursor is the one
 //                                                      revintel answered after walking --deep rows
 //      GET /api/invoices?overdue=true&limit=50         the first page of overdue invoices
+//      GET /api/customers?sort=arr&limit=50            the first page by ARR (every customer's ARR
+//                                                      computed and sorted; revintel only, for reference)
 //      GET /api/me                                     for reference (no database query in revintel)
 //    with the rate limiter on (the backend's default store: postgres on PostgreSQL, memory on
 //    PGlite) and an operator override (`revintel orgs update --limit-per-minute/--limit-per-day`)
@@ -151,17 +153,20 @@ const loadTool = chooseLoadTool(opts.loadgen);
 
 // --- what is measured ----------------------------------------------------------------------------
 
-type EndpointKey = 'first' | 'deep' | 'overdue' | 'me';
+type EndpointKey = 'first' | 'deep' | 'overdue' | 'byArr' | 'me';
 interface Endpoint {
   key: EndpointKey;
   label: string;
   /** Compared with the baseline against TARGET_RATIO (the ARR endpoints); /api/me is for reference. */
   targeted: boolean;
+  /** Measured on revintel alone (the baseline has no such query). */
+  revintelOnly?: boolean;
 }
 const ENDPOINTS: Endpoint[] = [
   { key: 'first', label: 'customers?limit=50', targeted: true },
   { key: 'deep', label: `customers?limit=50&cursor=<after ${fmtInt(settings.deep)}>`, targeted: true },
   { key: 'overdue', label: 'invoices?overdue=true&limit=50', targeted: true },
+  { key: 'byArr', label: 'customers?sort=arr&limit=50 (revintel only)', targeted: false, revintelOnly: true },
   { key: 'me', label: 'me (reference)', targeted: false },
 ];
 
@@ -317,7 +322,7 @@ async function measuredRun(target: Target, url: string, authorization: string): 
 async function measureEndpoint(endpoint: Endpoint, path: string, targets: Target[], backend: BackendFigures, authorization: string) {
   log(`\n  ${endpoint.label}: ${settings.rounds} round(s) of ${settings.duration} s, ${settings.connections} connections, ${loadTool.name}`);
   for (let round = 1; round <= settings.rounds; round++) {
-    for (const target of targets) {
+    for (const target of targets.filter((t) => !endpoint.revintelOnly || t.kind === 'revintel')) {
       const url = `${target.base}${path}`;
       await loadRun(loadTool, url, authorization, settings.warmup, settings); // warm-up, discarded
       const { run, maxRss } = await measuredRun(target, url, authorization);
@@ -392,6 +397,7 @@ async function endpointPaths(base: string, authorization: string): Promise<Recor
     first: '/api/customers?limit=50',
     deep: `/api/customers?limit=50&cursor=${cursor}`,
     overdue: '/api/invoices?overdue=true&limit=50',
+    byArr: '/api/customers?sort=arr&limit=50',
     me: '/api/me',
   };
 }
