@@ -23,7 +23,12 @@ interface Raw {
   counted: number;
   first_start: string | null;
   commitment_end: string | null;
+  /** The customer's renewal by the one ARR rule (migration 0030): the earliest service end of a
+   * counting contract, and whether it renews then. */
   renewal_date: string | null;
+  renewing: boolean | null;
+  /** The earliest end_date of a counting contract within the horizon (the renewal features). */
+  renewal_due_date: string | null;
   next_term_end: string | null;
   renewal_no_auto: boolean;
   renewal_auto: boolean;
@@ -70,10 +75,12 @@ const featuresSql = (filtered: boolean) => {
       coalesce(sum(seats) filter (where counted), 0)::float8 as seats,
       count(*) filter (where counted)::int as counted,
       max(end_date) filter (where counted and end_date is not null and billing_interval <> 'month') as commitment_end,
-      min(end_date) filter (where counted and end_date between $2::date and $2::date + $3::int) as renewal_date,
+      min(revintel_contract_service_end(status, end_date, cancelled_at)) filter (where counted) as renewal_date,
+      min(revintel_contract_service_end(status, end_date, cancelled_at)) filter (where counted and not revintel_contract_renews(status)) as first_end_not_renewing,
+      min(end_date) filter (where counted and end_date between $2::date and $2::date + $3::int) as renewal_due_date,
       min(end_date) filter (where counted and billing_interval <> 'month' and end_date >= $2::date) as next_term_end,
       coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and not auto_renew), false) as renewal_no_auto,
-      coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and auto_renew), false) as renewal_auto,
+      coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and auto_renew and revintel_contract_renews(status)), false) as renewal_auto,
       coalesce(bool_or(counted and cancelled_at is not null), false) as notice,
       max(coalesce(end_date, cancelled_at)) filter (where not counted and status <> 'draft' and coalesce(end_date, cancelled_at) < $2::date) as last_end
     from now_k group by customer_id
@@ -116,6 +123,7 @@ const featuresSql = (filtered: boolean) => {
     coalesce(k.arr, 0) as arr, coalesce(k.arr_monthly, 0) as arr_monthly, coalesce(k.seats, 0) as seats,
     coalesce(b.arr, 0) as arr_before, coalesce(b.seats, 0) as seats_before, coalesce(k.counted, 0) as counted,
     k.first_start::text as first_start, k.commitment_end::text as commitment_end, k.renewal_date::text as renewal_date,
+    revintel_renewing(k.renewal_date, k.first_end_not_renewing) as renewing, k.renewal_due_date::text as renewal_due_date,
     k.next_term_end::text as next_term_end,
     coalesce(k.renewal_no_auto, false) as renewal_no_auto, coalesce(k.renewal_auto, false) as renewal_auto, coalesce(k.notice, false) as notice,
     k.last_end::text as last_end,
@@ -167,14 +175,14 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
     neutral: 0,
     prior: 1,
     value: ({ raw }) => (raw.renewal_no_auto ? 1 : 0),
-    label: ({ raw, day }) => (raw.renewal_no_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, no auto-renew` : 'No renewal without auto-renew due'),
+    label: ({ raw, day }) => (raw.renewal_no_auto && raw.renewal_due_date ? `Renewal in ${plural(days(day, raw.renewal_due_date), 'day')}, no auto-renew` : 'No renewal without auto-renew due'),
   },
   {
     key: 'renewal_due_autorenew',
     neutral: 0,
     prior: 0.2,
     value: ({ raw }) => (raw.renewal_auto ? 1 : 0),
-    label: ({ raw, day }) => (raw.renewal_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, auto-renewing` : 'No auto-renewal due'),
+    label: ({ raw, day }) => (raw.renewal_auto && raw.renewal_due_date ? `Renewal in ${plural(days(day, raw.renewal_due_date), 'day')}, auto-renewing` : 'No auto-renewal due'),
   },
   {
     key: 'monthly_billing_share',
@@ -348,6 +356,7 @@ export interface FeatureRow {
   missing: Source[];
   arr: number;
   renewalDate: string | null;
+  renewing: boolean | null;
   /** A cancellation was known at the day. */
   noticeKnown: boolean;
 }
@@ -385,6 +394,7 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
       missing,
       arr: numeric.arr,
       renewalDate: raw.renewal_date,
+      renewing: raw.renewing,
       noticeKnown: raw.notice,
     };
   });

@@ -22,6 +22,7 @@ export interface PredictionRow {
   arr_at_risk: string | number;
   horizon_days: number;
   renewal_date: string | null;
+  renewing: boolean | null;
   drivers: { feature: string; label: string; value: number; impact: number }[];
   data_completeness: number;
   missing_signals: string[];
@@ -66,7 +67,7 @@ function filtersSql(orgId: string, filters: PredictionFilters): SQL {
 
 const ITEM_COLUMNS = (driverLimit: number | null) => sql`
   p.customer_id, c.name as customer_name, p.probability, p.base_logit, p.risk, p.previous_risk, p.arr, p.currency,
-  round(p.arr * p.probability)::bigint as arr_at_risk, p.horizon_days, p.renewal_date::text as renewal_date,
+  round(p.arr * p.probability)::bigint as arr_at_risk, p.horizon_days, p.renewal_date::text as renewal_date, p.renewing,
   ${driverLimit === null ? sql`p.drivers` : sql`(select coalesce(jsonb_agg(d order by n), '[]'::jsonb) from jsonb_array_elements(p.drivers) with ordinality as x(d, n) where n <= ${driverLimit})`} as drivers,
   p.data_completeness, p.missing_signals,
   exists (select 1 from risk_input_changes r where r.org_id = p.org_id and r.customer_id = p.customer_id) as stale,
