@@ -310,6 +310,23 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(await page.getByText('AUC', { exact: true }).count()).toBe(0);
   });
 
+  test("a customer whose contract has notice given shows that contract's ARR and the day service ends, not a renewal", async () => {
+    const { page } = admin;
+    const end = new Date(Date.now() + 45 * 86_400_000).toISOString().slice(0, 10);
+    const customer = await asDemo<{ id: string }>('/api/customers', { method: 'POST', body: JSON.stringify({ name: 'Browser test: notice given', currency: 'EUR' }) });
+    await asDemo('/api/contracts', {
+      method: 'POST',
+      body: JSON.stringify({ customer_id: customer.id, name: 'Plan', status: 'cancelled', auto_renew: true, start_date: '2025-01-01', end_date: end, billing_interval: 'year', amount: 6_051_600 }),
+    });
+    expect(await asDemo<{ arr: number; renewal_date: string; renewing: boolean }>(`/api/customers/${customer.id}`)).toMatchObject({ arr: 6_051_600, renewal_date: end, renewing: false });
+    await page.goto(`${app.url}/customers/${customer.id}`);
+    const facts = page.locator('dl.facts');
+    await facts.getByText('Service ends').waitFor();
+    expect(await facts.textContent()).toContain('€60,516');
+    expect(await facts.textContent()).toContain('notice given: ends, not renewing');
+    await page.getByRole('cell', { name: 'yes', exact: true }).waitFor(); // its contract is in ARR today
+  });
+
   test('a member made admin on the Users page sees Settings → API after a reload', async () => {
     const email = `promoted-${Date.now()}@example.com`;
     const member = await acceptLink(await link(orgId, email, 'member'));
