@@ -102,8 +102,20 @@ export async function predictionsVersion(db: Db, orgId: string): Promise<string>
   return `${row?.data ?? 0}.${row?.predictions ?? 0}`;
 }
 
+/** The model in force, with its out-of-time test: its AUC and the scorecard's on the same rows,
+ * each with its 95 % interval. */
+interface ModelMeta {
+  id: string;
+  kind: string;
+  trained_at: string;
+  backtest_auc: number | null;
+  backtest_auc_ci95: [number, number] | null;
+  backtest_prior_auc: number | null;
+  backtest_prior_auc_ci95: [number, number] | null;
+}
+
 export interface PredictionsMeta {
-  model: { id: string; kind: string; trained_at: string; backtest_auc: number | null } | null;
+  model: ModelMeta | null;
   stale_customers: number;
   summary: {
     currency: string;
@@ -117,9 +129,11 @@ export interface PredictionsMeta {
 }
 
 export async function predictionsMeta(db: Db, orgId: string, filters: PredictionFilters, horizonDays: number): Promise<PredictionsMeta> {
-  const [model] = await queryRows<{ id: string; kind: string; trained_at: string; backtest_auc: number | null }>(
+  const [model] = await queryRows<ModelMeta>(
     db,
-    sql`select id, kind, ${isoTime(sql`trained_at`)} as trained_at, (metrics->'backtest'->>'auc')::float8 as backtest_auc
+    sql`select id, kind, ${isoTime(sql`trained_at`)} as trained_at, (metrics->'backtest'->>'auc')::float8 as backtest_auc,
+          metrics->'backtest'->'auc_ci95' as backtest_auc_ci95, (metrics->'backtest'->>'prior_auc')::float8 as backtest_prior_auc,
+          metrics->'backtest'->'prior_auc_ci95' as backtest_prior_auc_ci95
         from prediction_models where org_id = ${orgId} and horizon_days = ${horizonDays} and status = 'active'`,
   );
   const [stale] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from risk_input_changes where org_id = ${orgId}`);
