@@ -5,7 +5,7 @@ import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
 import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
-import type { Prediction } from './customers.tsx';
+import { Renewal, type Prediction } from './customers.tsx';
 import { againstScorecard, explainWarning, interval, type AucFigures } from '../../modules/predictions/backtest-words.ts';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
@@ -137,7 +137,9 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
           <tbody>
             {riskiest.map((p) => (
               <tr key={p.customer_id}>
-                <td>{day(p.renewal_date)}</td>
+                <td>
+                  <Renewal date={p.renewal_date} renewing={p.renewing} />
+                </td>
                 <td>
                   <a href={`/customers/${encodeURIComponent(p.customer_id)}`}>{p.customer_name}</a>
                 </td>

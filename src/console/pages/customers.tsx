@@ -249,7 +249,7 @@ function PredictionPanel({ id }: { id: string }) {
 }
 
 /** A renewal date, said as the end of service when notice was given (the ARR still counts until then). */
-function Renewal({ date, renewing }: { date: string | null; renewing: boolean | null }) {
+export function Renewal({ date, renewing }: { date: string | null; renewing: boolean | null }) {
   if (!date) return <>{day(date)}</>;
   return renewing === false ? (
     <>
