@@ -59,7 +59,10 @@ const customerArr = (orgId: SQL | string, today: string) => sql`revintel_custome
 /** The customer with its derived values for `today`; `where` narrows it, `tail` may order and limit
  * it. The derived values are computed per customer (a lateral join), so only for the customers the
  * query ends up with: with an order on the customers' own columns, an index is walked and only the
- * page's contracts are read. */
+ * page's contracts are read. `offset 0` keeps the lateral subquery from being pulled up: pulled up,
+ * `a.customer_id = c.id` became a join filter above the grouped function, which then summed every
+ * contract of the organisation once per customer shown (PostgreSQL, 10,000 demo customers: sort=arr
+ * 3 req/s, 405 ms of database time a request, against 16 ms with the customer's index probe). */
 function customersWithDerived(orgId: string, today: string, where: SQL[], options: { extra?: SQL; tail?: SQL } = {}): SQL {
   return sql`
     select ${options.extra ?? sql``} c.id, c.external_id, c.name, c.domain, c.email, c.status, c.churned_at::text as churned_at, c.segment, c.country, c.currency, c.csm, c.metadata,
@@ -68,7 +71,7 @@ function customersWithDerived(orgId: string, today: string, where: SQL[], option
            c.created_at::text as created_at_exact,
            (select pr.risk from predictions pr where pr.org_id = c.org_id and pr.customer_id = c.id) as churn_risk
     from customers c
-    left join lateral (select * from ${customerArr(sql`c.org_id`, today)} a where a.customer_id = c.id) d on true
+    left join lateral (select * from ${customerArr(sql`c.org_id`, today)} a where a.customer_id = c.id offset 0) d on true
     where c.org_id = ${orgId} ${andAll(where)}
     ${options.tail ?? sql``}`;
 }
