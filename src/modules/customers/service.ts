@@ -62,7 +62,7 @@ const customerArr = (orgId: SQL | string, today: string) => sql`revintel_custome
  * page's contracts are read. `offset 0` keeps the lateral subquery from being pulled up: pulled up,
  * `a.customer_id = c.id` became a join filter above the grouped function, which then summed every
  * contract of the organisation once per customer shown (PostgreSQL, 10,000 demo customers: sort=arr
- * 3 req/s, 405 ms of database time a request, against 16 ms with the customer's index probe). */
+ * 3 req/s and 405 ms of database time a request; probed by customer, 37 req/s and 20 ms). */
 function customersWithDerived(orgId: string, today: string, where: SQL[], options: { extra?: SQL; tail?: SQL } = {}): SQL {
   return sql`
     select ${options.extra ?? sql``} c.id, c.external_id, c.name, c.domain, c.email, c.status, c.churned_at::text as churned_at, c.segment, c.country, c.currency, c.csm, c.metadata,
