@@ -24,11 +24,13 @@ const NAV: { path: string; label: string; admin?: boolean }[] = [
   { path: '/settings/users', label: 'Users', admin: true },
 ];
 
-/** The page for a path; null: the console has none there. */
-function pageFor(path: string) {
+/** The page for a path (the server answers `/cfo/` as `/cfo`); null: the console has none there. */
+function pageFor(address: string) {
+  const path = address.length > 1 ? address.replace(/\/$/, '') : address;
+  const customer = /^\/customers\/([^/]+)$/.exec(path);
   if (path === '/' || path === '/cfo') return <CfoPage />;
   if (path === '/customers') return <CustomersPage />;
-  if (path.startsWith('/customers/')) return <CustomerPage id={decodeURIComponent(path.slice('/customers/'.length))} />;
+  if (customer) return <CustomerPage id={decodeURIComponent(customer[1]!)} />;
   if (path === '/agent-actions') return <ActionsPage />;
   if (path === '/support/connectors') return <ConnectorsPage />;
   if (path === '/settings/api') return <KeysPage />;
@@ -146,7 +148,15 @@ function App() {
         <button type="button" class="menu-toggle secondary" aria-expanded={menuOpen} aria-controls="console-menu" onClick={() => setMenuOpen(!menuOpen)}>
           Menu
         </button>
-        <div id="console-menu" class={menuOpen ? 'menu open' : 'menu'}>
+        <div
+          id="console-menu"
+          class={menuOpen ? 'menu open' : 'menu'}
+          onKeyDown={(event) => {
+            if (event.key !== 'Escape' || !menuOpen) return;
+            setMenuOpen(false);
+            document.querySelector<HTMLElement>('.menu-toggle')?.focus();
+          }}
+        >
           <nav aria-label="Console">
             <ul>
               {NAV.filter((item) => !item.admin || admin).map((item) => (

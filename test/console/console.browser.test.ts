@@ -398,6 +398,11 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(favicon.headers()['content-type']).toBe('image/x-icon');
     await page.getByRole('main').getByRole('link', { name: 'Customers' }).click();
     await page.getByLabel('Search name, domain or e-mail').waitFor();
+    // Below a page that exists, and a page's address with a trailing slash.
+    expect((await page.goto(`${app.url}/customers/cus_1/invoices`))!.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    expect((await page.goto(`${app.url}/settings/api/`))!.status()).toBe(200);
+    await page.getByRole('button', { name: 'Generate key' }).waitFor();
     // Signed out: the same page, and the way to sign in.
     const stranger = (await newPage()).page;
     const signedOut = await stranger.goto(`${app.url}/login`);
@@ -425,6 +430,12 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       await nav.getByRole('link', { name: 'Customers' }).waitFor();
       await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
       await screenshots(page, 'menu-open');
+      // Escape folds it and gives the focus back to the button.
+      await nav.getByRole('link', { name: 'Customers' }).focus();
+      await page.keyboard.press('Escape');
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await menu.evaluate((button) => button === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+      await menu.click();
       await nav.getByRole('link', { name: 'Customers' }).click();
       await page.getByLabel('Search name, domain or e-mail').waitFor();
       expect(await nav.isVisible()).toBe(false);
