@@ -48,7 +48,7 @@ import { parseRules, putRules, rulesOf } from './rules.ts';
 import { listDeliveries, presentDelivery } from './outbox.ts';
 import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';
 import { actionDetail, decideAction, listActions, proposeAction, type Decision } from './service.ts';
-import { decisionRefusal, deciderOfPrincipal, type DecidedAction } from './who-decides.ts';
+import { approvalOnProposalRefusal, decisionRefusal, deciderOfPrincipal, type DecidedAction } from './who-decides.ts';
 
 /** Who decided, as the action records it: the key, or the person signed in to the console. */
 const deciderOf = (principal: Principal) =>
@@ -132,6 +132,10 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         const orgId = principal.org.id;
         const input = body as ActionCreate;
         const answer = await answerOnce(db, { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', ACTION_ROUTES.propose.path, body) }, async (tx) => {
+          if (input.requires_approval === false) {
+            const refusal = await approvalOnProposalRefusal(tx, principal, { customerId: input.customer_id, type: input.type as ActionType, params: input.params });
+            if (refusal) throw new AppError('forbidden', `${refusal}: propose it for approval instead (requires_approval true, the default)`);
+          }
           const outcome = await proposeAction(tx, {
             orgId,
             customerId: input.customer_id,
