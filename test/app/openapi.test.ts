@@ -123,7 +123,7 @@ describe('the OpenAPI document', () => {
     try {
       const file = join(dir, 'openapi.json');
       await Bun.write(file, JSON.stringify(doc));
-      const lint = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', '--extends=recommended', '--format=json', '--max-problems=1000', file], { cwd: dir, stdout: 'pipe', stderr: 'pipe' });
+      const lint = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', '--config', join(ROOT, 'redocly.yaml'), '--format=json', '--max-problems=1000', file], { cwd: dir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
       const report = JSON.parse(lint.stdout.toString()) as { problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] };
       const problems = report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
       expect(problems.filter((p) => !p.startsWith('warn info-license'))).toEqual([]);
