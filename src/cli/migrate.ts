@@ -2,7 +2,7 @@ import { readLockHolder } from '../db/data-dir-lock.ts';
 import { runMigrations } from '../db/migrate.ts';
 import { socketRunner } from '../admin/socket.ts';
 import { openDatabase } from '../server.ts';
-import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand } from './args.ts';
+import { DATABASE_SETTINGS, helpText, parseCommand } from './args.ts';
 
 const HELP = helpText({
   usage: 'revintel migrate [options]',
