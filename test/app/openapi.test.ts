@@ -183,6 +183,19 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  test('the examples are bodies the server takes', async () => {
+    const { secret: key } = await createOrgWithKey(database);
+    const customer = await call(built.app, 'POST', '/api/customers', { key, body: REQUEST_EXAMPLES['POST /api/customers'] });
+    expect(customer.status).toBe(201);
+    // The examples name one customer id: this organisation's customer stands for it.
+    const withCustomer = (example: unknown) => JSON.parse(JSON.stringify(example).replaceAll('cus_2mQ8xV', customer.body.data.id));
+    for (const route of ['POST /api/contracts', 'POST /api/invoices', 'POST /api/csms', 'POST /api/agent-actions', 'PUT /api/action-rules', 'POST /api/cfo/predictions/recompute', 'POST /api/cfo/backtests']) {
+      const [method, path] = route.split(' ') as [string, string];
+      const answer = await call(built.app, method, path, { key, body: withCustomer(REQUEST_EXAMPLES[route]) });
+      expect({ route, accepted: [200, 201, 202].includes(answer.status), error: answer.body?.error ?? null }).toEqual({ route, accepted: true, error: null });
+    }
+  });
+
   test('schemas carry no keyword outside JSON Schema; assets and pages say their real content types', () => {
     for (const [at, object] of objectsIn(doc.paths)) {
       // `error` is our validators' wording; as a schema keyword it is not JSON Schema.
