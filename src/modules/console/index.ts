@@ -13,7 +13,7 @@ import { consoleSourceChangedSince, type ConsoleBundle } from './bundle.ts';
 import { faviconBytes } from './favicon.ts';
 
 const page = <Path extends string>(path: Path, summary: string) =>
-  ({ method: 'GET', path, auth: 'none', counted: 'not-counted', body: 'none', envelope: false, response: t.String(), summary, tag: 'console' }) as const;
+  ({ method: 'GET', path, auth: 'none', counted: 'not-counted', body: 'none', envelope: false, response: t.String(), produces: ['text/html'], summary, tag: 'console' }) as const;
 
 export const CONSOLE_ROUTES = {
   home: page('/', 'The web console (its home page)'),
@@ -26,8 +26,8 @@ export const CONSOLE_ROUTES = {
   cfo: page('/cfo', 'The console: CFO dashboard'),
   actions: page('/agent-actions', 'The console: agent actions inbox'),
   users: page('/settings/users', 'The console: users'),
-  asset: page('/assets/:file', "The console's scripts and styles (immutable, hashed names)"),
-  favicon: page('/favicon.ico', "The console's icon (image/x-icon)"),
+  asset: { ...page('/assets/:file', "The console's scripts and styles (immutable, hashed names)"), produces: ['text/javascript', 'text/css'], errors: [404] },
+  favicon: { ...page('/favicon.ico', "The console's icon"), produces: ['image/x-icon'] },
 } as const satisfies Record<string, RouteDeclaration>;
 
 /** The console's client routes: the page answers each of them. */

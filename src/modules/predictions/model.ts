@@ -3,6 +3,9 @@ import { BACKTEST_METHODS, BACKTEST_STATUSES, RISK_BANDS } from '../../db/schema
 import { currency, day, enumOf, instant, nullable } from '../../lib/record-fields.ts';
 import { MODEL_KINDS } from './training.ts';
 
+/** What `min_probability` may be (a churn probability). */
+export const PROBABILITY_RANGE = { min: 0, max: 1 } as const;
+
 export const PREDICTION_SORTS = ['-arr_at_risk', '-probability', 'renewal_date'] as const;
 export type PredictionSort = (typeof PREDICTION_SORTS)[number];
 
