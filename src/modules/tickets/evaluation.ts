@@ -98,7 +98,7 @@ export function evaluateIntelligence(messages: LabelledMessage[], maxMisses = 50
   let neutral = 0;
   for (const message of messages) {
     const result = analyseTicket({ subject: null, description: message.text, priority: null }, { recentContacts: 0 });
-    const found = result.churnSignals;
+    const found = result.churnSignals as ChurnSignal[];
     for (const signal of measured) {
       const expected = message.signals.includes(signal);
       const got = found.includes(signal);
