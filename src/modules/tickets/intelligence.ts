@@ -352,10 +352,13 @@ function cancelObject(phrases: string, after: number): boolean | null {
   if (PRONOUN.test(rest)) return pronounMeansRelationship(phrases, after);
   const words = rest.toLowerCase().split(/[\s.!?,;:]+/).slice(0, 4);
   const first = words[0] ?? '';
-  // Words that start no object: a time, a condition, a manner ("cancel at renewal", "cancel now").
-  if (/^(?:at|by|before|on|after|when|if|unless|effective|from|as|now|today|tomorrow|immediately|asap|please|then|and|but|altogether|entirely|completely|anyway|soon|in|next|end|or|so|because|since|once|right|for)$/.test(first)) {
-    return words.slice(1).some((word) => NOT_RELATIONSHIP.has(word)) && first !== 'at' && first !== 'by' && first !== 'when' ? false : null;
+  // "a cancellation for the dinner plans", "cancellation of our contract": the object follows.
+  if (first === 'for' || first === 'of') {
+    if (RELATIONSHIP_NEXT.test(rest.slice(first.length + 1)) && !namesAnotherThing(words.slice(1, 3).join(' '))) return true;
+    return words.slice(1).some((word) => NOT_RELATIONSHIP.has(word)) ? false : null;
   }
+  // Words that start no object: a time, a condition, a reason ("cancel at renewal", "cancel now").
+  if (/^(?:at|by|before|on|after|when|if|unless|effective|from|as|now|today|tomorrow|immediately|asap|please|then|and|but|altogether|entirely|completely|anyway|soon|in|next|end|or|so|because|since|once|right)$/.test(first)) return null;
   if (RELATIONSHIP_NEXT.test(rest) && !namesAnotherThing(words.slice(0, 3).join(' '))) return true;
   return false;
 }

@@ -3,7 +3,7 @@
 // and its sentiment, urgency, topics and churn signals rewritten — both the current ones and the
 // ones it had when it came in (`first_*`, which the churn model's features read): the old values
 // were made by rules this build no longer trusts, and the stored text is what the ticket says.
-// Customers whose first signals changed get a rescore queued.
+// Customers whose first intelligence changed are marked stale and rescored, as after a new ticket.
 //
 // A chunk of tickets at a time: reading and writing are units (a transaction each, on the side that
 // owns the database); the analysis runs in the job's own thread between them, so the server's main
@@ -14,7 +14,7 @@ import { t } from 'elysia';
 import { queryText, type Db } from '../../db/client.ts';
 import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
-import { requestRecompute } from '../predictions/requests.ts';
+import { markStale } from '../predictions/stale.ts';
 import type { TicketPriority } from './adapters/types.ts';
 import { analyseTicket, INTELLIGENCE_METHOD, INTELLIGENCE_VERSION, type TicketIntelligence } from './intelligence.ts';
 
@@ -71,8 +71,8 @@ const WRITE_CHUNK = `
     and t.intelligence_version is distinct from $9
   returning t.id`;
 
-/** Writes the chunk's analyses (those whose ticket did not change meanwhile) and queues a rescore of
- * the customers whose tickets' first signals changed. */
+/** Writes the chunk's analyses (those whose ticket did not change meanwhile) and marks stale the
+ * customers whose tickets' first intelligence changed, as a processed ticket does. */
 export async function writeChunk(db: Db, args: { orgId: string; analysed: Analysed[] }): Promise<{ written: number; rescored: number }> {
   if (args.analysed.length === 0) return { written: 0, rescored: 0 };
   const a = args.analysed;
@@ -89,7 +89,7 @@ export async function writeChunk(db: Db, args: { orgId: string; analysed: Analys
   ]);
   const writtenIds = new Set(written.map((row) => row.id));
   const customers = [...new Set(a.filter((x) => x.firstChanged && x.customerId !== null && writtenIds.has(x.id)).map((x) => x.customerId as string))];
-  if (customers.length > 0) await requestRecompute(db, { orgId: args.orgId, customerIds: customers });
+  await markStale(db, customers.map((customerId) => ({ orgId: args.orgId, customerId })));
   return { written: written.length, rescored: customers.length };
 }
 
