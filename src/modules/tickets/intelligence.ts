@@ -465,12 +465,14 @@ function findTopics(phrases: string, churnMatches: ChurnMatches): Topic[] {
  * please help", "I would like to", "feel free", "does the API support…", "please resolve", "share
  * the link", "clear the cache") and words of pasted code and logs ("true", "false", "kill the
  * process"), and "charged" (AFINN: -3, as in a crime), the plain verb of every billing question
- * (the billing-dispute rules catch the complaints). Left in, they make every request look pleased
+ * (the billing-dispute rules catch the complaints), "quality" (+2: the topic, not a judgement: "poor
+ * quality") and "cancel" (-1: "please cancel the meeting" is a request; the churn signal says when
+ * it is the customer leaving). Left in, they make every request look pleased
  * and every stack trace upset. */
 const TICKET_NEUTRAL_WORDS: Record<string, number> = {
   please: 0, help: 0, helps: 0, helping: 0, support: 0, supports: 0, supported: 0, supporting: 0, like: 0,
   want: 0, free: 0, kind: 0, hope: 0, yes: 0, dear: 0, resolve: 0, share: 0, clear: 0, true: 0, false: 0,
-  kill: 0, killed: 0, charged: 0, quality: 0,
+  kill: 0, killed: 0, charged: 0, quality: 0, cancel: 0, cancelled: 0, cancelling: 0, canceled: 0, canceling: 0,
 };
 
 /** Words customers use about a product or a service that AFINN lacks, in AFINN's units: what a
@@ -520,7 +522,7 @@ const SENTIMENT_RULES: Array<{ pattern: RegExp; score: number; negatable: boolea
   { score: -2, negatable: false, pattern: /\bstill (?:not|no|broken|failing|failed|crashing|down|waiting|happening|an issue|a problem|the same|doesn't|does not|isn't|is not|can't|cannot|unable|having|seeing|getting|stuck|missing|wrong)\b/gi },
   { score: -2, negatable: false, pattern: /\b(?:second|third|fourth|fifth|sixth|\d{1,2}(?:nd|rd|th)) time\b|\b(?:two|three|four|five|multiple|several|numerous|countless|so many) times\b|\byet again\b|\bagain and again\b/gi },
   // As much as AFINN's "broken" (-1): it says the same thing.
-  { score: -1, negatable: false, pattern: /\b(?:not|isn't|is not|doesn't|does not|don't|do not|won't|will not|stopped|never|no longer) (?:[\w'-]{1,20} ){0,2}?work(?:s|ing|ed)?\b/gi },
+  { score: -1, negatable: false, pattern: /\b(?:not|isn't|is not|doesn't|does not|don't|do not|didn't|did not|won't|will not|stopped|never|no longer) (?:[\w'-]{1,20} ){0,2}?work(?:s|ing|ed)?\b/gi },
   { score: -2, negatable: false, pattern: /\bno (?:response|reply|answer|one (?:has )?(?:responded|replied|answered|gotten back|got back))\b|\b(?:nobody|no one) (?:has )?(?:responded|replied|answered|got back|gotten back)\b|\b(?:haven't|have not|never) (?:heard|gotten|received) (?:back|a response|a reply|an answer|anything)\b/gi },
   // As much as "broken": the outage itself already raises urgency, this is only the tone.
   { score: -1, negatable: false, pattern: new RegExp(`\\b(?:${SERVICE_NOUNS}) (?:is |are |was |were |went |has been |have been |keeps going |is still |still )?down\\b|\\boutages?\\b`, 'gi') },
