@@ -1,9 +1,10 @@
-// Re-analysis of stored tickets after the intelligence changed (README "Ticket intelligence"):
-// every ticket of an organisation whose `intelligence_version` is not this build's is read again
-// and its sentiment, urgency, topics and churn signals rewritten — both the current ones and the
-// ones it had when it came in (`first_*`, which the churn model's features read): the old values
-// were made by rules this build no longer trusts, and the stored text is what the ticket says.
-// Customers whose first intelligence changed are marked stale and rescored, as after a new ticket.
+// Re-analysis of stored tickets after the intelligence changed (README "Ticket intelligence: how it
+// is measured"): every ticket of an organisation whose `intelligence_version` is not this build's
+// is read again and its sentiment, urgency, topics and churn signals rewritten — both the current
+// ones and the ones it had when it came in (`first_*`, which the churn model's features read): the
+// old values were made by rules this build no longer trusts, and the stored text is what the
+// ticket says. Customers whose first intelligence changed are marked stale and rescored, as after
+// a new ticket. No agent-action rule fires: an old ticket read again is no news.
 //
 // A chunk of tickets at a time: reading and writing are units (a transaction each, on the side that
 // owns the database); the analysis runs in the job's own thread between them, so the server's main
