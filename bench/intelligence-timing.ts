@@ -2,7 +2,8 @@
 // analyseTicket from MODULE (this checkout's by default, or an older checkout's, run in a process of
 // its own so the two never share the `sentiment` package's language registry), reads the texts
 // from the NDJSON file TEXTS ({"subject","description"} a line), and prints the µs per ticket of
-// each of PASSES passes over all of them, after one warm-up pass, as JSON.
+// each of PASSES passes over all of them, after one warm-up pass, as JSON: CPU time of this process
+// (user + system), not wall time, so other work on a busy machine does not count.
 //
 // Usage: bun bench/intelligence-timing.ts TEXTS [MODULE] [PASSES]
 import { readFileSync } from 'node:fs';
@@ -14,9 +15,10 @@ const { analyseTicket } = (await import(resolve(modulePath))) as typeof import('
 const texts = readFileSync(textsFile, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { subject: string | null; description: string | null });
 
 function pass(): number {
-  const started = performance.now();
+  const started = process.cpuUsage();
   for (const text of texts) analyseTicket({ subject: text.subject, description: text.description, priority: 'normal' }, { recentContacts: 0 });
-  return ((performance.now() - started) * 1000) / texts.length;
+  const spent = process.cpuUsage(started);
+  return (spent.user + spent.system) / texts.length;
 }
 pass();
 const us = Array.from({ length: Number(passesArg) }, pass);

@@ -44,10 +44,10 @@
 //    event, lag = processed_at − received_at (both transaction start times, ms precision or better):
 //    p50 / p99 / max. Target: max under 1 s.
 //
-// 4. Ticket intelligence alone: µs per ticket of analyseTicket (src/modules/tickets/intelligence.ts),
-//    in this process, over the bench's ~1 KB bodies and over the short real customer messages of
-//    test/fixtures/intelligence (the evaluation set's held-out part), after a warm-up; median of 5
-//    passes. With --baseline-src DIR the same is measured, pass for pass alternating, for
+// 4. Ticket intelligence alone: CPU µs per ticket of analyseTicket (src/modules/tickets/
+//    intelligence.ts), in a process of its own (bench/intelligence-timing.ts), over the bench's
+//    ~1 KB bodies and over the short real customer messages of test/fixtures/intelligence (the
+//    evaluation set's held-out part), after a warm-up; median of 5 passes. With --baseline-src DIR the same is measured, pass for pass alternating, for
 //    DIR/src/modules/tickets/intelligence.ts (a checkout of the code before a change).
 //
 // Before and after a change of the intelligence: --baseline-bin PATH (a revintel binary built from
@@ -1310,7 +1310,7 @@ function report() {
   );
   if (intelligenceFigures.length) {
     sections.push(
-      'Ticket intelligence alone (analyseTicket, µs per ticket, median of 5 passes)\n' +
+      'Ticket intelligence alone (analyseTicket, CPU µs per ticket, median of 5 passes)\n' +
         table(
           ['texts', 'tickets', 'this build', 'baseline'],
           intelligenceFigures.map((x) => [x.corpus, fmtInt(x.tickets), fmtUs(x.ourUs), x.baselineUs === null ? 'n/a' : fmtUs(x.baselineUs)]),
