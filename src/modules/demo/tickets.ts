@@ -29,8 +29,8 @@ const TEMPLATES: Record<Mood, Template[]> = {
     { subject: 'API rate limit', description: "What's the rate limit on our plan? We're building an integration and want to know how many calls a minute we get.", priority: 'normal' },
     { subject: 'Connecting Salesforce', description: 'is there a guide for connecting our Salesforce account? could not find one in the docs', priority: 'low' },
     { subject: 'Billing contact', description: 'Please change our billing contact to our finance team. Thank you.', priority: 'low' },
-    { subject: 'Cancel a scheduled export', description: 'How do I cancel the scheduled export I set up last week? We only need it once a month.', priority: 'low' },
-    { subject: "Cancel Thursday's call", description: "Can we cancel Thursday's onboarding call and do it next week instead?", priority: 'low' },
+    { subject: 'Scheduled export', description: 'How do I cancel the scheduled export I set up last week? We only need it once a month.', priority: 'low' },
+    { subject: "Thursday's call", description: "Can we cancel Thursday's onboarding call and do it next week instead?", priority: 'low' },
   ],
   bug: [
     { subject: 'dashboard not loading', description: "The revenue dashboard just spins since this morning. Can you take a look? It's a problem for the whole team.", priority: 'normal' },

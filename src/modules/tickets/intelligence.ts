@@ -489,14 +489,13 @@ function findTopics(phrases: string, churnMatches: ChurnMatches): Topic[] {
  * please help", "I would like to", "feel free", "does the API support…", "please resolve", "share
  * the link", "clear the cache") and words of pasted code and logs ("true", "false", "kill the
  * process"), and "charged" (AFINN: -3, as in a crime), the plain verb of every billing question
- * (the billing-dispute rules catch the complaints), "quality" (+2: the topic, not a judgement: "poor
- * quality") and "cancel" (-1: "please cancel the meeting" is a request; the churn signal says when
- * it is the customer leaving). Left in, they make every request look pleased
+ * (the billing-dispute rules catch the complaints), and "quality" (+2: the topic, not a judgement:
+ * "poor quality"). Left in, they make every request look pleased
  * and every stack trace upset. */
 const TICKET_NEUTRAL_WORDS: Record<string, number> = {
   please: 0, help: 0, helps: 0, helping: 0, support: 0, supports: 0, supported: 0, supporting: 0, like: 0,
   want: 0, free: 0, kind: 0, hope: 0, yes: 0, dear: 0, resolve: 0, share: 0, clear: 0, true: 0, false: 0,
-  kill: 0, killed: 0, charged: 0, quality: 0, cancel: 0, cancelled: 0, cancelling: 0, canceled: 0, canceling: 0,
+  kill: 0, killed: 0, charged: 0, quality: 0,
 };
 
 /** Words customers use about a product or a service that AFINN lacks, in AFINN's units: what a
