@@ -6,7 +6,8 @@ import { queryText } from '../../src/db/client.ts';
 import { writeCustomers } from '../../src/modules/customers/service.ts';
 import { INTELLIGENCE_VERSION } from '../../src/modules/tickets/intelligence.ts';
 import { reanalyseTicketsJob, requestReanalysis } from '../../src/modules/tickets/reanalysis.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
+import { FEATURE_KEYS, featuresAt } from '../../src/modules/predictions/features.ts';
+import { BACKENDS, buildApp, call, createOrgWithKey, insertRow, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 import { drainQueue, makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 
@@ -26,6 +27,12 @@ for (const backend of BACKENDS) {
       const { org } = await createOrgWithKey(database);
       const [customer] = await database.db.transaction(async (tx) => writeCustomers(tx as never, org.id, [{ index: 0, input: { name: 'Acme', currency: 'EUR', domain: 'acme-reanalysis.example' } }] as never));
       if (customer?.outcome !== 'created') throw new Error('customer not created');
+      await insertRow(database.db, 'contracts', { id: `ctr_${org.id.slice(4, 14)}`, org_id: org.id, customer_id: customer.id, name: 'Annual', currency: 'EUR', status: 'active', start_date: '2025-01-01', end_date: '2099-12-31', billing_interval: 'year', amount: 1_200_000 });
+      const today = new Date().toISOString().slice(0, 10);
+      const signalTickets = async () => {
+        const [row] = await featuresAt(database.db, { orgId: org.id, population: 'scored', day: today, horizonDays: 90, graceDays: 30, customerIds: [customer.id] });
+        return row!.values[FEATURE_KEYS.indexOf('churn_signal_tickets_90d')];
+      };
       const connector = await makeConnector(database, org.id);
       const app = buildApp(database, { config: testConfig({ secretKey: TEST_SECRET_KEY }) }).app;
       const tickets = [
@@ -42,6 +49,7 @@ for (const backend of BACKENDS) {
       // As an older build left them: version 1, no signals.
       await queryText(database.db, `update tickets set churn_signals = '[]'::jsonb, first_churn_signals = '[]'::jsonb, intelligence_version = '1' where org_id = $1`, [org.id]);
       await queryText(database.db, `delete from risk_input_changes where org_id = $1`, [org.id]);
+      expect(await signalTickets()).toBe(0);
 
       const queued = await requestReanalysis(database.db, org.id);
       expect(queued.created).toBe(true);
@@ -59,6 +67,8 @@ for (const backend of BACKENDS) {
       expect(after.map((r) => r.sentiment)).toEqual(fresh.map((r) => r.sentiment));
       const stale = await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1`, [org.id]);
       expect(stale.map((r) => r.customer_id)).toEqual([customer.id]);
+      // The churn model's feature reads the new signals: the cancellation and the downgrade.
+      expect(await signalTickets()).toBeCloseTo(Math.log1p(2), 12);
 
       // Again: nothing is selected, nothing is written, not even a timestamp.
       const again = await requestReanalysis(database.db, org.id);
