@@ -1,16 +1,19 @@
-// Ticket intelligence (README "Processing"): sentiment, urgency, topics and churn signals of one
-// ticket, from its text plus how often the same requester or customer wrote lately. Pure functions,
-// no database: the caller stores the result next to the ticket, with `method` and `version` so that
-// rows scored by older rules can be found and scored again.
+// Ticket intelligence (README "Processing" and "Ticket intelligence: how it is measured"):
+// sentiment, urgency, topics and churn signals of one ticket, from its text plus how often the same
+// requester or customer wrote lately. Pure functions, no database: the caller stores the result
+// next to the ticket, with `method` and `version` so that rows scored by older rules can be found
+// and scored again (revintel tickets reanalyze).
 //
 // Sentiment comes from the `sentiment` package (AFINN-165 word list, MIT): its dictionary, tokenizer
-// and scorer, with two changes made through its own language API (a ticket "language"): a few words
-// that are neutral in a support ticket lose their score, and negation looks three words back instead
-// of one. A few phrase rules add support-ticket wording that single words cannot carry ("still
-// broken", "third time").
+// and scorer, with changes made through its own language API (a ticket "language"): a few words
+// that are neutral in a support ticket lose their score, a few words customers use about what they
+// bought gain one, and negation looks three words back instead of one. A few phrase rules add
+// support-ticket wording that single words cannot carry ("still broken", "third time").
 // Churn signals, topics and urgency wording are phrase rules: regular expressions with word
 // boundaries, case-insensitive, built from literal alternatives and bounded gaps only (no nested
 // or unbounded quantifiers), so each runs in time linear in the text, which is capped as well.
+// Cancellation is a small grammar over them (a verb of ending and its object, see below), and every
+// churn signal is read from the customer's own words only (quoted text left out).
 import Sentiment from 'sentiment';
 import type { TicketPriority } from './adapters/types.ts';
 
