@@ -294,8 +294,9 @@ function ownWords(text: string): string {
 // ---------------------------------------------------------------------------------------------
 // Cancellation: intent to end or not renew the relationship (account, subscription, contract,
 // service), not a transaction. Read as a verb of ending and its object:
-//  - "cancel / close / terminate / delete / deactivate / end / stop … my|our|the|this (annual)
-//    subscription|account|contract|membership|plan|licence|service";
+//  - "cancel / close / terminate / delete / deactivate / end / discontinue … my|our|the|this (annual)
+//    subscription|account|contract|membership|plan|licence|service" ("stop" only with a
+//    subscription, contract, membership or service: "put a stop on my account" is a freeze);
 //  - the object first: "my account should be closed", "account closure", "termination of our contract";
 //  - "cancel" with no object ("we will cancel", "we will cancel at renewal", "how do I cancel?",
 //    "Cancel."), or with "it"/"that" when the last thing named before it is an account;
