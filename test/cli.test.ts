@@ -10,7 +10,8 @@ import { lockDataDir } from '../src/db/data-dir-lock.ts';
 import { runSourceCli } from './helpers/binary.ts';
 import { tempDir } from './helpers/harness.ts';
 
-const COMMANDS = ['serve', 'migrate', 'orgs', 'keys', 'users', 'connectors', 'events', 'jobs', 'predictions', 'endpoints', 'outbox', 'chat', 'backtest', 'demo', 'import', 'backup', 'restore', 'export', 'version'];
+// Every command the dispatcher knows (its `case 'name':` lines), so a new command is covered too.
+const COMMANDS = [...readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8').matchAll(/case '([a-z][a-z-]*)':/g)].map((m) => m[1]!).filter((name) => name !== 'help');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

@@ -25,6 +25,7 @@ import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } fro
 import { historyUnits } from '../modules/predictions/history.ts';
 import { backtestJob } from '../jobs/kinds/predictions-backtest.ts';
 import { requestRecompute } from '../modules/predictions/requests.ts';
+import { requestReanalysis } from '../modules/tickets/reanalysis.ts';
 import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
@@ -136,6 +137,12 @@ export const adminUnits = {
     const job = await requestRecompute(db, { orgId: org.id, retrain: input.retrain });
     return { job_id: job.id, org_id: org.id, queued_already: !job.created };
   },
+  /** Queues the re-analysis of the organisation's tickets by this build's intelligence (one queued at a time). */
+  'tickets.reanalyze': async (db: Db, input: { org?: string }) => {
+    const org = await importTarget(db, { org: input.org });
+    const job = await requestReanalysis(db, org.id);
+    return { job_id: job.id, org_id: org.id, queued_already: !job.created };
+  },
   /** One chunk of a recompute (a command that scores in its own time, as the job's units do). */
   'predictions.score-chunk': timed((db: Db, args: ChunkArgs) => scoreChunk(db, args)),
   /** Queues a backtest for the running server's fitting thread (`queue`), or opens one the command
@@ -162,4 +169,4 @@ export type AdminUnits = typeof adminUnits;
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
 
 /** Units that queue jobs: the server's worker looks for them at once. */
-export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'demo.finish', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry']);
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'demo.finish', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry', 'tickets.reanalyze']);

@@ -5,6 +5,7 @@ import { recomputeInChunks } from '../modules/predictions/service.ts';
 import { webhookUrl } from '../modules/connectors/service.ts';
 import { signInLinkUrl } from '../modules/users/service.ts';
 import { loadDemoInUnits } from '../modules/demo/service.ts';
+import { EXAMPLE_TICKET } from '../modules/demo/tickets.ts';
 import { consoleBase } from './users.ts';
 
 const OPTIONS: OptionSpecs = {
@@ -114,11 +115,12 @@ export async function demoCommand(argv: string[]) {
   const base = consoleBase(config).replace(/\/+$/, '');
   const webhook = webhookUrl(result.connector.id, base);
   const signInLink = signInLinkUrl(consoleBase(config), result.signInToken);
-  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, admin_user_id: result.admin.id, admin_email: result.admin.email, sign_in_link: signInLink, ...result.counts }, (r) =>
+  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, admin_user_id: result.admin.id, admin_email: result.admin.email, sign_in_link: signInLink, pending_actions: result.pendingActions, ...result.counts }, (r) =>
     [
       `demo organisation "${r.org}" (${r.org_id}): ${r.customers} customers, ${r.contracts} contracts, ${r.invoices} invoices, ${r.tickets} tickets`,
       ...(truthFile ? [`truth: ${r.truth} rows written to ${truthFile}`] : []),
       `predictions scored; a model is being trained on its history (revintel jobs show ${r.retrain_job_id})`,
+      `${r.pending_actions} agent actions proposed from its latest churn-signal tickets wait in the console's inbox`,
       '',
       `  API key: ${r.secret}`,
       '',
@@ -129,7 +131,7 @@ export async function demoCommand(argv: string[]) {
       `Try: curl -H "Authorization: Bearer ${r.secret}" '${base}/api/customers?sort=arr'`,
       `     curl -H "Authorization: Bearer ${r.secret}" '${base}/api/tickets?churn_signal=cancellation'`,
       `Post a ticket to its help desk (no signature needed):`,
-      `     curl -H 'content-type: application/json' -d '{"ticket":{"id":"T-1","subject":"We will cancel","requester_email":"cfo@example.com"}}' '${r.webhook_url}'`,
+      `     curl -H 'content-type: application/json' -d '${JSON.stringify({ ticket: EXAMPLE_TICKET }).replaceAll("'", "'\\''")}' '${r.webhook_url}'`,
     ].join('\n'),
   );
 }
