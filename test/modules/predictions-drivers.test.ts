@@ -137,10 +137,30 @@ for (const backend of BACKENDS) {
     test('under the scorecard: the identity on every item of every list and single prediction; groups at the neutral values count 0', async () => {
       await recomputePredictions(database.db, { orgId, today: TODAY });
       const singles = await checkEveryRoute();
+      // The demo has customers whose notice is given: their renewal reads "Term ends in N days; notice given".
+      const noticed = singles.filter((s) => s.drivers.find((d) => d.group === 'cancellation_notice')!.features![0]!.value === 1);
+      expect(noticed.length).toBeGreaterThan(0);
+      for (const s of noticed) expect(s.drivers.find((d) => d.group === 'renewal')!.label).toMatch(/^Term ends in \d+ days?; notice given$|^Contract ended/);
       // The scorecard's reference is its neutral customer: a customer without notice is at it there.
       const quiet = singles.find((s) => s.drivers.find((d) => d.group === 'cancellation_notice')!.features![0]!.value === 0)!;
       expect(quiet.drivers.find((d) => d.group === 'cancellation_notice')).toMatchObject({ at_reference: true, impact: 0, points: 0, label: 'Contract running, no notice given' });
     }, 240_000);
+
+    test('a prediction stored before drivers were grouped (one per feature) reads as groups, the identity kept, until its rescore', async () => {
+      const [row] = await queryText<{ customer_id: string; drivers: Driver[] }>(database.db, `select customer_id, drivers from predictions where org_id = $1 order by customer_id limit 1`, [orgId]);
+      const perFeature = row!.drivers.flatMap((d) => d.features!.map((f) => ({ feature: f.feature, label: f.label, value: f.value, impact: f.impact })));
+      await queryText(database.db, `update predictions set drivers = $3::jsonb where org_id = $1 and customer_id = $2`, [orgId, row!.customer_id, JSON.stringify(perFeature)]);
+      const single = (await call(app, 'GET', `/api/cfo/predictions/${row!.customer_id}`, { key })).body.data as Item;
+      expect(Value.Check(Prediction, single)).toBe(true);
+      expect(Math.abs(sigmoid(logitOf(single)) - single.probability)).toBeLessThan(1e-9);
+      expect(single.drivers.map((d) => d.group).sort()).toEqual([...DRIVER_GROUPS].sort());
+      const listed = (await call(app, 'GET', `/api/cfo/predictions?customer_id=${row!.customer_id}`, { key })).body.data as Item[];
+      expect(Value.Check(Prediction, listed[0])).toBe(true);
+      checkListItem(listed[0]!);
+      await recomputePredictions(database.db, { orgId, today: TODAY, customerIds: [row!.customer_id] });
+      const [after] = await queryText<{ drivers: Driver[] }>(database.db, `select drivers from predictions where org_id = $1 and customer_id = $2`, [orgId, row!.customer_id]);
+      expect(after!.drivers.every((d) => 'group' in d)).toBe(true);
+    });
 
     test('under a logistic model trained on the demo: the same, and its reference is a typical customer (most groups of a quiet one at 0)', async () => {
       const history = await gatherHistory(localRunner(database.db, historyUnits), { orgId, today: TODAY, horizonDays: 90, graceDays: 30, days: trainingDays(TODAY, SETTINGS), maxCustomers: 25_000 });
