@@ -458,6 +458,8 @@ export interface FeatureQuery {
   population: 'active' | 'scored';
   graceDays: number;
   customerIds?: string[];
+  /** Write the labels (default): a training snapshot reads values only, and skips them. */
+  labels?: boolean;
 }
 
 /** The features of an organisation's customers at `day`. */
@@ -466,6 +468,7 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
   const rows = query.customerIds
     ? await queryText<Raw>(db, FEATURES_SQL.customers, [...params, query.customerIds])
     : await queryText<Raw>(db, FEATURES_SQL.organisation, params);
+  const labelled = query.labels !== false;
   return rows.map((raw) => {
     const numeric: Raw = { ...raw, arr: Number(raw.arr), arr_monthly: Number(raw.arr_monthly), seats: Number(raw.seats), arr_before: Number(raw.arr_before), seats_before: Number(raw.seats_before), overdue_amount: Number(raw.overdue_amount) };
     const missing: Source[] = [];
@@ -477,8 +480,8 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
       currency: raw.currency,
       segment: raw.segment,
       values: FEATURES.map((f) => f.value(context)),
-      labels: FEATURES.map((f) => f.label(context)),
-      groupLabels: Object.fromEntries(DRIVER_GROUPS.map((g) => [g, GROUP_LABELS[g](context)])) as Record<DriverGroup, string>,
+      labels: labelled ? FEATURES.map((f) => f.label(context)) : [],
+      groupLabels: (labelled ? Object.fromEntries(DRIVER_GROUPS.map((g) => [g, GROUP_LABELS[g](context)])) : {}) as Record<DriverGroup, string>,
       missing,
       arr: numeric.arr,
       renewalDate: raw.renewal_date,
