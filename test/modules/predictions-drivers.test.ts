@@ -11,7 +11,8 @@ import { queryText, type Db } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units.ts';
 import { adminUnits } from '../../src/admin/units.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
-import { DRIVER_GROUPS, FEATURE_KEYS, PRIOR_SCORECARD } from '../../src/modules/predictions/features.ts';
+import { DRIVER_GROUPS, FEATURE_KEYS, FEATURES, PRIOR_SCORECARD, type DriverGroup } from '../../src/modules/predictions/features.ts';
+import { groupedDrivers, listDrivers } from '../../src/modules/predictions/drivers.ts';
 import { trainingDays } from '../../src/modules/predictions/fitting.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
@@ -78,6 +79,27 @@ function checkSingle(item: Item) {
     for (const f of renewal.features!) expect(f.label).not.toMatch(/auto-renewing|Renews automatically/);
   }
 }
+
+describe('grouping a prediction (no database)', () => {
+  // Every feature at the scorecard's neutral value but a notice and two tickets speaking of leaving.
+  const values = FEATURES.map((f) => (f.key === 'cancellation_notice' ? 1 : f.key === 'churn_signal_tickets_90d' ? Math.log1p(2) : f.neutral));
+  const row = { values, labels: FEATURES.map((f) => `label of ${f.key}`), groupLabels: Object.fromEntries(DRIVER_GROUPS.map((g) => [g, `${g} label`])) as Record<DriverGroup, string> };
+  const model = { base: -2, features: PRIOR_SCORECARD.map((f) => ({ key: f.key, weight: f.weight, centre: f.neutral })) };
+
+  test('impacts sum per group; only the groups away from the reference move it; points are σ differences, not additive', () => {
+    const { probability, drivers } = groupedDrivers(model, row);
+    const z = -2 + 3 + 1.2 * Math.log1p(2);
+    expect(probability).toBeCloseTo(sigmoid(z), 14);
+    expect(drivers.map((d) => d.group).slice(0, 2)).toEqual(['cancellation_notice', 'churn_signals']);
+    expect(drivers[0]).toMatchObject({ impact: 3, at_reference: false, label: 'cancellation_notice label', points: Math.round(10_000 * (sigmoid(z) - sigmoid(z - 3))) / 100 });
+    for (const d of drivers.slice(2)) expect(d).toMatchObject({ impact: 0, points: 0, at_reference: true });
+    // Both back at the reference move it by more than their two points summed: points do not add up.
+    expect(100 * (sigmoid(z) - sigmoid(-2))).toBeGreaterThan(drivers[0]!.points + drivers[1]!.points);
+    const listed = listDrivers(drivers, -2);
+    expect(listed.map((d) => d.group)).toEqual([...drivers.slice(0, 5).map((d) => d.group), 'other']);
+    expect(listed[5]).toMatchObject({ impact: 0, points: 0, at_reference: true, label: '6 more drivers' });
+  });
+});
 
 for (const backend of BACKENDS) {
   describe(`drivers on the demo (${backend})`, () => {
