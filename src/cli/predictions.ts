@@ -76,7 +76,7 @@ export async function predictionsCommand(argv: string[]) {
             ['points', 'impact', 'driver'],
           ),
           '',
-          'points: change in probability, in percentage points, were that group the reference customer\'s (not additive); impact: logit units.',
+          'points: what the group adds to the probability, in percentage points, against the reference customer\'s values (they do not add up); impact: logit units.',
         ].join('\n'),
       );
     }

@@ -156,7 +156,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
           </tbody>
         </table>
       </div>
-      <p class="muted">Points: how many percentage points a customer's probability would change were that driver like the model's reference (typical) customer; they do not add up.</p>
+      <p class="muted">Points: how many percentage points a driver adds to (or takes from) the customer's probability, against the model's reference customer in that respect; they do not add up.</p>
     </>
   );
 }

@@ -24,7 +24,7 @@ export interface Driver {
   group: string;
   label: string;
   impact: number;
-  /** Percentage points the probability would change were this group the reference customer's. */
+  /** Percentage points this group adds to the probability against the reference customer's values. */
   points: number;
   at_reference: boolean;
   features?: { feature: string; label: string; value: number; impact: number }[];
@@ -273,8 +273,8 @@ function PredictionPanel({ id }: { id: string }) {
         ))}
       </ul>
       <p class="muted">
-        Points: how many percentage points the probability would change if this were like the model's reference (typical) customer, everything else kept. They do not add up to the
-        probability.
+        Points: how many percentage points each driver adds to (or takes from) the probability, against the model's reference customer in that respect, everything else kept. They
+        do not add up to the probability.
         {drivers.length < p.drivers.length ? ` ${p.drivers.length - drivers.length} more ${p.drivers.length - drivers.length === 1 ? 'area is' : 'areas are'} like the reference customer's or move it by less than 0.05 points.` : ''}
       </p>
     </section>

@@ -3,9 +3,10 @@
 // cancellation notice, segment), its impact the exact sum of its features' impacts, so
 // σ(base_logit + Σ impact) = probability still holds; the features stay underneath as detail.
 //
-// Each driver also says, in percentage points, how much the probability would change if this
-// group's values were the model's reference customer's (its centres: the scorecard's neutral
-// values, a trained model's median customer), every other group held. Points are not additive:
+// Each driver also says, in percentage points, how much this group adds to the probability against
+// the model's reference customer (its centres: the scorecard's neutral values, a trained model's
+// median customer): the probability minus the one it would have were this group's values the
+// reference's, every other group held (positive: it raises the risk). Points are not additive:
 // σ is not linear, so the points of two groups do not sum to the points of both.
 import { DRIVER_GROUPS, FEATURES, type DriverGroup, type FeatureRow } from './features.ts';
 import { sigmoid, type AdditiveModel } from './logistic.ts';
@@ -24,7 +25,7 @@ export interface GroupDriver {
   label: string;
   /** Logit units: the sum of its features' impacts. */
   impact: number;
-  /** Change in probability, in percentage points, were this group the reference customer's. */
+  /** Percentage points this group adds to the probability against the reference customer's values. */
   points: number;
   /** Every feature of the group has the reference customer's value (its impact is then 0). */
   at_reference: boolean;

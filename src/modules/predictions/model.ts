@@ -46,7 +46,7 @@ const Driver = t.Object(
     label: t.String({ description: "the customer's situation in this concept, e.g. \"Term ends in 45 days; notice given\"" }),
     impact: t.Number({ description: "logit units, the sum of its features' impacts: σ(base_logit + Σ impact) = probability" }),
     points: t.Number({
-      description: "change in probability, in percentage points, were this group's values the reference customer's, every other group held; not additive across drivers",
+      description: "percentage points this group adds to the probability: the probability minus the one it would have were this group's values the reference customer's, every other group held (positive raises the risk); not additive across drivers",
     }),
     at_reference: t.Boolean({ description: "every feature of the group has the reference customer's value (impact 0)" }),
     features: t.Optional(t.Array(DriverFeature, { description: 'the per-feature detail, strongest first (single prediction only)' })),
