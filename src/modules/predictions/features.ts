@@ -175,7 +175,10 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     neutral: 0,
     prior: 1,
     value: ({ raw }) => (raw.renewal_no_auto ? 1 : 0),
-    label: ({ raw, day }) => (raw.renewal_no_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, no auto-renew` : 'Nothing due to renew without auto-renew'),
+    label: ({ raw, day }) => {
+      const due = dueDate(raw);
+      return raw.renewal_no_auto && due ? `Renewal in ${plural(days(day, due), 'day')}, no auto-renew` : 'Nothing due to renew without auto-renew';
+    },
   },
   {
     key: 'renewal_due_autorenew',
@@ -184,8 +187,10 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     prior: 0.2,
     value: ({ raw }) => (raw.renewal_auto ? 1 : 0),
     // A contract with notice given does not renew, whatever its auto-renew flag says.
-    label: ({ raw, day }) =>
-      raw.renewal_auto && raw.renewal_date ? (raw.notice ? noticeLabel(raw, day) : `Renews automatically in ${plural(days(day, raw.renewal_date), 'day')}`) : 'Nothing due to renew automatically',
+    label: ({ raw, day }) => {
+      const due = dueDate(raw);
+      return raw.renewal_auto && due ? (raw.notice ? noticeLabel(raw, day) : `Renews automatically in ${plural(days(day, due), 'day')}`) : 'Nothing due to renew automatically';
+    },
   },
   {
     key: 'monthly_billing_share',
@@ -360,9 +365,13 @@ const segmentLabel = (raw: Raw) => (raw.segment ? `Segment: ${raw.segment}` : 'N
 
 export const FEATURE_KEYS = FEATURES.map((f) => f.key);
 
+/** The end of a counting contract within the horizon: the renewal the renewal features speak of.
+ * Every label reads it from here. */
+const dueDate = (raw: Raw) => raw.renewal_date;
+
 /** "Term ends in 45 days; notice given": a contract with notice given runs to its end and stops. */
 function noticeLabel(raw: Raw, day: string): string {
-  const end = raw.renewal_date ?? raw.next_term_end;
+  const end = dueDate(raw) ?? raw.next_term_end;
   return end ? `Term ends in ${plural(days(day, end), 'day')}; notice given` : 'Notice given; no end date set';
 }
 
@@ -379,8 +388,9 @@ const GROUP_LABELS: Record<DriverGroup, (c: Context) => string> = {
   renewal: ({ raw, day }) => {
     if (raw.counted === 0 && raw.last_end) return `Contract ended ${plural(days(raw.last_end, day), 'day')} ago`;
     if (raw.notice) return noticeLabel(raw, day);
-    if (raw.renewal_no_auto && raw.renewal_date) return `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, no auto-renew`;
-    if (raw.renewal_auto && raw.renewal_date) return `Renews automatically in ${plural(days(day, raw.renewal_date), 'day')}`;
+    const due = dueDate(raw);
+    if (raw.renewal_no_auto && due) return `Renewal in ${plural(days(day, due), 'day')}, no auto-renew`;
+    if (raw.renewal_auto && due) return `Renews automatically in ${plural(days(day, due), 'day')}`;
     const left = termEndIn(raw, day);
     return left !== null ? `Term ends in ${plural(left, 'day')}` : 'Month-to-month or evergreen, no fixed term';
   },
