@@ -13,6 +13,7 @@ import { adminUnits } from '../../src/admin/units.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { DRIVER_GROUPS, FEATURE_KEYS, FEATURES, PRIOR_SCORECARD, type DriverGroup } from '../../src/modules/predictions/features.ts';
 import { groupedDrivers, listDrivers } from '../../src/modules/predictions/drivers.ts';
+import { topDrivers } from '../../src/modules/slack/messages.ts';
 import { trainingDays } from '../../src/modules/predictions/fitting.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
@@ -98,6 +99,16 @@ describe('grouping a prediction (no database)', () => {
     const listed = listDrivers(drivers, -2);
     expect(listed.map((d) => d.group)).toEqual([...drivers.slice(0, 5).map((d) => d.group), 'other']);
     expect(listed[5]).toMatchObject({ impact: 0, points: 0, at_reference: true, label: '6 more drivers' });
+  });
+
+  test('chat messages name the strongest drivers with their points, never one at the reference', () => {
+    const { drivers } = groupedDrivers(model, row);
+    expect(topDrivers(drivers)).toEqual([
+      `↑ cancellation_notice label (+${drivers[0]!.points.toFixed(1)} pts)`,
+      `↑ churn_signals label (+${drivers[1]!.points.toFixed(1)} pts)`,
+    ]);
+    // A prediction stored before groups: its labels, without points.
+    expect(topDrivers([{ label: 'Renewal in 31 days, no auto-renew', impact: 1 }])).toEqual(['↑ Renewal in 31 days, no auto-renew']);
   });
 });
 
