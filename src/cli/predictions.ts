@@ -1,24 +1,25 @@
 // revintel predictions list|show|recompute: an organisation's churn predictions from a terminal —
 // who is at risk and why, and a rescore when the operator wants one now.
 import { RISK_BANDS, type RiskBand } from '../db/schema/index.ts';
-import { DATABASE_OPTIONS_HELP, parseCommand, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel predictions <list|show|recompute> [options]
+const OPTIONS: OptionSpecs = {
+  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name', default: 'the only organisation, when there is one' },
+  risk: { type: 'string', value: 'BANDS', description: `list: only these risk bands, a comma list of ${RISK_BANDS.join(', ')}`, default: 'every band' },
+  limit: { type: 'string', value: 'N', description: 'list: how many, the riskiest ARR first (1 to 1000)', default: '20' },
+  retrain: { type: 'boolean', description: 'recompute: fit the model on the history first' },
+};
 
-  list [--org ORG] [--risk ${RISK_BANDS.join(',')}] [--limit N]
+const HELP = helpText({
+  usage: 'revintel predictions <list|show|recompute> [options]',
+  about: `  list [--org ORG] [--risk BANDS] [--limit N]
                                       the riskiest ARR first, with the summary per currency
   show CUSTOMER_ID [--org ORG]        one prediction with every driver
-  recompute [--org ORG] [--retrain]   queue a rescore of every customer (the worker runs it);
-                                      --retrain fits the model on the history first
-
---org may be left out when there is one organisation.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = { org: { type: 'string' }, risk: { type: 'string' }, limit: { type: 'string' }, retrain: { type: 'boolean' } } as const;
+  recompute [--org ORG] [--retrain]   queue a rescore of every customer (the worker runs it)`,
+  options: OPTIONS,
+  settings: DATABASE_SETTINGS,
+});
 
 const percent = (p: number) => `${(100 * p).toFixed(1)}%`;
 const signed = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(3);

@@ -49,12 +49,14 @@ describe('demo data generator', () => {
     expect(share(active)).toBeLessThan(share(beforeChurn) / 2);
     const mean = (rows: typeof data.tickets) => rows.reduce((sum, t) => sum + t.sentiment!, 0) / rows.length;
     expect(mean(beforeChurn)).toBeLessThan(mean(active) - 0.1);
-    // Every ticket is scored, linked to its customer by its requester's domain, and comes before today.
+    // Every ticket is scored, linked to its customer by its requester's domain, and comes before
+    // today (a load in the morning shows no ticket from later that day).
     const domainOf = new Map(data.customers.map((c) => [c.id, c.domain]));
     for (const ticket of data.tickets) {
       expect(ticket.intelligenceMethod).toBe('afinn-165+rules');
       expect(ticket.requesterEmail!.endsWith(`@${domainOf.get(ticket.customerId!)}`)).toBe(true);
-      expect(ticket.sourceCreatedAt! <= new Date(`${TODAY}T12:00:00Z`)).toBe(true);
+      expect(ticket.sourceCreatedAt! < new Date(`${TODAY}T00:00:00Z`)).toBe(true);
+      expect(ticket.sourceUpdatedAt! <= new Date(`${TODAY}T00:00:00Z`)).toBe(true);
     }
     expect(new Set(data.tickets.map((t) => t.statusNormalised))).toEqual(new Set(['open', 'pending', 'solved', 'closed']));
   });

@@ -4,7 +4,7 @@ import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
-import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
+import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
 import { points, visibleDrivers, type Prediction } from './customers.tsx';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
@@ -112,7 +112,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
   return (
     <>
       <Chart options={options} data={data} label={`Renewals of the next 90 days by churn probability: ${upcoming.length} customers`} />
-      <div class="table-wrap" tabIndex={0} role="region" aria-label="Renewals table">
+      <TableScroll label="Renewals table">
         <table>
           <caption>The ten renewals with the most ARR at risk (of {upcoming.length})</caption>
           <thead>
@@ -155,7 +155,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
       <p class="muted">Points: how many percentage points a driver adds to (or takes from) the customer's probability, against the model's reference customer in that respect; they do not add up.</p>
     </>
   );

@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, query } from '../api.ts';
 import { navigate, useLocation } from '../router.ts';
-import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
+import { ProposeAction } from './propose.tsx';
+import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
 
 interface Customer {
   id: string;
@@ -119,7 +120,7 @@ export function CustomersPage() {
             <Empty>{q ? `No customer matches “${q}”.` : sort === 'risk' ? 'No customer has a churn prediction yet.' : 'No customers yet. Import them or run revintel demo.'}</Empty>
           ) : (
             <>
-              <div class="table-wrap" tabIndex={0} role="region" aria-label="Customers table">
+              <TableScroll label="Customers table">
                 <table>
                   <caption class="sr-only">Customers</caption>
                   <thead>
@@ -163,7 +164,7 @@ export function CustomersPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
               <nav class="pager" aria-label="Pages">
                 {cursor ? (
                   <button type="button" class="secondary" onClick={() => history.back()}>
@@ -315,13 +316,16 @@ export function CustomerPage({ id }: { id: string }) {
                 <dd>{c.csm?.name ?? c.csm?.email ?? '—'}</dd>
               </div>
             </dl>
+            <p>
+              <a href={`/agent-actions${query({ customer_id: c.id, status: 'any' })}`}>Actions proposed for {c.name}</a>
+            </p>
             <PredictionPanel id={c.id} />
             <List<{ id: string; name: string; status: string; amount: number; currency: string; billing_interval: string; start_date: string; end_date: string | null; arr: number }>
               title="Contracts"
               path={`/api/contracts?customer_id=${q}&limit=50`}
               empty="No contracts."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Contracts table">
+                <TableScroll label="Contracts table">
                   <table>
                     <thead>
                       <tr>
@@ -346,7 +350,7 @@ export function CustomerPage({ id }: { id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; number: string | null; status: string; amount_due: number; amount_paid: number; currency: string; issued_at: string; due_date: string | null; days_past_due: number }>
@@ -354,7 +358,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/invoices?customer_id=${q}&limit=50`}
               empty="No invoices."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Invoices table">
+                <TableScroll label="Invoices table">
                   <table>
                     <thead>
                       <tr>
@@ -383,7 +387,7 @@ export function CustomerPage({ id }: { id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; subject: string | null; status: string | null; source_created_at: string | null; intelligence: { sentiment: number | null; urgency: string | null; churn_signals: string[] } }>
@@ -391,7 +395,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/tickets?customer_id=${q}&limit=50`}
               empty="No tickets."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Tickets table">
+                <TableScroll label="Tickets table">
                   <table>
                     <thead>
                       <tr>
@@ -416,7 +420,7 @@ export function CustomerPage({ id }: { id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; body?: string; text?: string; created_at: string }>
@@ -433,6 +437,7 @@ export function CustomerPage({ id }: { id: string }) {
                 </ul>
               )}
             />
+            <ProposeAction customer={c} />
           </>
         )}
       </Loading>

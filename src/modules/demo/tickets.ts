@@ -115,7 +115,8 @@ export interface TicketContext {
 
 /** A customer's tickets from its drafts, oldest first. */
 export function ticketRows(random: Random, drafts: TicketDraft[], context: TicketContext): TicketInsert[] {
-  const todayMs = Date.parse(`${context.today}T12:00:00Z`);
+  // Today's start: no ticket, nor its last update, comes after it.
+  const todayMs = Date.parse(`${context.today}T00:00:00Z`);
   const sorted = [...drafts].sort((a, b) => a.at - b.at);
   return sorted.map(({ at: createdAt, mood }, n) => {
     const template: Template = random.pick(TEMPLATES[mood]);

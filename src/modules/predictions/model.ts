@@ -4,6 +4,9 @@ import { currency, day, enumOf, instant, nullable } from '../../lib/record-field
 import { MODEL_KINDS } from './training.ts';
 import { DRIVER_GROUPS } from './features.ts';
 
+/** What `min_probability` may be (a churn probability). */
+export const PROBABILITY_RANGE = { min: 0, max: 1 } as const;
+
 export const PREDICTION_SORTS = ['-arr_at_risk', '-probability', 'renewal_date'] as const;
 export type PredictionSort = (typeof PREDICTION_SORTS)[number];
 
