@@ -19,7 +19,7 @@ import { recordAudit } from '../modules/audit/service.ts';
 import { notFound } from '../lib/errors.ts';
 import type { JobState } from '../db/schema/index.ts';
 import { listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
-import { getPrediction, listPredictions, predictionsMeta, presentPrediction } from '../modules/predictions/read.ts';
+import { getPrediction, listPredictions, predictionsMeta, presentPrediction, presentPredictionItem } from '../modules/predictions/read.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
 import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } from '../modules/predictions/backtests.ts';
 import { historyUnits } from '../modules/predictions/history.ts';
@@ -125,7 +125,7 @@ export const adminUnits = {
     const org = await importTarget(db, { org: input.org });
     const filters = { risk: input.risk };
     const rows = await listPredictions(db, { orgId: org.id, filters, sort: '-arr_at_risk', limit: input.limit });
-    return { items: rows.slice(0, input.limit).map(presentPrediction), meta: await predictionsMeta(db, org.id, filters, predictionSettings().horizonDays) };
+    return { items: rows.slice(0, input.limit).map(presentPredictionItem), meta: await predictionsMeta(db, org.id, filters, predictionSettings().horizonDays) };
   },
   'predictions.show': async (db: Db, input: { org?: string; customer: string }) => {
     const org = await importTarget(db, { org: input.org });

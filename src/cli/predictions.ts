@@ -22,6 +22,13 @@ const HELP = helpText({
 });
 
 const percent = (p: number) => `${(100 * p).toFixed(1)}%`;
+const signed = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(3);
+const signedPoints = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} pp`;
+/** The strongest driver group that is not the sum of the rest, with its points. */
+const topDriver = (drivers: { group: string; label: string; points: number }[]) => {
+  const top = drivers.find((d) => d.group !== 'other');
+  return top ? `${top.label} (${signedPoints(top.points)})` : null;
+};
 const money = (minor: number, currency: string) => `${Math.round(minor / 100).toLocaleString('en-US')} ${currency}`;
 
 export async function predictionsCommand(argv: string[]) {
@@ -42,7 +49,7 @@ export async function predictionsCommand(argv: string[]) {
       return cmd.print(result, (r) =>
         [
           table(
-            r.items.map((p) => ({ customer: `${p.customer_name} (${p.customer_id})`, risk: p.risk, probability: percent(p.probability), arr_at_risk: money(p.arr_at_risk, p.currency), renewal: p.renewal_date, top_driver: p.drivers[0]?.label ?? null })),
+            r.items.map((p) => ({ customer: `${p.customer_name} (${p.customer_id})`, risk: p.risk, probability: percent(p.probability), arr_at_risk: money(p.arr_at_risk, p.currency), renewal: p.renewal_date, top_driver: topDriver(p.drivers) })),
             ['customer', 'risk', 'probability', 'arr_at_risk', 'renewal', 'top_driver'],
           ),
           '',
@@ -61,7 +68,16 @@ export async function predictionsCommand(argv: string[]) {
           `ARR ${money(x.arr, x.currency)}, at risk ${money(x.arr_at_risk, x.currency)}; renewal ${x.renewal_date ?? '-'}; model ${x.model_kind} ${x.model_id}; predicted ${x.predicted_at}${x.stale ? ' (stale: a recompute is coming)' : ''}`,
           ...(x.missing_signals.length ? [`missing: ${x.missing_signals.join(', ')}`] : []),
           '',
-          table(x.drivers.map((d) => ({ impact: (d.impact >= 0 ? '+' : '') + d.impact.toFixed(3), driver: d.label })), ['impact', 'driver']),
+          table(
+            x.drivers.flatMap((d) => [
+              { points: signedPoints(d.points), impact: signed(d.impact), driver: d.label },
+              // Each group's features beneath it, indented.
+              ...(d.features ?? []).filter((f) => f.impact !== 0).map((f) => ({ points: '', impact: signed(f.impact), driver: `  ${f.label}` })),
+            ]),
+            ['points', 'impact', 'driver'],
+          ),
+          '',
+          'points: what the group adds to the probability, in percentage points, against the reference customer\'s values (they do not add up); impact: logit units.',
         ].join('\n'),
       );
     }

@@ -2,7 +2,7 @@
 // in-process on a free port, with the demo organisation's data: the first sign-in from a one-time
 // link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
 // and a signed ticket seen among its deliveries, actions approved, rejected and snoozed in the inbox,
-// a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
+// a customer's drivers in plain words with points, a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
 // made admin, a cross-origin form post refused, and sign-out ending the session. Screenshots of
 // every page at 1280 and 375 px go to test-output/screenshots/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -250,6 +250,43 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('cell', { name: adminEmail, exact: true }).waitFor();
     await screenshots(page, 'users');
+  });
+
+  test("a customer's page shows its drivers as groups in plain words with points (not logits), none at the reference customer's values; the CFO table names the main drivers", async () => {
+    const { page } = admin;
+    const deadline = Date.now() + 30_000;
+    let riskiest: { customer_id: string } | undefined;
+    while (Date.now() < deadline && !riskiest) {
+      riskiest = (await asDemo<{ customer_id: string }[]>('/api/cfo/predictions?sort=-probability&limit=1'))[0];
+      if (!riskiest) await Bun.sleep(200);
+    }
+    const prediction = await asDemo<{ drivers: { group: string; label: string; points: number; at_reference: boolean }[] }>(`/api/cfo/predictions/${riskiest!.customer_id}`);
+    // Those not at the reference that move it by 0.05 points or more, largest points first.
+    const shown = prediction.drivers.filter((d) => !d.at_reference && Math.abs(d.points) >= 0.05).sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.length).toBeLessThan(prediction.drivers.length);
+    await page.goto(`${app.url}/customers/${encodeURIComponent(riskiest!.customer_id)}`);
+    const list = page.getByRole('list', { name: 'Drivers of the churn probability' });
+    await list.waitFor();
+    const items = list.locator(':scope > li');
+    expect(await items.count()).toBe(shown.length);
+    for (const [i, d] of shown.entries()) {
+      const item = items.nth(i);
+      expect(await item.getAttribute('data-group')).toBe(d.group);
+      const text = (await item.locator(':scope > span').first().textContent())!;
+      expect(text.startsWith(d.label)).toBe(true);
+      expect(await item.locator('.num').textContent()).toBe(`${d.points >= 0 ? '+' : '−'}${Math.abs(d.points).toFixed(1)} pts`);
+    }
+    const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Churn prediction' }) });
+    const panelText = (await panel.textContent())!;
+    expect(panelText).not.toMatch(/raises risk|lowers risk|\(-?\d+\.\d\d\)/);
+    expect(panelText).toContain('They do not add up');
+    await screenshots(page, 'customer-drivers');
+    await page.goto(`${app.url}/cfo`);
+    await page.getByRole('columnheader', { name: 'Main drivers (points)' }).waitFor();
+    const cells = await page.locator('td.drivers-cell').allTextContents();
+    expect(cells.length).toBeGreaterThan(0);
+    for (const cell of cells) expect(cell).toMatch(/\([+−]\d+\.\d pts\)|^—$/);
   });
 
   test('an action rejected in the inbox (with a comment) is rejected in the API and listed under rejected', async () => {

@@ -5,7 +5,7 @@ import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
 import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
-import type { Prediction } from './customers.tsx';
+import { points, visibleDrivers, type Prediction } from './customers.tsx';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
 type Band = (typeof BANDS)[number];
@@ -129,6 +129,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
               <th scope="col" class="num">
                 ARR at risk
               </th>
+              <th scope="col">Main drivers (points)</th>
             </tr>
           </thead>
           <tbody>
@@ -144,11 +145,18 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
                 <td class="num">{percent(p.probability)}</td>
                 <td class="num">{money(p.arr, p.currency)}</td>
                 <td class="num">{money(p.arr_at_risk, p.currency)}</td>
+                <td class="drivers-cell">
+                  {visibleDrivers(p.drivers)
+                    .slice(0, 2)
+                    .map((d) => `${d.label} (${points(d.points)})`)
+                    .join('; ') || '—'}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       </TableScroll>
+      <p class="muted">Points: how many percentage points a driver adds to (or takes from) the customer's probability, against the model's reference customer in that respect; they do not add up.</p>
     </>
   );
 }

@@ -20,6 +20,26 @@ interface Customer {
   csm: { name?: string | null; email?: string | null } | null;
 }
 
+/** A driver group of a prediction (`other`, on list items, sums the groups after the five strongest). */
+export interface Driver {
+  group: string;
+  label: string;
+  impact: number;
+  /** Percentage points this group adds to the probability against the reference customer's values. */
+  points: number;
+  at_reference: boolean;
+  features?: { feature: string; label: string; value: number; impact: number }[];
+}
+
+/** "+4.2 pts", "−0.8 pts": a change in probability, in percentage points. */
+export const points = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} pts`;
+
+/** The drivers a person reads: groups away from the reference customer that move the probability
+ * by a visible amount (0.05 points or more), never the `other` sum of a list item; largest points
+ * first (the API orders by logit impact, which σ bends). */
+export const visibleDrivers = (drivers: Driver[]) =>
+  drivers.filter((d) => d.group !== 'other' && !d.at_reference && Math.abs(d.points) >= 0.05).sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
+
 export interface Prediction {
   customer_id: string;
   customer_name: string;
@@ -31,7 +51,7 @@ export interface Prediction {
   arr_at_risk: number;
   horizon_days: number;
   renewal_date: string | null;
-  drivers: { feature: string; label: string; value: number; impact: number }[];
+  drivers: Driver[];
   data_completeness: number;
   missing_signals: string[];
   stale: boolean;
@@ -191,9 +211,9 @@ function PredictionPanel({ id }: { id: string }) {
   if (state.loading) return <Spinner />;
   const p = state.data;
   if (!p) return <Empty>No churn prediction yet: this customer has not been scored.</Empty>;
-  // Drivers that moved the score (a rounded 0.00 says nothing); the strongest sets the bars' scale.
-  const drivers = p.drivers.filter((d) => Math.abs(d.impact) >= 0.005);
-  const strongest = Math.max(...drivers.map((d) => Math.abs(d.impact)), 0.0001);
+  // Points, not logits: what a CS lead can weigh. The strongest sets the bars' scale.
+  const drivers = visibleDrivers(p.drivers);
+  const strongest = Math.max(...drivers.map((d) => Math.abs(d.points)), 0.01);
   return (
     <section class="panel">
       <h2>Churn prediction</h2>
@@ -226,20 +246,38 @@ function PredictionPanel({ id }: { id: string }) {
         </div>
       </dl>
       <h3>Drivers</h3>
-      <ul class="drivers">
+      <ul class="drivers" aria-label="Drivers of the churn probability">
         {drivers.map((d) => (
-          <li key={d.feature}>
-            <span>{d.label}</span>
+          <li key={d.group} data-group={d.group}>
+            <span>
+              {d.label}
+              {d.features && d.features.filter((f) => f.impact !== 0).length > 1 ? (
+                <details>
+                  <summary class="muted">detail</summary>
+                  <ul>
+                    {d.features
+                      .filter((f) => f.impact !== 0)
+                      .map((f) => (
+                        <li key={f.feature}>{f.label}</li>
+                      ))}
+                  </ul>
+                </details>
+              ) : null}
+            </span>
             <span class="bar-track" aria-hidden="true">
-              <span class={`bar ${d.impact >= 0 ? 'up' : 'down'}`} style={{ width: `${(Math.abs(d.impact) / strongest) * 100}%` }} />
+              <span class={`bar ${d.points >= 0 ? 'up' : 'down'}`} style={{ width: `${(Math.abs(d.points) / strongest) * 100}%` }} />
             </span>
             <span class="num">
-              {d.impact >= 0 ? 'raises' : 'lowers'} risk ({d.impact.toFixed(2)})
+              {points(d.points)}
             </span>
           </li>
         ))}
       </ul>
-      {drivers.length < p.drivers.length ? <p class="muted">{p.drivers.length - drivers.length} other signals had no effect on this score.</p> : null}
+      <p class="muted">
+        Points: how many percentage points each driver adds to (or takes from) the probability, against the model's reference customer in that respect, everything else kept. They
+        do not add up to the probability.
+        {drivers.length < p.drivers.length ? ` ${p.drivers.length - drivers.length} more ${p.drivers.length - drivers.length === 1 ? 'area is' : 'areas are'} like the reference customer's or move it by less than 0.05 points.` : ''}
+      </p>
     </section>
   );
 }

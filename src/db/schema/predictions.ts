@@ -60,7 +60,8 @@ export const predictions = pgTable(
     currency: text('currency').notNull(),
     renewalDate: date('renewal_date', { mode: 'string' }),
     /** Every feature's {feature, label, value, impact}, by |impact|. */
-    drivers: jsonb('drivers').$type<{ feature: string; label: string; value: number; impact: number }[]>().notNull(),
+    /** Grouped by concept with their features (drivers.ts); one per feature before groups. */
+    drivers: jsonb('drivers').$type<({ group: string; label: string; impact: number; points: number; at_reference: boolean; features?: unknown[] } | { feature: string; label: string; value: number; impact: number })[]>().notNull(),
     dataCompleteness: real('data_completeness').notNull(),
     missingSignals: jsonb('missing_signals').$type<string[]>().notNull(),
     predictedAt: timestamptz('predicted_at').notNull().defaultNow(),

@@ -20,7 +20,7 @@ import { getBacktest, latestBacktest, requestBacktest } from './backtests.ts';
 import { backtestJob } from '../../jobs/kinds/predictions-backtest.ts';
 import { requestRecompute } from './requests.ts';
 import { utcToday } from '../../lib/today.ts';
-import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, predictionsVersion, presentModel, presentPrediction, type PredictionFilters } from './read.ts';
+import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, predictionsVersion, presentModel, presentPrediction, presentPredictionItem, type PredictionFilters } from './read.ts';
 import { predictionSettings } from './settings.ts';
 
 export const PREDICTION_ROUTES = {
@@ -84,7 +84,7 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
           sort,
           fetch: (limit) => listPredictions(db, { orgId, filters, sort, limit, cursor: query.cursor }),
           positionOf: (row) => ({ value: row.sort_value!, id: row.customer_id }),
-          present: presentPrediction,
+          present: presentPredictionItem,
           // The summary covers the whole filtered set, not the page.
           meta: async () => ({ ...(await predictionsMeta(db, orgId, filters, horizonDays)) }),
         });
