@@ -4,8 +4,8 @@ import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
-import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
-import { Renewal, type Prediction } from './customers.tsx';
+import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
+import { points, Renewal, visibleDrivers, type Prediction } from './customers.tsx';
 import { againstScorecard, explainWarning, interval, type AucFigures } from '../../modules/predictions/backtest-words.ts';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
@@ -115,7 +115,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
   return (
     <>
       <Chart options={options} data={data} label={`Renewals of the next 90 days by churn probability: ${upcoming.length} customers`} />
-      <div class="table-wrap" tabIndex={0} role="region" aria-label="Renewals table">
+      <TableScroll label="Renewals table">
         <table>
           <caption>The ten renewals with the most ARR at risk (of {upcoming.length})</caption>
           <thead>
@@ -132,6 +132,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
               <th scope="col" class="num">
                 ARR at risk
               </th>
+              <th scope="col">Main drivers (points)</th>
             </tr>
           </thead>
           <tbody>
@@ -149,11 +150,18 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
                 <td class="num">{percent(p.probability)}</td>
                 <td class="num">{money(p.arr, p.currency)}</td>
                 <td class="num">{money(p.arr_at_risk, p.currency)}</td>
+                <td class="drivers-cell">
+                  {visibleDrivers(p.drivers)
+                    .slice(0, 2)
+                    .map((d) => `${d.label} (${points(d.points)})`)
+                    .join('; ') || '—'}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
+      <p class="muted">Points: how many percentage points a driver adds to (or takes from) the customer's probability, against the model's reference customer in that respect; they do not add up.</p>
     </>
   );
 }

@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, query } from '../api.ts';
 import { navigate, useLocation } from '../router.ts';
-import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
+import { ProposeAction } from './propose.tsx';
+import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
 
 interface Customer {
   id: string;
@@ -21,6 +22,26 @@ interface Customer {
   csm: { name?: string | null; email?: string | null } | null;
 }
 
+/** A driver group of a prediction (`other`, on list items, sums the groups after the five strongest). */
+export interface Driver {
+  group: string;
+  label: string;
+  impact: number;
+  /** Percentage points this group adds to the probability against the reference customer's values. */
+  points: number;
+  at_reference: boolean;
+  features?: { feature: string; label: string; value: number; impact: number }[];
+}
+
+/** "+4.2 pts", "−0.8 pts": a change in probability, in percentage points. */
+export const points = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} pts`;
+
+/** The drivers a person reads: groups away from the reference customer that move the probability
+ * by a visible amount (0.05 points or more), never the `other` sum of a list item; largest points
+ * first (the API orders by logit impact, which σ bends). */
+export const visibleDrivers = (drivers: Driver[]) =>
+  drivers.filter((d) => d.group !== 'other' && !d.at_reference && Math.abs(d.points) >= 0.05).sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
+
 export interface Prediction {
   customer_id: string;
   customer_name: string;
@@ -33,7 +54,7 @@ export interface Prediction {
   horizon_days: number;
   renewal_date: string | null;
   renewing: boolean | null;
-  drivers: { feature: string; label: string; value: number; impact: number }[];
+  drivers: Driver[];
   data_completeness: number;
   missing_signals: string[];
   stale: boolean;
@@ -102,7 +123,7 @@ export function CustomersPage() {
             <Empty>{q ? `No customer matches “${q}”.` : sort === 'risk' ? 'No customer has a churn prediction yet.' : 'No customers yet. Import them or run revintel demo.'}</Empty>
           ) : (
             <>
-              <div class="table-wrap" tabIndex={0} role="region" aria-label="Customers table">
+              <TableScroll label="Customers table">
                 <table>
                   <caption class="sr-only">Customers</caption>
                   <thead>
@@ -148,7 +169,7 @@ export function CustomersPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
               <nav class="pager" aria-label="Pages">
                 {cursor ? (
                   <button type="button" class="secondary" onClick={() => history.back()}>
@@ -195,9 +216,9 @@ function PredictionPanel({ id }: { id: string }) {
   if (state.loading) return <Spinner />;
   const p = state.data;
   if (!p) return <Empty>No churn prediction yet: this customer has not been scored.</Empty>;
-  // Drivers that moved the score (a rounded 0.00 says nothing); the strongest sets the bars' scale.
-  const drivers = p.drivers.filter((d) => Math.abs(d.impact) >= 0.005);
-  const strongest = Math.max(...drivers.map((d) => Math.abs(d.impact)), 0.0001);
+  // Points, not logits: what a CS lead can weigh. The strongest sets the bars' scale.
+  const drivers = visibleDrivers(p.drivers);
+  const strongest = Math.max(...drivers.map((d) => Math.abs(d.points)), 0.01);
   return (
     <section class="panel">
       <h2>Churn prediction</h2>
@@ -230,20 +251,38 @@ function PredictionPanel({ id }: { id: string }) {
         </div>
       </dl>
       <h3>Drivers</h3>
-      <ul class="drivers">
+      <ul class="drivers" aria-label="Drivers of the churn probability">
         {drivers.map((d) => (
-          <li key={d.feature}>
-            <span>{d.label}</span>
+          <li key={d.group} data-group={d.group}>
+            <span>
+              {d.label}
+              {d.features && d.features.filter((f) => f.impact !== 0).length > 1 ? (
+                <details>
+                  <summary class="muted">detail</summary>
+                  <ul>
+                    {d.features
+                      .filter((f) => f.impact !== 0)
+                      .map((f) => (
+                        <li key={f.feature}>{f.label}</li>
+                      ))}
+                  </ul>
+                </details>
+              ) : null}
+            </span>
             <span class="bar-track" aria-hidden="true">
-              <span class={`bar ${d.impact >= 0 ? 'up' : 'down'}`} style={{ width: `${(Math.abs(d.impact) / strongest) * 100}%` }} />
+              <span class={`bar ${d.points >= 0 ? 'up' : 'down'}`} style={{ width: `${(Math.abs(d.points) / strongest) * 100}%` }} />
             </span>
             <span class="num">
-              {d.impact >= 0 ? 'raises' : 'lowers'} risk ({d.impact.toFixed(2)})
+              {points(d.points)}
             </span>
           </li>
         ))}
       </ul>
-      {drivers.length < p.drivers.length ? <p class="muted">{p.drivers.length - drivers.length} other signals had no effect on this score.</p> : null}
+      <p class="muted">
+        Points: how many percentage points each driver adds to (or takes from) the probability, against the model's reference customer in that respect, everything else kept. They
+        do not add up to the probability.
+        {drivers.length < p.drivers.length ? ` ${p.drivers.length - drivers.length} more ${p.drivers.length - drivers.length === 1 ? 'area is' : 'areas are'} like the reference customer's or move it by less than 0.05 points.` : ''}
+      </p>
     </section>
   );
 }
@@ -296,13 +335,16 @@ export function CustomerPage({ id }: { id: string }) {
                 <dd>{c.csm?.name ?? c.csm?.email ?? '—'}</dd>
               </div>
             </dl>
+            <p>
+              <a href={`/agent-actions${query({ customer_id: c.id, status: 'any' })}`}>Actions proposed for {c.name}</a>
+            </p>
             <PredictionPanel id={c.id} />
             <List<{ id: string; name: string; status: string; amount: number; currency: string; billing_interval: string; start_date: string; end_date: string | null; arr: number; counts_today: boolean }>
               title="Contracts"
               path={`/api/contracts?customer_id=${q}&limit=50`}
               empty="No contracts."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Contracts table">
+                <TableScroll label="Contracts table">
                   <table>
                     <thead>
                       <tr>
@@ -329,7 +371,7 @@ export function CustomerPage({ id }: { id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; number: string | null; status: string; amount_due: number; amount_paid: number; currency: string; issued_at: string; due_date: string | null; days_past_due: number }>
@@ -337,7 +379,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/invoices?customer_id=${q}&limit=50`}
               empty="No invoices."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Invoices table">
+                <TableScroll label="Invoices table">
                   <table>
                     <thead>
                       <tr>
@@ -366,7 +408,7 @@ export function CustomerPage({ id }: { id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; subject: string | null; status: string | null; source_created_at: string | null; intelligence: { sentiment: number | null; urgency: string | null; churn_signals: string[] } }>
@@ -374,7 +416,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/tickets?customer_id=${q}&limit=50`}
               empty="No tickets."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Tickets table">
+                <TableScroll label="Tickets table">
                   <table>
                     <thead>
                       <tr>
@@ -399,7 +441,7 @@ export function CustomerPage({ id }: { id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; body?: string; text?: string; created_at: string }>
@@ -416,6 +458,7 @@ export function CustomerPage({ id }: { id: string }) {
                 </ul>
               )}
             />
+            <ProposeAction customer={c} />
           </>
         )}
       </Loading>

@@ -63,7 +63,8 @@ export const predictions = pgTable(
     /** False when notice was given on the contract ending on renewal_date; null without one. */
     renewing: boolean('renewing'),
     /** Every feature's {feature, label, value, impact}, by |impact|. */
-    drivers: jsonb('drivers').$type<{ feature: string; label: string; value: number; impact: number }[]>().notNull(),
+    /** Grouped by concept with their features (drivers.ts); one per feature before groups. */
+    drivers: jsonb('drivers').$type<({ group: string; label: string; impact: number; points: number; at_reference: boolean; features?: unknown[] } | { feature: string; label: string; value: number; impact: number })[]>().notNull(),
     dataCompleteness: real('data_completeness').notNull(),
     missingSignals: jsonb('missing_signals').$type<string[]>().notNull(),
     predictedAt: timestamptz('predicted_at').notNull().defaultNow(),

@@ -31,7 +31,7 @@ export const historyUnits = {
   ],
   /** The features of those of `customerIds` active at `day`. */
   'predictions.snapshot-features': async (db: Db, args: { orgId: string; day: string; horizonDays: number; graceDays: number; customerIds: string[] }) =>
-    (await featuresAt(db, { ...args, population: 'active' })).map((row) => ({ customerId: row.customerId, values: row.values, noticeKnown: row.noticeKnown })),
+    (await featuresAt(db, { ...args, population: 'active', labels: false })).map((row) => ({ customerId: row.customerId, values: row.values, noticeKnown: row.noticeKnown })),
 };
 
 export type HistoryUnits = typeof historyUnits;

@@ -9,6 +9,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { decodeCursor, type CursorKind } from '../../lib/pagination.ts';
 import type { PredictionSort } from './model.ts';
 import { customerMatches } from '../customers/service.ts';
+import { asGroups, listDrivers, type GroupDriver } from './drivers.ts';
 
 export interface PredictionRow {
   customer_id: string;
@@ -23,7 +24,7 @@ export interface PredictionRow {
   horizon_days: number;
   renewal_date: string | null;
   renewing: boolean | null;
-  drivers: { feature: string; label: string; value: number; impact: number }[];
+  drivers: GroupDriver[];
   data_completeness: number;
   missing_signals: string[];
   stale: boolean;
@@ -65,10 +66,11 @@ function filtersSql(orgId: string, filters: PredictionFilters): SQL {
     where p.org_id = ${orgId} and c.deleted_at is null ${andAll(where)}`;
 }
 
-const ITEM_COLUMNS = (driverLimit: number | null) => sql`
+/** `full`: every driver with its features (one prediction); a list item's come without them. */
+const ITEM_COLUMNS = (full: boolean) => sql`
   p.customer_id, c.name as customer_name, p.probability, p.base_logit, p.risk, p.previous_risk, p.arr, p.currency,
   round(p.arr * p.probability)::bigint as arr_at_risk, p.horizon_days, p.renewal_date::text as renewal_date, p.renewing,
-  ${driverLimit === null ? sql`p.drivers` : sql`(select coalesce(jsonb_agg(d order by n), '[]'::jsonb) from jsonb_array_elements(p.drivers) with ordinality as x(d, n) where n <= ${driverLimit})`} as drivers,
+  ${full ? sql`p.drivers` : sql`(select coalesce(jsonb_agg(d - 'features' order by n), '[]'::jsonb) from jsonb_array_elements(p.drivers) with ordinality as x(d, n))`} as drivers,
   p.data_completeness, p.missing_signals,
   exists (select 1 from risk_input_changes r where r.org_id = p.org_id and r.customer_id = p.customer_id) as stale,
   p.model_id, m.kind as model_kind, ${isoTime(sql`p.predicted_at`)} as predicted_at`;
@@ -85,7 +87,7 @@ export async function listPredictions(db: Db, input: { orgId: string; filters: P
   }
   return queryRows<PredictionRow>(
     db,
-    sql`select ${ITEM_COLUMNS(5)}, ${sort.value} as sort_value
+    sql`select ${ITEM_COLUMNS(false)}, ${sort.value} as sort_value
       ${filtersSql(input.orgId, input.filters)} ${after}
       order by ${orderValue} ${direction}, p.customer_id ${direction} ${limitTo(input.limit + 1)}`,
   );
@@ -171,21 +173,40 @@ export async function predictionsMeta(db: Db, orgId: string, filters: Prediction
 /** One customer's prediction with every driver; 404 `not_found` for an unknown customer,
  * `not_scored` for one without a prediction. */
 export async function getPrediction(db: Db, orgId: string, customerId: string): Promise<PredictionRow> {
-  const [row] = await queryRows<PredictionRow>(db, sql`select ${ITEM_COLUMNS(null)} ${filtersSql(orgId, { customerId })}`);
+  const [row] = await queryRows<PredictionRow>(db, sql`select ${ITEM_COLUMNS(true)} ${filtersSql(orgId, { customerId })}`);
   if (row) return row;
   const [customer] = await queryRows<{ id: string }>(db, sql`select id from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`);
   if (!customer) throw notFound(`Customer ${customerId}`);
   throw new AppError('not_scored', `Customer ${customerId} has no churn prediction: it is churned, or has no contract that counts today or ended within the grace period`);
 }
 
+/** A driver with its keys in the order the API documents (jsonb keeps its own order). */
+const presentDriver = (d: GroupDriver, full: boolean) => ({
+  group: d.group,
+  label: d.label,
+  impact: d.impact,
+  points: d.points,
+  at_reference: d.at_reference,
+  ...(full ? { features: (d.features ?? []).map((f) => ({ feature: f.feature, label: f.label, value: f.value, ...(f.reference === undefined ? {} : { reference: f.reference }), impact: f.impact })) } : {}),
+});
+
+/** One prediction with every driver group and its features. */
 export function presentPrediction(row: PredictionRow) {
+  return present(row, asGroups(row.drivers, row.base_logit).map((d) => presentDriver(d, true)));
+}
+
+/** A list item: the five strongest driver groups and `other`, the sum of the rest. */
+export function presentPredictionItem(row: PredictionRow) {
+  return present(row, listDrivers(row.drivers, row.base_logit).map((d) => presentDriver(d, false)));
+}
+
+function present(row: PredictionRow, drivers: ReturnType<typeof presentDriver>[]) {
   const { sort_value: _sort, ...rest } = row;
   return {
     ...rest,
     arr: Number(row.arr),
     arr_at_risk: Number(row.arr_at_risk),
-    // jsonb keeps its keys in its own order: each driver reads feature first again.
-    drivers: row.drivers.map((d) => ({ feature: d.feature, label: d.label, value: d.value, impact: d.impact })),
+    drivers,
     data_completeness: Math.round(row.data_completeness * 1e6) / 1e6,
   };
 }

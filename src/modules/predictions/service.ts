@@ -9,8 +9,9 @@ import { queryText, type Db } from '../../db/client.ts';
 import { nextSizeByTime } from '../../db/units.ts';
 import type { RiskBand } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
-import { FEATURES, featuresAt, PRIOR_SCORECARD, type Source } from './features.ts';
-import { explain, type AdditiveModel } from './logistic.ts';
+import { featuresAt, PRIOR_SCORECARD, type Source } from './features.ts';
+import { groupedDrivers } from './drivers.ts';
+import type { AdditiveModel } from './logistic.ts';
 import { priorModel } from './training.ts';
 import { predictionSettings, type PredictionSettings } from './settings.ts';
 import { fireRiskRises } from '../agent-actions/rules.ts';
@@ -21,7 +22,6 @@ export function riskBand(probability: number, bands: PredictionSettings['riskBan
 
 /** The sources a prediction reads: contracts (always there for a scored customer), invoices, tickets. */
 const SOURCES = 3;
-const FEATURE_INDEX = new Map(FEATURES.map((f, j) => [f.key, j]));
 
 /** The organisation's model in force for the horizon; the scorecard is stored as its first. */
 export async function activeModel(db: Db, orgId: string, settings: PredictionSettings): Promise<{ id: string; kind: string; parameters: AdditiveModel }> {
@@ -135,7 +135,7 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
   const model = await activeModel(db, args.orgId, settings);
   const rows = await featuresAt(db, { orgId: args.orgId, day: args.today, horizonDays: settings.horizonDays, population: 'scored', graceDays: settings.graceDays, customerIds: ids });
   const items = rows.map((row) => {
-    const { probability, base, drivers } = explain(model.parameters, row.values);
+    const { probability, base, drivers } = groupedDrivers(model.parameters, row);
     return {
       customer_id: row.customerId,
       probability,
@@ -145,7 +145,7 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
       currency: row.currency,
       renewal_date: row.renewalDate,
       renewing: row.renewing,
-      drivers: drivers.map((d) => ({ feature: d.feature, label: row.labels[FEATURE_INDEX.get(d.feature)!]!, value: row.values[FEATURE_INDEX.get(d.feature)!]!, impact: d.impact })),
+      drivers,
       data_completeness: 1 - row.missing.length / SOURCES,
       missing_signals: row.missing satisfies Source[],
     };

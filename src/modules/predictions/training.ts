@@ -95,6 +95,23 @@ const recalibrated = (model: AdditiveModel, platt: Platt): AdditiveModel => ({
   features: model.features.map((f) => ({ ...f, weight: platt.slope * f.weight })),
 });
 
+/** The same model written around a reference customer — each feature's median over the training
+ * rows (an actual value, so a yes/no feature's reference is the usual answer) — instead of the rows'
+ * means: a driver's impact is then its push away from a typical customer, and a customer who is
+ * typical in a concept (no notice, no overdue invoice, the usual segment) gets exactly 0 there.
+ * Every logit is unchanged: the base absorbs the shift. */
+export function aroundReference(model: AdditiveModel, rows: readonly Snapshot[]): AdditiveModel {
+  if (rows.length === 0) return model;
+  const reference = model.features.map((_, j) => {
+    const sorted = rows.map((r) => r.values[j]!).sort((a, b) => a - b);
+    return sorted[Math.floor((sorted.length - 1) / 2)]!;
+  });
+  return {
+    base: model.features.reduce((base, f, j) => base + f.weight * (reference[j]! - f.centre), model.base),
+    features: model.features.map((f, j) => ({ ...f, centre: reference[j]! })),
+  };
+}
+
 /** Fold of each customer (0…folds−1): customers shuffled by the seed, then dealt round. */
 export function foldsByCustomer(rows: readonly Snapshot[], folds: number, seed: number): Map<string, number> {
   const customers = [...new Set(rows.map((r) => r.customerId))].sort();
@@ -143,7 +160,7 @@ export function trainModel(kind: ModelKind, keys: readonly string[], prior: read
   return {
     kind,
     horizonDays: settings.horizonDays,
-    additive: recalibrated(raw, platt),
+    additive: aroundReference(recalibrated(raw, platt), rows),
     trainedOn,
     fit: { iterations: fit.iterations, converged: fit.converged, gradientNorm: fit.gradientNorm, lambda },
     platt,
