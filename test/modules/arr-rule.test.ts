@@ -21,6 +21,8 @@ interface Case {
   renewing: boolean | null;
   /** Whether the customer has a prediction (a contract counts today, or ended within the grace period). */
   scored: boolean;
+  /** The label of the prediction's renewal driver when notice was given: the service end, never a renewal. */
+  renewal_label?: string;
 }
 
 const yearly = { billing_interval: 'year', amount: 60_000, start_date: addDays(today, -300) };
@@ -33,6 +35,7 @@ const CASES: Case[] = [
     renewal_date: addDays(today, 45),
     renewing: false,
     scored: true,
+    renewal_label: 'Term ends in 45 days; notice given',
   },
   {
     name: 'immediate cancellation',
@@ -49,6 +52,7 @@ const CASES: Case[] = [
     renewal_date: today,
     renewing: false,
     scored: true,
+    renewal_label: 'Term ends in 0 days; notice given',
   },
   {
     name: 'evergreen cancelled earlier',
@@ -117,8 +121,11 @@ for (const backend of BACKENDS) {
           const p = prediction.body.data;
           expect({ arr: p.arr, renewal_date: p.renewal_date, renewing: p.renewing }).toEqual({ arr: c.arr, renewal_date: c.renewal_date, renewing: c.renewing });
           expect(p.arr_at_risk).toBe(Math.round(c.arr * p.probability));
-          // A contract with notice given is never described as auto-renewing.
-          if (c.renewing === false) for (const d of p.drivers) expect(d.label).not.toContain('auto-renewing');
+          // A contract with notice given is never described as renewing, in a driver or its features.
+          if (c.renewing === false) {
+            expect(p.drivers.find((d: any) => d.group === 'renewal').label).toBe(c.renewal_label);
+            for (const d of p.drivers) for (const f of [d, ...d.features]) expect(f.label).not.toMatch(/auto-renewing|Renews automatically/);
+          }
         }
 
         const [features] = await featuresAt(database.db, { orgId, day: today, horizonDays: 90, population: 'scored', graceDays: 30, customerIds: [id] });
