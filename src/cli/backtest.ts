@@ -6,6 +6,7 @@ import { BACKTEST_METHODS, type BacktestMethod } from '../db/schema/index.ts';
 import { utcToday } from '../lib/today.ts';
 import { messageOf } from '../lib/errors.ts';
 import { runBacktestWith, type BacktestView } from '../modules/predictions/backtests.ts';
+import { againstScorecard, explainWarning } from '../modules/predictions/backtest-words.ts';
 import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
@@ -78,12 +79,13 @@ function describe(b: BacktestView): string {
   return [
     `backtest ${b.id}: ${b.method} (${split}), horizon ${b.horizon_days} days, model ${b.model_kind}`,
     `rows ${m.rows}, churn events ${m.events}, customers ${m.customers}${m.sampled_customers < m.total_customers ? ` (a sample of ${m.sampled_customers} of ${m.total_customers})` : ''}, base rate ${fixed(m.base_rate)}`,
-    ...(b.warnings.length ? [`warning: ${b.warnings.join(', ')}`] : []),
+    ...b.warnings.map((w) => `warning: ${w}: ${explainWarning(w, m)}`),
+    ...(againstScorecard(m, b.model_kind) ? [againstScorecard(m, b.model_kind)!] : []),
     '',
     table(
       [
         { metric: 'AUC', value: `${fixed(m.auc)}${m.auc_ci95 ? ` (95% ${fixed(m.auc_ci95[0])}–${fixed(m.auc_ci95[1])})` : ''}`, meaning: 'chance a churner is ranked above a stayer' },
-        { metric: 'scorecard AUC', value: fixed(m.prior_auc), meaning: 'the untrained points, same rows' },
+        { metric: 'scorecard AUC', value: `${fixed(m.prior_auc)}${m.prior_auc_ci95 ? ` (95% ${fixed(m.prior_auc_ci95[0])}–${fixed(m.prior_auc_ci95[1])})` : ''}`, meaning: 'the untrained points, same rows' },
         { metric: 'AUC without notice', value: fixed(m.auc_without_notice), meaning: 'rows where no cancellation was known yet' },
         { metric: 'top-decile lift', value: fixed(m.top_decile_lift, 2), meaning: 'churn rate of the riskiest 10% ÷ the base rate' },
         { metric: 'Brier', value: fixed(m.brier, 4), meaning: 'mean squared error of the probabilities' },

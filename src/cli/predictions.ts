@@ -30,6 +30,8 @@ const topDriver = (drivers: { group: string; label: string; points: number }[]) 
   return top ? `${top.label} (${signedPoints(top.points)})` : null;
 };
 const money = (minor: number, currency: string) => `${Math.round(minor / 100).toLocaleString('en-US')} ${currency}`;
+/** A renewal date, or the last day of service when notice was given (one ARR rule: README "ARR data"). */
+const renewal = (p: { renewal_date: string | null; renewing: boolean | null }) => (p.renewal_date && p.renewing === false ? `${p.renewal_date} (ends: notice given)` : p.renewal_date);
 
 export async function predictionsCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);
@@ -49,7 +51,7 @@ export async function predictionsCommand(argv: string[]) {
       return cmd.print(result, (r) =>
         [
           table(
-            r.items.map((p) => ({ customer: `${p.customer_name} (${p.customer_id})`, risk: p.risk, probability: percent(p.probability), arr_at_risk: money(p.arr_at_risk, p.currency), renewal: p.renewal_date, top_driver: topDriver(p.drivers) })),
+            r.items.map((p) => ({ customer: `${p.customer_name} (${p.customer_id})`, risk: p.risk, probability: percent(p.probability), arr_at_risk: money(p.arr_at_risk, p.currency), renewal: renewal(p), top_driver: topDriver(p.drivers) })),
             ['customer', 'risk', 'probability', 'arr_at_risk', 'renewal', 'top_driver'],
           ),
           '',
@@ -65,7 +67,7 @@ export async function predictionsCommand(argv: string[]) {
       return cmd.print(p, (x) =>
         [
           `${x.customer_name} (${x.customer_id}): ${percent(x.probability)} within ${x.horizon_days} days — ${x.risk}${x.previous_risk ? ` (was ${x.previous_risk})` : ''}`,
-          `ARR ${money(x.arr, x.currency)}, at risk ${money(x.arr_at_risk, x.currency)}; renewal ${x.renewal_date ?? '-'}; model ${x.model_kind} ${x.model_id}; predicted ${x.predicted_at}${x.stale ? ' (stale: a recompute is coming)' : ''}`,
+          `ARR ${money(x.arr, x.currency)}, at risk ${money(x.arr_at_risk, x.currency)}; renewal ${renewal(x) ?? '-'}; model ${x.model_kind} ${x.model_id}; predicted ${x.predicted_at}${x.stale ? ' (stale: a recompute is coming)' : ''}`,
           ...(x.missing_signals.length ? [`missing: ${x.missing_signals.join(', ')}`] : []),
           '',
           table(

@@ -362,6 +362,40 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(await page.getByText('AUC', { exact: true }).count()).toBe(0);
   });
 
+  test("a customer whose contract has notice given shows that contract's ARR and the day service ends, not a renewal", async () => {
+    const { page } = admin;
+    const end = new Date(Date.now() + 45 * 86_400_000).toISOString().slice(0, 10);
+    const customer = await asDemo<{ id: string }>('/api/customers', { method: 'POST', body: JSON.stringify({ name: 'Browser test: notice given', currency: 'EUR' }) });
+    await asDemo('/api/contracts', {
+      method: 'POST',
+      body: JSON.stringify({ customer_id: customer.id, name: 'Plan', status: 'cancelled', auto_renew: true, start_date: '2025-01-01', end_date: end, billing_interval: 'year', amount: 6_051_600 }),
+    });
+    expect(await asDemo<{ arr: number; renewal_date: string; renewing: boolean }>(`/api/customers/${customer.id}`)).toMatchObject({ arr: 6_051_600, renewal_date: end, renewing: false });
+    await page.goto(`${app.url}/customers/${customer.id}`);
+    const facts = page.locator('dl.facts');
+    await facts.getByText('Service ends').waitFor();
+    expect(await facts.textContent()).toContain('€60,516');
+    expect(await facts.textContent()).toContain('notice given: ends, not renewing');
+    await page.getByRole('cell', { name: 'yes', exact: true }).waitFor(); // its contract is in ARR today
+  });
+
+  test("a backtest whose model did not beat the scorecard says so beside both AUCs, and explains its warning in a sentence", async () => {
+    const { page } = admin;
+    const metrics = {
+      auc: 0.866, auc_ci95: [0.84, 0.89], prior_auc: 0.895, prior_auc_ci95: [0.87, 0.92], ece: 0.03, base_rate: 0.1, customers: 100, calibration_table: [],
+      lost_history: { contracts: 40, notice_day_unknown: 7, amount_not_invoiced: 0, with_lost_history: 7 }, warnings: ['no_revision_history'],
+    };
+    await app.server.database.db.execute(
+      sql`insert into prediction_backtests (id, org_id, status, method, horizon_days, model_kind, metrics, warning, requested_by, started_at, finished_at)
+          values (${`bt_browser_${Date.now()}`}, ${orgId}, 'succeeded', 'out_of_time', 90, 'logistic', ${JSON.stringify(metrics)}::jsonb, 'no_revision_history', 'api', now(), now() + interval '2 hours')`,
+    );
+    await page.goto(`${app.url}/cfo`);
+    await page.getByText('Scorecard AUC, same rows').waitFor();
+    await page.getByText('The trained model did not beat the scorecard on these rows').waitFor();
+    await page.getByText('7 of 40 contracts were changed before revintel recorded them').waitFor();
+    expect(await page.locator('dl.facts').last().textContent()).toContain('0.895');
+  });
+
   test('a member made admin on the Users page sees Settings → API after a reload', async () => {
     const email = `promoted-${Date.now()}@example.com`;
     const member = await acceptLink(await link(orgId, email, 'member'));

@@ -87,6 +87,9 @@ for (const target of targets) {
       const text = await cli(['backtest', '--org', name], false);
       expect(text.code).toBe(0);
       expect(text.stdout).toContain('top-decile lift');
+      // The scorecard's AUC with its interval beside the model's, and what the comparison means.
+      expect(text.stdout).toMatch(/scorecard AUC +\d\.\d{3} \(95% \d\.\d{3}–\d\.\d{3}\)/);
+      expect(text.stdout).toMatch(/the scorecard/);
       expect(text.stdout).toMatch(/rows \d+, churn events \d+/);
       const retrain = await cli(['predictions', 'recompute', '--retrain', '--org', name]);
       expect(retrain.code).toBe(0);

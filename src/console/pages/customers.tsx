@@ -16,6 +16,8 @@ interface Customer {
   currency: string;
   arr: number;
   renewal_date: string | null;
+  /** false: notice given, service ends on renewal_date. */
+  renewing: boolean | null;
   churn_risk: string | null;
   csm: { name?: string | null; email?: string | null } | null;
 }
@@ -51,6 +53,7 @@ export interface Prediction {
   arr_at_risk: number;
   horizon_days: number;
   renewal_date: string | null;
+  renewing: boolean | null;
   drivers: Driver[];
   data_completeness: number;
   missing_signals: string[];
@@ -58,7 +61,7 @@ export interface Prediction {
   predicted_at: string;
 }
 
-type Row = { id: string; name: string; currency: string; arr: number; renewal_date: string | null; risk: string | null; probability: number | null; arr_at_risk: number | null };
+type Row = { id: string; name: string; currency: string; arr: number; renewal_date: string | null; renewing: boolean | null; risk: string | null; probability: number | null; arr_at_risk: number | null };
 
 const SORTS = { arr: 'ARR, largest first', risk: 'ARR at risk, largest first', name: 'Name' } as const;
 type Sort = keyof typeof SORTS;
@@ -68,13 +71,13 @@ async function loadRows(q: string, sort: Sort, cursor: string | null): Promise<{
     // The predictions list ranks by ARR at risk and searches like the customers list.
     const { data, meta } = await api<Prediction[]>('GET', `/api/cfo/predictions${query({ q: q.trim() || undefined, sort: '-arr_at_risk', limit: 50, cursor })}`);
     return {
-      rows: data.map((p) => ({ id: p.customer_id, name: p.customer_name, currency: p.currency, arr: p.arr, renewal_date: p.renewal_date, risk: p.risk, probability: p.probability, arr_at_risk: p.arr_at_risk })),
+      rows: data.map((p) => ({ id: p.customer_id, name: p.customer_name, currency: p.currency, arr: p.arr, renewal_date: p.renewal_date, renewing: p.renewing, risk: p.risk, probability: p.probability, arr_at_risk: p.arr_at_risk })),
       next: meta?.next_cursor ?? null,
     };
   }
   const { data, meta } = await api<Customer[]>('GET', `/api/customers${query({ q: q.trim() || undefined, sort, limit: 50, cursor })}`);
   return {
-    rows: data.map((c) => ({ id: c.id, name: c.name, currency: c.currency, arr: c.arr, renewal_date: c.renewal_date, risk: c.churn_risk, probability: null, arr_at_risk: null })),
+    rows: data.map((c) => ({ id: c.id, name: c.name, currency: c.currency, arr: c.arr, renewal_date: c.renewal_date, renewing: c.renewing, risk: c.churn_risk, probability: null, arr_at_risk: null })),
     next: meta?.next_cursor ?? null,
   };
 }
@@ -159,7 +162,9 @@ export function CustomersPage() {
                             <td class="num">{money(row.arr_at_risk, row.currency)}</td>
                           </>
                         ) : null}
-                        <td>{day(row.renewal_date)}</td>
+                        <td>
+                          <Renewal date={row.renewal_date} renewing={row.renewing} />
+                        </td>
                       </tr>
                     ))}
                   </tbody>
@@ -282,6 +287,18 @@ function PredictionPanel({ id }: { id: string }) {
   );
 }
 
+/** A renewal date, said as the end of service when notice was given (the ARR still counts until then). */
+export function Renewal({ date, renewing }: { date: string | null; renewing: boolean | null }) {
+  if (!date) return <>{day(date)}</>;
+  return renewing === false ? (
+    <>
+      {day(date)} <span class="muted">(notice given: ends, not renewing)</span>
+    </>
+  ) : (
+    <>{day(date)}</>
+  );
+}
+
 export function CustomerPage({ id }: { id: string }) {
   const customer = useLoad(() => api<Customer>('GET', `/api/customers/${encodeURIComponent(id)}`).then((r) => r.data), [id]);
   const q = encodeURIComponent(id);
@@ -304,8 +321,10 @@ export function CustomerPage({ id }: { id: string }) {
                 <dd>{c.status}</dd>
               </div>
               <div>
-                <dt>Renewal</dt>
-                <dd>{day(c.renewal_date)}</dd>
+                <dt>{c.renewing === false ? 'Service ends' : 'Renewal'}</dt>
+                <dd>
+                  <Renewal date={c.renewal_date} renewing={c.renewing} />
+                </dd>
               </div>
               <div>
                 <dt>Segment</dt>
@@ -320,7 +339,7 @@ export function CustomerPage({ id }: { id: string }) {
               <a href={`/agent-actions${query({ customer_id: c.id, status: 'any' })}`}>Actions proposed for {c.name}</a>
             </p>
             <PredictionPanel id={c.id} />
-            <List<{ id: string; name: string; status: string; amount: number; currency: string; billing_interval: string; start_date: string; end_date: string | null; arr: number }>
+            <List<{ id: string; name: string; status: string; amount: number; currency: string; billing_interval: string; start_date: string; end_date: string | null; arr: number; counts_today: boolean }>
               title="Contracts"
               path={`/api/contracts?customer_id=${q}&limit=50`}
               empty="No contracts."
@@ -334,6 +353,7 @@ export function CustomerPage({ id }: { id: string }) {
                         <th scope="col" class="num">
                           ARR
                         </th>
+                        <th scope="col">In ARR today</th>
                         <th scope="col">Start</th>
                         <th scope="col">End</th>
                       </tr>
@@ -344,6 +364,7 @@ export function CustomerPage({ id }: { id: string }) {
                           <td>{k.name}</td>
                           <td>{k.status}</td>
                           <td class="num">{money(k.arr, k.currency)}</td>
+                          <td>{k.counts_today ? 'yes' : 'no'}</td>
                           <td>{day(k.start_date)}</td>
                           <td>{k.end_date ? day(k.end_date) : 'evergreen'}</td>
                         </tr>

@@ -28,7 +28,14 @@ interface Raw {
   counted: number;
   first_start: string | null;
   commitment_end: string | null;
+  /** The customer's renewal by the one ARR rule (migration 0030): the earliest service end of a
+   * counting contract, and whether it renews then. */
   renewal_date: string | null;
+  renewing: boolean | null;
+  /** The earliest end_date of a counting contract within the horizon (the renewal features). */
+  renewal_due_date: string | null;
+  /** The earliest service end of a counting contract that will not renew (notice given). */
+  first_end_not_renewing: string | null;
   next_term_end: string | null;
   renewal_no_auto: boolean;
   renewal_auto: boolean;
@@ -75,10 +82,12 @@ const featuresSql = (filtered: boolean) => {
       coalesce(sum(seats) filter (where counted), 0)::float8 as seats,
       count(*) filter (where counted)::int as counted,
       max(end_date) filter (where counted and end_date is not null and billing_interval <> 'month') as commitment_end,
-      min(end_date) filter (where counted and end_date between $2::date and $2::date + $3::int) as renewal_date,
+      min(revintel_contract_service_end(status, end_date, cancelled_at)) filter (where counted) as renewal_date,
+      min(revintel_contract_service_end(status, end_date, cancelled_at)) filter (where counted and not revintel_contract_renews(status)) as first_end_not_renewing,
+      min(end_date) filter (where counted and end_date between $2::date and $2::date + $3::int) as renewal_due_date,
       min(end_date) filter (where counted and billing_interval <> 'month' and end_date >= $2::date) as next_term_end,
       coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and not auto_renew), false) as renewal_no_auto,
-      coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and auto_renew), false) as renewal_auto,
+      coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and auto_renew and revintel_contract_renews(status)), false) as renewal_auto,
       coalesce(bool_or(counted and cancelled_at is not null), false) as notice,
       max(coalesce(end_date, cancelled_at)) filter (where not counted and status <> 'draft' and coalesce(end_date, cancelled_at) < $2::date) as last_end
     from now_k group by customer_id
@@ -121,7 +130,8 @@ const featuresSql = (filtered: boolean) => {
     coalesce(k.arr, 0) as arr, coalesce(k.arr_monthly, 0) as arr_monthly, coalesce(k.seats, 0) as seats,
     coalesce(b.arr, 0) as arr_before, coalesce(b.seats, 0) as seats_before, coalesce(k.counted, 0) as counted,
     k.first_start::text as first_start, k.commitment_end::text as commitment_end, k.renewal_date::text as renewal_date,
-    k.next_term_end::text as next_term_end,
+    revintel_renewing(k.renewal_date, k.first_end_not_renewing) as renewing, k.renewal_due_date::text as renewal_due_date,
+    k.first_end_not_renewing::text as first_end_not_renewing, k.next_term_end::text as next_term_end,
     coalesce(k.renewal_no_auto, false) as renewal_no_auto, coalesce(k.renewal_auto, false) as renewal_auto, coalesce(k.notice, false) as notice,
     k.last_end::text as last_end,
     coalesce(inv.invoices, 0) as invoices, coalesce(inv.overdue_amount, 0) as overdue_amount, coalesce(inv.worst_dpd, 0) as worst_dpd,
@@ -367,11 +377,12 @@ export const FEATURE_KEYS = FEATURES.map((f) => f.key);
 
 /** The end of a counting contract within the horizon: the renewal the renewal features speak of.
  * Every label reads it from here. */
-const dueDate = (raw: Raw) => raw.renewal_date;
+const dueDate = (raw: Raw) => raw.renewal_due_date;
 
-/** "Term ends in 45 days; notice given": a contract with notice given runs to its end and stops. */
+/** "Term ends in 45 days; notice given": a contract with notice given runs to its service end and
+ * stops (an evergreen one on its cancelled_at), also when that is beyond the horizon. */
 function noticeLabel(raw: Raw, day: string): string {
-  const end = dueDate(raw) ?? raw.next_term_end;
+  const end = raw.first_end_not_renewing ?? dueDate(raw) ?? raw.next_term_end;
   return end ? `Term ends in ${plural(days(day, end), 'day')}; notice given` : 'Notice given; no end date set';
 }
 
@@ -454,6 +465,7 @@ export interface FeatureRow {
   missing: Source[];
   arr: number;
   renewalDate: string | null;
+  renewing: boolean | null;
   /** A cancellation was known at the day. */
   noticeKnown: boolean;
 }
@@ -495,6 +507,7 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
       missing,
       arr: numeric.arr,
       renewalDate: raw.renewal_date,
+      renewing: raw.renewing,
       noticeKnown: raw.notice,
     };
   });

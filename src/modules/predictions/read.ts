@@ -23,6 +23,7 @@ export interface PredictionRow {
   arr_at_risk: string | number;
   horizon_days: number;
   renewal_date: string | null;
+  renewing: boolean | null;
   drivers: GroupDriver[];
   data_completeness: number;
   missing_signals: string[];
@@ -68,7 +69,7 @@ function filtersSql(orgId: string, filters: PredictionFilters): SQL {
 /** `full`: every driver with its features (one prediction); a list item's come without them. */
 const ITEM_COLUMNS = (full: boolean) => sql`
   p.customer_id, c.name as customer_name, p.probability, p.base_logit, p.risk, p.previous_risk, p.arr, p.currency,
-  round(p.arr * p.probability)::bigint as arr_at_risk, p.horizon_days, p.renewal_date::text as renewal_date,
+  round(p.arr * p.probability)::bigint as arr_at_risk, p.horizon_days, p.renewal_date::text as renewal_date, p.renewing,
   ${full ? sql`p.drivers` : sql`(select coalesce(jsonb_agg(d - 'features' order by n), '[]'::jsonb) from jsonb_array_elements(p.drivers) with ordinality as x(d, n))`} as drivers,
   p.data_completeness, p.missing_signals,
   exists (select 1 from risk_input_changes r where r.org_id = p.org_id and r.customer_id = p.customer_id) as stale,
@@ -103,8 +104,20 @@ export async function predictionsVersion(db: Db, orgId: string): Promise<string>
   return `${row?.data ?? 0}.${row?.predictions ?? 0}`;
 }
 
+/** The model in force, with its out-of-time test: its AUC and the scorecard's on the same rows,
+ * each with its 95 % interval. */
+interface ModelMeta {
+  id: string;
+  kind: string;
+  trained_at: string;
+  backtest_auc: number | null;
+  backtest_auc_ci95: [number, number] | null;
+  backtest_prior_auc: number | null;
+  backtest_prior_auc_ci95: [number, number] | null;
+}
+
 export interface PredictionsMeta {
-  model: { id: string; kind: string; trained_at: string; backtest_auc: number | null } | null;
+  model: ModelMeta | null;
   stale_customers: number;
   summary: {
     currency: string;
@@ -118,9 +131,11 @@ export interface PredictionsMeta {
 }
 
 export async function predictionsMeta(db: Db, orgId: string, filters: PredictionFilters, horizonDays: number): Promise<PredictionsMeta> {
-  const [model] = await queryRows<{ id: string; kind: string; trained_at: string; backtest_auc: number | null }>(
+  const [model] = await queryRows<ModelMeta>(
     db,
-    sql`select id, kind, ${isoTime(sql`trained_at`)} as trained_at, (metrics->'backtest'->>'auc')::float8 as backtest_auc
+    sql`select id, kind, ${isoTime(sql`trained_at`)} as trained_at, (metrics->'backtest'->>'auc')::float8 as backtest_auc,
+          metrics->'backtest'->'auc_ci95' as backtest_auc_ci95, (metrics->'backtest'->>'prior_auc')::float8 as backtest_prior_auc,
+          metrics->'backtest'->'prior_auc_ci95' as backtest_prior_auc_ci95
         from prediction_models where org_id = ${orgId} and horizon_days = ${horizonDays} and status = 'active'`,
   );
   const [stale] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from risk_input_changes where org_id = ${orgId}`);

@@ -45,14 +45,14 @@ export async function activeModel(db: Db, orgId: string, settings: PredictionSet
 }
 
 const UPSERT = `
-  insert into predictions as p (org_id, customer_id, model_id, horizon_days, probability, base_logit, risk, arr, currency, renewal_date, drivers, data_completeness, missing_signals, predicted_at)
-  select $1, x.customer_id, $2, $3, x.probability, x.base_logit, x.risk, x.arr, x.currency, x.renewal_date, x.drivers, x.data_completeness, x.missing_signals, $5::timestamptz
-  from jsonb_to_recordset($4::jsonb) as x(customer_id text, probability float8, base_logit float8, risk text, arr bigint, currency text, renewal_date date,
+  insert into predictions as p (org_id, customer_id, model_id, horizon_days, probability, base_logit, risk, arr, currency, renewal_date, renewing, drivers, data_completeness, missing_signals, predicted_at)
+  select $1, x.customer_id, $2, $3, x.probability, x.base_logit, x.risk, x.arr, x.currency, x.renewal_date, x.renewing, x.drivers, x.data_completeness, x.missing_signals, $5::timestamptz
+  from jsonb_to_recordset($4::jsonb) as x(customer_id text, probability float8, base_logit float8, risk text, arr bigint, currency text, renewal_date date, renewing boolean,
                                           drivers jsonb, data_completeness real, missing_signals jsonb)
   on conflict (org_id, customer_id) do update set
     model_id = excluded.model_id, horizon_days = excluded.horizon_days, probability = excluded.probability, base_logit = excluded.base_logit,
     previous_risk = case when p.risk <> excluded.risk then p.risk else p.previous_risk end,
-    risk = excluded.risk, arr = excluded.arr, currency = excluded.currency, renewal_date = excluded.renewal_date, drivers = excluded.drivers,
+    risk = excluded.risk, arr = excluded.arr, currency = excluded.currency, renewal_date = excluded.renewal_date, renewing = excluded.renewing, drivers = excluded.drivers,
     data_completeness = excluded.data_completeness, missing_signals = excluded.missing_signals, predicted_at = excluded.predicted_at`;
 
 export interface RecomputeResult {
@@ -144,6 +144,7 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
       arr: Math.round(row.arr),
       currency: row.currency,
       renewal_date: row.renewalDate,
+      renewing: row.renewing,
       drivers,
       data_completeness: 1 - row.missing.length / SOURCES,
       missing_signals: row.missing satisfies Source[],

@@ -176,7 +176,9 @@ export interface BacktestMetrics {
   base_rate: number;
   auc: number | null;
   auc_ci95: [number, number] | null;
+  /** The scorecard's AUC on the same rows, and its interval from the same resamples. */
   prior_auc: number | null;
+  prior_auc_ci95: [number, number] | null;
   auc_without_notice: number | null;
   top_decile_lift: number | null;
   brier: number | null;
@@ -193,15 +195,19 @@ export function evaluate(rows: readonly (Snapshot & { probability: number; prior
   const scored: Scored[] = rows.map((r) => ({ probability: r.probability, outcome: r.outcome, group: r.customerId }));
   const counts = { rows: rows.length, events: countEvents(rows), customers: countCustomers(rows), base_rate: rows.length ? baseRate(scored) : 0 };
   if (counts.events < 10) {
-    return { ...counts, auc: null, auc_ci95: null, prior_auc: null, auc_without_notice: null, top_decile_lift: null, brier: null, ece: null, calibration_table: [], decile_table: [], warning: 'insufficient_events' };
+    return { ...counts, auc: null, auc_ci95: null, prior_auc: null, prior_auc_ci95: null, auc_without_notice: null, top_decile_lift: null, brier: null, ece: null, calibration_table: [], decile_table: [], warning: 'insufficient_events' };
   }
   const withoutNotice = scored.filter((_, i) => !rows[i]!.noticeKnown);
+  const prior: Scored[] = rows.map((r) => ({ probability: r.priorProbability, outcome: r.outcome, group: r.customerId }));
+  // The same seed draws the same customers for both: the intervals come from the same resamples.
   const interval = aucInterval(scored, { seed });
+  const priorInterval = aucInterval(prior, { seed });
   return {
     ...counts,
     auc: finite(auc(scored)),
     auc_ci95: Number.isFinite(interval[0]) ? interval : null,
-    prior_auc: finite(auc(rows.map((r) => ({ probability: r.priorProbability, outcome: r.outcome })))),
+    prior_auc: finite(auc(prior)),
+    prior_auc_ci95: Number.isFinite(priorInterval[0]) ? priorInterval : null,
     auc_without_notice: finite(auc(withoutNotice)),
     top_decile_lift: finite(topDecileLift(scored)),
     brier: brier(scored),
