@@ -13,6 +13,9 @@
 //      GET /api/customers?limit=50&cursor=<deep>       a page deep in the walk: the cursor is the one
 //                                                      revintel answered after walking --deep rows
 //      GET /api/invoices?overdue=true&limit=50         the first page of overdue invoices
+//      GET /api/customers?sort=arr&limit=50            the first page by ARR: every customer's ARR
+//                                                      computed and sorted, with LIST_CACHE_MB=0 so each
+//                                                      request runs the query (revintel only, for reference)
 //      GET /api/me                                     for reference (no database query in revintel)
 //    with the rate limiter on (the backend's default store: postgres on PostgreSQL, memory on
 //    PGlite) and an operator override (`revintel orgs update --limit-per-minute/--limit-per-day`)
@@ -151,17 +154,26 @@ const loadTool = chooseLoadTool(opts.loadgen);
 
 // --- what is measured ----------------------------------------------------------------------------
 
-type EndpointKey = 'first' | 'deep' | 'overdue' | 'me';
+type EndpointKey = 'first' | 'deep' | 'overdue' | 'byArr' | 'me';
 interface Endpoint {
   key: EndpointKey;
   label: string;
   /** Compared with the baseline against TARGET_RATIO (the ARR endpoints); /api/me is for reference. */
   targeted: boolean;
+  /** Measured on revintel alone (the baseline has no such query). */
+  revintelOnly?: boolean;
+  /** revintel's environment for this endpoint's runs. */
+  env?: Record<string, string>;
+  /** Concurrent connections for this endpoint (default --connections). */
+  connections?: number;
 }
 const ENDPOINTS: Endpoint[] = [
   { key: 'first', label: 'customers?limit=50', targeted: true },
   { key: 'deep', label: `customers?limit=50&cursor=<after ${fmtInt(settings.deep)}>`, targeted: true },
   { key: 'overdue', label: 'invoices?overdue=true&limit=50', targeted: true },
+  // Not kept: a kept page would measure the list cache, not the ARR query. Four connections: at 64,
+  // queued behind the pool, each request waited past wrk's 2 s timeout and none was counted.
+  { key: 'byArr', label: 'customers?sort=arr&limit=50 (not kept, 4 connections; revintel only)', targeted: false, revintelOnly: true, env: { LIST_CACHE_MB: '0' }, connections: 4 },
   { key: 'me', label: 'me (reference)', targeted: false },
 ];
 
@@ -295,11 +307,11 @@ interface Target {
 }
 
 /** One measured run with CPU accounting: the server process, and its database backends. */
-async function measuredRun(target: Target, url: string, authorization: string): Promise<{ run: Run; maxRss: number }> {
+async function measuredRun(target: Target, url: string, authorization: string, load: typeof settings): Promise<{ run: Run; maxRss: number }> {
   const dbBefore = cpuOf(target.applicationName ? await backendPids(target.applicationName) : []);
   const appBefore = cpuMs(target.proc.pid) ?? NaN;
   const sampler = sampleRss(target.proc.pid);
-  const result = await loadRun(loadTool, url, authorization, settings.duration, settings);
+  const result = await loadRun(loadTool, url, authorization, settings.duration, load);
   const maxRss = sampler.stop();
   const appAfter = cpuMs(target.proc.pid) ?? NaN;
   let dbCpu = NaN;
@@ -315,12 +327,13 @@ async function measuredRun(target: Target, url: string, authorization: string): 
 
 /** Alternates the targets (baseline, revintel, baseline, …) on one endpoint for every round. */
 async function measureEndpoint(endpoint: Endpoint, path: string, targets: Target[], backend: BackendFigures, authorization: string) {
-  log(`\n  ${endpoint.label}: ${settings.rounds} round(s) of ${settings.duration} s, ${settings.connections} connections, ${loadTool.name}`);
+  const load = { ...settings, connections: endpoint.connections ?? settings.connections };
+  log(`\n  ${endpoint.label}: ${settings.rounds} round(s) of ${settings.duration} s, ${load.connections} connections, ${loadTool.name}`);
   for (let round = 1; round <= settings.rounds; round++) {
-    for (const target of targets) {
+    for (const target of targets.filter((t) => !endpoint.revintelOnly || t.kind === 'revintel')) {
       const url = `${target.base}${path}`;
-      await loadRun(loadTool, url, authorization, settings.warmup, settings); // warm-up, discarded
-      const { run, maxRss } = await measuredRun(target, url, authorization);
+      await loadRun(loadTool, url, authorization, settings.warmup, load); // warm-up, discarded
+      const { run, maxRss } = await measuredRun(target, url, authorization, load);
       const side = (backend[target.kind][endpoint.key] ??= { runs: [], maxRssMB: 0 });
       side.runs.push(run);
       side.maxRssMB = Math.max(side.maxRssMB, maxRss);
@@ -392,6 +405,7 @@ async function endpointPaths(base: string, authorization: string): Promise<Recor
     first: '/api/customers?limit=50',
     deep: `/api/customers?limit=50&cursor=${cursor}`,
     overdue: '/api/invoices?overdue=true&limit=50',
+    byArr: '/api/customers?sort=arr&limit=50',
     me: '/api/me',
   };
 }
@@ -461,7 +475,7 @@ async function measureBackend(backend: BackendFigures, label: string, revintelEn
     }
   });
   for (const endpoint of ENDPOINTS) {
-    await withServers(label, revintelEnv, databaseUrl, (targets) => measureEndpoint(endpoint, paths![endpoint.key], targets, backend, authorization));
+    await withServers(label, { ...revintelEnv, ...endpoint.env }, databaseUrl, (targets) => measureEndpoint(endpoint, paths![endpoint.key], targets, backend, authorization));
   }
 }
 

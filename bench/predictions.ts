@@ -172,14 +172,16 @@ async function measureReads(base: string, secret: string, figures: Figures) {
 }
 
 /** Phase 3: tickets at `rate`/s; every tenth to a customer of its own, polled until its ticket
- * count (the tickets_90d driver) moves. */
+ * count (the tickets_90d feature) moves. */
 async function measureFreshness(base: string, secret: string, connectorId: string, all: [string, string][], figures: Figures) {
   const headers = { authorization: `Bearer ${secret}` };
   const prediction = async (id: string) => {
     const response = await fetch(`${base}/api/cfo/predictions/${id}`, { headers });
-    return response.status === 200 ? ((await response.json()) as { data: { drivers: { feature: string; value: number }[] } }).data : null;
+    return response.status === 200 ? ((await response.json()) as { data: Shown }).data : null;
   };
-  const ticketsOf = (p: { drivers: { feature: string; value: number }[] }) => p.drivers.find((d) => d.feature === 'tickets_90d')!.value;
+  // The feature sits under its driver group (ticket volume).
+  type Shown = { drivers: { features: { feature: string; value: number }[] }[] };
+  const ticketsOf = (p: Shown) => p.drivers.flatMap((d) => d.features).find((f) => f.feature === 'tickets_90d')!.value;
   const own = all.slice(0, Math.ceil((rate * freshSeconds) / 10));
   const shared = all.slice(own.length);
   const before = new Map<string, number>();

@@ -76,7 +76,9 @@ export interface Running {
  * Starts and stops `dist/revintel serve` and runs its CLI, every process with `workDir` as its
  * working directory (so nothing lands in the repo) and its output in a numbered file of `logDir`.
  */
-export function revintelRunner(dirs: { workDir: string; logDir: string }) {
+/** `bin`: another build to run (a baseline binary built from older code); dist/revintel by default. */
+export function revintelRunner(dirs: { workDir: string; logDir: string; bin?: string }) {
+  const bin = dirs.bin ?? BIN;
   let logCounter = 0;
   const logFile = (label: string) => join(dirs.logDir, `${String(++logCounter).padStart(2, '0')}-${label.replace(/\W+/g, '_')}.log`);
 
@@ -86,7 +88,7 @@ export function revintelRunner(dirs: { workDir: string; logDir: string }) {
     const file = logFile(label);
     const base = `http://127.0.0.1:${port}`;
     const started = performance.now();
-    const proc = spawnTracked([BIN, 'serve'], {
+    const proc = spawnTracked([bin, 'serve'], {
       cwd: dirs.workDir,
       env: revintelEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
       logFile: file,
@@ -108,7 +110,7 @@ export function revintelRunner(dirs: { workDir: string; logDir: string }) {
   /** Runs a revintel CLI command with --json and returns the parsed output. `onSpawn` sees the
    * process (to sample its memory). */
   async function cli(args: string[], env: Record<string, string>, options: { timeoutMs?: number; onSpawn?: (proc: Subprocess) => void } = {}): Promise<any> {
-    const result = await runToEnd([BIN, ...args, '--json'], {
+    const result = await runToEnd([bin, ...args, '--json'], {
       cwd: dirs.workDir,
       env: revintelEnv(env),
       timeoutMs: options.timeoutMs ?? 60_000,

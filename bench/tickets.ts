@@ -44,6 +44,17 @@
 //    event, lag = processed_at − received_at (both transaction start times, ms precision or better):
 //    p50 / p99 / max. Target: max under 1 s.
 //
+// 4. Ticket intelligence alone: CPU µs per ticket of analyseTicket (src/modules/tickets/
+//    intelligence.ts), in a process of its own (bench/intelligence-timing.ts), over the bench's
+//    ~1 KB bodies and over the short real customer messages of test/fixtures/intelligence (the
+//    evaluation set's held-out part), after a warm-up; median of 5 passes. With --baseline-src DIR the same is measured, pass for pass alternating, for
+//    DIR/src/modules/tickets/intelligence.ts (a checkout of the code before a change).
+//
+// Before and after a change of the intelligence: --baseline-bin PATH (a revintel binary built from
+// the code before) runs the drain (2) with that binary too, alternating baseline and this build
+// --drain-rounds times on the same database, each on a fresh backlog of distinct tickets; the
+// report gives both medians and their ratio. --phases picks what runs (default all).
+//
 // On PostgreSQL (a fresh database, dropped at the end unless --keep) and PGlite (a temp DATA_DIR).
 // The baseline needs postgres.js, so it runs on PostgreSQL only: PGlite's baseline column is n/a.
 // On PostgreSQL the bench reads the queue with SQL while revintel runs (polling every 100 ms to
@@ -69,14 +80,18 @@
 //                         (default: the issue's baseline is one insert per request and nothing
 //                         else) or a query per request (what naive code often does)
 //   --only LIST           comma list of postgres,embedded (default: both)
+//   --phases LIST         comma list of ingest,drain,sustained,intelligence (default: all)
+//   --baseline-bin PATH   a revintel binary of the code before: its drain beside this build's
+//   --baseline-src DIR    a checkout of the code before: its intelligence's µs beside this one's
+//   --drain-rounds N      drains per binary when --baseline-bin is given (default 2)
 //   --build               run `bun run build` first even if dist/revintel is newer than src/
 //   --keep                keep the temp dirs and the bench database for inspection
 // Environment: BENCH_PG_URL (a PostgreSQL URL used to create/drop the bench database; default
 // postgres://postgres@127.0.0.1:5432/postgres), BENCH_PG_DB (default revintel_bench_tickets).
 import { createHmac, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Subprocess } from 'bun';
 import {
@@ -99,7 +114,7 @@ import {
   printHeaderAndExit,
   positiveOption,
 } from './lib.ts';
-import { BENCH, BIN, BUN, dropDatabase, ensureBinary, recreateDatabase, revintelRunner, tail, withAdminSql, type Running } from './revintel.ts';
+import { BENCH, BIN, BUN, REPO, dropDatabase, ensureBinary, recreateDatabase, revintelRunner, tail, withAdminSql, type Running } from './revintel.ts';
 
 // --- options -------------------------------------------------------------------------------------
 
@@ -121,6 +136,10 @@ const { values: opts } = parseArgs({
     'idle-timeout': { type: 'string' },
     'baseline-connector': { type: 'string', default: 'cache' },
     only: { type: 'string' },
+    phases: { type: 'string' },
+    'baseline-bin': { type: 'string' },
+    'baseline-src': { type: 'string' },
+    'drain-rounds': { type: 'string' },
     build: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -142,7 +161,12 @@ const settings = {
   rate: positiveOption(opts.rate, 1000),
   lagSeconds: positiveOption(opts['lag-seconds'], quick ? 3 : 10),
   idleTimeoutMs: positiveOption(opts['idle-timeout'], 300) * 1000,
+  drainRounds: positiveOption(opts['drain-rounds'], 2),
 };
+const PHASES = ['ingest', 'drain', 'sustained', 'intelligence'] as const;
+const phases = new Set((opts.phases ?? PHASES.join(',')).split(',').map((s) => s.trim()));
+const onDatabase = ['ingest', 'drain', 'sustained'].some((phase) => phases.has(phase));
+for (const phase of phases) if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`--phases takes ${PHASES.join(', ')}, got "${phase}"`);
 const baselineConnector = opts['baseline-connector']!;
 if (baselineConnector !== 'query' && baselineConnector !== 'cache') throw new Error(`--baseline-connector must be query or cache, got "${baselineConnector}"`);
 const only = new Set((opts.only ?? 'postgres,embedded').split(',').map((s) => s.trim()));
@@ -164,6 +188,8 @@ const log = (msg: string) => console.log(msg);
 const workDir = makeTempDir('tickets-work'); // cwd of every process (so nothing lands in the repo)
 const logDir = makeTempDir('tickets-logs');
 const revintel = revintelRunner({ workDir, logDir });
+/** The code before a change, when given: its binary drains beside this build's. */
+const baselineRevintel = opts['baseline-bin'] ? revintelRunner({ workDir, logDir, bin: opts['baseline-bin'] }) : null;
 
 // --- bodies --------------------------------------------------------------------------------------
 
@@ -628,6 +654,15 @@ async function lagStats(probe: Probe, connectorIds: string[], window: { fromMs: 
   return { stored: row.stored, done: row.done, dead: row.dead, notDone: row.not_done, p50Ms: n(row.p50), p99Ms: n(row.p99), maxMs: n(row.max) };
 }
 
+interface DrainFigures {
+  backlog: number;
+  rate: BatchRate | null;
+  startToDrainedMs: number;
+  idle: boolean;
+  lag: LagStats;
+  cpu: CpuSpent;
+}
+
 interface InsertSizes {
   inserts: number;
   mean: number;
@@ -687,7 +722,9 @@ interface Figures {
   baseline: IngestRun[];
   revintel: IngestRun[];
   worker: WorkerUnderLoad[];
-  drain?: { backlog: number; rate: BatchRate | null; startToDrainedMs: number; idle: boolean; lag: LagStats; cpu: CpuSpent };
+  drain?: DrainFigures;
+  /** With --baseline-bin: tickets/s of each drain, the baseline binary's and this build's. */
+  drainRates?: { baseline: number[]; ours: number[] };
   sustained?: { send: OpenLoopResult; lag: LagStats; cpu: CpuSpent; idle: boolean; perInsert: InsertSizes };
   failures: string[];
   notes: string[];
@@ -923,10 +960,12 @@ async function ingestPhase(backend: Backend, wrk: WrkFiles) {
   }
 }
 
-async function drainPhase(backend: Backend) {
+/** One drain by `runner` (this build or the baseline binary); `round` keeps its tickets distinct
+ * from earlier drains' (the same ids would be updates, not new tickets). */
+async function drainOnce(backend: Backend, runner: typeof revintel, name: string, round: number): Promise<DrainFigures> {
   const setup = backend.setup!;
   const n = settings.backlog;
-  log(`  drain: ${fmtInt(n)} pending events inserted with SQL while revintel is stopped, then revintel started alone`);
+  log(`  drain (${name}): ${fmtInt(n)} pending events inserted with SQL while revintel is stopped, then revintel started alone`);
   await backend.withProbe(async (probe) => {
     const headers = lit(JSON.stringify({ 'content-type': 'application/json', 'user-agent': 'revintel-bench' }));
     const chunk = 500;
@@ -934,15 +973,15 @@ async function drainPhase(backend: Backend) {
       const values: string[] = [];
       for (let j = i; j < Math.min(n, i + chunk); j++) {
         const id = `evt_${randomBytes(15).toString('base64url').replace(/[-_]/g, 'x')}`;
-        values.push(`(${lit(id)}, ${lit(setup.orgId)}, ${lit(setup.drain)}, 'webhook', ${lit(ticketBody(`D-${j}`, j))}, ${headers}::jsonb)`);
+        values.push(`(${lit(id)}, ${lit(setup.orgId)}, ${lit(setup.drain)}, 'webhook', ${lit(ticketBody(`D${round}-${j}`, j))}, ${headers}::jsonb)`);
       }
       await probe.exec(`insert into ticket_events (id, org_id, connector_id, source, body, headers) values ${values.join(', ')}`);
     }
     await probe.exec('vacuum analyze ticket_events');
   });
-  const label = `${backend.key}-drain`;
+  const label = `${backend.key}-drain-${name}-${round}`;
   const startedAt = Date.now();
-  const server = await revintel.start(label, backend.env);
+  const server = await runner.start(label, backend.env);
   let idle: { idle: boolean; ms: number };
   let cpu: CpuSpent;
   try {
@@ -950,7 +989,7 @@ async function drainPhase(backend: Backend) {
     idle = await waitIdle(backend);
     cpu = await meter();
   } finally {
-    await revintel.stop(server, label, log);
+    await runner.stop(server, label, log);
     await logProblems(backend, server.logFile, label);
   }
   const result = await backend.withProbe(async (probe) => {
@@ -960,13 +999,31 @@ async function drainPhase(backend: Backend) {
     return { rate, lag };
   });
   const startToDrainedMs = result.rate ? result.rate.lastAt - startedAt : NaN;
-  figures[backend.key].drain = { backlog: n, rate: result.rate, startToDrainedMs, idle: idle.idle, lag: result.lag, cpu };
+  const drained: DrainFigures = { backlog: n, rate: result.rate, startToDrainedMs, idle: idle.idle, lag: result.lag, cpu };
   log(
     `    ${result.rate ? `${fmtInt(result.rate.perSecond)} tickets/s (${fmtInt(result.rate.events)} events in ${result.rate.batches} batches over ${fmtSeconds(result.rate.lastAt - result.rate.firstAt)})` : 'no rate: fewer than two batches'}; ` +
       `start → drained ${fmtSeconds(startToDrainedMs)}; CPU per ticket: worker thread ${fmtUs(perRequestUs(cpu.workerMs, n))}, ` +
       `whole process ${fmtUs(perRequestUs(cpu.appMs, n))}, db ${backend.key === 'postgres' ? fmtUs(perRequestUs(cpu.dbMs, n)) : 'in process'}` +
       (result.lag.dead || result.lag.notDone ? `; ${result.lag.dead} DEAD, ${result.lag.notDone} NOT DONE` : ''),
   );
+  return drained;
+}
+
+/** The drain of this build; with --baseline-bin, alternating with the baseline binary's. */
+async function drainPhase(backend: Backend) {
+  const f = figures[backend.key];
+  if (!baselineRevintel) {
+    f.drain = await drainOnce(backend, revintel, 'this build', 0);
+    return;
+  }
+  const ours: DrainFigures[] = [];
+  const theirs: DrainFigures[] = [];
+  for (let round = 0; round < settings.drainRounds; round++) {
+    theirs.push(await drainOnce(backend, baselineRevintel, 'baseline', 2 * round));
+    ours.push(await drainOnce(backend, revintel, 'this build', 2 * round + 1));
+  }
+  f.drain = ours.at(-1);
+  f.drainRates = { baseline: theirs.map((d) => d.rate?.perSecond ?? NaN), ours: ours.map((d) => d.rate?.perSecond ?? NaN) };
 }
 
 async function sustainedPhase(backend: Backend) {
@@ -1022,14 +1079,58 @@ async function sustainedPhase(backend: Backend) {
 }
 
 /** Setup, then the three figures; each failure is recorded and the next backend still runs. */
+// --- ticket intelligence alone ------------------------------------------------------------------
+
+interface IntelligenceTiming {
+  corpus: string;
+  tickets: number;
+  ourUs: number;
+  baselineUs: number | null;
+}
+const intelligenceFigures: IntelligenceTiming[] = [];
+
+/** µs per ticket of analyseTicket, this checkout's and (--baseline-src) the older one's, each pass
+ * in a process of its own (bench/intelligence-timing.ts), alternating, 5 passes each. */
+async function intelligencePhase() {
+  log(`\n[intelligence] µs per ticket of analyseTicket${opts['baseline-src'] ? `, beside ${opts['baseline-src']}` : ''}`);
+  const bodies = Array.from({ length: 2000 }, (_, n) => {
+    const { subject, description } = JSON.parse(ticketBody(`I-${n}`, n)).ticket;
+    return JSON.stringify({ subject, description });
+  });
+  const messages = readFileSync(join(REPO, 'test', 'fixtures', 'intelligence', 'signals.heldout.ndjson'), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.stringify({ subject: null, description: JSON.parse(line).text }));
+  const baselineModule = opts['baseline-src'] ? join(resolve(opts['baseline-src']), 'src', 'modules', 'tickets', 'intelligence.ts') : null;
+  const ourModule = join(REPO, 'src', 'modules', 'tickets', 'intelligence.ts');
+  const time = async (file: string, module: string) => {
+    const result = await runToEnd([BUN, join(BENCH, 'intelligence-timing.ts'), file, module, '1'], { cwd: REPO, env: process.env, timeoutMs: 600_000 });
+    if (result.code !== 0) throw new Error(`intelligence timing failed: ${result.stderr}`);
+    return (JSON.parse(result.stdout) as { us: number[] }).us[0]!;
+  };
+  for (const [corpus, lines] of [['bench bodies (~1 KB)', bodies], ['real customer messages (held-out set)', messages]] as const) {
+    const file = join(workDir, `intelligence-${intelligenceFigures.length}.ndjson`);
+    writeFileSync(file, lines.join('\n') + '\n');
+    const ours: number[] = [];
+    const theirs: number[] = [];
+    for (let pass = 0; pass < 5; pass++) {
+      if (baselineModule) theirs.push(await time(file, baselineModule));
+      ours.push(await time(file, ourModule));
+    }
+    const timing = { corpus, tickets: lines.length, ourUs: median(ours), baselineUs: baselineModule ? median(theirs) : null };
+    intelligenceFigures.push(timing);
+    log(`  ${corpus}, ${fmtInt(lines.length)} tickets: ${fmtUs(timing.ourUs)} per ticket${timing.baselineUs === null ? '' : ` (baseline ${fmtUs(timing.baselineUs)})`}`);
+  }
+}
+
 async function runBackend(backend: Backend, wrk: WrkFiles) {
   const f = figures[backend.key];
   try {
     log(`\n[${backend.name}] ${backend.databaseUrl ? `database ${PG_DB}` : `DATA_DIR ${backend.dataDir}`}: migrate, organisation, connectors`);
     backend.setup = await setupBackend(backend, backend.key === 'postgres');
-    await ingestPhase(backend, wrk);
-    await drainPhase(backend);
-    await sustainedPhase(backend);
+    if (phases.has('ingest')) await ingestPhase(backend, wrk);
+    if (phases.has('drain')) await drainPhase(backend);
+    if (phases.has('sustained')) await sustainedPhase(backend);
     const rest = await backend.withProbe(async (probe) => probe.rows<{ n: number }>(`select count(*)::int as n from ticket_events where status <> 'done'`));
     if (rest[0]!.n > 0) f.notes.push(`${rest[0]!.n} events not done at the end`);
   } catch (error) {
@@ -1071,7 +1172,7 @@ async function embeddedPhase(wrk: WrkFiles) {
 function report() {
   const sections: string[] = [];
   for (const key of ['postgres', 'embedded'] as const) {
-    if (!only.has(key)) continue;
+    if (!only.has(key) || !onDatabase) continue;
     const f = figures[key];
     const name = key === 'postgres' ? 'PostgreSQL' : 'PGlite';
     const targeted = key === 'postgres';
@@ -1149,6 +1250,17 @@ function report() {
       `>= ${fmtInt(TARGETS.drainPerSecond)}/s`,
       d?.rate ? `${d.lag.dead || d.lag.notDone ? 'FLAGGED ' : ''}${verdict(d.rate.perSecond >= TARGETS.drainPerSecond)}` : 'n/a',
     ]);
+    if (f.drainRates) {
+      const before = median(f.drainRates.baseline);
+      const after = median(f.drainRates.ours);
+      rows.push([
+        `worker drain, baseline binary vs this build (median of ${f.drainRates.ours.length} each)`,
+        `${fmtInt(before)} tickets/s`,
+        `${fmtInt(after)} tickets/s (${fmtRatio(after / before)})`,
+        '>= 0.80×',
+        verdict(after / before >= 0.8),
+      ]);
+    }
     rows.push(['worker drain: start → drained', 'n/a', d ? fmtSeconds(d.startToDrainedMs) : 'n/a', '—', '']);
     rows.push([
       'worker drain: CPU per ticket, worker thread (process) / db',
@@ -1196,6 +1308,15 @@ function report() {
       `Bodies ~1 KB, signed; ${fmtInt(settings.bodies)} × ${settings.connectors} connectors distinct tickets per round. ` +
       `A closed loop of ${settings.connections} connections with p99 < ${TARGETS.p99Ms} ms needs at least ${fmtInt((settings.connections * 1000) / TARGETS.p99Ms)} req/s (Little's law).\n`,
   );
+  if (intelligenceFigures.length) {
+    sections.push(
+      'Ticket intelligence alone (analyseTicket, CPU µs per ticket, median of 5 passes)\n' +
+        table(
+          ['texts', 'tickets', 'this build', 'baseline'],
+          intelligenceFigures.map((x) => [x.corpus, fmtInt(x.tickets), fmtUs(x.ourUs), x.baselineUs === null ? 'n/a' : fmtUs(x.baselineUs)]),
+        ),
+    );
+  }
   log(sections.join('\n\n'));
   log('='.repeat(110));
 }
@@ -1211,8 +1332,9 @@ try {
   await ensureBinary(opts.build!, log);
   log(`revintel ticket webhook bench: ${BIN}; ${quick ? 'QUICK smoke run' : 'full run'}; logs in ${logDir}${opts.keep ? ' (kept)' : ''}`);
   const wrk = await writeWrkFiles();
-  if (only.has('postgres')) await postgresPhase(wrk);
-  if (only.has('embedded')) await embeddedPhase(wrk);
+  if (phases.has('intelligence')) await intelligencePhase();
+  if (onDatabase && only.has('postgres')) await postgresPhase(wrk);
+  if (onDatabase && only.has('embedded')) await embeddedPhase(wrk);
   report();
   failed = (['postgres', 'embedded'] as const).some((key) => only.has(key) && figures[key].error);
 } catch (error) {

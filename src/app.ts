@@ -38,7 +38,7 @@ import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/inde
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
 import { DOCS_ROUTES, docsModule } from './modules/docs/index.ts';
-import { CONSOLE_ROUTES, consoleModule } from './modules/console/index.ts';
+import { CONSOLE_ROUTES, consoleModule, consolePages, wantsConsolePage } from './modules/console/index.ts';
 import { METRICS_ROUTES, metricsModule } from './modules/metrics/index.ts';
 import { createMetrics, type Metrics } from './modules/metrics/registry.ts';
 import type { RegisteredRoute } from './modules/docs/openapi.ts';
@@ -125,8 +125,10 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
   const routesOf = (): { method: string; path: string }[] => routes.routes;
   const registeredRoutes = (): RegisteredRoute[] => routes.routes as RegisteredRoute[];
 
+  const pages = consolePages();
+  const notFoundPage = (request: Request, path: string) => (wantsConsolePage(request, path) ? pages.page(404) : null);
   const routes = new Elysia({ normalize: false })
-    .use(errorsPlugin({ log: deps.log, requestIdOf: (request) => states.get(request)?.id ?? 'unknown', allowedMethods }))
+    .use(errorsPlugin({ log: deps.log, requestIdOf: (request) => states.get(request)?.id ?? 'unknown', allowedMethods, notFoundPage }))
     .use(healthModule({ readiness: deps.readiness, startedAt: deps.startedAt ?? Date.now() }))
     .use(meModule({ states }))
     .use(authModule({ database: deps.database, states, config: deps.config, limiter: deps.limiter }))
@@ -142,7 +144,7 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))
-    .use(consoleModule())
+    .use(consoleModule(pages))
     .use(metricsModule({ metrics: shared.metrics, token: deps.config.metricsToken }))
     .use(teamChatModule({ database: deps.database, states, config: deps.config, refused: shared.refused, clock: deps.clock, wakeJobs: deps.wakeJobs }))
     .use(workspaceChatModule({ database: deps.database, states, config: deps.config, refused: shared.refused, clock: deps.clock, wakeJobs: deps.wakeJobs }))

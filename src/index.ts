@@ -23,6 +23,8 @@ Commands:
   events       list, show and replay inbound ticket events (the processing queue)
   jobs         list, show and retry background jobs (the job queue)
   predictions  list and show churn predictions, queue a recompute or a retrain
+  tickets      queue the re-analysis of stored tickets by this build's intelligence
+  intelligence measure churn signals and sentiment on a labelled file of messages
   endpoints    add, list and remove the organisation's receivers of outbound events
   outbox       list outbound event deliveries and retry dead ones
   chat         add, list and remove chat installations (Slack workspaces, Google Chat spaces, WhatsApp numbers)
@@ -65,6 +67,10 @@ async function main(argv: string[]) {
       return (await import('./cli/events.ts')).eventsCommand(rest);
     case 'predictions':
       return (await import('./cli/predictions.ts')).predictionsCommand(rest);
+    case 'tickets':
+      return (await import('./cli/tickets.ts')).ticketsCommand(rest);
+    case 'intelligence':
+      return (await import('./cli/intelligence.ts')).intelligenceCommand(rest);
     case 'endpoints':
       return (await import('./cli/endpoints.ts')).endpointsCommand(rest);
     case 'outbox':

@@ -1,5 +1,6 @@
 // Preloaded by bunfig.toml before every test file.
 import { setDefaultTimeout } from 'bun:test';
+import postgres from 'postgres';
 import { ensureSnapshot } from '../scripts/pgdata-snapshot.ts';
 
 // bunfig's [test] timeout is ignored on Bun 1.4.4 (seen here); the suites start real processes.
@@ -7,3 +8,36 @@ setDefaultTimeout(60_000);
 
 // A new embedded database starts from this snapshot (0.5 s) instead of initdb (about 7 s).
 await ensureSnapshot();
+
+// Under `bun test --parallel` every worker process gets its own PostgreSQL database and Redis
+// database: suites that run the job queue claim whatever is due in the database, so two files
+// sharing one would work each other's jobs. Worker 1 keeps the configured ones.
+await giveWorkerItsOwnDatabases(Number(process.env.BUN_TEST_WORKER_ID ?? '1'));
+
+async function giveWorkerItsOwnDatabases(worker: number): Promise<void> {
+  if (!Number.isInteger(worker) || worker <= 1) return;
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  if (pgUrl && !process.env.TEST_DATABASE_URL_BASE) {
+    const url = new URL(pgUrl);
+    const name = `${url.pathname.slice(1) || 'postgres'}_w${worker}`;
+    const admin = postgres(pgUrl, { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await admin`select 1 as present from pg_database where datname = ${name}`;
+      if (!row) await admin.unsafe(`create database "${name}"`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // another file of this worker created it first
+      });
+    } finally {
+      await admin.end();
+    }
+    url.pathname = `/${name}`;
+    process.env.TEST_DATABASE_URL_BASE = pgUrl;
+    process.env.TEST_DATABASE_URL = url.toString();
+  }
+  const redisUrl = process.env.TEST_REDIS_URL;
+  if (redisUrl && !process.env.TEST_REDIS_URL_BASE) {
+    const url = new URL(redisUrl);
+    url.pathname = `/${worker}`;
+    process.env.TEST_REDIS_URL_BASE = redisUrl;
+    process.env.TEST_REDIS_URL = url.toString();
+  }
+}

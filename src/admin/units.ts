@@ -19,12 +19,13 @@ import { recordAudit } from '../modules/audit/service.ts';
 import { notFound } from '../lib/errors.ts';
 import type { JobState } from '../db/schema/index.ts';
 import { listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
-import { getPrediction, listPredictions, predictionsMeta, presentPrediction } from '../modules/predictions/read.ts';
+import { getPrediction, listPredictions, predictionsMeta, presentPrediction, presentPredictionItem } from '../modules/predictions/read.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
 import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } from '../modules/predictions/backtests.ts';
 import { historyUnits } from '../modules/predictions/history.ts';
 import { backtestJob } from '../jobs/kinds/predictions-backtest.ts';
 import { requestRecompute } from '../modules/predictions/requests.ts';
+import { requestReanalysis } from '../modules/tickets/reanalysis.ts';
 import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
@@ -124,7 +125,7 @@ export const adminUnits = {
     const org = await importTarget(db, { org: input.org });
     const filters = { risk: input.risk };
     const rows = await listPredictions(db, { orgId: org.id, filters, sort: '-arr_at_risk', limit: input.limit });
-    return { items: rows.slice(0, input.limit).map(presentPrediction), meta: await predictionsMeta(db, org.id, filters, predictionSettings().horizonDays) };
+    return { items: rows.slice(0, input.limit).map(presentPredictionItem), meta: await predictionsMeta(db, org.id, filters, predictionSettings().horizonDays) };
   },
   'predictions.show': async (db: Db, input: { org?: string; customer: string }) => {
     const org = await importTarget(db, { org: input.org });
@@ -134,6 +135,12 @@ export const adminUnits = {
   'predictions.recompute': async (db: Db, input: { org?: string; retrain?: boolean }) => {
     const org = await importTarget(db, { org: input.org });
     const job = await requestRecompute(db, { orgId: org.id, retrain: input.retrain });
+    return { job_id: job.id, org_id: org.id, queued_already: !job.created };
+  },
+  /** Queues the re-analysis of the organisation's tickets by this build's intelligence (one queued at a time). */
+  'tickets.reanalyze': async (db: Db, input: { org?: string }) => {
+    const org = await importTarget(db, { org: input.org });
+    const job = await requestReanalysis(db, org.id);
     return { job_id: job.id, org_id: org.id, queued_already: !job.created };
   },
   /** One chunk of a recompute (a command that scores in its own time, as the job's units do). */
@@ -162,4 +169,4 @@ export type AdminUnits = typeof adminUnits;
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
 
 /** Units that queue jobs: the server's worker looks for them at once. */
-export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'demo.finish', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry']);
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'demo.finish', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry', 'tickets.reanalyze']);

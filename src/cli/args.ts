@@ -1,22 +1,98 @@
 // Shared by every sub-command: flag parsing (node:util parseArgs), --help, --json, the settings
-// flags (PORT <-> --port), and how failures end the process.
+// flags (PORT <-> --port), and how failures end the process. Every command's --help is made by
+// helpText from its options' specs and the settings table (config.ts), so each option shows its
+// description and its default the same way.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { userInfo } from 'node:os';
-import { ConfigError, flagName, loadConfig, SETTING_NAMES, type Config, type SettingName } from '../config.ts';
+import { ConfigError, flagName, loadConfig, settingHelp, SETTING_NAMES, type Config, type SettingName } from '../config.ts';
 import { AppError } from '../lib/errors.ts';
 
 export class UsageError extends Error {}
 
-/** The options every database command shares, for its --help. */
-export const DATABASE_OPTIONS_HELP = `Options:
-  --json               machine-readable output
-  --database-url URL   PostgreSQL (default: the embedded database in --data-dir)
-  --data-dir DIR       embedded database directory (default ./data)
-  -h, --help           this help`;
+/** One option of a command: how it parses, and what its --help says. */
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  /** The value's name in the help (`ORG`); a string option without one shows `VALUE`. */
+  value?: string;
+  description: string;
+  /** What holds without the option. */
+  default?: string;
+}
+export type OptionSpecs = Record<string, OptionSpec>;
+
+/** The settings a database command reads: where the database is. */
+export const DATABASE_SETTINGS: readonly SettingName[] = ['DATABASE_URL', 'DATA_DIR'];
+
+export interface HelpSpec {
+  /** What follows "Usage: " (more lines indented by the caller). */
+  usage: string;
+  /** What the command does, its sub-commands and their arguments. */
+  about?: string;
+  options?: OptionSpecs;
+  /** Settings the command reads, shown as flags with their variable and default. */
+  settings?: readonly SettingName[];
+}
+
+const COLUMN = 30;
+const WIDTH = 100;
+
+/** `text` wrapped at WIDTH, its lines after the first indented to COLUMN. */
+function wrapped(text: string, first: string): string {
+  const lines: string[] = [];
+  let line = first.length > COLUMN - 2 ? `${first}\n${' '.repeat(COLUMN)}` : first.padEnd(COLUMN);
+  let width = line.length - line.lastIndexOf('\n') - 1;
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (width > COLUMN && width + 1 + word.length > WIDTH) {
+      lines.push(line.trimEnd());
+      line = ' '.repeat(COLUMN);
+      width = COLUMN;
+    }
+    const gap = width > COLUMN ? ' ' : '';
+    line += gap + word;
+    width += gap.length + word.length;
+  }
+  lines.push(line.trimEnd());
+  return lines.join('\n');
+}
+
+const optionLine = (name: string, spec: OptionSpec) => {
+  const flag = `${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`;
+  return wrapped(`${spec.description}${spec.default !== undefined ? ` (default: ${spec.default})` : ''}`, `  ${flag}`);
+};
+
+/** A command's --help: usage, what it does, then every option with its description and default. */
+export function helpText(spec: HelpSpec): string {
+  const own = Object.entries(spec.options ?? {}).map(([name, option]) => optionLine(name, option));
+  const settings = (spec.settings ?? []).map((name) => {
+    const setting = settingHelp(name);
+    return optionLine(flagName(name), { type: 'string', value: name, description: setting.description.replace(/\.$/, ''), default: setting.default });
+  });
+  const common = [optionLine('json', { type: 'boolean', description: 'print the result as JSON (errors too, on stderr)' }), optionLine('help', { type: 'boolean', short: 'h', description: 'this help' })];
+  return [
+    `Usage: ${spec.usage.trim()}`,
+    ...(spec.about ? ['', spec.about.replace(/^\n+|\s+$/g, '')] : []),
+    '',
+    'Options:',
+    ...own,
+    ...settings,
+    ...common,
+    ...(spec.settings && spec.settings.length < SETTING_NAMES.length ? ['', 'Every setting of "revintel serve --help" is taken too, as a flag or its variable.'] : []),
+    '',
+  ].join('\n');
+}
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 const SETTING_FLAGS: Options = Object.fromEntries(SETTING_NAMES.map((name) => [flagName(name), { type: 'string' as const }]));
+
+/** parseArgs's own messages quote unevenly (`as in '-- "--frob"`): ours name the option once. */
+function usageMessage(error: Error & { code?: string }): string {
+  const option = /'(-{1,2}[^'\s<]+)/.exec(error.message)?.[1] ?? 'an option';
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option "${option}" (a value that starts with "-" goes after "--")`;
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return /does not take/.test(error.message) ? `option "${option}" takes no value` : `option "${option}" needs a value`;
+  return error.message;
+}
 
 export interface Command<V> {
   values: V & { json?: boolean; help?: boolean };
@@ -27,17 +103,18 @@ export interface Command<V> {
   print: <T>(data: T, human: (data: T) => string) => void;
 }
 
-export function parseCommand<O extends Options>(argv: string[], options: O, help: string) {
+export function parseCommand(argv: string[], options: OptionSpecs, help: string) {
+  const parsing: Options = Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}) }]));
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
-      options: { ...SETTING_FLAGS, ...options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: { ...SETTING_FLAGS, ...parsing, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
     });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${help}`);
+    throw new UsageError(`${usageMessage(error as Error)}\n\n${help}`);
   }
   const values = parsed.values as Record<string, unknown>;
   if (values.help) {

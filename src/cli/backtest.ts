@@ -6,26 +6,26 @@ import { BACKTEST_METHODS, type BacktestMethod } from '../db/schema/index.ts';
 import { utcToday } from '../lib/today.ts';
 import { messageOf } from '../lib/errors.ts';
 import { runBacktestWith, type BacktestView } from '../modules/predictions/backtests.ts';
-import { DATABASE_OPTIONS_HELP, parseCommand, table, UsageError } from './args.ts';
+import { againstScorecard, explainWarning } from '../modules/predictions/backtest-words.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel backtest [--org ORG] [--method out_of_time|cross_validation] [--cutoff YYYY-MM-DD]
-                         [--as-of YYYY-MM-DD] [--horizon DAYS] [--json]
+const OPTIONS: OptionSpecs = {
+  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name', default: 'the only organisation, when there is one' },
+  method: { type: 'string', value: 'METHOD', description: 'out_of_time: train on the snapshots whose outcome was known by --cutoff, test on those after it; cross_validation: one snapshot per customer at --as-of, five folds of customers, each scored by a model trained on the other four', default: 'out_of_time' },
+  cutoff: { type: 'string', value: 'YYYY-MM-DD', description: 'out_of_time: where training ends', default: 'horizon + 180 days ago' },
+  'as-of': { type: 'string', value: 'YYYY-MM-DD', description: 'cross_validation: the snapshot day', default: 'horizon + grace days ago' },
+  horizon: { type: 'string', value: 'DAYS', description: 'the days ahead a prediction speaks of (7 to 365)', default: 'PREDICTION_HORIZON_DAYS' },
+};
 
-  out_of_time (default)  train on the snapshots whose outcome was known by --cutoff (default:
-                         horizon + 180 days ago), test on the snapshots after it
-  cross_validation       one snapshot per customer at --as-of (default: horizon + grace days ago), five
-                         folds of customers, each scored by a model trained on the other four
-
-Prints AUC (with its 95% interval), the untrained scorecard's AUC on the same rows, top-decile
-lift, Brier score, calibration error and tables. --org may be left out when there is one
-organisation.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = { org: { type: 'string' }, method: { type: 'string' }, cutoff: { type: 'string' }, 'as-of': { type: 'string' }, horizon: { type: 'string' } } as const;
+const HELP = helpText({
+  usage: 'revintel backtest [--org ORG] [--method METHOD] [--cutoff YYYY-MM-DD] [--as-of YYYY-MM-DD] [--horizon DAYS]',
+  about: `How the churn model would have done on the organisation's own history. Prints AUC (with its 95%
+interval), the untrained scorecard's AUC on the same rows, top-decile lift, Brier score,
+calibration error and tables.`,
+  options: OPTIONS,
+  settings: DATABASE_SETTINGS,
+});
 
 const fixed = (x: unknown, digits = 3) => (typeof x === 'number' ? x.toFixed(digits) : '-');
 
@@ -79,12 +79,13 @@ function describe(b: BacktestView): string {
   return [
     `backtest ${b.id}: ${b.method} (${split}), horizon ${b.horizon_days} days, model ${b.model_kind}`,
     `rows ${m.rows}, churn events ${m.events}, customers ${m.customers}${m.sampled_customers < m.total_customers ? ` (a sample of ${m.sampled_customers} of ${m.total_customers})` : ''}, base rate ${fixed(m.base_rate)}`,
-    ...(b.warnings.length ? [`warning: ${b.warnings.join(', ')}`] : []),
+    ...b.warnings.map((w) => `warning: ${w}: ${explainWarning(w, m)}`),
+    ...(againstScorecard(m, b.model_kind) ? [againstScorecard(m, b.model_kind)!] : []),
     '',
     table(
       [
         { metric: 'AUC', value: `${fixed(m.auc)}${m.auc_ci95 ? ` (95% ${fixed(m.auc_ci95[0])}–${fixed(m.auc_ci95[1])})` : ''}`, meaning: 'chance a churner is ranked above a stayer' },
-        { metric: 'scorecard AUC', value: fixed(m.prior_auc), meaning: 'the untrained points, same rows' },
+        { metric: 'scorecard AUC', value: `${fixed(m.prior_auc)}${m.prior_auc_ci95 ? ` (95% ${fixed(m.prior_auc_ci95[0])}–${fixed(m.prior_auc_ci95[1])})` : ''}`, meaning: 'the untrained points, same rows' },
         { metric: 'AUC without notice', value: fixed(m.auc_without_notice), meaning: 'rows where no cancellation was known yet' },
         { metric: 'top-decile lift', value: fixed(m.top_decile_lift, 2), meaning: 'churn rate of the riskiest 10% ÷ the base rate' },
         { metric: 'Brier', value: fixed(m.brier, 4), meaning: 'mean squared error of the probabilities' },

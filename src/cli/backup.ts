@@ -4,30 +4,35 @@
 // and this command copies the files in between (db/backup.ts), so the server never waits on the
 // copy. A restore never runs beside a server on the same DATA_DIR.
 import { resolve } from 'node:path';
-import { BackupError, restoreBackup, writeBackup, type BackupManifest } from '../db/backup.ts';
+import { BackupError, refuseExistingBackup, restoreBackup, writeBackup, type BackupManifest } from '../db/backup.ts';
 import { lockDataDir, readLockHolder } from '../db/data-dir-lock.ts';
 import { armCrashPoint } from '../lib/crash-point.ts';
-import { parseCommand, UsageError } from './args.ts';
+import { helpText, parseCommand, UsageError, type OptionSpecs } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const BACKUP_HELP = `
-Usage: revintel backup FILE [--data-dir DIR] [--json]
-
-Writes an online backup of the embedded database in DATA_DIR to FILE (mode 0600), while serve runs
+const BACKUP_OPTIONS: OptionSpecs = { force: { type: 'boolean', description: 'replace FILE if it exists', default: 'an existing FILE is refused' } };
+const BACKUP_HELP = helpText({
+  usage: 'revintel backup FILE [--force] [--data-dir DATA_DIR]',
+  about: `Writes an online backup of the embedded database in DATA_DIR to FILE (mode 0600), while serve runs
 (it pauses for one checkpoint at the start; this command copies the files) or not. FILE holds every
 row and, when DATA_DIR generated it, the SECRET_KEY that opens the stored secrets: keep it as safe
-as DATA_DIR. On PostgreSQL (DATABASE_URL) use pg_dump instead.
-`;
+as DATA_DIR. On PostgreSQL (DATABASE_URL) use pg_dump instead.`,
+  options: BACKUP_OPTIONS,
+  settings: ['DATA_DIR'],
+});
 
-const RESTORE_HELP = `
-Usage: revintel restore FILE [--data-dir DIR] [--force] [--json]
-
-Checks FILE (its checksum), unpacks it beside DATA_DIR's database and opens it there (PostgreSQL's
-recovery replays the WAL the backup holds; every table is counted), then puts it in DATA_DIR. A
-DATA_DIR that already holds a database (or another generated SECRET_KEY) is replaced only with
---force. serve must not be running on DATA_DIR. A restore killed part-way is rolled back (or, once
-its database is in place, finished) by the next command or serve that opens DATA_DIR.
-`;
+const RESTORE_OPTIONS: OptionSpecs = {
+  force: { type: 'boolean', description: 'replace the database DATA_DIR holds (or its other generated SECRET_KEY)', default: 'a DATA_DIR holding a database is refused' },
+};
+const RESTORE_HELP = helpText({
+  usage: 'revintel restore FILE [--force] [--data-dir DATA_DIR]',
+  about: `Checks FILE (its checksum), unpacks it beside DATA_DIR's database and opens it there (PostgreSQL's
+recovery replays the WAL the backup holds; every table is counted), then puts it in DATA_DIR.
+serve must not be running on DATA_DIR. A restore killed part-way is rolled back (or, once its
+database is in place, finished) by the next command or serve that opens DATA_DIR.`,
+  options: RESTORE_OPTIONS,
+  settings: ['DATA_DIR'],
+});
 
 const summary = (manifest: BackupManifest) => ({
   created_at: manifest.created_at,
@@ -41,19 +46,25 @@ const summary = (manifest: BackupManifest) => ({
 const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
 export async function backupCommand(argv: string[]) {
-  const cmd = parseCommand(argv, {}, BACKUP_HELP);
+  const cmd = parseCommand(argv, BACKUP_OPTIONS, BACKUP_HELP);
   const [file] = cmd.positionals;
   if (!file) throw new UsageError(`backup needs FILE\n${BACKUP_HELP}`);
   const config = cmd.config();
   if (config.databaseUrl) throw new UsageError('backup is for the embedded database; on PostgreSQL use pg_dump (DATABASE_URL is set)');
   armCrashPoint(config.testCrashAt);
   const path = resolve(file);
+  const replace = cmd.values.force === true;
+  try {
+    if (!replace) refuseExistingBackup(path); // before opening anything; checked again at the end
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   const started = performance.now();
   const via = readLockHolder(config.dataDir)?.command === 'serve' ? 'server' : 'this command';
   let manifest: BackupManifest;
   try {
     manifest = await withAdminSession(config, 'backup', (session) =>
-      writeBackup(path, config.dataDir, { start: () => session.runner.run('backup.start', { pid: process.pid }), stop: () => session.runner.run('backup.stop', {}) }),
+      writeBackup(path, config.dataDir, { start: () => session.runner.run('backup.start', { pid: process.pid }), stop: () => session.runner.run('backup.stop', {}) }, { replace }),
     );
   } catch (error) {
     if (error instanceof BackupError) throw new UsageError(error.message);
@@ -64,7 +75,7 @@ export async function backupCommand(argv: string[]) {
 }
 
 export async function restoreCommand(argv: string[]) {
-  const cmd = parseCommand(argv, { force: { type: 'boolean' } }, RESTORE_HELP);
+  const cmd = parseCommand(argv, RESTORE_OPTIONS, RESTORE_HELP);
   const [file] = cmd.positionals;
   if (!file) throw new UsageError(`restore needs FILE\n${RESTORE_HELP}`);
   const config = cmd.config();

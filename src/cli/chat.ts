@@ -7,28 +7,33 @@ import { newId } from '../lib/ids.ts';
 import { SPACE_NAME } from '../modules/google-chat/installations.ts';
 import { sealSecret } from '../lib/secret-box.ts';
 import { ensureSecretKey } from '../lib/secret-key.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel chat <add|list|remove> [options]
+const OPTIONS: OptionSpecs = {
+  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name' },
+  'team-id': { type: 'string', value: 'T…', description: "add slack: the workspace's team id" },
+  'bot-token': { type: 'string', value: 'xoxb-…', description: "add slack: the app's bot token" },
+  space: { type: 'string', value: 'spaces/…', description: 'add google-chat: the space' },
+  'phone-number-id': { type: 'string', value: 'N', description: "add whatsapp: Meta's phone number id" },
+  'access-token': { type: 'string', value: 'T', description: "add whatsapp: a system user's access token" },
+};
 
-  add slack --org ORG --team-id T… --bot-token xoxb-…   connect a Slack workspace to an organisation
+const HELP = helpText({
+  usage: 'revintel chat <add|list|remove> [options]',
+  about: `  add slack --org ORG --team-id T… --bot-token xoxb-…   connect a Slack workspace to an organisation
   add google-chat --org ORG --space spaces/…            connect a Google Chat space to an organisation
   add whatsapp --org ORG --phone-number-id N --access-token T
-                                                        connect a WhatsApp Business number (Meta's
-                                                        phone number id and a system user's token)
+                                                        connect a WhatsApp Business number
   list [--org ORG]
   remove INSTALLATION_ID
 
 Tokens are sealed under SECRET_KEY (the servers must have the same one). A Google Chat space
 takes no token: the app posts as its service account (GCHAT_SERVICE_ACCOUNT_FILE). A workspace,
-space or number belongs to one organisation at a time.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = { org: { type: 'string' }, 'team-id': { type: 'string' }, 'bot-token': { type: 'string' }, 'phone-number-id': { type: 'string' }, 'access-token': { type: 'string' }, space: { type: 'string' } } as const;
+space or number belongs to one organisation at a time.`,
+  options: OPTIONS,
+  settings: [...DATABASE_SETTINGS, 'SECRET_KEY'],
+});
 
 /** What `chat add <platform>` takes: the platform's id of the installation and its token. */
 function installationOf(platform: string | undefined, values: Record<string, unknown>): { platform: 'slack' | 'whatsapp'; externalId: string; token: string; what: string } {

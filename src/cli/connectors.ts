@@ -8,41 +8,35 @@ import { hashToken } from '../modules/webhooks/signatures.ts';
 import { DEFAULT_ROTATION_GRACE_SECONDS, presentConnector } from '../modules/connectors/service.ts';
 import { PLATFORMS } from '../modules/tickets/platforms.ts';
 import type { Config } from '../config.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel connectors <create|list|update|rotate-secret> [options]
+const OPTIONS: OptionSpecs = {
+  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name' },
+  name: { type: 'string', value: 'NAME', description: "the connector's name" },
+  platform: { type: 'string', value: 'PLATFORM', description: `one of ${PLATFORMS.join(', ')}` },
+  secret: { type: 'string', value: 'S', description: "the platform's signing secret (at least 8 characters)" },
+  'generate-secret': { type: 'boolean', description: 'generate a signing secret and print it once' },
+  token: { type: 'string', value: 'T', description: 'a static token, for platforms that can only add a header (Freshdesk, Gorgias, Zoho Desk: "Authorization: Bearer <token>")' },
+  'no-token': { type: 'boolean', description: 'update: remove the token' },
+  'no-secret': { type: 'boolean', description: 'update: remove the secret (the connector then takes unsigned events)' },
+  grace: { type: 'string', value: 'SECONDS', description: 'rotate-secret: how long the previous secret stays valid', default: `${DEFAULT_ROTATION_GRACE_SECONDS}, one day` },
+};
 
-  create --org ORG --platform PLATFORM --name NAME [--secret S | --generate-secret] [--token T]
+const HELP = helpText({
+  usage: 'revintel connectors <create|list|update|rotate-secret> [options]',
+  about: `  create --org ORG --platform PLATFORM --name NAME [--secret S | --generate-secret] [--token T]
   list [--org ORG]
   update CONNECTOR [--org ORG] [--name N] [--platform P] [--token T | --no-token] [--no-secret]
   rotate-secret CONNECTOR [--org ORG] [--secret S | --generate-secret] [--grace SECONDS]
 
-PLATFORM is one of: ${PLATFORMS.join(', ')}.
-CONNECTOR is a connector id, or its exact name with --org. ORG is an organisation id or its name.
+CONNECTOR is a connector id, or its exact name with --org. The webhook URL printed is PUBLIC_URL +
+/api/webhooks/tickets?connectorId=…; point the platform at it. Every platform may sign with
+x-hub-signature-256; the README gives each platform's own scheme.`,
+  options: OPTIONS,
+  settings: [...DATABASE_SETTINGS, 'PUBLIC_URL', 'SECRET_KEY'],
+});
 
-The webhook URL printed is PUBLIC_URL + /api/webhooks/tickets?connectorId=…; point the platform at it.
---secret: the platform's signing secret (every platform may also sign with x-hub-signature-256; see
-the README for each platform's own scheme). --token: a static token for platforms that can only add
-a header (Freshdesk, Gorgias, Zoho Desk: "Authorization: Bearer <token>"). A generated secret is
-printed once. After rotate-secret the previous secret stays valid for --grace seconds (default
-${DEFAULT_ROTATION_GRACE_SECONDS}, one day) so deliveries keep flowing while the platform is changed.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = {
-  org: { type: 'string' },
-  name: { type: 'string' },
-  platform: { type: 'string' },
-  secret: { type: 'string' },
-  'generate-secret': { type: 'boolean' },
-  token: { type: 'string' },
-  'no-token': { type: 'boolean' },
-  'no-secret': { type: 'boolean' },
-  grace: { type: 'string' },
-} as const;
 
 /** The key secrets are sealed with: SECRET_KEY, or the embedded database's own. */
 function sealingKey(config: Config): string {

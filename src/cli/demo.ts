@@ -1,16 +1,28 @@
-import { cliActor, DATABASE_OPTIONS_HELP, parseCommand, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 import { utcToday } from '../lib/today.ts';
 import { recomputeInChunks } from '../modules/predictions/service.ts';
 import { webhookUrl } from '../modules/connectors/service.ts';
 import { signInLinkUrl } from '../modules/users/service.ts';
 import { loadDemoInUnits } from '../modules/demo/service.ts';
+import { EXAMPLE_TICKET } from '../modules/demo/tickets.ts';
 import { consoleBase } from './users.ts';
 
-const HELP = `
-Usage: revintel demo [--customers N] [--seed S] [--org NAME] [--truth FILE]
+const OPTIONS: OptionSpecs = {
+  customers: { type: 'string', value: 'N', description: 'how many customers', default: '600' },
+  seed: { type: 'string', value: 'S', description: 'the random seed: the same seed gives the same data on the same day', default: '42' },
+  org: { type: 'string', value: 'NAME', description: "the demo organisation's name (refreshed when it exists)", default: 'Demo' },
+  truth: {
+    type: 'string',
+    value: 'FILE',
+    description:
+      "after loading, write the truth as CSV: customer_id,external_id,as_of,p_true — each active customer's true probability of churning within 90 days after as_of, for today and every 30 days back through the history",
+  },
+};
 
-Creates (or refreshes) a demo organisation with 36 months of realistic history, and prints an API
+const HELP = helpText({
+  usage: 'revintel demo [--customers N] [--seed S] [--org NAME] [--truth FILE]',
+  about: `Creates (or refreshes) a demo organisation with 36 months of realistic history, and prints an API
 key for it and the webhook URL of its help desk connector. Each customer lives by a hidden health
 that drifts month to month (with occasional shocks): customers across segments and currencies
 arrive every month; monthly contracts stop on a billing day, annual terms renew as new contracts
@@ -18,22 +30,11 @@ arrive every month; monthly contracts stop on a billing day, annual terms renew 
 come and go; invoices are paid on time, late or never; support tickets come more often and angrier
 as health falls, scored by the same intelligence as real ones. Churn depends on health, auto-renew
 and tenure, so the organisation's churn is learnable; its true churn probabilities are kept apart
-and never served. The same seed gives the same data on the same day.
-Defaults: 600 customers, seed 42, organisation "Demo".
+and never served.`,
+  options: OPTIONS,
+  settings: [...DATABASE_SETTINGS, 'PUBLIC_URL'],
+});
 
-  --truth FILE   after loading, write the truth as CSV: customer_id,external_id,as_of,p_true — each
-                 active customer's true probability of churning within 90 days after as_of, for
-                 today and every 30 days back through the history
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = {
-  customers: { type: 'string' },
-  seed: { type: 'string' },
-  org: { type: 'string' },
-  truth: { type: 'string' },
-} as const;
 
 const integer = (raw: unknown, name: string, fallback: number, max: number) => {
   if (raw === undefined) return fallback;
@@ -111,23 +112,26 @@ export async function demoCommand(argv: string[]) {
   });
   phase('');
   const config = cmd.config();
-  const webhook = webhookUrl(result.connector.id, config.publicUrl ?? `http://localhost:${config.port}`);
+  const base = consoleBase(config).replace(/\/+$/, '');
+  const webhook = webhookUrl(result.connector.id, base);
   const signInLink = signInLinkUrl(consoleBase(config), result.signInToken);
-  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, admin_user_id: result.admin.id, admin_email: result.admin.email, sign_in_link: signInLink, ...result.counts }, (r) =>
+  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, admin_user_id: result.admin.id, admin_email: result.admin.email, sign_in_link: signInLink, pending_actions: result.pendingActions, ...result.counts }, (r) =>
     [
       `demo organisation "${r.org}" (${r.org_id}): ${r.customers} customers, ${r.contracts} contracts, ${r.invoices} invoices, ${r.tickets} tickets`,
       ...(truthFile ? [`truth: ${r.truth} rows written to ${truthFile}`] : []),
       `predictions scored; a model is being trained on its history (revintel jobs show ${r.retrain_job_id})`,
+      `${r.pending_actions} agent actions proposed from its latest churn-signal tickets wait in the console's inbox`,
       '',
       `  API key: ${r.secret}`,
       '',
       `Console: sign in as ${r.admin_email} with this one-time link (valid 24 h; it sets the password):`,
       `  ${r.sign_in_link}`,
       '',
-      `Try: curl -H "Authorization: Bearer ${r.secret}" http://localhost:${config.port}/api/customers?sort=arr`,
-      `     curl -H "Authorization: Bearer ${r.secret}" "http://localhost:${config.port}/api/tickets?churn_signal=cancellation"`,
+      // URLs quoted: `?` and `&` are special to the shell (zsh refuses an unmatched `?` glob).
+      `Try: curl -H "Authorization: Bearer ${r.secret}" '${base}/api/customers?sort=arr'`,
+      `     curl -H "Authorization: Bearer ${r.secret}" '${base}/api/tickets?churn_signal=cancellation'`,
       `Post a ticket to its help desk (no signature needed):`,
-      `     curl -H 'content-type: application/json' -d '{"ticket":{"id":"T-1","subject":"We will cancel","requester_email":"cfo@example.com"}}' "${r.webhook_url}"`,
+      `     curl -H 'content-type: application/json' -d '${JSON.stringify({ ticket: EXAMPLE_TICKET }).replaceAll("'", "'\\''")}' '${r.webhook_url}'`,
     ].join('\n'),
   );
 }

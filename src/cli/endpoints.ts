@@ -7,27 +7,29 @@ import { sealSecret } from '../lib/secret-box.ts';
 import { ensureSecretKey } from '../lib/secret-key.ts';
 import { endpointUrlProblem, newEndpointSecret, RefusedDestination, resolveDestination } from '../modules/agent-actions/outbox.ts';
 import { messageOf } from '../lib/errors.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel endpoints <add|list|remove> [options]
+const OPTIONS: OptionSpecs = {
+  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name' },
+  url: { type: 'string', value: 'URL', description: 'add: where deliveries are POSTed (https://…)' },
+  events: { type: 'string', value: 'TYPE,TYPE…', description: `add: the event types it receives, of ${OUTBOUND_EVENT_TYPES.join(', ')}`, default: 'all' },
+};
 
-  add --org ORG --url URL [--events TYPE,TYPE…]   register a receiver; prints its signing secret once
+const HELP = helpText({
+  usage: 'revintel endpoints <add|list|remove> [options]',
+  about: `  add --org ORG --url URL [--events TYPE,TYPE…]   register a receiver; prints its signing secret once
   list [--org ORG]
   remove ENDPOINT_ID
 
-Event types: ${OUTBOUND_EVENT_TYPES.join(', ')} (default: all).
 Deliveries are signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature:
 v1,<base64 HMAC-SHA256 of "id.timestamp.body"> keyed by the secret's base64 part after whsec_).
 A URL whose host is, or resolves to, an address that is not the public internet (loopback,
 private, link-local, reserved; IPv6 forms of those) or is localhost is refused, here and on every
-delivery, unless ALLOW_PRIVATE_ENDPOINTS=true.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = { org: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' } } as const;
+delivery, unless ALLOW_PRIVATE_ENDPOINTS=true.`,
+  options: OPTIONS,
+  settings: [...DATABASE_SETTINGS, 'SECRET_KEY'],
+});
 
 export async function endpointsCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);

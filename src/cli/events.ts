@@ -1,29 +1,28 @@
 // revintel events list|show|replay: the ticket event queue as the operator sees it — what came in,
 // what failed and why, and dead letters sent back to the queue once the cause is fixed.
 import { EVENT_STATUSES } from '../db/schema/index.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel events <list|show|replay> [options]
+const OPTIONS: OptionSpecs = {
+  org: { ...{ type: 'string', value: 'ORG', description: 'an organisation id or its exact name' }, default: 'every organisation' },
+  connector: { type: 'string', value: 'CONNECTOR', description: 'only the events of this connector (its id)' },
+  status: { type: 'string', value: 'STATUS', description: `only events in this status: ${EVENT_STATUSES.join(', ')}` },
+  limit: { type: 'string', value: 'N', description: 'how many to list, newest first (1 to 10000)', default: '50' },
+  'all-dead': { type: 'boolean', description: 'replay: every dead event (of --org)' },
+};
 
-  list [--org ORG] [--connector CONNECTOR] [--status ${EVENT_STATUSES.join('|')}] [--limit N]
+const HELP = helpText({
+  usage: 'revintel events <list|show|replay> [options]',
+  about: `  list [--org ORG] [--connector CONNECTOR] [--status STATUS] [--limit N]
   show EVENT_ID                       the event with its body, headers, attempts and last error
   replay EVENT_ID...                  dead (or waiting) events go back to the queue, due now
   replay --all-dead [--org ORG]       every dead event (of ORG)
 
-An event that yields no ticket, or fails 8 times, is dead: it keeps its last error until replayed.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = {
-  org: { type: 'string' },
-  connector: { type: 'string' },
-  status: { type: 'string' },
-  limit: { type: 'string' },
-  'all-dead': { type: 'boolean' },
-} as const;
+An event that yields no ticket, or fails 8 times, is dead: it keeps its last error until replayed.`,
+  options: OPTIONS,
+  settings: DATABASE_SETTINGS,
+});
 
 export async function eventsCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);

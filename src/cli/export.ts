@@ -5,20 +5,26 @@ import postgres from 'postgres';
 import { connectPostgres, openEmbedded } from '../db/client.ts';
 import { copyTables, targetIsEmpty, verifyCopy } from '../db/export.ts';
 import { runMigrations } from '../db/migrate.ts';
-import { parseCommand, requireString, UsageError } from './args.ts';
+import { helpText, parseCommand, requireString, UsageError, type OptionSpecs } from './args.ts';
 
-const HELP = `
-Usage: revintel export --to postgres://… [--data-dir DIR] [--batch-size N] [--json]
+const OPTIONS: OptionSpecs = {
+  to: { type: 'string', value: 'postgres://…', description: 'the empty PostgreSQL database to copy into' },
+  'batch-size': { type: 'string', value: 'N', description: 'rows per copied batch (1 to 100,000)', default: '1000' },
+};
 
-Copies the embedded database in DATA_DIR into an empty PostgreSQL database (migrated to this
+const HELP = helpText({
+  usage: 'revintel export --to postgres://… [--data-dir DATA_DIR] [--batch-size N]',
+  about: `Copies the embedded database in DATA_DIR into an empty PostgreSQL database (migrated to this
 version by the command), then compares every table on both sides (rows and a checksum of every
 row) and says whether they match. Stop serve first; a target holding any row is refused. Secrets
 stay sealed: run the servers on PostgreSQL with the same SECRET_KEY (DATA_DIR/secret.key when it
-was generated).
-`;
+was generated).`,
+  options: OPTIONS,
+  settings: ['DATA_DIR'],
+});
 
 export async function exportCommand(argv: string[]) {
-  const cmd = parseCommand(argv, { to: { type: 'string' }, 'batch-size': { type: 'string' } }, HELP);
+  const cmd = parseCommand(argv, OPTIONS, HELP);
   const to = requireString(cmd.values, 'to', HELP);
   if (!/^postgres(ql)?:\/\//.test(to)) throw new UsageError(`--to must be a postgres:// URL, got "${to.replace(/:[^:@/]*@/, ':…@')}"`);
   const batchSize = Number(cmd.values['batch-size'] ?? 1000);

@@ -1,17 +1,21 @@
 import { statSync } from 'node:fs';
-import { DATABASE_OPTIONS_HELP, parseCommand, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 import { nextSizeByTime } from '../db/units.ts';
 import { formatOf, ImportFileError, readImportFile } from '../modules/imports/read.ts';
 import { checkHeader, IMPORT_ENTITIES, rowPreparer, type ImportEntity } from '../modules/imports/rows.ts';
 import type { BatchResult } from '../modules/imports/service.ts';
 
-const HELP = `
-Usage: revintel import <customers|contracts|invoices> FILE [--org ORG] [--format csv|json|ndjson]
+const OPTIONS: OptionSpecs = {
+  org: { ...{ type: 'string', value: 'ORG', description: 'an organisation id or its exact name' }, default: 'the only organisation, when there is one' },
+  format: { type: 'string', value: 'FORMAT', description: 'csv, json or ndjson', default: "from the file's extension (.csv, .json, .ndjson/.jsonl)" },
+  'batch-size': { type: 'string', value: 'N', description: 'rows per transaction (through a running server on the embedded database, at most: there batches are sized to take about 50 ms)', default: '1000' },
+};
 
-Creates or updates records from FILE, matched by their external_id: a CSV with a header row, a
-JSON array of objects, or NDJSON (one object per line). The format comes from the file's extension
-(.csv, .json, .ndjson/.jsonl) unless --format says it. Contracts and invoices name their customer by
+const HELP = helpText({
+  usage: 'revintel import <customers|contracts|invoices> FILE [--org ORG] [--format csv|json|ndjson]',
+  about: `Creates or updates records from FILE, matched by their external_id: a CSV with a header row, a
+JSON array of objects, or NDJSON (one object per line). Contracts and invoices name their customer by
 customer_external_id or customer_id (invoices their contract by contract_external_id or contract_id).
 README "Importing ARR data" shows every column.
 
@@ -21,20 +25,11 @@ nothing that is already there. Ends with a report: created, updated, unchanged, 
 numbers and reasons; row 1 is the first record after the header).
 
 Exit status: 0 every row imported, 3 some rows rejected (the others are imported), 1 the import
-could not run or stopped early (what was committed stays), 2 bad usage.
+could not run or stopped early (what was committed stays), 2 bad usage.`,
+  options: OPTIONS,
+  settings: DATABASE_SETTINGS,
+});
 
-  --org ORG            organisation id or name (default: the only organisation, if there is one)
-  --format FORMAT      csv, json or ndjson
-  --batch-size N       rows per transaction (default 1000; through a running server on the
-                       embedded database, at most: there batches are sized to take about 50 ms)
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = {
-  org: { type: 'string' },
-  format: { type: 'string' },
-  'batch-size': { type: 'string' },
-} as const;
 
 /** Batches through a running server (nextSizeByTime): from 25 rows, aiming at 50 ms each. */
 const THROUGH_SERVER = { targetMs: 50, min: 25, first: 100 };

@@ -1,30 +1,29 @@
 // revintel jobs list|show|retry: the background job queue as the operator sees it — what is
 // queued, running, done or dead and why, and dead jobs sent back to the queue once the cause is fixed.
 import { JOB_STATES, type JobState } from '../db/schema/index.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel jobs <list|show|retry> [options]
+const OPTIONS: OptionSpecs = {
+  state: { type: 'string', value: 'STATE', description: `only jobs in this state: ${JOB_STATES.join(', ')}` },
+  kind: { type: 'string', value: 'KIND', description: 'only jobs of this kind (predictions.recompute, …)' },
+  org: { ...{ type: 'string', value: 'ORG', description: 'an organisation id or its exact name' }, default: 'every organisation' },
+  limit: { type: 'string', value: 'N', description: 'how many to list, newest first (1 to 1000)', default: '50' },
+  'all-dead': { type: 'boolean', description: 'retry: every dead job (of --kind)' },
+};
 
-  list [--state ${JOB_STATES.join('|')}] [--kind KIND] [--org ORG] [--limit N]
+const HELP = helpText({
+  usage: 'revintel jobs <list|show|retry> [options]',
+  about: `  list [--state STATE] [--kind KIND] [--org ORG] [--limit N]
   show JOB_ID                         the job with its payload, attempts, last error and result
   retry JOB_ID...                     dead jobs go back to the queue with fresh attempts, due now
   retry --all-dead [--kind KIND]      every dead job (of KIND)
 
 A job that fails as many times as its kind allows, or fails in a way no retry can fix, is dead: it
-keeps its last error until retried. Finished jobs are kept 7 days (dead ones 30).
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = {
-  state: { type: 'string' },
-  kind: { type: 'string' },
-  org: { type: 'string' },
-  limit: { type: 'string' },
-  'all-dead': { type: 'boolean' },
-} as const;
+keeps its last error until retried. Finished jobs are kept 7 days (dead ones 30).`,
+  options: OPTIONS,
+  settings: DATABASE_SETTINGS,
+});
 
 export async function jobsCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);

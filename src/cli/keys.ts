@@ -1,25 +1,24 @@
 import { presentKey } from '../modules/keys/present.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel keys <create|list|revoke> [options]
+const OPTIONS: OptionSpecs = {
+  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name' },
+  name: { type: 'string', value: 'NAME', description: "the key's name, to tell keys apart" },
+  'expires-at': { type: 'string', value: 'ISO-8601', description: 'when the key stops working', default: 'never' },
+};
 
-  create --org ORG --name NAME [--expires-at ISO-8601]   prints the key once: store it now
+const HELP = helpText({
+  usage: 'revintel keys <create|list|revoke> [options]',
+  about: `  create --org ORG --name NAME [--expires-at ISO-8601]   prints the key once: store it now
   list [--org ORG]
   revoke KEY_ID
 
-ORG is an organisation id or its exact name. A revoked key stops working within 2 seconds on
-every instance (at once on the instance that revoked it).
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = {
-  org: { type: 'string' },
-  name: { type: 'string' },
-  'expires-at': { type: 'string' },
-} as const;
+A revoked key stops working within 2 seconds on every instance (at once on the instance that
+revoked it).`,
+  options: OPTIONS,
+  settings: DATABASE_SETTINGS,
+});
 
 export async function keysCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);

@@ -2,17 +2,15 @@ import { readLockHolder } from '../db/data-dir-lock.ts';
 import { runMigrations } from '../db/migrate.ts';
 import { socketRunner } from '../admin/socket.ts';
 import { openDatabase } from '../server.ts';
-import { DATABASE_OPTIONS_HELP, parseCommand } from './args.ts';
+import { DATABASE_SETTINGS, helpText, parseCommand } from './args.ts';
 
-const HELP = `
-Usage: revintel migrate [options]
-
-Applies the database migrations embedded in this binary (serve does it at start too). On
+const HELP = helpText({
+  usage: 'revintel migrate [options]',
+  about: `Applies the database migrations embedded in this binary (serve does it at start too). On
 PostgreSQL it takes an advisory lock, so it is safe while other instances run or boot. On the
-embedded database while serve runs, it reports what the server applied.
-
-${DATABASE_OPTIONS_HELP}
-`;
+embedded database while serve runs, it reports what the server applied.`,
+  settings: DATABASE_SETTINGS,
+});
 
 export async function migrateCommand(argv: string[]) {
   const cmd = parseCommand(argv, {}, HELP);

@@ -1,28 +1,26 @@
 import { PLANS, type Organisation, type Plan } from '../db/schema/index.ts';
 import { limitsOf } from '../modules/orgs/service.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, optionalLimit, parseCommand, requireString, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, optionalLimit, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel orgs <create|list|update> [options]
+const OPTIONS: OptionSpecs = {
+  name: { type: 'string', value: 'NAME', description: "the organisation's name (unique)" },
+  plan: { type: 'string', value: 'PLAN', description: `${PLANS.join(' or ')}` },
+  'limit-per-minute': { type: 'string', value: 'N|plan', description: "requests per minute over the plan's", default: "the plan's" },
+  'limit-per-day': { type: 'string', value: 'N|plan', description: "requests per day over the plan's", default: "the plan's" },
+};
 
-  create --name NAME --plan PLAN [--limit-per-minute N] [--limit-per-day N]
+const HELP = helpText({
+  usage: 'revintel orgs <create|list|update> [options]',
+  about: `  create --name NAME --plan PLAN [--limit-per-minute N] [--limit-per-day N]
   list
   update ORG [--name NAME] [--plan PLAN] [--limit-per-minute N|plan] [--limit-per-day N|plan]
 
-ORG is an organisation id or its exact name. PLAN is ${PLANS.join(' or ')}; the plan sets the
-rate limits (growth_agents 60/min and 10,000/day, enterprise 300/min and 100,000/day) unless
-overridden; "plan" clears an override.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = {
-  name: { type: 'string' },
-  plan: { type: 'string' },
-  'limit-per-minute': { type: 'string' },
-  'limit-per-day': { type: 'string' },
-} as const;
+ORG is an organisation id or its exact name. The plan sets the rate limits (growth_agents 60/min
+and 10,000/day, enterprise 300/min and 100,000/day) unless overridden; "plan" clears an override.`,
+  options: OPTIONS,
+  settings: DATABASE_SETTINGS,
+});
 
 function parsePlan(raw: unknown): Plan {
   if (!PLANS.includes(raw as Plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}, got "${String(raw)}"`);

@@ -2,25 +2,29 @@
 // actions" → Outbound events) — pending, delivered or dead with their last answer — and dead ones
 // sent again with fresh attempts once the receiver is fixed.
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../db/schema/index.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel outbox <list|retry> [options]
+const OPTIONS: OptionSpecs = {
+  org: { ...{ type: 'string', value: 'ORG', description: 'an organisation id or its exact name' }, default: 'every organisation' },
+  status: { type: 'string', value: 'STATUS', description: `list: only deliveries in this status: ${DELIVERY_STATUSES.join(', ')}` },
+  limit: { type: 'string', value: 'N', description: 'list: how many, newest first (1 to 200)', default: '50' },
+  'all-dead': { type: 'boolean', description: 'retry: every dead delivery (of --org)' },
+};
 
-  list [--org ORG] [--status ${DELIVERY_STATUSES.join('|')}] [--limit N]
+const HELP = helpText({
+  usage: 'revintel outbox <list|retry> [options]',
+  about: `  list [--org ORG] [--status STATUS] [--limit N]
   retry DELIVERY_ID...                 dead deliveries are sent again with fresh attempts, now
   retry --all-dead [--org ORG]         every dead delivery (of ORG)
 
 A delivery is dead after ${8} attempts, or at once when the receiver answers a 4xx other than 408 and
 429 (or a redirect), or its address is not public while ALLOW_PRIVATE_ENDPOINTS is off. An attempt's
 error is a category (refused: address not allowed, name lookup failed, connect failed, TLS failed,
-timeout, http NNN); the network's own error is in the server's log at LOG_LEVEL=debug.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = { org: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, 'all-dead': { type: 'boolean' } } as const;
+timeout, http NNN); the network's own error is in the server's log at LOG_LEVEL=debug.`,
+  options: OPTIONS,
+  settings: DATABASE_SETTINGS,
+});
 
 export async function outboxCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);

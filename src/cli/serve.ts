@@ -1,18 +1,15 @@
 import { DataDirBusyError } from '../db/data-dir-lock.ts';
-import { flagName, SETTING_NAMES } from '../config.ts';
+import { SETTING_NAMES } from '../config.ts';
 import type { RunningServer } from '../server.ts';
-import { exitWith, parseCommand } from './args.ts';
+import { exitWith, helpText, parseCommand } from './args.ts';
 
-const HELP = `
-Usage: revintel [serve] [options]
-
-Serves the HTTP API and runs the background worker. Without DATABASE_URL it keeps its data in an
-embedded database in DATA_DIR. Every option is also an environment variable (--port <-> PORT).
-
-Options:
-${SETTING_NAMES.map((name) => `  --${flagName(name)}`.padEnd(30) + name).join('\n')}
-  -h, --help                  this help
-`;
+const HELP = helpText({
+  usage: 'revintel [serve] [options]',
+  about: `Serves the HTTP API and runs the background worker. Without DATABASE_URL it keeps its data in an
+embedded database in DATA_DIR. Every option is also an environment variable (--port <-> PORT);
+the flag wins.`,
+  settings: SETTING_NAMES,
+});
 
 const EXIT_DATABASE_FAILED = 70;
 

@@ -1,29 +1,28 @@
 import { signInLinkUrl } from '../modules/users/service.ts';
 import type { Config } from '../config.ts';
-import { DATABASE_OPTIONS_HELP, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
+import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const HELP = `
-Usage: revintel users <create|list|disable|link> [options]
+const OPTIONS: OptionSpecs = {
+  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name' },
+  email: { type: 'string', value: 'EMAIL', description: "the person's e-mail (how they sign in)" },
+  name: { type: 'string', value: 'NAME', description: "the person's name", default: 'none' },
+  role: { type: 'string', value: 'ROLE', description: 'admin or member' },
+};
 
-  create --org ORG --email EMAIL [--name NAME] --role admin|member
+const HELP = helpText({
+  usage: 'revintel users <create|list|disable|link> [options]',
+  about: `  create --org ORG --email EMAIL [--name NAME] --role admin|member
                          creates a console user and prints a one-time sign-in link (valid 24 h)
   list [--org ORG]
   disable USER_ID        the user can no longer sign in; their sessions end at once
   link USER_ID           a fresh one-time sign-in link (a forgotten password, a lost invitation)
 
-ORG is an organisation id or its exact name. The link opens the console at PUBLIC_URL (else
-http://localhost:PORT): /sign-in/accept#token=… — the person sets a password there.
-
-${DATABASE_OPTIONS_HELP}
-`;
-
-const OPTIONS = {
-  org: { type: 'string' },
-  email: { type: 'string' },
-  name: { type: 'string' },
-  role: { type: 'string' },
-} as const;
+The link opens the console at PUBLIC_URL (else http://localhost:PORT): /sign-in/accept#token=… —
+the person sets a password there.`,
+  options: OPTIONS,
+  settings: [...DATABASE_SETTINGS, 'PUBLIC_URL'],
+});
 
 /** Where sign-in links point: PUBLIC_URL, else this machine's port. */
 export const consoleBase = (config: Pick<Config, 'publicUrl' | 'port'>) => config.publicUrl ?? `http://localhost:${config.port}`;

@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage } from './api.ts';
 import { navigate, useLocation } from './router.ts';
 import { isAdmin, refreshSession, signedOut, useSession } from './session.ts';
-import { ErrorBox, Spinner } from './ui.tsx';
+import { ErrorBox, PageTitle, Spinner } from './ui.tsx';
 import { AcceptPage, SignInPage } from './pages/sign-in.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { ConnectorsPage } from './pages/connectors.tsx';
@@ -24,19 +24,47 @@ const NAV: { path: string; label: string; admin?: boolean }[] = [
   { path: '/settings/users', label: 'Users', admin: true },
 ];
 
-function Page({ path }: { path: string }) {
+/** The page for a path (the server answers `/cfo/` as `/cfo`); null: the console has none there. */
+function pageFor(address: string) {
+  const path = address.length > 1 ? address.replace(/\/$/, '') : address;
+  const customer = /^\/customers\/([^/]+)$/.exec(path);
   if (path === '/' || path === '/cfo') return <CfoPage />;
   if (path === '/customers') return <CustomersPage />;
-  if (path.startsWith('/customers/')) return <CustomerPage id={decodeURIComponent(path.slice('/customers/'.length))} />;
+  if (customer) return <CustomerPage id={decodeURIComponent(customer[1]!)} />;
   if (path === '/agent-actions') return <ActionsPage />;
   if (path === '/support/connectors') return <ConnectorsPage />;
   if (path === '/settings/api') return <KeysPage />;
   if (path === '/settings/users') return <UsersPage />;
+  return null;
+}
+
+/** A path the console has no page for (the server answers it 404 with this page): where to go
+ * instead, signed in or not. */
+function NotFound({ path, signedIn, admin = false }: { path: string; signedIn: boolean; admin?: boolean }) {
   return (
     <section>
-      <h1>Not found</h1>
+      <PageTitle>Page not found</PageTitle>
       <p>
-        There is no console page at <code>{path}</code>. <a href="/">Go to the start</a>.
+        There is no console page at <code>{path}</code>.
+      </p>
+      {signedIn ? (
+        <>
+          <p>The console's pages:</p>
+          <ul>
+            {NAV.filter((item) => !item.admin || admin).map((item) => (
+              <li key={item.path}>
+                <a href={item.path}>{item.label}</a>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        <p>
+          <a href="/sign-in">Sign in to revintel</a> to open the console.
+        </p>
+      )}
+      <p class="muted">
+        The API is under <code>/api</code>; its reference is at <a href="/docs">/docs</a>.
       </p>
     </section>
   );
@@ -81,6 +109,9 @@ function App() {
   useEffect(() => {
     if (session.state === 'signed-in' && path === '/sign-in') navigate('/', true);
   }, [session.state, path]);
+  // On a narrow screen the menu is folded away; it folds again after a navigation.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
   // Focus the page's heading after a navigation, so a screen reader hears where it is.
   useEffect(() => {
     document.querySelector<HTMLElement>('main h1')?.focus({ preventScroll: true });
@@ -93,7 +124,15 @@ function App() {
         <Spinner />
       </main>
     );
-  if (session.state === 'signed-out') return <SignInPage error={session.error} />;
+  const page = pageFor(path);
+  if (session.state === 'signed-out')
+    return page || path === '/sign-in' ? (
+      <SignInPage error={session.error} />
+    ) : (
+      <main id="main" class="narrow">
+        <NotFound path={path} signedIn={false} />
+      </main>
+    );
   if (path === '/sign-in') return null;
   const me = session.me;
   const admin = isAdmin(session);
@@ -106,28 +145,39 @@ function App() {
         <a class="brand" href="/">
           revintel
         </a>
-        <nav aria-label="Console">
-          <ul>
-            {NAV.filter((item) => !item.admin || admin).map((item) => (
-              <li key={item.path}>
-                <a href={item.path} aria-current={path === item.path || (item.path === '/cfo' && path === '/') || (item.path !== '/' && path.startsWith(`${item.path}/`)) ? 'page' : undefined}>
-                  {item.label}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <div class="who">
-          <span>
-            {me.user ? (me.user.name ?? me.user.email) : 'API key'} · {me.org.name}
-            {me.user ? <span class="badge">{me.user.role}</span> : null}
-          </span>
-          <SignOut />
+        <button type="button" class="menu-toggle secondary" aria-expanded={menuOpen} aria-controls="console-menu" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <div
+          id="console-menu"
+          class={menuOpen ? 'menu open' : 'menu'}
+          onKeyDown={(event) => {
+            if (event.key !== 'Escape' || !menuOpen) return;
+            setMenuOpen(false);
+            document.querySelector<HTMLElement>('.menu-toggle')?.focus();
+          }}
+        >
+          <nav aria-label="Console">
+            <ul>
+              {NAV.filter((item) => !item.admin || admin).map((item) => (
+                <li key={item.path}>
+                  <a href={item.path} aria-current={path === item.path || (item.path === '/cfo' && path === '/') || (item.path !== '/' && path.startsWith(`${item.path}/`)) ? 'page' : undefined}>
+                    {item.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <div class="who">
+            <span>
+              {me.user ? (me.user.name ?? me.user.email) : 'API key'} · {me.org.name}
+              {me.user ? <span class="badge">{me.user.role}</span> : null}
+            </span>
+            <SignOut />
+          </div>
         </div>
       </header>
-      <main id="main">
-        <Page path={path} />
-      </main>
+      <main id="main">{page ?? <NotFound path={path} signedIn admin={admin} />}</main>
     </>
   );
 }

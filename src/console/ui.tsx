@@ -164,3 +164,45 @@ export function PageTitle({ children }: { children: ComponentChildren }) {
   }, [children]);
   return <h1 tabIndex={-1}>{children}</h1>;
 }
+
+let scrollIds = 0;
+
+/** A table's scroll area. When the screen is narrower than the table, it says how many columns are
+ * out of sight (and a shadow marks the edge with more), so no column is hidden without a sign. */
+export function TableScroll({ label, children }: { label: string; children: ComponentChildren }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [hintId] = useState(() => `scroll-hint-${++scrollIds}`);
+  /** Columns whose right edge is past the visible part (null: the table fits). */
+  const [outOfSight, setOutOfSight] = useState<number | null>(null);
+  useEffect(() => {
+    const area = ref.current;
+    if (!area) return;
+    const measure = () => {
+      if (area.scrollWidth <= area.clientWidth + 1) return setOutOfSight(null);
+      const visibleRight = area.scrollLeft + area.clientWidth + 1;
+      const headers = [...area.querySelectorAll<HTMLElement>('thead tr:first-child > *')];
+      setOutOfSight(headers.filter((cell) => cell.offsetLeft + cell.offsetWidth > visibleRight).length);
+    };
+    const observer = new ResizeObserver(measure);
+    observer.observe(area);
+    if (area.firstElementChild) observer.observe(area.firstElementChild);
+    area.addEventListener('scroll', measure, { passive: true });
+    measure();
+    return () => {
+      observer.disconnect();
+      area.removeEventListener('scroll', measure);
+    };
+  }, []);
+  return (
+    <>
+      {outOfSight !== null ? (
+        <p class="scroll-hint" id={hintId}>
+          {outOfSight > 0 ? `${outOfSight} more column${outOfSight === 1 ? '' : 's'}: scroll the table sideways →` : '← Scroll back for the first columns'}
+        </p>
+      ) : null}
+      <div ref={ref} class={outOfSight !== null ? 'table-wrap scrolls' : 'table-wrap'} tabIndex={0} role="region" aria-label={label} aria-describedby={outOfSight !== null ? hintId : undefined}>
+        {children}
+      </div>
+    </>
+  );
+}

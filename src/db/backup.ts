@@ -14,7 +14,7 @@
 // build knows; every table is counted), and only then swaps it in; a database already in DATA_DIR
 // is replaced only with --force.
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
+import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { Transform } from 'node:stream';
@@ -206,7 +206,13 @@ function measured() {
  * owns the database (the server, or this command when none runs); the copying is done here. The
  * file is written next to its name and renamed when complete, readable by its owner only.
  */
-export async function writeBackup(path: string, dataDir: string, protocol: BackupProtocol): Promise<BackupManifest> {
+/** An existing file may be the only good backup: it is replaced only when asked (`--force`). */
+export function refuseExistingBackup(path: string): void {
+  if (existsSync(path)) throw new BackupError(`${path} exists: name another file, or add --force to replace it`);
+}
+
+export async function writeBackup(path: string, dataDir: string, protocol: BackupProtocol, options: { replace?: boolean } = {}): Promise<BackupManifest> {
+  if (!options.replace) refuseExistingBackup(path);
   const root = pgdataDir(dataDir);
   const keyPath = join(dataDir, 'secret.key');
   const partial = `${path}.partial`;
@@ -294,7 +300,17 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
     writeSync(fd, tail, 0, tail.length, MAGIC.length + manifest.pgdata.bytes);
     fsyncSync(fd);
     closeSync(fd);
-    renameSync(partial, path);
+    if (options.replace) renameSync(partial, path);
+    else {
+      // A link fails when the name was taken meanwhile, where a rename would replace it.
+      try {
+        linkSync(partial, path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') refuseExistingBackup(path);
+        throw error;
+      }
+      rmSync(partial, { force: true });
+    }
     return manifest;
   } catch (error) {
     // The failed pipeline may already have closed it (Bun's write stream does on destroy).

@@ -16,13 +16,26 @@ export interface LockHolder {
   since: string;
 }
 
+/** What `command` can do about DATA_DIR being held by `holder`: only advice it can follow. The
+ * commands that go through a running server never meet a server here (they use its socket). */
+function busyAdvice(command: string, holder: LockHolder | null): string {
+  if (holder?.command !== 'serve') return 'Wait for it to finish, or stop it.';
+  switch (command) {
+    case 'restore':
+      return 'Stop the server first: a restore replaces the database it has open (take a backup first if its data matters).';
+    case 'export':
+      return 'Stop the server first: export copies a database nothing writes to meanwhile. To leave it serving, take "revintel backup FILE", restore FILE into another DATA_DIR and export from there.';
+    case 'serve':
+      return 'Stop it first: one server per DATA_DIR (several servers share a PostgreSQL database instead).';
+    default:
+      return 'Stop it, or run this command while it serves: the CLI then goes through the running server.';
+  }
+}
+
 export class DataDirBusyError extends Error {
-  constructor(readonly dataDir: string, readonly holder: LockHolder | null) {
+  constructor(readonly dataDir: string, readonly holder: LockHolder | null, command = '') {
     const who = holder ? `process ${holder.pid} (revintel ${holder.command} on ${holder.hostname}, since ${holder.since})` : 'another process';
-    super(
-      `DATA_DIR ${dataDir} is in use by ${who}; only one process may open an embedded database. ` +
-        'Stop it, or run this command while it serves: the CLI then goes through the running server.',
-    );
+    super(`DATA_DIR ${dataDir} is in use by ${who}; only one process may open an embedded database. ${busyAdvice(command, holder)}`);
     this.name = 'DataDirBusyError';
   }
 }
@@ -77,7 +90,7 @@ export function lockDataDir(dataDir: string, command: string): () => void {
   const fd = openSync(path, 'a+', 0o600);
   if (kernelFlock()(fd, LOCK_EX | LOCK_NB) !== 0) {
     closeSync(fd);
-    throw new DataDirBusyError(resolve(dataDir), readHolder(path));
+    throw new DataDirBusyError(resolve(dataDir), readHolder(path), command);
   }
   const me: LockHolder = { pid: process.pid, hostname: hostname(), command, since: new Date().toISOString() };
   ftruncateSync(fd, 0);

@@ -47,6 +47,16 @@ export type RouteDeclaration = Rules & {
   summary?: string;
   /** The OpenAPI tag; by default the path's segment after `/api/`, else `probes`. */
   tag?: string;
+  /** The JSON body a handler checks itself (absent it is `{}`, unless `required`; or checked by
+   * the handler for its own wording): Elysia does not hold its schema, so the OpenAPI document
+   * learns it from here. */
+  checkedBody?: { schema: TSchema; required: boolean };
+  /** The answer's media types when it is not JSON (the console's pages and assets). */
+  produces?: readonly string[];
+  /** Query parameters the handler reads itself (a route Elysia does not validate). */
+  checkedQuery?: TSchema;
+  /** Error statuses the route answers besides those its rules imply (a 404 for an unknown connector). */
+  errors?: readonly number[];
 };
 
 /** The rules of paths under `prefix` that match no declared route (404s): an unknown path under
@@ -58,6 +68,9 @@ export interface DeclaredModule<App = unknown> {
   app: App;
   declarations: readonly RouteDeclaration[];
 }
+
+/** A body a handler reads itself and takes as `{}` when absent. */
+export const optional = (schema: TSchema) => ({ schema, required: false }) as const;
 
 export function bodyLimit(kind: BodyKind, config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>): number {
   return kind === 'import' ? config.bodyLimitImport : kind === 'webhook' ? config.bodyLimitWebhook : config.bodyLimitApi;

@@ -107,8 +107,19 @@ export function errorResponse(error: unknown, context: { log: Logger; requestId:
   return answer('internal', `Internal server error (request ${context.requestId})`);
 }
 
-export function errorsPlugin(deps: { log: Logger; requestIdOf: (request: Request) => string; allowedMethods: (path: string) => string[] }) {
-  return new Elysia({ name: 'revintel/errors' }).onError({ as: 'global' }, ({ code, error, request, path }) =>
-    errorResponse(error, { log: deps.log, requestId: deps.requestIdOf(request), method: request.method, path, allowedMethods: deps.allowedMethods, elysiaCode: code }),
-  );
+/** `notFoundPage`: what answers a path no route has, when it is a page rather than an API call (the
+ * console's own "not found"); null leaves it to the envelope. */
+export function errorsPlugin(deps: {
+  log: Logger;
+  requestIdOf: (request: Request) => string;
+  allowedMethods: (path: string) => string[];
+  notFoundPage?: (request: Request, path: string) => Response | Promise<Response> | null;
+}) {
+  return new Elysia({ name: 'revintel/errors' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
+    if (code === 'NOT_FOUND' && deps.notFoundPage && deps.allowedMethods(path).length === 0) {
+      const page = deps.notFoundPage(request, path);
+      if (page) return page;
+    }
+    return errorResponse(error, { log: deps.log, requestId: deps.requestIdOf(request), method: request.method, path, allowedMethods: deps.allowedMethods, elysiaCode: code });
+  });
 }

@@ -3,9 +3,26 @@
 // their page, errors — match the schemas it documents; GET /docs is a page that loads nothing from
 // another host.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020 from 'ajv/dist/2020.js';
-import { buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { MAX_PAGE_SIZE } from '../../src/lib/pagination.ts';
+import { REQUEST_EXAMPLES } from '../../src/modules/docs/examples.ts';
+import { buildApp, call, createOrgWithKey, openTestDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/harness.ts';
+
+const ROOT = join(import.meta.dir, '../..');
+
+/** Every operation of the document with its method and path. */
+const operationsOf = (doc: any) => Object.entries(doc.paths).flatMap(([path, item]: [string, any]) => Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op })));
+
+/** Every object under `value` with the path to it. */
+function* objectsIn(value: unknown, at = '#'): Generator<[string, Record<string, unknown>]> {
+  if (!value || typeof value !== 'object') return;
+  if (!Array.isArray(value)) yield [at, value as Record<string, unknown>];
+  for (const [key, inner] of Object.entries(value)) yield* objectsIn(inner, `${at}/${key}`);
+}
 
 describe('the OpenAPI document', () => {
   let database: TestDatabase;
@@ -100,4 +117,137 @@ describe('the OpenAPI document', () => {
     expect(html).not.toMatch(/(src|href)="https?:/);
     expect(html).toContain('<label for="filter">');
   });
+
+  test('@redocly/cli lint with the recommended rules finds no error (the license aside, no warning)', async () => {
+    const dir = tempDir('revintel-openapi-');
+    try {
+      const file = join(dir, 'openapi.json');
+      await Bun.write(file, JSON.stringify(doc));
+      const lint = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', '--config', join(ROOT, 'redocly.yaml'), '--format=json', '--max-problems=1000', file], { cwd: dir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
+      const report = JSON.parse(lint.stdout.toString()) as { problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] };
+      const problems = report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+      expect(problems.filter((p) => !p.startsWith('warn info-license'))).toEqual([]);
+      expect(lint.exitCode).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  test('every parameter is described and typed: limit an integer with its bounds, path placeholders declared', () => {
+    for (const { path, method, op } of operationsOf(doc)) {
+      for (const parameter of op.parameters ?? []) expect({ at: `${method} ${path} ${parameter.name}`, description: Boolean(parameter.description) }).toEqual({ at: `${method} ${path} ${parameter.name}`, description: true });
+      for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) expect(op.parameters).toContainEqual(expect.objectContaining({ name, in: 'path', required: true }));
+    }
+    const limits = operationsOf(doc).flatMap(({ op }) => (op.parameters ?? []).filter((p: any) => p.name === 'limit'));
+    expect(limits.length).toBeGreaterThan(10);
+    for (const limit of limits) expect(limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 50 });
+    const predictions = doc.paths['/api/cfo/predictions'].get.parameters;
+    expect(predictions.find((p: any) => p.name === 'min_probability').schema).toEqual({ type: 'number', minimum: 0, maximum: 1 });
+    expect(doc.paths['/api/customers'].get.parameters.find((p: any) => p.name === 'include_deleted').schema).toEqual({ type: 'boolean' });
+    expect(doc.paths['/api/contracts'].get.parameters.find((p: any) => p.name === 'updated_since').schema).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(doc.paths['/customers/{id}'].get.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
+    // The ticket webhook's connector: a required query parameter, and its 404.
+    const webhook = doc.paths['/api/webhooks/tickets'].post;
+    expect(webhook.parameters).toEqual([expect.objectContaining({ name: 'connectorId', in: 'query', required: true })]);
+    expect(webhook.responses['404']).toEqual({ $ref: '#/components/responses/Error404' });
+  });
+
+  test('a limit still reads as text and is refused naming the field', async () => {
+    const { secret: key } = await createOrgWithKey(database);
+    expect((await call(built.app, 'GET', '/api/customers?limit=20', { key })).status).toBe(200);
+    for (const limit of ['0', String(MAX_PAGE_SIZE + 1), 'ten']) {
+      const refused = await call(built.app, 'GET', `/api/customers?limit=${limit}`, { key });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'validation_failed', error: `Invalid query parameter "limit": must be an integer from 1 to ${MAX_PAGE_SIZE}, got "${limit}"` });
+    }
+  });
+
+  test('every body a route reads is documented, with examples from the tests that fit their schemas', () => {
+    const withoutBody = operationsOf(doc).filter(({ method, op }) => ['post', 'put', 'patch'].includes(method) && !op.requestBody).map(({ method, path }) => `${method} ${path}`);
+    // These read no body at all.
+    expect(withoutBody.sort()).toEqual(['post /api/auth/sign-out', 'post /api/auth/sign-out-everywhere', 'post /api/ticket-events/{id}/replay', 'post /api/users/{id}/link']);
+    const snooze = doc.paths['/api/agent-actions/{id}/snooze'].post.requestBody;
+    expect(snooze.required).toBe(false);
+    expect(snooze.content['application/json'].schema.properties.days).toMatchObject({ type: 'integer', minimum: 1, maximum: 30 });
+    expect(doc.paths['/api/cfo/backtests'].post.requestBody.content['application/json'].schema.properties.method.enum).toContain('cross_validation');
+    expect(doc.paths['/api/action-rules'].put.requestBody).toMatchObject({ required: true });
+    const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+    ajv.addSchema(doc, 'openapi');
+    expect(Object.keys(REQUEST_EXAMPLES).length).toBeGreaterThan(10);
+    for (const [route, example] of Object.entries(REQUEST_EXAMPLES)) {
+      const [method, path] = route.split(' ') as [string, string];
+      const pointer = `${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/~/g, '~0').replace(/\//g, '~1')}/${method.toLowerCase()}/requestBody/content/application~1json`;
+      expect(doc.paths[path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')][method.toLowerCase()].requestBody.content['application/json'].example).toEqual(example);
+      const validate = ajv.compile({ $ref: `openapi#/paths/${pointer}/schema` });
+      expect({ route, errors: validate(example) ? [] : validate.errors }).toEqual({ route, errors: [] });
+    }
+  });
+
+  test('the examples are bodies the server takes', async () => {
+    const { secret: key } = await createOrgWithKey(database);
+    const customer = await call(built.app, 'POST', '/api/customers', { key, body: REQUEST_EXAMPLES['POST /api/customers'] });
+    expect(customer.status).toBe(201);
+    // The examples name one customer id: this organisation's customer stands for it.
+    const withCustomer = (example: unknown) => JSON.parse(JSON.stringify(example).replaceAll('cus_2mQ8xV', customer.body.data.id));
+    for (const route of ['POST /api/contracts', 'POST /api/invoices', 'POST /api/csms', 'POST /api/agent-actions', 'PUT /api/action-rules', 'POST /api/cfo/predictions/recompute', 'POST /api/cfo/backtests']) {
+      const [method, path] = route.split(' ') as [string, string];
+      const answer = await call(built.app, method, path, { key, body: withCustomer(REQUEST_EXAMPLES[route]) });
+      expect({ route, accepted: [200, 201, 202].includes(answer.status), error: answer.body?.error ?? null }).toEqual({ route, accepted: true, error: null });
+    }
+  });
+
+  test('schemas carry no keyword outside JSON Schema; assets and pages say their real content types', () => {
+    for (const [at, object] of objectsIn(doc.paths)) {
+      // `error` is our validators' wording; as a schema keyword it is not JSON Schema.
+      if ('error' in object && !at.endsWith('/properties')) throw new Error(`an \`error\` keyword at ${at}`);
+    }
+    expect(Object.keys(doc.paths['/assets/{file}'].get.responses['200'].content)).toEqual(['text/javascript', 'text/css']);
+    expect(doc.paths['/assets/{file}'].get.responses['404']).toBeDefined();
+    expect(Object.keys(doc.paths['/customers'].get.responses['200'].content)).toEqual(['text/html']);
+    expect(Object.keys(doc.paths['/metrics'].get.responses['200'].content)).toEqual(['text/plain; version=0.0.4']);
+    expect(Object.keys(doc.paths['/api/customers'].get.responses['200'].content)).toEqual(['application/json']);
+  });
+
+  test('servers: PUBLIC_URL when set, else the answering server', async () => {
+    expect(doc.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    const named = buildApp(database, { config: testConfig({ publicUrl: 'https://revenue.example.org/' }) });
+    expect((await call(named.app, 'GET', '/api/openapi.json')).body.servers).toEqual([{ url: 'https://revenue.example.org' }]);
+  });
+
+  test('openapi-typescript generates a client whose calls type-check, and wrong ones do not', async () => {
+    const dir = tempDir('revintel-client-');
+    try {
+      await Bun.write(join(dir, 'api.d.ts'), astToString(await openapiTS(doc)));
+      await Bun.write(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'ESNext', module: 'ESNext', moduleResolution: 'bundler', lib: ['ESNext'], types: [] }, files: ['calls.ts'] }));
+      await Bun.write(
+        join(dir, 'calls.ts'),
+        `import type { paths } from './api';
+type JsonBody<Op> = Op extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type Query<Op> = Op extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+type Path<Op> = Op extends { parameters: { path: infer P } } ? P : never;
+type Listed<Op> = Op extends { responses: { 200: { content: { 'application/json': infer R } } } } ? R : never;
+
+export const snooze: JsonBody<paths['/api/agent-actions/{id}/snooze']['post']> = { days: 2, comment: 'back next week' };
+// @ts-expect-error days is a whole number
+export const snoozeInWords: JsonBody<paths['/api/agent-actions/{id}/snooze']['post']> = { days: 'two' };
+export const approved: Path<paths['/api/agent-actions/{id}/approve']['post']> = { id: 'act_1' };
+export const backtest: JsonBody<paths['/api/cfo/backtests']['post']> = { method: 'cross_validation', as_of: '2026-06-30', horizon_days: 60 };
+// @ts-expect-error not a backtest method
+export const astrology: JsonBody<paths['/api/cfo/backtests']['post']> = { method: 'astrology' };
+export const secret: JsonBody<paths['/api/connectors/{id}/secret']['post']> = { grace_seconds: 86400 };
+export const page: Query<paths['/api/customers']['get']> = { limit: 20, status: 'active', include_deleted: true };
+// @ts-expect-error limit is an integer
+export const pageInText: Query<paths['/api/customers']['get']> = { limit: '20' };
+export const delivery: Query<paths['/api/webhooks/tickets']['post']> = { connectorId: 'con_1' };
+export const firstName = (list: Listed<paths['/api/customers']['get']>): string | undefined => list.data[0]?.name;
+export const nextCursor = (list: Listed<paths['/api/customers']['get']>): string | null | undefined => list.meta?.next_cursor;
+`,
+      );
+      const tsc = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir, stdout: 'pipe', stderr: 'pipe' });
+      expect(tsc.stdout.toString() + tsc.stderr.toString()).toBe('');
+      expect(tsc.exitCode).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

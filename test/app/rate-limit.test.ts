@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import Redis from 'ioredis';
 import { BACKENDS, TEST_DATABASE_URL, awayFromMinuteBoundary, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { connectPostgres, type Database } from '../../src/db/client.ts';
+import { runMigrations } from '../../src/db/migrate.ts';
 import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from '../../src/lib/rate-limiter.ts';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL || null;
@@ -19,6 +20,8 @@ if (TEST_DATABASE_URL) {
     name: 'postgres',
     make: async () => {
       const pg = connectPostgres(TEST_DATABASE_URL!, 10);
+      // The counters' table comes with the migrations: this file may be the first on a new database.
+      await runMigrations(pg, TEST_DATABASE_URL);
       return { limiter: postgresRateLimiter(pg.sql!), close: () => pg.close() };
     },
   });
@@ -108,6 +111,7 @@ if (TEST_DATABASE_URL) {
   describe('PostgreSQL store: batches decided by the database', () => {
     const pools = [connectPostgres(TEST_DATABASE_URL!, 5), connectPostgres(TEST_DATABASE_URL!, 5)];
     const [one, two] = pools.map((pool) => postgresRateLimiter(pool.sql!));
+    beforeAll(() => runMigrations(pools[0]!, TEST_DATABASE_URL));
     afterAll(async () => {
       for (const pool of pools) await pool.close();
     });

@@ -2,7 +2,7 @@
 // in-process on a free port, with the demo organisation's data: the first sign-in from a one-time
 // link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
 // and a signed ticket seen among its deliveries, actions approved, rejected and snoozed in the inbox,
-// a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
+// a customer's drivers in plain words with points, a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
 // made admin, a cross-origin form post refused, and sign-out ending the session. Screenshots of
 // every page at 1280 and 375 px go to test-output/screenshots/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -220,27 +220,73 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('heading', { name: 'Contracts' }).waitFor();
     await page.getByRole('heading', { name: 'Churn prediction' }).waitFor();
     await screenshots(page, 'customer');
-    // An action waiting for approval, proposed over the API, approved in the inbox.
-    const customerId = new URL(page.url()).pathname.split('/').pop()!;
-    const proposed = await api('/api/agent-actions', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ customer_id: customerId, type: 'check_in', params: { channel: 'call', due_in_days: 3 }, rationale: 'Browser test: call them this week', requires_approval: true }),
-    });
-    expect(proposed.status).toBeLessThan(300);
-    const action = ((await proposed.json()) as { data: { id: string; status: string } }).data;
+    // An action waiting for approval, proposed over the API, approved in the inbox (for a customer
+    // without an open check-in: the demo's rules may have proposed one already).
+    const action = await propose('check_in', { channel: 'call', due_in_days: 3 }, 'Browser test: call them this week');
     expect(action.status).toBe('pending_approval');
     await page.getByRole('link', { name: 'Agent actions' }).click();
     const card = page.locator('li.card', { hasText: 'Browser test: call them this week' });
     await card.waitFor();
     await screenshots(page, 'agent-actions');
+    await card.getByLabel('Comment (optional)').fill('Call them on Tuesday');
     await card.getByRole('button', { name: 'Approve' }).click();
     await card.waitFor({ state: 'detached' });
     const decided = ((await (await api(`/api/agent-actions/${action.id}`, { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data: { status: string } }).data;
     expect(['approved', 'executed']).toContain(decided.status);
+    // The card is gone, but the page says what happened, and then that it is done (executed: no undo).
+    const notice = page.getByTestId('decision-notice');
+    await notice.getByText(/^Approved: check in for /).or(notice.getByText(/^Approved and done: check in for /)).waitFor();
+    await notice.getByText(/^Approved and done: check in for /).waitFor({ timeout: 15_000 });
+    expect(await notice.getByRole('button', { name: 'Cancel this action' }).count()).toBe(0);
+    await screenshots(page, 'agent-actions-approved');
+    // Under "executed": who approved it, their comment, when it ran, and no expiry.
+    await page.getByLabel('Status').selectOption('executed');
+    const executed = page.locator('li.card', { hasText: 'Browser test: call them this week' });
+    await executed.getByTestId('decision').getByText(`Approved by ${adminEmail}`).waitFor();
+    await executed.getByText('“Call them on Tuesday”').waitFor();
+    expect(await executed.getByTestId('decision').getByText('executed').count()).toBe(1);
+    expect(await executed.getByText('expires').count()).toBe(0);
+    await screenshots(page, 'agent-actions-executed');
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('cell', { name: adminEmail, exact: true }).waitFor();
     await screenshots(page, 'users');
+  });
+
+  test("a customer's page shows its drivers as groups in plain words with points (not logits), none at the reference customer's values; the CFO table names the main drivers", async () => {
+    const { page } = admin;
+    const deadline = Date.now() + 30_000;
+    let riskiest: { customer_id: string } | undefined;
+    while (Date.now() < deadline && !riskiest) {
+      riskiest = (await asDemo<{ customer_id: string }[]>('/api/cfo/predictions?sort=-probability&limit=1'))[0];
+      if (!riskiest) await Bun.sleep(200);
+    }
+    const prediction = await asDemo<{ drivers: { group: string; label: string; points: number; at_reference: boolean }[] }>(`/api/cfo/predictions/${riskiest!.customer_id}`);
+    // Those not at the reference that move it by 0.05 points or more, largest points first.
+    const shown = prediction.drivers.filter((d) => !d.at_reference && Math.abs(d.points) >= 0.05).sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.length).toBeLessThan(prediction.drivers.length);
+    await page.goto(`${app.url}/customers/${encodeURIComponent(riskiest!.customer_id)}`);
+    const list = page.getByRole('list', { name: 'Drivers of the churn probability' });
+    await list.waitFor();
+    const items = list.locator(':scope > li');
+    expect(await items.count()).toBe(shown.length);
+    for (const [i, d] of shown.entries()) {
+      const item = items.nth(i);
+      expect(await item.getAttribute('data-group')).toBe(d.group);
+      const text = (await item.locator(':scope > span').first().textContent())!;
+      expect(text.startsWith(d.label)).toBe(true);
+      expect(await item.locator('.num').textContent()).toBe(`${d.points >= 0 ? '+' : '−'}${Math.abs(d.points).toFixed(1)} pts`);
+    }
+    const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Churn prediction' }) });
+    const panelText = (await panel.textContent())!;
+    expect(panelText).not.toMatch(/raises risk|lowers risk|\(-?\d+\.\d\d\)/);
+    expect(panelText).toContain('They do not add up');
+    await screenshots(page, 'customer-drivers');
+    await page.goto(`${app.url}/cfo`);
+    await page.getByRole('columnheader', { name: 'Main drivers (points)' }).waitFor();
+    const cells = await page.locator('td.drivers-cell').allTextContents();
+    expect(cells.length).toBeGreaterThan(0);
+    for (const cell of cells) expect(cell).toMatch(/\([+−]\d+\.\d pts\)|^—$/);
   });
 
   test('an action rejected in the inbox (with a comment) is rejected in the API and listed under rejected', async () => {
@@ -252,12 +298,15 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await card.getByLabel('Comment (optional)').fill('Not worth a manager yet');
     await card.getByRole('button', { name: 'Reject' }).click();
     await card.waitFor({ state: 'detached' });
+    await page.getByTestId('decision-notice').getByText(/^Rejected: escalation for .*A rejection is final/).waitFor();
     const decided = await asDemo<{ status: string; decision_comment: string | null }>(`/api/agent-actions/${action.id}`);
     expect(decided).toEqual(expect.objectContaining({ status: 'rejected', decision_comment: 'Not worth a manager yet' }));
     await page.getByLabel('Status').selectOption('rejected');
     const listed = page.locator('li.card', { hasText: 'Browser test: escalate to their manager' });
     await listed.locator('.badge', { hasText: /^rejected$/ }).waitFor();
     expect(await listed.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    await listed.getByTestId('decision').getByText(`Rejected by ${adminEmail}`).waitFor();
+    await listed.getByText('“Not worth a manager yet”').waitFor();
   });
 
   test('an action snoozed in the inbox for 5 days is snoozed in the API until then, and listed under snoozed with Approve but no second Snooze', async () => {
@@ -269,6 +318,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await card.getByLabel('Snooze for (days)').fill('5');
     await card.getByRole('button', { name: 'Snooze' }).click();
     await card.waitFor({ state: 'detached' });
+    const notice = page.getByTestId('decision-notice');
+    await notice.getByText(/^Snoozed: renewal call for .*, until .*It comes back to the inbox then/).waitFor();
+    await expect(notice.getByRole('link', { name: 'snoozed' }).getAttribute('href')).resolves.toBe('/agent-actions?status=snoozed');
     const snoozed = await asDemo<{ status: string; snoozed_until: string | null }>(`/api/agent-actions/${action.id}`);
     expect(snoozed.status).toBe('snoozed');
     const until = Date.parse(snoozed.snoozed_until!);
@@ -308,6 +360,40 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.goto(`${app.url}/cfo`);
     await page.getByText('Browser test: the fitting thread stopped').waitFor();
     expect(await page.getByText('AUC', { exact: true }).count()).toBe(0);
+  });
+
+  test("a customer whose contract has notice given shows that contract's ARR and the day service ends, not a renewal", async () => {
+    const { page } = admin;
+    const end = new Date(Date.now() + 45 * 86_400_000).toISOString().slice(0, 10);
+    const customer = await asDemo<{ id: string }>('/api/customers', { method: 'POST', body: JSON.stringify({ name: 'Browser test: notice given', currency: 'EUR' }) });
+    await asDemo('/api/contracts', {
+      method: 'POST',
+      body: JSON.stringify({ customer_id: customer.id, name: 'Plan', status: 'cancelled', auto_renew: true, start_date: '2025-01-01', end_date: end, billing_interval: 'year', amount: 6_051_600 }),
+    });
+    expect(await asDemo<{ arr: number; renewal_date: string; renewing: boolean }>(`/api/customers/${customer.id}`)).toMatchObject({ arr: 6_051_600, renewal_date: end, renewing: false });
+    await page.goto(`${app.url}/customers/${customer.id}`);
+    const facts = page.locator('dl.facts');
+    await facts.getByText('Service ends').waitFor();
+    expect(await facts.textContent()).toContain('€60,516');
+    expect(await facts.textContent()).toContain('notice given: ends, not renewing');
+    await page.getByRole('cell', { name: 'yes', exact: true }).waitFor(); // its contract is in ARR today
+  });
+
+  test("a backtest whose model did not beat the scorecard says so beside both AUCs, and explains its warning in a sentence", async () => {
+    const { page } = admin;
+    const metrics = {
+      auc: 0.866, auc_ci95: [0.84, 0.89], prior_auc: 0.895, prior_auc_ci95: [0.87, 0.92], ece: 0.03, base_rate: 0.1, customers: 100, calibration_table: [],
+      lost_history: { contracts: 40, notice_day_unknown: 7, amount_not_invoiced: 0, with_lost_history: 7 }, warnings: ['no_revision_history'],
+    };
+    await app.server.database.db.execute(
+      sql`insert into prediction_backtests (id, org_id, status, method, horizon_days, model_kind, metrics, warning, requested_by, started_at, finished_at)
+          values (${`bt_browser_${Date.now()}`}, ${orgId}, 'succeeded', 'out_of_time', 90, 'logistic', ${JSON.stringify(metrics)}::jsonb, 'no_revision_history', 'api', now(), now() + interval '2 hours')`,
+    );
+    await page.goto(`${app.url}/cfo`);
+    await page.getByText('Scorecard AUC, same rows').waitFor();
+    await page.getByText('The trained model did not beat the scorecard on these rows').waitFor();
+    await page.getByText('7 of 40 contracts were changed before revintel recorded them').waitFor();
+    expect(await page.locator('dl.facts').last().textContent()).toContain('0.895');
   });
 
   test('a member made admin on the Users page sees Settings → API after a reload', async () => {
@@ -362,6 +448,186 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await member.page.getByRole('link', { name: 'Customers' }).click();
     await member.page.getByRole('heading', { name: 'Sign in to revintel' }).waitFor();
     await member.page.getByText('Your session has ended').waitFor();
+  });
+
+  test('a page the console does not have shows its own "not found" (a 404), signed in or not; every page links the icon, which is served', async () => {
+    const { page } = admin;
+    const response = await page.goto(`${app.url}/settings`);
+    expect(response!.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await page.getByText('There is no console page at /settings').waitFor();
+    await screenshots(page, 'not-found');
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    const favicon = await page.request.get(new URL(icon!, app.url).href);
+    expect(favicon.status()).toBe(200);
+    expect(favicon.headers()['content-type']).toBe('image/x-icon');
+    await page.getByRole('main').getByRole('link', { name: 'Customers' }).click();
+    await page.getByLabel('Search name, domain or e-mail').waitFor();
+    // Below a page that exists, and a page's address with a trailing slash.
+    expect((await page.goto(`${app.url}/customers/cus_1/invoices`))!.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    expect((await page.goto(`${app.url}/settings/api/`))!.status()).toBe(200);
+    await page.getByRole('button', { name: 'Generate key' }).waitFor();
+    // Signed out: the same page, and the way to sign in.
+    const stranger = (await newPage()).page;
+    const signedOut = await stranger.goto(`${app.url}/login`);
+    expect(signedOut!.status()).toBe(404);
+    await stranger.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await screenshots(stranger, 'not-found-signed-out');
+    await stranger.getByRole('link', { name: 'Sign in to revintel' }).click();
+    await stranger.getByRole('heading', { name: 'Sign in to revintel' }).waitFor();
+  });
+
+  test('at 375 px the header is folded into a Menu button that opens the navigation, and folds again after a page is chosen; at 1280 px the navigation shows', async () => {
+    const { page } = admin;
+    await page.setViewportSize({ width: 375, height: 812 });
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    const menu = page.getByRole('button', { name: 'Menu' });
+    try {
+      await page.goto(`${app.url}/cfo`);
+      await menu.waitFor();
+      const header = (await page.locator('header.top').boundingBox())!;
+      expect(header.height).toBeLessThan(80); // of 812 px (it was 233 px with the navigation unfolded)
+      expect(await nav.isVisible()).toBe(false);
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      await menu.click();
+      expect(await menu.getAttribute('aria-expanded')).toBe('true');
+      await nav.getByRole('link', { name: 'Customers' }).waitFor();
+      await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
+      await screenshots(page, 'menu-open');
+      // Escape folds it and gives the focus back to the button.
+      await nav.getByRole('link', { name: 'Customers' }).focus();
+      await page.keyboard.press('Escape');
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await menu.evaluate((button) => button === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+      await menu.click();
+      await nav.getByRole('link', { name: 'Customers' }).click();
+      await page.getByLabel('Search name, domain or e-mail').waitFor();
+      expect(await nav.isVisible()).toBe(false);
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    expect(await menu.isVisible()).toBe(false);
+    expect(await nav.isVisible()).toBe(true);
+  });
+
+  test('at 375 px a table wider than the screen says how many columns are out of sight (and when scrolled to its end, that more is back); at 1280 px it fits and says nothing', async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/customers?sort=risk`);
+    await page.getByRole('columnheader', { name: 'ARR at risk' }).waitFor();
+    const hint = page.locator('.scroll-hint');
+    expect(await hint.count()).toBe(0);
+    await page.setViewportSize({ width: 375, height: 812 });
+    try {
+      await hint.filter({ hasText: /^\d+ more columns?: scroll the table sideways →$/ }).waitFor();
+      const region = page.getByRole('region', { name: 'Customers table' });
+      expect(await region.getAttribute('aria-describedby')).toBe(await hint.getAttribute('id'));
+      await region.evaluate((element) => {
+        const area = element as unknown as { scrollWidth: number; scrollLeft: number };
+        area.scrollLeft = area.scrollWidth;
+      });
+      await hint.filter({ hasText: '← Scroll back for the first columns' }).waitFor();
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    await hint.waitFor({ state: 'detached' });
+  });
+
+  test('the inbox filters by CSM and by customer', async () => {
+    const { page } = admin;
+    type Listed = { id: string; name: string; status: string; csm: { name?: string; email?: string } | null };
+    const customers = (await asDemo<Listed[]>('/api/customers?limit=100&sort=name')).filter((c) => c.status !== 'churned' && c.csm?.email);
+    const stamp = Date.now();
+    /** A new discount offer for the first of `candidates` without an open one. */
+    const offer = async (candidates: Listed[], rationale: string) => {
+      for (const customer of candidates) {
+        const response = await api('/api/agent-actions', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ customer_id: customer.id, type: 'discount_offer', params: { percent: 5, months: 2 }, rationale, requires_approval: true }),
+        });
+        const action = response.ok ? ((await response.json()) as { data: { id: string; deduplicated: boolean } }).data : null;
+        if (action && !action.deduplicated) return { action, customer };
+      }
+      throw new Error('no customer could take a new discount offer');
+    };
+    // The demo's CSMs: one, and the customers it looks after.
+    const csm = (await asDemo<{ id: string; name: string; email: string }[]>('/api/csms?limit=100')).find((c) => c.email === customers[0]!.csm!.email)!;
+    const csmEmail = csm.email;
+    const owned = await offer(customers.filter((c) => c.csm!.email === csmEmail), `Browser test: the CSM's offer ${stamp}`);
+    const others = await offer(customers.filter((c) => c.csm!.email !== csmEmail), `Browser test: another CSM's offer ${stamp}`);
+    await page.goto(`${app.url}/agent-actions`);
+    const ownedCard = page.locator('li.card', { hasText: `Browser test: the CSM's offer ${stamp}` });
+    const otherCard = page.locator('li.card', { hasText: `Browser test: another CSM's offer ${stamp}` });
+    await ownedCard.waitFor();
+    await otherCard.waitFor();
+    await page.getByLabel('CSM').selectOption({ label: `${csm.name} (${csm.email})` });
+    await page.waitForURL(`**/agent-actions?status=pending_approval&csm_id=${csm.id}`);
+    await ownedCard.waitFor();
+    await otherCard.waitFor({ state: 'detached' });
+    await screenshots(page, 'agent-actions-by-csm');
+    await page.getByLabel('CSM').selectOption('');
+    await page.getByLabel('Customer', { exact: true }).fill(others.customer.name);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('list', { name: 'Matching customers' }).getByRole('button', { name: others.customer.name, exact: true }).click();
+    await page.waitForURL(`**/agent-actions?status=pending_approval&customer_id=${others.customer.id}`);
+    await otherCard.waitFor();
+    await ownedCard.waitFor({ state: 'detached' });
+    await page.getByText(`Customer: ${others.customer.name}`).waitFor();
+    await screenshots(page, 'agent-actions-by-customer');
+    await page.getByRole('button', { name: 'Any customer' }).click();
+    await ownedCard.waitFor();
+    expect(owned.customer.csm!.email).toBe(csmEmail);
+  });
+
+  test("\"Propose an action\" on a customer's page proposes it for a decision (the inbox has it); proposed again, the open one is found instead", async () => {
+    const { page } = admin;
+    const customers = (await asDemo<{ id: string; name: string; status: string }[]>('/api/customers?limit=100&sort=name')).filter((c) => c.status !== 'churned');
+    const planned = new Set((await asDemo<{ customer_id: string; status: string }[]>('/api/agent-actions?type=success_plan&limit=100')).map((a) => a.customer_id));
+    const customer = customers.find((c) => !planned.has(c.id))!;
+    const rationale = `Browser test: a plan for ${customer.name}`;
+    await page.goto(`${app.url}/customers/${encodeURIComponent(customer.id)}`);
+    await page.getByRole('heading', { name: 'Propose an action' }).waitFor();
+    await page.getByLabel('Action', { exact: true }).selectOption('success_plan');
+    await page.getByLabel('Goals (one a line)').fill('Adopt the reporting module\nTrain the two new admins');
+    await page.getByLabel('Why (optional)').fill(rationale);
+    await page.getByLabel('Priority').selectOption('high');
+    await page.getByRole('button', { name: 'Propose', exact: true }).click();
+    const proposed = page.getByTestId('proposed');
+    await proposed.getByText(`Proposed: success plan for ${customer.name}, pending approval.`).waitFor();
+    const [action] = await asDemo<{ id: string; status: string; params: { goals: string[] }; priority: string; requires_approval: boolean; rationale: string }[]>(
+      `/api/agent-actions?customer_id=${encodeURIComponent(customer.id)}&type=success_plan`,
+    );
+    expect(action).toEqual(expect.objectContaining({ status: 'pending_approval', priority: 'high', requires_approval: true, rationale, params: { goals: ['Adopt the reporting module', 'Train the two new admins'] } }));
+    await screenshots(page, 'customer-propose');
+    await page.getByRole('button', { name: 'Propose', exact: true }).click();
+    await proposed.getByText(`An open success plan for ${customer.name} already exists (pending approval): nothing new was proposed.`).waitFor();
+    await proposed.getByRole('link', { name: 'See it in the inbox' }).click();
+    await page.locator('li.card', { hasText: rationale }).waitFor();
+  });
+
+  test('the connector page says how its platform signs a delivery (the command it gives is accepted as given), and keeps the old secret one day by default, as the API and CLI do', async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/support/connectors`);
+    await page.getByLabel('Connector name').fill('Signing desk');
+    await page.getByLabel('Platform').selectOption('zendesk');
+    await page.getByRole('button', { name: 'Create connector' }).click();
+    const card = page.locator('li.card', { has: page.getByRole('heading', { name: /Signing desk/ }) });
+    await card.locator('summary', { hasText: 'How to sign a delivery' }).click();
+    const help = card.getByTestId('signing-instructions');
+    await help.getByText('X-Zendesk-Webhook-Signature', { exact: true }).waitFor();
+    await help.getByText('x-hub-signature-256', { exact: true }).waitFor();
+    await card.locator('summary', { hasText: 'Webhook secret' }).click();
+    await card.getByRole('button', { name: 'Set secret' }).click();
+    const secret = (await card.getByTestId('connector-secret').textContent())!.trim();
+    await expect(card.getByLabel('Keep accepting the old secret for (seconds)').inputValue()).resolves.toBe('86400');
+    await screenshots(page, 'connector-signing');
+    const command = await help.getByLabel(/^Try it/).inputValue();
+    // Run apart from this process (the server answering it runs here).
+    const sent = Bun.spawn(['sh', '-c', `${command} -s -o /dev/null -w '%{http_code}'`], { env: { ...process.env, SECRET: secret }, stdout: 'pipe' });
+    expect(await new Response(sent.stdout).text()).toBe('200');
+    expect(await sent.exited).toBe(0);
   });
 
   test('CSRF: a form on another origin posting to /api/keys with the session cookie is refused (403) and makes no key', async () => {

@@ -1,4 +1,4 @@
-// The derived values of the ARR data are SQL functions (migration 0005): one rule each, the same
+// The derived values of the ARR data are SQL functions (migrations 0005 and 0030): one rule each, the same
 // on PostgreSQL and PGlite. Their edge cases, on both.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
@@ -24,17 +24,21 @@ for (const backend of BACKENDS) {
       expect(String(await one(sql`select revintel_contract_arr('month', 900000000000)`))).toBe('10800000000000');
     });
 
-    test('a contract counts from its start day through its end day, evergreen for ever', async () => {
-      const active = (status: string, start: string, end: string | null, day: string) =>
-        one<boolean>(sql`select revintel_contract_active_on(${status}, ${start}::date, ${end}::date, ${day}::date)`);
-      expect(await active('active', '2026-01-01', '2026-12-31', '2026-12-31')).toBe(true); // ending today: still counts
-      expect(await active('active', '2026-01-01', '2026-12-31', '2027-01-01')).toBe(false);
-      expect(await active('active', '2026-06-01', null, '2026-05-31')).toBe(false); // not started yet
-      expect(await active('active', '2026-06-01', null, '2026-06-01')).toBe(true);
-      expect(await active('active', '2020-01-01', null, '2099-01-01')).toBe(true); // evergreen
-      expect(await active('cancelled', '2026-01-01', '2026-12-31', '2026-06-01')).toBe(false);
-      expect(await active('draft', '2026-01-01', null, '2026-06-01')).toBe(false);
-      expect(await active('active', '2024-02-29', '2024-02-29', '2024-02-29')).toBe(true); // leap day
+    test('a contract counts from its start day through its end day, evergreen for ever, a notice until the end of its term', async () => {
+      const counts = (status: string, start: string, end: string | null, day: string, cancelledAt: string | null = null) =>
+        one<boolean>(sql`select revintel_contract_counted_on(${status}, ${start}::date, ${end}::date, ${cancelledAt}::date, ${day}::date)`);
+      expect(await counts('active', '2026-01-01', '2026-12-31', '2026-12-31')).toBe(true); // ending today: still counts
+      expect(await counts('active', '2026-01-01', '2026-12-31', '2027-01-01')).toBe(false);
+      expect(await counts('active', '2026-06-01', null, '2026-05-31')).toBe(false); // not started yet
+      expect(await counts('active', '2026-06-01', null, '2026-06-01')).toBe(true);
+      expect(await counts('active', '2020-01-01', null, '2099-01-01')).toBe(true); // evergreen
+      expect(await counts('cancelled', '2026-01-01', '2026-12-31', '2026-06-01', '2026-05-01')).toBe(true); // notice given: the term runs
+      expect(await counts('cancelled', '2026-01-01', '2026-12-31', '2027-01-01', '2026-05-01')).toBe(false);
+      expect(await counts('cancelled', '2026-01-01', '2026-05-01', '2026-05-02', '2026-05-01')).toBe(false); // immediate effect
+      expect(await counts('cancelled', '2026-01-01', null, '2026-05-01', '2026-05-01')).toBe(true); // evergreen: through its notice day
+      expect(await counts('cancelled', '2026-01-01', null, '2026-05-02', '2026-05-01')).toBe(false);
+      expect(await counts('draft', '2026-01-01', null, '2026-06-01')).toBe(false);
+      expect(await counts('active', '2024-02-29', '2024-02-29', '2024-02-29')).toBe(true); // leap day
     });
 
     test('MRR is a twelfth of ARR, rounded to the minor unit', async () => {

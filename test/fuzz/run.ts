@@ -5,7 +5,8 @@
 //   - no 5xx, except a deliberate 503 in the envelope with Retry-After;
 //   - the envelope {success, data, error} with a `code` of its status, and X-Request-Id (the
 //     webhook's {ok, status: "received"} and HEAD's empty body aside; Bun's own bare refusal of a
-//     request that is not valid HTTP too); Allow on a 405, WWW-Authenticate on a key's 401;
+//     request that is not valid HTTP too; the console's not-found page, a 404 in HTML, for a browser's
+//     GET outside /api); Allow on a 405, WWW-Authenticate on a key's 401;
 //   - no success under /api without the key;
 //   - an answer within 10 s, while /healthz, polled every 50 ms, answers within 100 ms;
 //   - organisation B (whose key is never used) neither shown nor changed: its rows are compared
@@ -209,6 +210,13 @@ function judge(req: FuzzRequest, res: RawResponse, keyA: string): Problem | null
   const messagingOk = req.route === '/api/webhooks/messaging' && res.status === 200 && ((req.method === 'GET' && text === '1158201444') || (req.method === 'POST' && text === '{}'));
   const webhookOk = messagingOk || (req.route === '/api/webhooks/tickets' && res.status === 200 && body && (body.ok === true || 'challenge' in body));
   if (webhookOk) return null;
+  // The console's own "not found": a page a browser opened (GET, Accept naming text/html) at a path
+  // no route has, outside /api/ (which keeps the envelope).
+  const path = req.target.replace(/^http:\/\/[^/]*/, '');
+  const browsing = req.method === 'GET' && req.headers.some(([n, v]) => n.toLowerCase() === 'accept' && v.includes('text/html'));
+  if (res.status === 404 && (header(res, 'content-type') ?? '').startsWith('text/html')) {
+    return browsing && !/^\/api\//.test(path) ? null : p('a page where the envelope belongs', `${req.method} ${path.slice(0, 120)}`);
+  }
   if (!envelope) return p('not the envelope', text.slice(0, 120));
   if (body.success !== res.status < 400 || (body.success ? body.error !== null : body.data !== null || typeof body.error !== 'string')) return p('inconsistent envelope', text.slice(0, 120));
   if (!body.success && (ERROR_STATUS as Record<string, number>)[body.code] !== res.status) return p('code does not match status', `${body.code}: ${body.error}`);

@@ -1,6 +1,6 @@
 // Drives the compiled binary as an operator would: build it if it is missing or older than the
 // sources, start `serve` on a free port, run CLI commands, send signals.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 
@@ -21,12 +21,40 @@ let built = false;
 export function ensureBinary(): string {
   if (built) return BINARY;
   const sources = Math.max(newestSource(join(ROOT, 'src')), newestSource(join(ROOT, 'drizzle')), statSync(join(ROOT, 'bun.lock')).mtimeMs);
-  if (!existsSync(BINARY) || statSync(BINARY).mtimeMs < sources) {
-    const result = Bun.spawnSync(['bun', 'run', 'build'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' });
-    if (result.exitCode !== 0) throw new Error(`build failed:\n${result.stderr.toString()}`);
+  const stale = () => !existsSync(BINARY) || statSync(BINARY).mtimeMs < sources;
+  if (stale()) {
+    // Under `bun test --parallel` two workers may want a build at once: one builds, the other
+    // waits for it and finds the binary fresh.
+    withBuildLock(() => {
+      if (!stale()) return;
+      const result = Bun.spawnSync(['bun', 'run', 'build'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' });
+      if (result.exitCode !== 0) throw new Error(`build failed:\n${result.stderr.toString()}`);
+    });
   }
   built = true;
   return BINARY;
+}
+
+function withBuildLock(build: () => void): void {
+  const lock = join(ROOT, 'dist/.build.lock');
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx'));
+      break;
+    } catch {
+      // A lock older than any build is left by a killed run.
+      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 300_000) rmSync(lock, { force: true });
+      if (Date.now() > deadline) throw new Error(`another build holds ${lock}`);
+      Bun.sleepSync(200);
+    }
+  }
+  try {
+    build();
+  } finally {
+    rmSync(lock, { force: true });
+  }
 }
 
 export interface ServeProcess {

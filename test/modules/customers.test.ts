@@ -34,7 +34,7 @@ for (const backend of BACKENDS) {
       const acme = await addCustomer('Acme', { externalId: 'crm-acme', segment: 'enterprise', domain: 'acme.test', csm: { name: 'Dana', email: 'Dana@Vendor.test', phone: null, slack_user_id: null } });
       await addContract(acme.id, { billingInterval: 'year', amount: 120_000, endDate: daysFromToday(30) });
       await addContract(acme.id, { billingInterval: 'month', amount: 500, endDate: today() }); // ends today: still counts
-      await addContract(acme.id, { billingInterval: 'quarter', amount: 9_999, status: 'cancelled' }); // does not count
+      await addContract(acme.id, { billingInterval: 'quarter', amount: 9_999, status: 'cancelled', cancelledAt: daysFromToday(-10) }); // evergreen, stopped 10 days ago: does not count
       const beta = await addCustomer('Beta 100%', { segment: 'smb', status: 'trial', email: 'ops@beta.test' });
       await addContract(beta.id, { billingInterval: 'quarter', amount: 2_500 }); // evergreen
       await addCustomer('Gamma', { status: 'churned', segment: 'smb' });
@@ -54,6 +54,7 @@ for (const backend of BACKENDS) {
         arr: 120_000 + 500 * 12,
         mrr: 10_500,
         renewal_date: today(),
+        renewing: true,
         churn_risk: null,
         csm: { name: 'Dana', email: 'Dana@Vendor.test' },
       });

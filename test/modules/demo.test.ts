@@ -1,8 +1,8 @@
 // `revintel demo`: deterministic, realistic, consistent, refreshable — and visible through the API.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { generateDemoData, HISTORY_DAYS } from '../../src/modules/demo/generate.ts';
-import { NEGATIVE_MOODS, templatesOf } from '../../src/modules/demo/tickets.ts';
-import { analyseTicket } from '../../src/modules/tickets/intelligence.ts';
+import { EXAMPLE_TICKET, NEGATIVE_MOODS, templatesOf, type Mood } from '../../src/modules/demo/tickets.ts';
+import { analyseTicket, INTELLIGENCE_METHOD } from '../../src/modules/tickets/intelligence.ts';
 import { queryText } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units.ts';
 import { adminUnits } from '../../src/admin/units.ts';
@@ -49,12 +49,14 @@ describe('demo data generator', () => {
     expect(share(active)).toBeLessThan(share(beforeChurn) / 2);
     const mean = (rows: typeof data.tickets) => rows.reduce((sum, t) => sum + t.sentiment!, 0) / rows.length;
     expect(mean(beforeChurn)).toBeLessThan(mean(active) - 0.1);
-    // Every ticket is scored, linked to its customer by its requester's domain, and comes before today.
+    // Every ticket is scored, linked to its customer by its requester's domain, and comes before
+    // today (a load in the morning shows no ticket from later that day).
     const domainOf = new Map(data.customers.map((c) => [c.id, c.domain]));
     for (const ticket of data.tickets) {
-      expect(ticket.intelligenceMethod).toBe('afinn-165+rules');
+      expect(ticket.intelligenceMethod).toBe(INTELLIGENCE_METHOD);
       expect(ticket.requesterEmail!.endsWith(`@${domainOf.get(ticket.customerId!)}`)).toBe(true);
-      expect(ticket.sourceCreatedAt! <= new Date(`${TODAY}T12:00:00Z`)).toBe(true);
+      expect(ticket.sourceCreatedAt! < new Date(`${TODAY}T00:00:00Z`)).toBe(true);
+      expect(ticket.sourceUpdatedAt! <= new Date(`${TODAY}T00:00:00Z`)).toBe(true);
     }
     expect(new Set(data.tickets.map((t) => t.statusNormalised))).toEqual(new Set(['open', 'pending', 'solved', 'closed']));
   });
@@ -63,6 +65,15 @@ describe('demo data generator', () => {
     for (const mood of NEGATIVE_MOODS) {
       for (const template of templatesOf(mood)) expect(analyseTicket(template, { recentContacts: 0 }).sentiment).toBeLessThan(-0.2);
     }
+  });
+
+  test('a customer who writes about leaving carries the signal of its mood, and the example ticket fires one', () => {
+    const signalOf: Partial<Record<Mood, string>> = { cancellation: 'cancellation', competitor: 'competitor', downgrade: 'downgrade', refund: 'refund' };
+    for (const [mood, signal] of Object.entries(signalOf)) {
+      for (const template of templatesOf(mood as Mood)) expect({ subject: template.subject, signals: analyseTicket(template, { recentContacts: 0 }).churnSignals }).toEqual({ subject: template.subject, signals: expect.arrayContaining([signal]) });
+    }
+    for (const template of templatesOf('howto')) expect(analyseTicket(template, { recentContacts: 0 }).churnSignals).toEqual([]);
+    expect(analyseTicket({ subject: EXAMPLE_TICKET.subject, description: null, priority: null }, { recentContacts: 0 }).churnSignals).toEqual(['cancellation']);
   });
 
   test('36 months of history, and a truth for every active customer every 30 days that matches what happened', () => {
@@ -141,6 +152,12 @@ for (const backend of BACKENDS) {
       // Its churn predictions are asked for once, whatever the number of loads while none ran.
       const asked = await queryText<{ state: string }>(database.db, `select state from jobs where org_id = $1 and kind = 'predictions.recompute'`, [first.org.id]);
       expect(asked).toEqual([{ state: 'queued' }]);
+      // The inbox is not empty: its churn-signal rules acted on the latest tickets.
+      expect(again.pendingActions).toBeGreaterThan(0);
+      const inbox = await call(app, 'GET', '/api/agent-actions?limit=50', { key: again.secret });
+      expect(inbox.status).toBe(200);
+      expect(inbox.body.data.length).toBe(again.pendingActions);
+      expect(inbox.body.data.every((a: { status: string; reason: string }) => a.reason === 'churn_signal' && ['proposed', 'pending_approval'].includes(a.status))).toBe(true);
       // a second demo organisation with the same seed lives beside the first
       const other = await admin.run('demo.load', { orgName: uniqueName('demo'), customers: 40, seed: 5, today: TODAY, actor: 'test' });
       expect(other.org.id).not.toBe(first.org.id);

@@ -9,7 +9,7 @@ import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
 import { Prediction } from '../../src/modules/predictions/model.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
-import { FEATURE_KEYS } from '../../src/modules/predictions/features.ts';
+import { DRIVER_GROUPS, FEATURE_KEYS } from '../../src/modules/predictions/features.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
@@ -60,11 +60,14 @@ for (const backend of BACKENDS) {
       expect(items).toHaveLength(12);
       for (const item of items) {
         expect(Value.Check(Prediction, item)).toBe(true);
-        expect(item.drivers.length).toBe(5);
+        // The five strongest groups, then the sum of the rest.
+        expect(item.drivers.map((d: any) => d.group).slice(5)).toEqual(['other']);
+        expect(item.drivers.length).toBe(6);
         expect(item.arr_at_risk).toBe(Math.round(item.arr * item.probability));
       }
       const full = await get(`/api/cfo/predictions/${items[0].customer_id}`);
-      expect(full.body.data.drivers).toHaveLength(FEATURE_KEYS.length);
+      expect(full.body.data.drivers).toHaveLength(DRIVER_GROUPS.length);
+      expect(Value.Check(Prediction, full.body.data)).toBe(true);
       expect(Math.abs(sigmoid(full.body.data.base_logit + full.body.data.drivers.reduce((s: number, d: any) => s + d.impact, 0)) - full.body.data.probability)).toBeLessThan(1e-9);
       const atRisk = items.map((i) => i.arr_at_risk);
       expect(atRisk).toEqual([...atRisk].sort((a, b) => b - a));

@@ -22,7 +22,7 @@ import { addDays } from '../../src/modules/predictions/training.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
-const METRICS = ['auc', 'auc_ci95', 'prior_auc', 'auc_without_notice', 'top_decile_lift', 'brier', 'ece', 'base_rate', 'rows', 'events', 'customers', 'calibration_table', 'decile_table'];
+const METRICS = ['auc', 'auc_ci95', 'prior_auc', 'prior_auc_ci95', 'lost_history', 'auc_without_notice', 'top_decile_lift', 'brier', 'ece', 'base_rate', 'rows', 'events', 'customers', 'calibration_table', 'decile_table'];
 
 for (const backend of BACKENDS) {
   describe(`backtests and retraining (${backend})`, () => {
@@ -62,6 +62,10 @@ for (const backend of BACKENDS) {
       expect(done.body.data.status).toBe('succeeded');
       expect(Object.keys(done.body.data.metrics)).toEqual(expect.arrayContaining(METRICS));
       expect(done.body.data.metrics.rows).toBeGreaterThan(0);
+      // The demo's contracts are recorded with their notice days and invoiced at their amounts: no
+      // evidence of lost history, though most were never amended.
+      expect(done.body.data.metrics.lost_history.with_lost_history).toBe(0);
+      expect(done.body.data.warnings).not.toContain('no_revision_history');
       expect(done.body.data.model.parameters.features.length).toBeGreaterThan(0);
       expect((await get('/api/cfo/backtests/latest')).body.data.id).toBe(asked.body.data.id);
     });

@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { connectPostgres, openEmbedded, type Database } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
-import { FEATURE_KEYS } from '../../src/modules/predictions/features.ts';
+import { DRIVER_GROUPS, FEATURE_KEYS } from '../../src/modules/predictions/features.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { runSourceCli } from '../helpers/binary.ts';
@@ -60,7 +60,11 @@ for (const target of targets) {
       expect(text.stdout).toContain('Renewal in 20 days, no auto-renew');
 
       const shown = await cli(['predictions', 'show', customerId, '--org', name]);
-      expect(shown.json.drivers).toHaveLength(FEATURE_KEYS.length);
+      expect(shown.json.drivers).toHaveLength(DRIVER_GROUPS.length);
+      expect(shown.json.drivers.flatMap((d: any) => d.features.map((f: any) => f.feature)).sort()).toEqual([...FEATURE_KEYS].sort());
+      const shownText = await cli(['predictions', 'show', customerId, '--org', name], false);
+      expect(shownText.stdout).toContain('Renewal in 20 days, no auto-renew');
+      expect(shownText.stdout).toMatch(/\+\d+\.\d pp/);
       const missing = await cli(['predictions', 'show', 'cus_nope', '--org', name]);
       expect(missing.code).not.toBe(0);
       expect(missing.stderr + missing.stdout).toContain('Customer cus_nope not found');
@@ -83,6 +87,9 @@ for (const target of targets) {
       const text = await cli(['backtest', '--org', name], false);
       expect(text.code).toBe(0);
       expect(text.stdout).toContain('top-decile lift');
+      // The scorecard's AUC with its interval beside the model's, and what the comparison means.
+      expect(text.stdout).toMatch(/scorecard AUC +\d\.\d{3} \(95% \d\.\d{3}–\d\.\d{3}\)/);
+      expect(text.stdout).toMatch(/the scorecard/);
       expect(text.stdout).toMatch(/rows \d+, churn events \d+/);
       const retrain = await cli(['predictions', 'recompute', '--retrain', '--org', name]);
       expect(retrain.code).toBe(0);

@@ -121,7 +121,7 @@ for (const backend of BACKENDS) {
       expect(segments[id('acme')]).toEqual([0, 0, 'Segment: mid-market']);
       await queryText(database.db, `update customers set segment = null where id = $1`, [id('quiet')]);
       const quiet = (await features()).find((r) => r.customerId === id('quiet'))!;
-      expect([valueOf(quiet, 'segment_enterprise'), valueOf(quiet, 'segment_smb'), labelOf(quiet, 'segment_smb')]).toEqual([0, 0, 'No segment']);
+      expect([valueOf(quiet, 'segment_enterprise'), valueOf(quiet, 'segment_smb'), labelOf(quiet, 'segment_smb'), quiet.groupLabels.segment]).toEqual([0, 0, 'No segment', 'Segment not set']);
       await queryText(database.db, `update customers set segment = 'enterprise' where id = $1`, [id('quiet')]);
     });
 
@@ -132,7 +132,7 @@ for (const backend of BACKENDS) {
       expect(await featuresAt(database.db, { orgId, population: 'scored', ...QUERY, customerIds: two })).toEqual(all.filter((r) => two.includes(r.customerId)));
     });
 
-    test("the next term's end: within 30 days (with or without notice), 91–180 days out, or neither", async () => {
+    test("the next term's end: within 30 days (with or without notice), 91–180 days out, or neither; a notice is never called auto-renewing", async () => {
       const { org } = await createOrgWithKey(database);
       const db = database.db;
       const ends = { soon: '2026-07-20', noticed: '2026-07-10', later: '2026-10-28', monthly: null } as const;
@@ -141,18 +141,22 @@ for (const backend of BACKENDS) {
         await insertRow(db, 'contracts', {
           id: `k${name}_${org.id.slice(4, 14)}`, org_id: org.id, customer_id: `${name}_${org.id.slice(4, 14)}`, name, currency: 'USD', amount: 100_000, start_date: '2025-07-01',
           status: name === 'noticed' ? 'cancelled' : 'active', cancelled_at: name === 'noticed' ? '2026-05-01' : null,
-          billing_interval: end ? 'year' : 'month', end_date: end,
+          billing_interval: end ? 'year' : 'month', end_date: end, auto_renew: true,
         });
       }
       const rows = await featuresAt(db, { orgId: org.id, population: 'scored', ...QUERY });
       const of = (name: string) => {
         const row = rows.find((r) => r.customerId === `${name}_${org.id.slice(4, 14)}`)!;
-        return [valueOf(row, 'term_end_within_30d'), valueOf(row, 'term_end_in_91_180d'), labelOf(row, 'term_end_within_30d'), labelOf(row, 'term_end_in_91_180d')];
+        return [valueOf(row, 'term_end_within_30d'), valueOf(row, 'term_end_in_91_180d'), labelOf(row, 'term_end_within_30d'), labelOf(row, 'term_end_in_91_180d'), row.groupLabels.renewal];
       };
-      expect(of('soon')).toEqual([1, 0, 'Term ends in 20 days, no notice given', 'No term ending in 91–180 days']);
-      expect(of('noticed')).toEqual([1, 0, 'Term ends in 10 days, notice given', 'No term ending in 91–180 days']);
-      expect(of('later')).toEqual([0, 1, 'No term ending within 30 days', 'Next term ends in 120 days']);
-      expect(of('monthly')).toEqual([0, 0, 'No term ending within 30 days', 'No term ending in 91–180 days']);
+      expect(of('soon')).toEqual([1, 0, 'Term ends in 20 days; no notice given', 'Next term ends in 20 days', 'Renews automatically in 20 days']);
+      // Notice given on an auto-renewing contract: it runs to its end and stops.
+      expect(of('noticed')).toEqual([1, 0, 'Term ends in 10 days; notice given', 'Next term ends in 10 days', 'Term ends in 10 days; notice given']);
+      const noticed = rows.find((r) => r.customerId === `noticed_${org.id.slice(4, 14)}`)!;
+      expect(noticed.labels.filter((l) => /auto-renewing|Renews automatically/.test(l))).toEqual([]);
+      expect(noticed.groupLabels.cancellation_notice).toBe('Cancellation notice given');
+      expect(of('later')).toEqual([0, 1, 'Next term ends in 120 days', 'Next term ends in 120 days', 'Term ends in 120 days']);
+      expect(of('monthly')).toEqual([0, 0, 'Month-to-month or evergreen, no fixed term', 'Month-to-month or evergreen, no fixed term', 'Month-to-month or evergreen, no fixed term']);
     });
 
     test('no invoices and no tickets: neutral values, the sources named', async () => {

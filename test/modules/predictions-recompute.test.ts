@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
+import { DRIVER_GROUPS } from '../../src/modules/predictions/features.ts';
 import { recomputePredictions, riskBand } from '../../src/modules/predictions/service.ts';
 import { sweepStaleJob } from '../../src/jobs/kinds/predictions-sweep-stale.ts';
 import { recomputeStaleJob } from '../../src/jobs/kinds/predictions-recompute-stale.ts';
@@ -21,7 +22,7 @@ interface Stored {
   base_logit: number;
   risk: string;
   previous_risk: string | null;
-  drivers: { feature: string; label: string; value: number; impact: number }[];
+  drivers: { group: string; label: string; impact: number }[];
   predicted_at: string;
   data_completeness: number;
   missing_signals: string[];
@@ -71,7 +72,10 @@ for (const backend of BACKENDS) {
       }
       const renewing = rows.get(id('renewing'))!;
       expect(renewing.probability).toBeGreaterThan(rows.get(id('steady'))!.probability);
-      expect(renewing.drivers[0]).toMatchObject({ feature: 'renewal_due_no_autorenew', label: 'Renewal in 31 days, no auto-renew', value: 1 });
+      // One driver per concept; the renewal's, with its features beneath it.
+      expect(renewing.drivers[0]).toMatchObject({ group: 'renewal', label: 'Renewal in 31 days, no auto-renew', at_reference: false });
+      expect((renewing.drivers[0] as any).features[0]).toMatchObject({ feature: 'renewal_due_no_autorenew', label: 'Renewal in 31 days, no auto-renew', value: 1, reference: 0 });
+      expect(renewing.drivers.map((d: any) => d.group).sort()).toEqual([...DRIVER_GROUPS].sort());
     });
 
     test("a signal for one customer moves its prediction and no other's; its mark is answered, others' are not", async () => {

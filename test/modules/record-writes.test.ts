@@ -57,8 +57,8 @@ for (const backend of BACKENDS) {
       expect(res.body.success).toBe(true);
       const created = res.body.data;
       expect(created.id).toMatch(/^cus_/);
-      expect(created).toMatchObject({ name: 'Acme GmbH', domain: 'acme.de', status: 'trial', country: 'DE', arr: 0, mrr: 0, renewal_date: null, churn_risk: null, metadata: { crm_owner: 'x', tier: 2 }, deleted_at: null });
-      expect(Object.keys(created)).toEqual(['id', 'external_id', 'name', 'domain', 'email', 'status', 'churned_at', 'segment', 'country', 'currency', 'csm', 'arr', 'mrr', 'renewal_date', 'churn_risk', 'metadata', 'created_at', 'updated_at', 'deleted_at']);
+      expect(created).toMatchObject({ name: 'Acme GmbH', domain: 'acme.de', status: 'trial', country: 'DE', arr: 0, mrr: 0, renewal_date: null, renewing: null, churn_risk: null, metadata: { crm_owner: 'x', tier: 2 }, deleted_at: null });
+      expect(Object.keys(created)).toEqual(['id', 'external_id', 'name', 'domain', 'email', 'status', 'churned_at', 'segment', 'country', 'currency', 'csm', 'arr', 'mrr', 'renewal_date', 'renewing', 'churn_risk', 'metadata', 'created_at', 'updated_at', 'deleted_at']);
       expect(created.csm).toEqual({ name: 'Dana', email: 'dana@example.com', phone: null, slack_user_id: 'U1' });
       expect((await get(`/api/customers/${created.id}`)).body.data).toEqual(created);
       expect(res.headers.get('x-ratelimit-limit')).not.toBeNull();

@@ -306,7 +306,7 @@ describe('large and hostile input', () => {
 
 test('method and version are present', () => {
   const result = analyse('Hello');
-  expect(result.method).toBe('afinn-165+rules');
+  expect(result.method).toBe('afinn-165+phrase-grammar');
   expect(result.version).toBe(INTELLIGENCE_VERSION);
   expect(result.version.length).toBeGreaterThan(0);
 });

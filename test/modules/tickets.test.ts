@@ -17,6 +17,7 @@ import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfi
 import { drainQueue, hubSignature, makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 import type { Platform } from '../../src/modules/tickets/platforms.ts';
 import { extractTickets } from '../../src/modules/tickets/adapters/index.ts';
+import { INTELLIGENCE_METHOD } from '../../src/modules/tickets/intelligence.ts';
 
 const fixtureText = (name: string) => readFileSync(new URL(`../fixtures/platforms/${name}`, import.meta.url), 'utf8');
 const SIGNED = JSON.parse(fixtureText('signatures.json')) as { fixture: string; secret: string; headers: Record<string, string> }[];
@@ -125,7 +126,7 @@ for (const backend of BACKENDS) {
         source_created_at: '2026-01-05T09:15:00.000Z',
         connector: { id: connector.id, name: 'Support desk', platform: 'generic' },
       });
-      expect(ticket.intelligence.method).toBe('afinn-165+rules');
+      expect(ticket.intelligence.method).toBe(INTELLIGENCE_METHOD);
       expect(typeof ticket.intelligence.sentiment).toBe('number');
       const [done] = await eventRows(connector.id);
       expect(done).toMatchObject({ status: 'done', attempts: 1, ticket_ids: [ticket.id] });

@@ -170,6 +170,49 @@ for (const backend of BACKENDS) {
       expect((await asPerson(member, 'POST', `/api/agent-actions/${id}/approve`)).status).toBe(403);
     });
 
+    /** A new customer whose CSM has `csmEmail`. */
+    async function customerOf(csmEmail: string) {
+      const customer = await withKey('POST', '/api/customers', { name: `Acme ${newId('cus').slice(4, 10)}`, currency: 'EUR', csm: { email: csmEmail } });
+      expect(customer.status).toBe(201);
+      return customer.body.data.id as string;
+    }
+    const actionsOf = async (customerId: string) => (await withKey('GET', `/api/agent-actions?customer_id=${customerId}`)).body.data as unknown[];
+
+    test('proposing without approval is approving: refused (403) to a member who may not approve it, and nothing is proposed', async () => {
+      const guest = await signedIn(emailOf('guest'), 'member');
+      const customerId = await customerOf(emailOf('ana'));
+      const refused = await asPerson(guest, 'POST', '/api/agent-actions', { customer_id: customerId, type: 'check_in', params: { channel: 'call', due_in_days: 5 }, requires_approval: false });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toContain('Only a CSM');
+      // A plain CSM of the customer may not skip a manager's approval of a 50 % discount either.
+      const email = emailOf('ana');
+      await csm(email);
+      const own = await customerOf(email);
+      const member = await signedIn(email, 'member');
+      const discount = await asPerson(member, 'POST', '/api/agent-actions', { customer_id: own, type: 'discount_offer', params: { percent: 50, months: 6 }, requires_approval: false });
+      expect(discount.status).toBe(403);
+      expect(discount.body.error).toContain("above 15% needs a manager's approval");
+      expect(await actionsOf(customerId)).toEqual([]);
+      expect(await actionsOf(own)).toEqual([]);
+      // Proposed for approval, the same is accepted from both: someone who may decide will.
+      const proposed = await asPerson(guest, 'POST', '/api/agent-actions', { customer_id: customerId, type: 'check_in', params: { channel: 'call', due_in_days: 5 } });
+      expect(proposed.status).toBe(201);
+      expect(proposed.body.data.status).toBe('pending_approval');
+    });
+
+    test("proposing without approval is allowed to whoever may approve it: the customer's CSM (a check-in), a key", async () => {
+      const email = emailOf('ana');
+      await csm(email);
+      const member = await signedIn(email, 'member');
+      const own = await customerOf(email);
+      const byCsm = await asPerson(member, 'POST', '/api/agent-actions', { customer_id: own, type: 'check_in', params: { channel: 'call', due_in_days: 5 }, requires_approval: false });
+      expect(byCsm.status).toBe(201);
+      expect(byCsm.body.data.status).toBe('approved');
+      const byKey = await withKey('POST', '/api/agent-actions', { customer_id: await customerOf(emailOf('bo')), type: 'discount_offer', params: { percent: 50, months: 6 }, requires_approval: false });
+      expect(byKey.status).toBe(201);
+      expect(byKey.body.data.status).toBe('approved');
+    });
+
     test("a member may not make a CSM an admin (403), and the CSM's role is unchanged", async () => {
       const member = await signedIn(emailOf('guest'), 'member');
       const csmId = await csm(emailOf('ana'));

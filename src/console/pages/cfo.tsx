@@ -4,8 +4,9 @@ import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
-import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
-import type { Prediction } from './customers.tsx';
+import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
+import { points, Renewal, visibleDrivers, type Prediction } from './customers.tsx';
+import { againstScorecard, explainWarning, interval, type AucFigures } from '../../modules/predictions/backtest-words.ts';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
 type Band = (typeof BANDS)[number];
@@ -26,8 +27,10 @@ interface Backtest {
   status: 'queued' | 'running' | 'succeeded' | 'failed';
   method: string;
   horizon_days: number;
-  metrics: { auc?: number | null; auc_ci95?: [number, number] | null; ece?: number | null; base_rate?: number; customers?: number; calibration_table?: { bin: number; n: number; mean_predicted: number; observed_rate: number }[] } | null;
+  model_kind: string | null;
+  metrics: (AucFigures & { ece?: number | null; base_rate?: number; customers?: number; calibration_table?: { bin: number; n: number; mean_predicted: number; observed_rate: number }[] }) | null;
   warning: string | null;
+  warnings: string[];
   error: string | null;
   finished_at: string | null;
   created_at: string;
@@ -112,7 +115,7 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
   return (
     <>
       <Chart options={options} data={data} label={`Renewals of the next 90 days by churn probability: ${upcoming.length} customers`} />
-      <div class="table-wrap" tabIndex={0} role="region" aria-label="Renewals table">
+      <TableScroll label="Renewals table">
         <table>
           <caption>The ten renewals with the most ARR at risk (of {upcoming.length})</caption>
           <thead>
@@ -129,12 +132,15 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
               <th scope="col" class="num">
                 ARR at risk
               </th>
+              <th scope="col">Main drivers (points)</th>
             </tr>
           </thead>
           <tbody>
             {riskiest.map((p) => (
               <tr key={p.customer_id}>
-                <td>{day(p.renewal_date)}</td>
+                <td>
+                  <Renewal date={p.renewal_date} renewing={p.renewing} />
+                </td>
                 <td>
                   <a href={`/customers/${encodeURIComponent(p.customer_id)}`}>{p.customer_name}</a>
                 </td>
@@ -144,11 +150,18 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
                 <td class="num">{percent(p.probability)}</td>
                 <td class="num">{money(p.arr, p.currency)}</td>
                 <td class="num">{money(p.arr_at_risk, p.currency)}</td>
+                <td class="drivers-cell">
+                  {visibleDrivers(p.drivers)
+                    .slice(0, 2)
+                    .map((d) => `${d.label} (${points(d.points)})`)
+                    .join('; ') || '—'}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
+      <p class="muted">Points: how many percentage points a driver adds to (or takes from) the customer's probability, against the model's reference customer in that respect; they do not add up.</p>
     </>
   );
 }
@@ -183,6 +196,8 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
       </p>
     );
   const m = backtest.metrics ?? {};
+  const verdict = againstScorecard(m, backtest.model_kind);
+  const warnings = backtest.warnings ?? (backtest.warning ? [backtest.warning] : []);
   return (
     <>
       <dl class="facts">
@@ -192,7 +207,13 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
         </div>
         <div>
           <dt>95 % interval</dt>
-          <dd>{m.auc_ci95 ? `${m.auc_ci95[0].toFixed(3)} – ${m.auc_ci95[1].toFixed(3)}` : '—'}</dd>
+          <dd>{interval(m.auc_ci95)}</dd>
+        </div>
+        <div>
+          <dt>Scorecard AUC, same rows</dt>
+          <dd>
+            {m.prior_auc === null || m.prior_auc === undefined ? '—' : m.prior_auc.toFixed(3)} <span class="muted">(95 % {interval(m.prior_auc_ci95)})</span>
+          </dd>
         </div>
         <div>
           <dt>Calibration error (ECE)</dt>
@@ -211,7 +232,12 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
           </dd>
         </div>
       </dl>
-      {backtest.warning ? <p class="muted">Warning: {backtest.warning.replace(/_/g, ' ')}</p> : null}
+      {verdict ? <p>{verdict}</p> : null}
+      {warnings.map((w) => (
+        <p class="muted" key={w}>
+          Warning: {explainWarning(w, m)}
+        </p>
+      ))}
       {table.length === 0 ? <Empty>This backtest had too few churn events for a calibration plot.</Empty> : <Chart options={options} data={data} label="Calibration: observed churn rate against the predicted probability, per bin" />}
     </>
   );

@@ -4,9 +4,10 @@
 import { useState } from 'preact/hooks';
 import { api, errorMessage, query } from '../api.ts';
 import { isAdmin, useSession } from '../session.ts';
-import { PLATFORMS } from '../../modules/tickets/platforms.ts';
-import { CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit } from '../ui.tsx';
-
+import { PLATFORMS, type Platform } from '../../modules/tickets/platforms.ts';
+import { DEFAULT_ROTATION_GRACE_SECONDS } from '../../modules/connectors/rotation.ts';
+import { HUB_SIGNATURE, SIGNING_HELP } from '../../modules/webhooks/signing-help.ts';
+import { CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
 
 interface Connector {
   id: string;
@@ -74,7 +75,7 @@ function CreateForm({ onCreated }: { onCreated: () => void }) {
 
 function SecretForm({ connector, onChanged }: { connector: Connector; onChanged: () => void }) {
   const [secret, setSecret] = useState('');
-  const [grace, setGrace] = useState('3600');
+  const [grace, setGrace] = useState(String(DEFAULT_ROTATION_GRACE_SECONDS));
   const [shown, setShown] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const submit = useSubmit();
@@ -108,7 +109,10 @@ function SecretForm({ connector, onChanged }: { connector: Connector; onChanged:
       {connector.signed ? (
         <>
           <label for={`grace-${id}`}>Keep accepting the old secret for (seconds)</label>
-          <input id={`grace-${id}`} type="number" min={0} step={60} value={grace} onInput={(e) => setGrace(e.currentTarget.value)} />
+          <input id={`grace-${id}`} type="number" min={0} step={60} value={grace} aria-describedby={`grace-help-${id}`} onInput={(e) => setGrace(e.currentTarget.value)} />
+          <p class="muted" id={`grace-help-${id}`}>
+            {DEFAULT_ROTATION_GRACE_SECONDS.toLocaleString('en')} s (one day) unless you change it, as in the API and the CLI: time to update the platform.
+          </p>
         </>
       ) : null}
       <div>
@@ -129,6 +133,38 @@ function SecretForm({ connector, onChanged }: { connector: Connector; onChanged:
         </div>
       ) : null}
     </form>
+  );
+}
+
+/** How the platform signs a delivery, and a command that sends a signed one to try the URL. */
+function SigningInstructions({ connector }: { connector: Connector }) {
+  const help = SIGNING_HELP[connector.platform as Platform] ?? HUB_SIGNATURE;
+  const url = connector.webhook_url ? absolute(connector.webhook_url) : '';
+  const example = `body='{"ticket":{"id":"T-1","subject":"Test from the console"}}'
+sig=$(printf '%s' "$body" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')
+curl -X POST '${url}' -H 'content-type: application/json' -H "x-hub-signature-256: sha256=$sig" --data "$body"`;
+  return (
+    <div class="stack" data-testid="signing-instructions">
+      {help.header ? (
+        <p>
+          {connector.platform} signs each delivery in <code>{help.header}</code>: {help.scheme}.
+        </p>
+      ) : (
+        <p>{connector.platform} has no signature of its own.</p>
+      )}
+      <p>{help.secret}</p>
+      {help !== HUB_SIGNATURE ? (
+        <p>
+          Any sender may instead sign with <code>{HUB_SIGNATURE.header}</code>: {HUB_SIGNATURE.scheme}.
+        </p>
+      ) : null}
+      <p class="muted">Signatures are checked on the exact bytes received; a delivery whose signed timestamp is more than 5 minutes off is refused. Without a secret (or a token) the webhook URL alone lets deliveries in.</p>
+      <label for={`example-${connector.id}`}>Try it: a signed delivery from a shell ($SECRET holds the secret)</label>
+      <textarea id={`example-${connector.id}`} class="example" readOnly rows={4} value={example} />
+      <div>
+        <CopyButton text={example} label="Copy command" />
+      </div>
+    </div>
   );
 }
 
@@ -160,7 +196,7 @@ function Deliveries({ connector }: { connector: Connector }) {
           list.length === 0 ? (
             <Empty>No deliveries{status ? ` with status ${status}` : ''} yet.</Empty>
           ) : (
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Deliveries table">
+            <TableScroll label="Deliveries table">
               <table data-testid={`deliveries-${id}`}>
                 <caption class="sr-only">Deliveries to {connector.name}</caption>
                 <thead>
@@ -211,7 +247,7 @@ function Deliveries({ connector }: { connector: Connector }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )
         }
       </Loading>
@@ -255,6 +291,12 @@ export function ConnectorsPage() {
                         <CopyButton text={absolute(connector.webhook_url)} label="Copy URL" />
                       </div>
                     </>
+                  )}
+                  {connector.webhook_url === null ? null : (
+                    <details>
+                      <summary>How to sign a delivery</summary>
+                      <SigningInstructions connector={connector} />
+                    </details>
                   )}
                   <details>
                     <summary>Webhook secret</summary>

@@ -4,7 +4,8 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, query } from '../api.ts';
 import { navigate, useLocation } from '../router.ts';
-import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad } from '../ui.tsx';
+import { ProposeAction } from './propose.tsx';
+import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
 
 interface Customer {
   id: string;
@@ -15,9 +16,31 @@ interface Customer {
   currency: string;
   arr: number;
   renewal_date: string | null;
+  /** false: notice given, service ends on renewal_date. */
+  renewing: boolean | null;
   churn_risk: string | null;
   csm: { name?: string | null; email?: string | null } | null;
 }
+
+/** A driver group of a prediction (`other`, on list items, sums the groups after the five strongest). */
+export interface Driver {
+  group: string;
+  label: string;
+  impact: number;
+  /** Percentage points this group adds to the probability against the reference customer's values. */
+  points: number;
+  at_reference: boolean;
+  features?: { feature: string; label: string; value: number; impact: number }[];
+}
+
+/** "+4.2 pts", "−0.8 pts": a change in probability, in percentage points. */
+export const points = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} pts`;
+
+/** The drivers a person reads: groups away from the reference customer that move the probability
+ * by a visible amount (0.05 points or more), never the `other` sum of a list item; largest points
+ * first (the API orders by logit impact, which σ bends). */
+export const visibleDrivers = (drivers: Driver[]) =>
+  drivers.filter((d) => d.group !== 'other' && !d.at_reference && Math.abs(d.points) >= 0.05).sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
 
 export interface Prediction {
   customer_id: string;
@@ -30,14 +53,15 @@ export interface Prediction {
   arr_at_risk: number;
   horizon_days: number;
   renewal_date: string | null;
-  drivers: { feature: string; label: string; value: number; impact: number }[];
+  renewing: boolean | null;
+  drivers: Driver[];
   data_completeness: number;
   missing_signals: string[];
   stale: boolean;
   predicted_at: string;
 }
 
-type Row = { id: string; name: string; currency: string; arr: number; renewal_date: string | null; risk: string | null; probability: number | null; arr_at_risk: number | null };
+type Row = { id: string; name: string; currency: string; arr: number; renewal_date: string | null; renewing: boolean | null; risk: string | null; probability: number | null; arr_at_risk: number | null };
 
 const SORTS = { arr: 'ARR, largest first', risk: 'ARR at risk, largest first', name: 'Name' } as const;
 type Sort = keyof typeof SORTS;
@@ -47,13 +71,13 @@ async function loadRows(q: string, sort: Sort, cursor: string | null): Promise<{
     // The predictions list ranks by ARR at risk and searches like the customers list.
     const { data, meta } = await api<Prediction[]>('GET', `/api/cfo/predictions${query({ q: q.trim() || undefined, sort: '-arr_at_risk', limit: 50, cursor })}`);
     return {
-      rows: data.map((p) => ({ id: p.customer_id, name: p.customer_name, currency: p.currency, arr: p.arr, renewal_date: p.renewal_date, risk: p.risk, probability: p.probability, arr_at_risk: p.arr_at_risk })),
+      rows: data.map((p) => ({ id: p.customer_id, name: p.customer_name, currency: p.currency, arr: p.arr, renewal_date: p.renewal_date, renewing: p.renewing, risk: p.risk, probability: p.probability, arr_at_risk: p.arr_at_risk })),
       next: meta?.next_cursor ?? null,
     };
   }
   const { data, meta } = await api<Customer[]>('GET', `/api/customers${query({ q: q.trim() || undefined, sort, limit: 50, cursor })}`);
   return {
-    rows: data.map((c) => ({ id: c.id, name: c.name, currency: c.currency, arr: c.arr, renewal_date: c.renewal_date, risk: c.churn_risk, probability: null, arr_at_risk: null })),
+    rows: data.map((c) => ({ id: c.id, name: c.name, currency: c.currency, arr: c.arr, renewal_date: c.renewal_date, renewing: c.renewing, risk: c.churn_risk, probability: null, arr_at_risk: null })),
     next: meta?.next_cursor ?? null,
   };
 }
@@ -99,7 +123,7 @@ export function CustomersPage() {
             <Empty>{q ? `No customer matches “${q}”.` : sort === 'risk' ? 'No customer has a churn prediction yet.' : 'No customers yet. Import them or run revintel demo.'}</Empty>
           ) : (
             <>
-              <div class="table-wrap" tabIndex={0} role="region" aria-label="Customers table">
+              <TableScroll label="Customers table">
                 <table>
                   <caption class="sr-only">Customers</caption>
                   <thead>
@@ -138,12 +162,14 @@ export function CustomersPage() {
                             <td class="num">{money(row.arr_at_risk, row.currency)}</td>
                           </>
                         ) : null}
-                        <td>{day(row.renewal_date)}</td>
+                        <td>
+                          <Renewal date={row.renewal_date} renewing={row.renewing} />
+                        </td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
               <nav class="pager" aria-label="Pages">
                 {cursor ? (
                   <button type="button" class="secondary" onClick={() => history.back()}>
@@ -190,9 +216,9 @@ function PredictionPanel({ id }: { id: string }) {
   if (state.loading) return <Spinner />;
   const p = state.data;
   if (!p) return <Empty>No churn prediction yet: this customer has not been scored.</Empty>;
-  // Drivers that moved the score (a rounded 0.00 says nothing); the strongest sets the bars' scale.
-  const drivers = p.drivers.filter((d) => Math.abs(d.impact) >= 0.005);
-  const strongest = Math.max(...drivers.map((d) => Math.abs(d.impact)), 0.0001);
+  // Points, not logits: what a CS lead can weigh. The strongest sets the bars' scale.
+  const drivers = visibleDrivers(p.drivers);
+  const strongest = Math.max(...drivers.map((d) => Math.abs(d.points)), 0.01);
   return (
     <section class="panel">
       <h2>Churn prediction</h2>
@@ -225,21 +251,51 @@ function PredictionPanel({ id }: { id: string }) {
         </div>
       </dl>
       <h3>Drivers</h3>
-      <ul class="drivers">
+      <ul class="drivers" aria-label="Drivers of the churn probability">
         {drivers.map((d) => (
-          <li key={d.feature}>
-            <span>{d.label}</span>
+          <li key={d.group} data-group={d.group}>
+            <span>
+              {d.label}
+              {d.features && d.features.filter((f) => f.impact !== 0).length > 1 ? (
+                <details>
+                  <summary class="muted">detail</summary>
+                  <ul>
+                    {d.features
+                      .filter((f) => f.impact !== 0)
+                      .map((f) => (
+                        <li key={f.feature}>{f.label}</li>
+                      ))}
+                  </ul>
+                </details>
+              ) : null}
+            </span>
             <span class="bar-track" aria-hidden="true">
-              <span class={`bar ${d.impact >= 0 ? 'up' : 'down'}`} style={{ width: `${(Math.abs(d.impact) / strongest) * 100}%` }} />
+              <span class={`bar ${d.points >= 0 ? 'up' : 'down'}`} style={{ width: `${(Math.abs(d.points) / strongest) * 100}%` }} />
             </span>
             <span class="num">
-              {d.impact >= 0 ? 'raises' : 'lowers'} risk ({d.impact.toFixed(2)})
+              {points(d.points)}
             </span>
           </li>
         ))}
       </ul>
-      {drivers.length < p.drivers.length ? <p class="muted">{p.drivers.length - drivers.length} other signals had no effect on this score.</p> : null}
+      <p class="muted">
+        Points: how many percentage points each driver adds to (or takes from) the probability, against the model's reference customer in that respect, everything else kept. They
+        do not add up to the probability.
+        {drivers.length < p.drivers.length ? ` ${p.drivers.length - drivers.length} more ${p.drivers.length - drivers.length === 1 ? 'area is' : 'areas are'} like the reference customer's or move it by less than 0.05 points.` : ''}
+      </p>
     </section>
+  );
+}
+
+/** A renewal date, said as the end of service when notice was given (the ARR still counts until then). */
+export function Renewal({ date, renewing }: { date: string | null; renewing: boolean | null }) {
+  if (!date) return <>{day(date)}</>;
+  return renewing === false ? (
+    <>
+      {day(date)} <span class="muted">(notice given: ends, not renewing)</span>
+    </>
+  ) : (
+    <>{day(date)}</>
   );
 }
 
@@ -265,8 +321,10 @@ export function CustomerPage({ id }: { id: string }) {
                 <dd>{c.status}</dd>
               </div>
               <div>
-                <dt>Renewal</dt>
-                <dd>{day(c.renewal_date)}</dd>
+                <dt>{c.renewing === false ? 'Service ends' : 'Renewal'}</dt>
+                <dd>
+                  <Renewal date={c.renewal_date} renewing={c.renewing} />
+                </dd>
               </div>
               <div>
                 <dt>Segment</dt>
@@ -277,13 +335,16 @@ export function CustomerPage({ id }: { id: string }) {
                 <dd>{c.csm?.name ?? c.csm?.email ?? '—'}</dd>
               </div>
             </dl>
+            <p>
+              <a href={`/agent-actions${query({ customer_id: c.id, status: 'any' })}`}>Actions proposed for {c.name}</a>
+            </p>
             <PredictionPanel id={c.id} />
-            <List<{ id: string; name: string; status: string; amount: number; currency: string; billing_interval: string; start_date: string; end_date: string | null; arr: number }>
+            <List<{ id: string; name: string; status: string; amount: number; currency: string; billing_interval: string; start_date: string; end_date: string | null; arr: number; counts_today: boolean }>
               title="Contracts"
               path={`/api/contracts?customer_id=${q}&limit=50`}
               empty="No contracts."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Contracts table">
+                <TableScroll label="Contracts table">
                   <table>
                     <thead>
                       <tr>
@@ -292,6 +353,7 @@ export function CustomerPage({ id }: { id: string }) {
                         <th scope="col" class="num">
                           ARR
                         </th>
+                        <th scope="col">In ARR today</th>
                         <th scope="col">Start</th>
                         <th scope="col">End</th>
                       </tr>
@@ -302,13 +364,14 @@ export function CustomerPage({ id }: { id: string }) {
                           <td>{k.name}</td>
                           <td>{k.status}</td>
                           <td class="num">{money(k.arr, k.currency)}</td>
+                          <td>{k.counts_today ? 'yes' : 'no'}</td>
                           <td>{day(k.start_date)}</td>
                           <td>{k.end_date ? day(k.end_date) : 'evergreen'}</td>
                         </tr>
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; number: string | null; status: string; amount_due: number; amount_paid: number; currency: string; issued_at: string; due_date: string | null; days_past_due: number }>
@@ -316,7 +379,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/invoices?customer_id=${q}&limit=50`}
               empty="No invoices."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Invoices table">
+                <TableScroll label="Invoices table">
                   <table>
                     <thead>
                       <tr>
@@ -345,7 +408,7 @@ export function CustomerPage({ id }: { id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; subject: string | null; status: string | null; source_created_at: string | null; intelligence: { sentiment: number | null; urgency: string | null; churn_signals: string[] } }>
@@ -353,7 +416,7 @@ export function CustomerPage({ id }: { id: string }) {
               path={`/api/tickets?customer_id=${q}&limit=50`}
               empty="No tickets."
               render={(items) => (
-                <div class="table-wrap" tabIndex={0} role="region" aria-label="Tickets table">
+                <TableScroll label="Tickets table">
                   <table>
                     <thead>
                       <tr>
@@ -378,7 +441,7 @@ export function CustomerPage({ id }: { id: string }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             />
             <List<{ id: string; body?: string; text?: string; created_at: string }>
@@ -395,6 +458,7 @@ export function CustomerPage({ id }: { id: string }) {
                 </ul>
               )}
             />
+            <ProposeAction customer={c} />
           </>
         )}
       </Loading>

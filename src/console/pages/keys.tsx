@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorMessage } from '../api.ts';
 import { isAdmin, useSession } from '../session.ts';
-import { ConfirmDialog, CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit } from '../ui.tsx';
+import { ConfirmDialog, CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
 
 interface Key {
   id: string;
@@ -105,7 +105,7 @@ function AdminKeysPage() {
           list.length === 0 ? (
             <Empty>No keys yet. Generate one above.</Empty>
           ) : (
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Keys table">
+            <TableScroll label="Keys table">
               <table>
                 <caption class="sr-only">API keys</caption>
                 <thead>
@@ -151,7 +151,7 @@ function AdminKeysPage() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )
         }
       </Loading>

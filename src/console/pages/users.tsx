@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorMessage } from '../api.ts';
 import { useSession } from '../session.ts';
-import { CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit } from '../ui.tsx';
+import { CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
 
 interface User {
   id: string;
@@ -114,7 +114,7 @@ export function UsersPage() {
           list.length === 0 ? (
             <Empty>No users yet.</Empty>
           ) : (
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Users table">
+            <TableScroll label="Users table">
               <table>
                 <caption class="sr-only">Users</caption>
                 <thead>
@@ -167,7 +167,7 @@ export function UsersPage() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
           )
         }
       </Loading>

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, date, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, date, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organisations } from './organisations.ts';
 import { customers } from './customers.ts';
 import { timestamptz } from './columns.ts';
@@ -58,9 +58,13 @@ export const predictions = pgTable(
     /** The ARR the prediction puts at risk is measured on (minor units), in `currency`. */
     arr: bigint('arr', { mode: 'number' }).notNull(),
     currency: text('currency').notNull(),
+    /** The earliest end of a counting contract (README "ARR data: which contracts count"). */
     renewalDate: date('renewal_date', { mode: 'string' }),
+    /** False when notice was given on the contract ending on renewal_date; null without one. */
+    renewing: boolean('renewing'),
     /** Every feature's {feature, label, value, impact}, by |impact|. */
-    drivers: jsonb('drivers').$type<{ feature: string; label: string; value: number; impact: number }[]>().notNull(),
+    /** Grouped by concept with their features (drivers.ts); one per feature before groups. */
+    drivers: jsonb('drivers').$type<({ group: string; label: string; impact: number; points: number; at_reference: boolean; features?: unknown[] } | { feature: string; label: string; value: number; impact: number })[]>().notNull(),
     dataCompleteness: real('data_completeness').notNull(),
     missingSignals: jsonb('missing_signals').$type<string[]>().notNull(),
     predictedAt: timestamptz('predicted_at').notNull().defaultNow(),

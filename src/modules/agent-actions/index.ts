@@ -10,7 +10,7 @@ import type { ActionReason, ActionStatus, ActionType, CsmRole } from '../../db/s
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { listResponse } from '../../lib/list-response.ts';
-import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts';
 import { validator } from '../../lib/validation.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import { jsonBody, readJsonBody } from '../../plugins/body.ts';
@@ -40,6 +40,7 @@ import {
   ProposedAction,
   RuleView,
   RulesBody,
+  RulesDocumented,
   SnoozeBody,
   Task,
 } from './model.ts';
@@ -48,7 +49,7 @@ import { parseRules, putRules, rulesOf } from './rules.ts';
 import { listDeliveries, presentDelivery } from './outbox.ts';
 import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';
 import { actionDetail, decideAction, listActions, proposeAction, type Decision } from './service.ts';
-import { decisionRefusal, deciderOfPrincipal, type DecidedAction } from './who-decides.ts';
+import { approvalOnProposalRefusal, decisionRefusal, deciderOfPrincipal, type DecidedAction } from './who-decides.ts';
 
 /** Who decided, as the action records it: the key, or the person signed in to the console. */
 const deciderOf = (principal: Principal) =>
@@ -77,12 +78,12 @@ export const ACTION_ROUTES = {
   propose: { ...write, method: 'POST', path: '/api/agent-actions', response: ProposedAction, summary: 'Propose an action for a customer (201; 200 with the open one, deduplicated)' },
   list: { ...read, method: 'GET', path: '/api/agent-actions', response: t.Array(Action), summary: 'Agent actions, newest first (filters status, type, customer_id, csm_id)' },
   get: { ...read, method: 'GET', path: '/api/agent-actions/:id', response: ActionDetail, summary: 'An action with its notifications and history' },
-  approve: { ...write, method: 'POST', path: '/api/agent-actions/:id/approve', response: Action, summary: 'Approve an action (it is then executed by a job)' },
-  reject: { ...write, method: 'POST', path: '/api/agent-actions/:id/reject', response: Action, summary: 'Reject an action (starts the cool-down)' },
-  snooze: { ...write, method: 'POST', path: '/api/agent-actions/:id/snooze', response: Action, summary: 'Snooze an action (7 days, or `days`)' },
-  cancel: { ...write, method: 'POST', path: '/api/agent-actions/:id/cancel', response: Action, summary: 'Cancel an action' },
+  approve: { ...write, checkedBody: optional(DecisionBody), method: 'POST', path: '/api/agent-actions/:id/approve', response: Action, summary: 'Approve an action (it is then executed by a job)' },
+  reject: { ...write, checkedBody: optional(DecisionBody), method: 'POST', path: '/api/agent-actions/:id/reject', response: Action, summary: 'Reject an action (starts the cool-down)' },
+  snooze: { ...write, checkedBody: optional(SnoozeBody), method: 'POST', path: '/api/agent-actions/:id/snooze', response: Action, summary: 'Snooze an action (7 days, or `days`)' },
+  cancel: { ...write, checkedBody: optional(DecisionBody), method: 'POST', path: '/api/agent-actions/:id/cancel', response: Action, summary: 'Cancel an action' },
   rules: { ...read, method: 'GET', path: '/api/action-rules', response: t.Array(RuleView), summary: "The organisation's action rules (the defaults until it sets its own)" },
-  putRules: { ...write, method: 'PUT', path: '/api/action-rules', response: t.Array(RuleView), summary: "Replace the organisation's action rules" },
+  putRules: { ...write, checkedBody: { schema: RulesDocumented, required: true }, method: 'PUT', path: '/api/action-rules', response: t.Array(RuleView), summary: "Replace the organisation's action rules" },
   csms: { ...read, method: 'GET', path: '/api/csms', response: t.Array(Csm), summary: "The organisation's customer-success managers" },
   csm: { ...read, method: 'GET', path: '/api/csms/:id', response: Csm, summary: 'A CSM' },
   createCsm: { ...adminWrite, method: 'POST', path: '/api/csms', response: Csm, summary: 'Add a CSM (keys and admins)' },
@@ -132,6 +133,10 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         const orgId = principal.org.id;
         const input = body as ActionCreate;
         const answer = await answerOnce(db, { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', ACTION_ROUTES.propose.path, body) }, async (tx) => {
+          if (input.requires_approval === false) {
+            const refusal = await approvalOnProposalRefusal(tx, principal, { customerId: input.customer_id, type: input.type as ActionType, params: input.params });
+            if (refusal) throw new AppError('forbidden', `${refusal}: propose it for approval instead (requires_approval true, the default)`);
+          }
           const outcome = await proposeAction(tx, {
             orgId,
             customerId: input.customer_id,

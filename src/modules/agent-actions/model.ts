@@ -194,6 +194,8 @@ export const RULES = {
 export const Rule = t.Union([RULES.risk_rise, RULES.churn_signal, RULES.renewal_due]);
 export type Rule = typeof Rule.static;
 export const RulesBody = t.Object({ rules: t.Array(t.Unknown(), { maxItems: 50 }) }, { additionalProperties: false });
+/** RulesBody as a client sends it: each rule is checked against its trigger's (rules.ts, for errors naming the rule's field). */
+export const RulesDocumented = t.Object({ rules: t.Array(Rule, { maxItems: 50 }) }, { additionalProperties: false });
 export const RuleView = t.Object({ trigger: t.String(), band: t.Optional(enumOf(RISK_BANDS)), signal: t.Optional(t.String()), within_days: t.Optional(t.Integer()), action: enumOf(ACTION_TYPES), params: t.Record(t.String(), t.Unknown()), priority: enumOf(ACTION_PRIORITIES), enabled: t.Boolean() });
 
 // --- outbound event deliveries ------------------------------------------------------------------

@@ -79,7 +79,7 @@ export interface ScoredCustomer {
   customer_id: string;
   probability: number;
   risk: RiskBand;
-  drivers: { label: string; impact: number }[];
+  drivers: { label: string; impact: number; points?: number }[];
 }
 
 /**
@@ -110,7 +110,7 @@ export async function fireRiskRises(db: Db, args: { orgId: string; changed: stri
         to: score.risk,
         probability_before: previous.probability,
         probability: score.probability,
-        drivers: score.drivers.slice(0, 3).map((d) => ({ label: d.label, impact: d.impact })),
+        drivers: score.drivers.slice(0, 3).map((d) => ({ label: d.label, impact: d.impact, points: d.points })),
       });
     }
   }

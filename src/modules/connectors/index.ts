@@ -13,7 +13,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { newConnectorId, randomBase62 } from '../../lib/ids.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
-import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts';
 import { sealSecret } from '../../lib/secret-box.ts';
 import { validator } from '../../lib/validation.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
@@ -38,6 +38,7 @@ export const CONNECTOR_ROUTES = {
     who: 'admin-session',
     method: 'POST',
     path: '/api/connectors/:id/secret',
+    checkedBody: optional(SecretBody),
     response: SecretSet,
     summary: 'Set or rotate the webhook secret (the previous one stays valid for grace_seconds); a generated secret is answered once',
   },

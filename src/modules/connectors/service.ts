@@ -12,8 +12,7 @@ import { constraintViolation } from '../../db/upsert.ts';
 import { findOrg } from '../orgs/service.ts';
 import { isPlatform, PLATFORMS, type Platform } from '../tickets/platforms.ts';
 
-/** How long the old secret keeps working after a rotation unless the operator says otherwise. */
-export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
+export { DEFAULT_ROTATION_GRACE_SECONDS } from './rotation.ts';
 
 const IMPORT_CONNECTOR = { builtin: 'api_import', name: 'API import', platform: 'generic' as Platform };
 

@@ -39,6 +39,7 @@ function indexHtml(script: string, styles: string[]): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>revintel</title>
+<link rel="icon" href="/favicon.ico" sizes="32x32">
 ${styles.map((href) => `<link rel="stylesheet" href="${href}">`).join('\n')}
 <script type="module" src="${script}"></script>
 </head>

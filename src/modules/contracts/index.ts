@@ -4,6 +4,7 @@
 // (modules/records/writes.ts), declared here with what is contract-specific.
 import { Elysia, t } from 'elysia';
 import { ok } from '../../lib/envelope.ts';
+import { utcToday } from '../../lib/today.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
@@ -23,7 +24,7 @@ const CONTRACT_WRITES: RecordWrites<ContractPatch> = {
   write: writeContracts,
   update: patchContract,
   remove: deleteContract,
-  show: async (db, orgId, id) => presentContract(await getContract(db, orgId, id, { includeDeleted: true })),
+  show: async (db, orgId, id) => presentContract(await getContract(db, orgId, id, utcToday(), { includeDeleted: true })),
 };
 
 /** The contract routes: what each needs of a caller, and what it answers. */
@@ -50,6 +51,7 @@ export function contractsModule(deps: RecordWriteDeps & { listCache: ListCache }
           sort: 'created_at',
           fetch: (limit) =>
             listContracts(db, {
+              today: utcToday(),
               orgId: principal.org.id,
               limit,
               cursor: query.cursor,
@@ -69,7 +71,7 @@ export function contractsModule(deps: RecordWriteDeps & { listCache: ListCache }
       },
       { query: ListContractsQuery },
     )
-    .get(CONTRACT_ROUTES.get.path, async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id))), {
+    .get(CONTRACT_ROUTES.get.path, async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id, utcToday()))), {
       params: ContractParams,
   record: Contract,
     })

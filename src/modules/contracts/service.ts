@@ -1,5 +1,6 @@
-// Contracts as the API shows them, with their annualised `arr` (README "ARR data"), always scoped
-// to one organisation.
+// Contracts as the API shows them, with their annualised `arr` and whether it counts today by the one
+// ARR rule (revintel_contract_counted_on, migration 0030; README "ARR data"), always scoped to one
+// organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { findNamed } from '../../db/references.ts';
@@ -14,16 +15,17 @@ import { decodeCursor } from '../../lib/pagination.ts';
 
 /** What the reads select of a contract: its columns (`org_id` aside), its annualised value, and its
  * sort key at full database precision, for the cursor. */
-export const CONTRACT_ROW = rowShape(contracts, ['org_id'], { arr: typed<string | number>(), sort_value: typed<string>() });
+export const CONTRACT_ROW = rowShape(contracts, ['org_id'], { arr: typed<string | number>(), counts_today: typed<boolean>(), sort_value: typed<string>() });
 export type ContractRow = RowOf<typeof CONTRACT_ROW>;
 
 const keyset = newestFirst('ct');
 
-function selectContracts(orgId: string, where: SQL[]): SQL {
+function selectContracts(orgId: string, today: string, where: SQL[]): SQL {
   return sql`
     select ct.id, ct.external_id, ct.customer_id, ct.name, ct.status, ct.start_date::text as start_date, ct.end_date::text as end_date,
            ct.auto_renew, ct.billing_interval, ct.amount, ct.currency, ct.seats, ct.cancelled_at::text as cancelled_at,
-           revintel_contract_arr(ct.billing_interval, ct.amount) as arr, ct.metadata,
+           revintel_contract_arr(ct.billing_interval, ct.amount) as arr,
+           ct.deleted_at is null and revintel_contract_counted_on(ct.status, ct.start_date, ct.end_date, ct.cancelled_at, ${today}::date) as counts_today, ct.metadata,
            ${isoTime(sql`ct.created_at`)} as created_at, ${isoTime(sql`ct.updated_at`)} as updated_at, ${isoTime(sql`ct.deleted_at`)} as deleted_at,
            ${keyset.value} as sort_value
     from contracts ct
@@ -40,7 +42,7 @@ export interface ContractFilters {
   includeDeleted?: boolean;
 }
 
-export async function listContracts(db: Db, input: { orgId: string; filters: ContractFilters; limit: number; cursor?: string }): Promise<ContractRow[]> {
+export async function listContracts(db: Db, input: { orgId: string; today: string; filters: ContractFilters; limit: number; cursor?: string }): Promise<ContractRow[]> {
   const { filters } = input;
   const where: SQL[] = [];
   if (!filters.includeDeleted) where.push(sql`ct.deleted_at is null`);
@@ -54,12 +56,12 @@ export async function listContracts(db: Db, input: { orgId: string; filters: Con
     const position = decodeCursor(input.cursor, 'created_at', 'timestamp');
     where.push(keyset.after(position.value, position.id));
   }
-  return await queryRows<ContractRow>(db, sql`${selectContracts(input.orgId, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);
+  return await queryRows<ContractRow>(db, sql`${selectContracts(input.orgId, input.today, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);
 }
 
-export async function getContract(db: Db, orgId: string, ref: string, options: { includeDeleted?: boolean } = {}): Promise<ContractRow> {
+export async function getContract(db: Db, orgId: string, ref: string, today: string, options: { includeDeleted?: boolean } = {}): Promise<ContractRow> {
   const match = idOrExternal('ct', ref);
-  const [row] = await queryRows<ContractRow>(db, selectContracts(orgId, options.includeDeleted ? [match] : [match, sql`ct.deleted_at is null`]));
+  const [row] = await queryRows<ContractRow>(db, selectContracts(orgId, today, options.includeDeleted ? [match] : [match, sql`ct.deleted_at is null`]));
   if (!row) throw notFound(`Contract ${ref}`);
   return row;
 }
@@ -80,6 +82,7 @@ export function presentContract(row: ContractRow) {
     seats: row.seats,
     cancelled_at: row.cancelled_at,
     arr: Number(row.arr),
+    counts_today: row.counts_today,
     metadata: row.metadata,
     created_at: row.created_at,
     updated_at: row.updated_at,

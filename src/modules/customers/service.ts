@@ -1,6 +1,6 @@
 // Customers as the API shows them: with their derived values (README "ARR data"), computed in the
-// query by the SQL functions of migration 0005 for the day the caller names, always scoped to one
-// organisation.
+// query for the day the caller names by the one ARR rule (revintel_customer_arr, migration 0030),
+// always scoped to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { containsPattern } from '../../lib/query.ts';
@@ -26,6 +26,7 @@ export const CUSTOMER_ROW = rowShape(customers, ['org_id'], {
   arr: typed<string | number>(),
   mrr: typed<string | number>(),
   renewal_date: typed<string | null>(),
+  renewing: typed<boolean | null>(),
   created_at_exact: typed<string>(),
   /** The band of its current churn prediction (null when it has none). */
   churn_risk: typed<string | null>(),
@@ -52,26 +53,25 @@ export interface CustomerFilters {
 const CURSOR_KINDS: Record<CustomerSort, CursorKind> = { created_at: 'timestamp', name: 'text', arr: 'integer' };
 
 
-/** Each customer's ARR and next renewal on `today`, from its contracts that count that day. */
-const derivedColumns = (today: string) => sql`
-  sum(revintel_contract_arr(ct.billing_interval, ct.amount))::bigint as arr,
-  min(ct.end_date) filter (where ct.end_date is not null) as renewal_date
-  from contracts ct
-  where ct.deleted_at is null and revintel_contract_active_on(ct.status, ct.start_date, ct.end_date, ${today}::date)`;
+/** Each customer's ARR and renewal on `today` (the one rule: revintel_customer_arr). */
+const customerArr = (orgId: SQL | string, today: string) => sql`revintel_customer_arr(${orgId}, ${today}::date)`;
 
 /** The customer with its derived values for `today`; `where` narrows it, `tail` may order and limit
  * it. The derived values are computed per customer (a lateral join), so only for the customers the
  * query ends up with: with an order on the customers' own columns, an index is walked and only the
- * page's contracts are read. */
+ * page's contracts are read. `offset 0` keeps the lateral subquery from being pulled up: pulled up,
+ * `a.customer_id = c.id` became a join filter above the grouped function, which then summed every
+ * contract of the organisation once per customer shown (PostgreSQL, 10,000 demo customers: sort=arr
+ * 3 req/s and 405 ms of database time a request; probed by customer, 37 req/s and 20 ms). */
 function customersWithDerived(orgId: string, today: string, where: SQL[], options: { extra?: SQL; tail?: SQL } = {}): SQL {
   return sql`
     select ${options.extra ?? sql``} c.id, c.external_id, c.name, c.domain, c.email, c.status, c.churned_at::text as churned_at, c.segment, c.country, c.currency, c.csm, c.metadata,
-           coalesce(d.arr, 0) as arr, revintel_mrr(coalesce(d.arr, 0)) as mrr, d.renewal_date::text as renewal_date,
+           coalesce(d.arr, 0) as arr, revintel_mrr(coalesce(d.arr, 0)) as mrr, d.renewal_date::text as renewal_date, d.renewing,
            ${isoTime(sql`c.created_at`)} as created_at, ${isoTime(sql`c.updated_at`)} as updated_at, ${isoTime(sql`c.deleted_at`)} as deleted_at,
            c.created_at::text as created_at_exact,
            (select pr.risk from predictions pr where pr.org_id = c.org_id and pr.customer_id = c.id) as churn_risk
     from customers c
-    left join lateral (select ${derivedColumns(today)} and ct.org_id = c.org_id and ct.customer_id = c.id) d on true
+    left join lateral (select * from ${customerArr(sql`c.org_id`, today)} a where a.customer_id = c.id offset 0) d on true
     where c.org_id = ${orgId} ${andAll(where)}
     ${options.tail ?? sql``}`;
 }
@@ -82,7 +82,7 @@ function everyCustomerDerived(orgId: string, today: string, where: SQL[]): SQL {
   return sql`
     select c.id, c.name, c.created_at::text as created_at_exact, coalesce(d.arr, 0) as arr, d.renewal_date
     from customers c
-    left join (select ct.customer_id, ${derivedColumns(today)} and ct.org_id = ${orgId} group by ct.customer_id) d on d.customer_id = c.id
+    left join ${customerArr(orgId, today)} d on d.customer_id = c.id
     where c.org_id = ${orgId} ${andAll(where)}`;
 }
 
@@ -191,6 +191,7 @@ export function presentCustomer(row: CustomerRow) {
     arr: Number(row.arr),
     mrr: Number(row.mrr),
     renewal_date: row.renewal_date,
+    renewing: row.renewing,
     churn_risk: row.churn_risk,
     metadata: row.metadata,
     created_at: row.created_at,

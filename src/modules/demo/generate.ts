@@ -434,15 +434,16 @@ function addOns(data: DemoData, i: number, life: Life, random: Random, demoId: R
 }
 
 /** Tickets, month by month of its life in the history: as many and in the moods its health makes
- * them; a notice comes with a ticket asking to cancel, more often than not. */
+ * them; a notice comes with a ticket asking to cancel, more often than not. The last are from
+ * yesterday: a ticket of today at 11:00 would be in the future for a demo loaded at 09:00. */
 function tickets(data: DemoData, i: number, life: Life, random: Random, demoId: ReturnType<typeof demoIds>, options: DemoOptions, customerId: string, slug: string, today: number) {
   const drafts: TicketDraft[] = [];
   const at = (day: number) => day * DAY_MS + random.int(3_600, 43_200) * 1000; // 01:00–12:00 UTC
   if (life.trial) {
-    if (random.chance(0.5)) drafts.push({ at: at(random.int(life.origin, today)), mood: 'howto' });
+    if (random.chance(0.5) && life.origin < today) drafts.push({ at: at(random.int(life.origin, today - 1)), mood: 'howto' });
   } else {
     const first = Math.max(life.origin, today - HISTORY_DAYS);
-    const last = Math.min(today, life.lastDay ?? today);
+    const last = Math.min(today - 1, life.lastDay ?? today);
     for (let m = monthOf(life, first); life.origin + m * HEALTH_MONTH_DAYS <= last; m++) {
       const from = Math.max(first, life.origin + m * HEALTH_MONTH_DAYS);
       const to = Math.min(last, life.origin + (m + 1) * HEALTH_MONTH_DAYS - 1);
@@ -450,8 +451,8 @@ function tickets(data: DemoData, i: number, life: Life, random: Random, demoId: 
       const count = poisson(random, (signals.ticketRate(life.segment.tickets, h) * (to - from + 1)) / HEALTH_MONTH_DAYS);
       for (let n = 0; n < count; n++) drafts.push({ at: at(random.int(from, to)), mood: moodFor(random, h) });
     }
-    if (life.noticeDay !== null && life.noticeDay >= first && life.noticeDay <= today && random.chance(0.6)) {
-      drafts.push({ at: at(Math.min(today, last, life.noticeDay + random.int(0, 3))), mood: 'cancellation' });
+    if (life.noticeDay !== null && life.noticeDay >= first && life.noticeDay <= last && random.chance(0.6)) {
+      drafts.push({ at: at(Math.min(last, life.noticeDay + random.int(0, 3))), mood: 'cancellation' });
     }
   }
   const rows = ticketRows(random, drafts, { orgId: options.orgId, connectorId: options.connectorId, today: options.today, customerId, index: i, domain: `${slug}.example`, ticketId: (n) => demoId('tkt', i, n) });

@@ -4,7 +4,8 @@ import { enqueueJob } from '../../jobs/queue.ts';
 import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
 import { connectors, contracts, customers, demoTruth, invoices, riskInputChanges, tickets, users, type Connector, type Organisation } from '../../db/schema/index.ts';
 import { newConnectorId } from '../../lib/ids.ts';
-import { queryRows, type Db } from '../../db/client.ts';
+import { queryRows, queryText, type Db } from '../../db/client.ts';
+import { DEFAULT_RULES, fireTicketSignals, putRules, rulesOf, type EffectiveRule } from '../agent-actions/rules.ts';
 import { nextSizeByTime, timed, type UnitRegistry, type UnitRunner } from '../../db/units.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKey, type PublicKey } from '../keys/service.ts';
@@ -33,6 +34,8 @@ export interface DemoResult {
   /** Its console admin (DEMO_ADMIN_EMAIL) and a fresh one-time sign-in link's token (24 h). */
   admin: { id: string; email: string };
   signInToken: string;
+  /** Agent actions its churn-signal rules proposed for its latest tickets, waiting in the inbox. */
+  pendingActions: number;
 }
 
 /** The demo organisation's console admin. */
@@ -151,12 +154,48 @@ export async function analyzeDemoTable(db: Db, input: { table: (typeof DEMO_TABL
   await db.execute(sql.raw(`analyze ${input.table}`));
 }
 
-/** The end of a load: a new key, the rescore queued, the console admin's sign-in link. */
-export async function finishDemo(db: Db, input: { orgId: string; actor: string }): Promise<Pick<DemoResult, 'key' | 'secret' | 'recomputeJobId' | 'admin' | 'signInToken'>> {
+/** Tickets whose signals the demo's rules act on at the end of a load: the latest of them. */
+export const DEMO_SIGNAL_TICKETS = 5;
+
+/** The demo organisation's rules, set at its first load (a refresh keeps what was changed since):
+ * the defaults plus a check-in call when a ticket names a competitor or asks to downgrade, the
+ * signals its still-active customers write most (a cancellation mostly comes from a customer whose
+ * contract has ended by today). */
+const DEMO_RULES: readonly EffectiveRule[] = [
+  ...DEFAULT_RULES,
+  { trigger: 'churn_signal', signal: 'competitor', action: 'check_in', params: { channel: 'call', due_in_days: 3 }, priority: 'high', enabled: true },
+  { trigger: 'churn_signal', signal: 'downgrade', action: 'check_in', params: { channel: 'call', due_in_days: 5 }, priority: 'normal', enabled: true },
+];
+
+/** The inbox a newcomer finds: the organisation's churn-signal rules fired for the latest
+ * DEMO_SIGNAL_TICKETS tickets that carry one of their signals, from customers not churned — as the
+ * worker fires them when such a ticket comes in. */
+async function proposeForLatestSignals(db: Db, orgId: string): Promise<number> {
+  let { rules, defaults } = await rulesOf(db, orgId);
+  if (defaults) rules = await putRules(db, orgId, [...DEMO_RULES]);
+  const signals = [...new Set(rules.filter((r) => r.enabled && r.trigger === 'churn_signal' && r.signal).map((r) => r.signal!))];
+  if (signals.length === 0) return 0;
+  const latest = await queryText<{ id: string }>(
+    db,
+    `select t.id from tickets t join customers c on c.org_id = t.org_id and c.id = t.customer_id
+     where t.org_id = $1 and c.status <> 'churned' and c.deleted_at is null and t.churn_signals ?| $2::text[]
+     order by t.source_created_at desc, t.id limit $3`,
+    [orgId, signals, DEMO_SIGNAL_TICKETS],
+  );
+  await fireTicketSignals(db, latest.map((t) => t.id));
+  // Two tickets of one customer make one action (one open per customer and type).
+  const [open] = await queryText<{ n: number }>(db, `select count(*)::int as n from agent_actions where org_id = $1 and status in ('proposed', 'pending_approval')`, [orgId]);
+  return open?.n ?? 0;
+}
+
+/** The end of a load: a new key, the rescore queued, a few agent actions proposed, the console
+ * admin's sign-in link. */
+export async function finishDemo(db: Db, input: { orgId: string; actor: string }): Promise<Pick<DemoResult, 'key' | 'secret' | 'recomputeJobId' | 'admin' | 'signInToken' | 'pendingActions'>> {
   const { key, plaintext } = await createKey(db, { org: input.orgId, name: 'demo', actor: input.actor });
   // Its churn predictions: scored by the worker once this commits.
   const recompute = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: input.orgId, dedupeKey: 'all' });
-  return { key, secret: plaintext, recomputeJobId: recompute.id, ...(await demoAdmin(db, input.orgId, input.actor)) };
+  const pendingActions = await proposeForLatestSignals(db, input.orgId);
+  return { key, secret: plaintext, recomputeJobId: recompute.id, pendingActions, ...(await demoAdmin(db, input.orgId, input.actor)) };
 }
 
 const countRows = (counts: DemoResult['counts'], chunk: DemoData) => {

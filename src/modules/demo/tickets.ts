@@ -18,21 +18,27 @@ interface Template {
 
 export type Mood = 'howto' | 'bug' | 'outage' | 'billing' | 'cancellation' | 'competitor' | 'downgrade' | 'refund' | 'praise' | 'feature';
 
+// Written the way customers write to a help desk (short, a question or a request first, the reason
+// after, often informal), in the styles of the real messages the intelligence is measured on (README
+// "Ticket intelligence"): "how do I close our account?", "we will cancel at renewal", a transfer or
+// a meeting to cancel that is no churn signal at all.
 const TEMPLATES: Record<Mood, Template[]> = {
   howto: [
-    { subject: 'How do I export invoices to CSV?', description: 'Hi, where can I export all invoices of last quarter as a CSV file? Thanks!', priority: 'low' },
-    { subject: 'Adding a new admin user', description: 'Could you tell me how to give admin rights to our new finance lead? Thanks in advance.', priority: 'low' },
-    { subject: 'Question about API limits', description: 'We are building an integration. How many requests per minute does our plan allow?', priority: 'normal' },
-    { subject: 'Connecting Salesforce', description: 'How do we connect our Salesforce account? Is there a guide?', priority: 'low' },
-    { subject: 'Changing billing e-mail', description: 'Please change our billing contact to our finance team. Thank you.', priority: 'low' },
+    { subject: 'export invoices?', description: "hi, where do I export last quarter's invoices as a CSV?", priority: 'low' },
+    { subject: 'New admin', description: 'How do I give our new finance lead admin rights? Thanks in advance.', priority: 'low' },
+    { subject: 'API rate limit', description: "What's the rate limit on our plan? We're building an integration and want to know how many calls a minute we get.", priority: 'normal' },
+    { subject: 'Connecting Salesforce', description: 'is there a guide for connecting our Salesforce account? could not find one in the docs', priority: 'low' },
+    { subject: 'Billing contact', description: 'Please change our billing contact to our finance team. Thank you.', priority: 'low' },
+    { subject: 'Scheduled export', description: 'How do I cancel the scheduled export I set up last week? We only need it once a month.', priority: 'low' },
+    { subject: "Thursday's call", description: "Can we cancel Thursday's onboarding call and do it next week instead?", priority: 'low' },
   ],
   bug: [
-    { subject: 'Dashboard charts not loading', description: 'Since this morning the revenue dashboard shows a spinner forever. This is a problem for our team, please take a look.', priority: 'normal' },
-    { subject: 'Wrong totals in the MRR report', description: 'The MRR report shows a different total than the sum of our contracts. Something seems broken.', priority: 'high' },
-    { subject: 'Still broken after the update', description: 'The export is still broken, this is the third time we report it. Unacceptable.', priority: 'high' },
-    { subject: 'Sync keeps failing', description: 'The nightly sync failed again and our numbers are wrong. This is frustrating and wastes our time.', priority: 'high' },
-    { subject: 'Reports are painfully slow', description: 'Every report takes minutes to load. The team is annoyed and has stopped using it. Terrible experience.', priority: 'normal' },
-    { subject: 'Data missing after import', description: "Half of our customers are missing after yesterday's import. This is a serious problem for us.", priority: 'high' },
+    { subject: 'dashboard not loading', description: "The revenue dashboard just spins since this morning. Can you take a look? It's a problem for the whole team.", priority: 'normal' },
+    { subject: 'MRR total wrong', description: "The MRR total doesn't match the sum of our contracts. Looks broken to me.", priority: 'high' },
+    { subject: 'Still broken after the update', description: 'Export is still broken after the update. Third time we report this, unacceptable.', priority: 'high' },
+    { subject: 'Sync failed again', description: 'The nightly sync failed again and our numbers are off. Frustrating, it wastes hours every week.', priority: 'high' },
+    { subject: 'Reports are painfully slow', description: 'every report takes minutes to load and people have stopped using it. terrible experience', priority: 'normal' },
+    { subject: 'Customers missing after import', description: "Half of our customers are missing after yesterday's import?? This is a serious problem for us.", priority: 'high' },
   ],
   outage: [
     { subject: 'Service down for our whole team', description: 'Nobody on our team can log in, we get 503 errors. This is urgent: our finance close is today.', priority: 'urgent' },
@@ -40,38 +46,42 @@ const TEMPLATES: Record<Mood, Template[]> = {
     { subject: 'Login broken again', description: 'We cannot log in again today. This keeps happening and it is really disappointing.', priority: 'urgent' },
   ],
   billing: [
-    { subject: 'Charged twice this month', description: 'We were charged twice for the same invoice. This is frustrating, please fix it and refund the duplicate charge.', priority: 'high' },
-    { subject: 'Invoice amount is wrong', description: 'The latest invoice does not match our contract, we were overcharged. We dispute this invoice.', priority: 'high' },
-    { subject: 'Late fee is unfair', description: 'You charged us a late fee although we paid. We are unhappy and dispute this charge.', priority: 'high' },
+    { subject: 'Charged twice', description: 'We were charged twice for the same invoice this month. Frustrating. Please fix it and refund the duplicate.', priority: 'high' },
+    { subject: 'Invoice is wrong', description: "The latest invoice doesn't match our contract, we were overcharged. We dispute it.", priority: 'high' },
+    { subject: 'Late fee?', description: 'Why is there a late fee? We paid on time. Not happy, please remove it and dispute it internally.', priority: 'high' },
   ],
   cancellation: [
-    { subject: 'Cancel our subscription', description: 'We have decided to cancel our subscription and will not renew. Please confirm the end date.', priority: 'normal' },
-    { subject: 'Not renewing', description: "We won't be renewing our contract this year; we are disappointed with the product. Please send us instructions to export all our data.", priority: 'normal' },
-    { subject: 'Ending our contract', description: 'Sadly we have decided not to renew. Please cancel the subscription at the end of the term and confirm.', priority: 'normal' },
+    { subject: 'Close our account', description: "Hi, how do I close our account? The tool never took off with the team and we're disappointed. Please confirm the end date.", priority: 'normal' },
+    { subject: 'Renewal', description: "We will cancel at renewal. Please make sure nothing renews automatically. Sorry, it just didn't work out for us and the team is disappointed.", priority: 'normal' },
+    { subject: 'Not renewing', description: "We won't be renewing this year, disappointed with the product. Can you send instructions to export all our data?", priority: 'normal' },
+    { subject: 'Terminate contract', description: "We'd like to terminate our contract at the end of the term. Unhappy with the support lately. Who gets the notice?", priority: 'normal' },
   ],
   competitor: [
-    { subject: 'Evaluating alternatives', description: 'Our team is unhappy and evaluating alternatives, considering switching to a cheaper option. What can you offer?', priority: 'normal' },
-    { subject: 'Moving to another vendor', description: 'We are disappointed with the product and plan to switch to a competitor next quarter.', priority: 'normal' },
-    { subject: 'Competitor offer', description: 'A competitor offered us a lower price. Frankly we are unhappy with the poor support here. Can you match it?', priority: 'normal' },
+    { subject: 'Switching tools', description: "Heads up: we're switching to another vendor next quarter, the sync problems are too frustrating.", priority: 'normal' },
+    { subject: 'Competitor offer', description: "A competitor offered us the same for 30% less. Honestly we're unhappy with support here. Can you match it?", priority: 'normal' },
+    { subject: 'Evaluating alternatives', description: 'Management asked us to start evaluating alternatives, people are unhappy with the reports. What can you offer?', priority: 'normal' },
   ],
   downgrade: [
-    { subject: 'Reduce our seats', description: 'Budget cuts hit us hard: we need to downgrade to a cheaper plan and reduce our seats. Disappointing, but how do we do that?', priority: 'normal' },
-    { subject: 'Too expensive for us', description: 'The product is too expensive for what we use and adoption is poor. We want to downgrade to fewer seats.', priority: 'normal' },
+    { subject: 'Fewer seats', description: 'Budget cuts hit us hard, we need fewer seats at renewal. Disappointing, but how do we do that?', priority: 'normal' },
+    { subject: 'Basic plan?', description: 'Adoption is poor and we barely use the advanced features, frankly disappointing. Can we downgrade to the basic plan?', priority: 'normal' },
   ],
   refund: [
-    { subject: 'Refund for unused seats', description: 'We are not happy: we paid for seats nobody uses. We want a refund for the unused seats.', priority: 'high' },
-    { subject: 'Please refund last invoice', description: 'The service was down for days last month. We demand a refund, this was a bad experience.', priority: 'high' },
+    { subject: 'Unused seats', description: 'We paid for 15 seats nobody uses. Not happy about it, we want our money back for those.', priority: 'high' },
+    { subject: 'Refund for the downtime', description: 'The service was down for days last month. We expect a refund, that was a bad experience.', priority: 'high' },
   ],
   praise: [
     { subject: 'Thanks for the quick fix', description: 'That fixed it, works great now. Thank you for the fast help!', priority: 'low' },
     { subject: 'Great onboarding', description: 'The onboarding session was excellent, the team loves the new reports. Thanks!', priority: 'low' },
-    { subject: 'Love the new forecast view', description: 'The new forecast view is great, our board loved it. Thanks to the team!', priority: 'low' },
+    { subject: 'love the forecast view', description: 'the new forecast view is great, our board loved it. thanks to the team!', priority: 'low' },
   ],
   feature: [
-    { subject: 'Feature request: Slack alerts', description: 'It would be great to get a Slack notification when an invoice becomes overdue.', priority: 'low' },
-    { subject: 'Feature request: quarterly targets', description: 'It would be nice to set quarterly targets per segment in the dashboard.', priority: 'low' },
+    { subject: 'Slack alerts?', description: 'Would be great to get a Slack notification when an invoice becomes overdue.', priority: 'low' },
+    { subject: 'Quarterly targets', description: 'It would be nice to set quarterly targets per segment in the dashboard.', priority: 'low' },
   ],
 };
+
+/** The ticket `revintel demo` shows how to post to the demo help desk: it carries a churn signal. */
+export const EXAMPLE_TICKET = { id: 'T-1', subject: 'We will cancel', requester_email: 'cfo@example.com' } as const;
 
 /** The moods of complaints; the rest is ordinary. */
 export const NEGATIVE_MOODS: readonly Mood[] = ['bug', 'outage', 'billing', 'cancellation', 'competitor', 'downgrade', 'refund'];
@@ -115,7 +125,8 @@ export interface TicketContext {
 
 /** A customer's tickets from its drafts, oldest first. */
 export function ticketRows(random: Random, drafts: TicketDraft[], context: TicketContext): TicketInsert[] {
-  const todayMs = Date.parse(`${context.today}T12:00:00Z`);
+  // Today's start: no ticket, nor its last update, comes after it.
+  const todayMs = Date.parse(`${context.today}T00:00:00Z`);
   const sorted = [...drafts].sort((a, b) => a.at - b.at);
   return sorted.map(({ at: createdAt, mood }, n) => {
     const template: Template = random.pick(TEMPLATES[mood]);

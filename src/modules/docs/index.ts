@@ -12,8 +12,9 @@ export const DOCS_ROUTES = {
     method: 'GET', path: '/api/openapi.json', auth: 'none', counted: 'address', body: 'none', envelope: false,
     response: t.Object({ openapi: t.Literal('3.1.0'), info: t.Object({ title: t.String(), version: t.String() }), paths: t.Record(t.String(), t.Any()) }),
     summary: 'This API as an OpenAPI 3.1 document (no key needed)',
+    tag: 'docs',
   },
-  page: { method: 'GET', path: '/docs', auth: 'none', counted: 'address', body: 'none', envelope: false, response: t.String(), summary: 'The API reference as a web page' },
+  page: { method: 'GET', path: '/docs', auth: 'none', counted: 'address', body: 'none', envelope: false, response: t.String(), produces: ['text/html'], summary: 'The API reference as a web page', tag: 'docs' },
 } as const satisfies Record<string, RouteDeclaration>;
 
 /** `source` is read at the first request, when every module's routes are registered; the document

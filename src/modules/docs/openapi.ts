@@ -4,6 +4,10 @@
 // is written by hand per route, so the document cannot drift from the routes.
 import { ERROR_STATUS } from '../../lib/errors.ts';
 import type { PlatformVerifier, RouteDeclaration } from '../../lib/routes.ts';
+import { MAX_HEADER_BYTES, MAX_URL_LENGTH } from '../../plugins/request-url.ts';
+import { REQUEST_EXAMPLES } from './examples.ts';
+import { describeParameter } from './parameters.ts';
+import { TAG_DESCRIPTIONS } from './tags.ts';
 
 /** A route as Elysia registered it: its validators' schemas in `hooks`. */
 export interface RegisteredRoute {
@@ -40,9 +44,11 @@ const ERROR_ANSWERS: Record<number, string> = {
   404: 'No such record in your organisation',
   409: 'The change collides with the current state (the message says with what)',
   413: 'The body is over its limit',
+  414: `The URL is longer than ${MAX_URL_LENGTH} bytes`,
   415: 'A body that is not application/json',
   422: 'Well-formed but unusable',
   429: 'Over a rate limit; see Retry-After',
+  431: `The request headers are larger than ${MAX_HEADER_BYTES} bytes`,
   500: 'Our fault: the message carries the request id, never internals',
   503: 'The database (or a service the request depends on) is not answering, or the request ran too long: retry after Retry-After',
 };
@@ -50,8 +56,44 @@ const ERROR_ANSWERS: Record<number, string> = {
 /** The codes each status may carry (lib/errors.ts). */
 const codesOf = (status: number) => Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
 
-/** A TypeBox schema as plain JSON Schema (its symbols and transforms dropped). */
-const plain = (schema: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(schema ?? {}));
+type Schema = Record<string, unknown>;
+
+/** Keys whose value is a map of names to schemas, and keys whose value is a schema or a list of them. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+const SCHEMA_SLOTS = new Set(['items', 'prefixItems', 'additionalProperties', 'unevaluatedProperties', 'anyOf', 'allOf', 'oneOf', 'not', 'if', 'then', 'else', 'contains', 'propertyNames']);
+/** Our validation formats by the standard names generators know. */
+const STANDARD_FORMATS: Record<string, string> = { 'calendar-day': 'date', instant: 'date-time' };
+
+/** A TypeBox schema as a client should read it: plain JSON Schema (symbols and transforms dropped),
+ * without our `error` wording (not a JSON Schema keyword: it becomes the description when there is
+ * none), a union of string constants as an `enum`, a boolean query flag as a boolean. */
+function documented(schema: unknown): Schema {
+  return clean(JSON.parse(JSON.stringify(schema ?? {})) as Schema);
+}
+
+function clean(schema: Schema): Schema {
+  const { error, ...rest } = schema;
+  const out: Schema = {};
+  for (const [key, value] of Object.entries(rest)) {
+    if (SCHEMA_MAPS.has(key) && value && typeof value === 'object') out[key] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, clean(inner as Schema)]));
+    else if (SCHEMA_SLOTS.has(key) && Array.isArray(value)) out[key] = value.map((inner) => clean(inner as Schema));
+    else if (SCHEMA_SLOTS.has(key) && value && typeof value === 'object') out[key] = clean(value as Schema);
+    else out[key] = value;
+  }
+  if (typeof error === 'string' && out.description === undefined) out.description = error[0]!.toUpperCase() + error.slice(1);
+  if (typeof out.format === 'string' && STANDARD_FORMATS[out.format]) out.format = STANDARD_FORMATS[out.format];
+  const members = out.anyOf as Schema[] | undefined;
+  if (members?.length && members.every((m) => typeof m.const === 'string' && Object.keys(m).every((k) => k === 'const' || k === 'type'))) {
+    const { anyOf: _, ...others } = out;
+    return { ...others, type: 'string', enum: members.map((m) => m.const) };
+  }
+  // t.BooleanString(): `true` or `false` in the query string.
+  if (members?.length === 2 && members[0]!.type === 'boolean' && members[1]!.format === 'boolean') {
+    const { anyOf: _, ...others } = out;
+    return { ...others, type: 'boolean' };
+  }
+  return out;
+}
 
 const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
@@ -68,22 +110,36 @@ function operationId(route: RouteDeclaration): string {
 
 const tagOf = (route: RouteDeclaration) => route.tag ?? (route.path.startsWith('/api/') ? route.path.split('/')[2]! : 'probes');
 
-function parameters(route: RegisteredRoute | undefined): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
+/** The path and query parameters: those the route validates (or its handler checks, per its
+ * declaration), each path placeholder (a console page's reads its own), described by name. */
+function parameters(route: RouteDeclaration, registered: RegisteredRoute | undefined): Schema[] {
+  const path = openApiPath(route.path);
+  const out: Schema[] = [];
+  const pathNames = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
+  const sources = { path: registered?.hooks?.params ?? { properties: Object.fromEntries(pathNames.map((name) => [name, { type: 'string', minLength: 1 }])) }, query: registered?.hooks?.query ?? route.checkedQuery };
   for (const where of ['path', 'query'] as const) {
-    const schema = plain(where === 'path' ? route?.hooks?.params : route?.hooks?.query);
-    const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+    const schema = documented(sources[where]);
+    const properties = (schema.properties ?? {}) as Record<string, Schema>;
     const required = new Set((schema.required as string[] | undefined) ?? []);
     for (const [name, property] of Object.entries(properties)) {
-      const { description, ...rest } = property;
-      out.push({ name, in: where, required: where === 'path' || required.has(name), ...(description ? { description } : {}), schema: rest });
+      const { description: own, ...validated } = property;
+      const known = describeParameter(name, path);
+      const description = known.description ?? own;
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        ...(description ? { description } : {}),
+        schema: known.schema ?? validated,
+        ...(known.example !== undefined ? { example: known.example } : {}),
+      });
     }
   }
   return out;
 }
 
 function successSchema(route: RouteDeclaration): Record<string, unknown> {
-  const data = plain(route.response);
+  const data = documented(route.response);
   if (route.envelope === false) return data;
   const list = data.type === 'array';
   return {
@@ -103,6 +159,9 @@ function errorStatuses(route: RouteDeclaration, registered: RegisteredRoute | un
   if (route.auth !== 'none') statuses.add(401);
   if (route.counted !== 'not-counted') statuses.add(429);
   if (registered?.hooks?.params || registered?.hooks?.query || route.body !== 'none') statuses.add(400);
+  for (const status of [414, 431]) statuses.add(status); // every request: see plugins/request-url.ts
+  for (const status of route.errors ?? []) statuses.add(status);
+  if (route.checkedQuery || route.checkedBody) statuses.add(400);
   if (route.path.includes(':')) statuses.add(404);
   if (route.body !== 'none') statuses.add(413);
   if (route.body === 'api') statuses.add(415);
@@ -113,24 +172,37 @@ function errorStatuses(route: RouteDeclaration, registered: RegisteredRoute | un
 
 function operation(route: RouteDeclaration, registered: RegisteredRoute | undefined): Record<string, unknown> {
   const success = route.method === 'GET' ? '200' : '2XX';
+  const content = route.produces
+    ? Object.fromEntries(route.produces.map((type) => [type, { schema: { type: 'string' } }]))
+    : route.envelope === false && (route.response as { type?: unknown }).type === 'string'
+      ? { 'text/plain': { schema: { type: 'string' } } }
+      : { 'application/json': { schema: successSchema(route) } };
   const responses: Record<string, unknown> = {
     [success]: {
       description: route.method === 'GET' ? 'OK' : 'Done: 200, or 201 for a record created, or 202 for work queued',
       headers: mapRefs(route.counted === 'not-counted' ? ['X-Request-Id'] : ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id']),
-      content: { 'application/json': { schema: successSchema(route) } },
+      content,
     },
   };
   for (const status of errorStatuses(route, registered)) responses[String(status)] = { $ref: `#/components/responses/Error${status}` };
-  const body = registered?.hooks?.body;
+  const body = registered?.hooks?.body ? { schema: registered.hooks.body, required: true } : route.checkedBody;
+  const example = REQUEST_EXAMPLES[`${route.method} ${route.path}`];
   const verifiedBy = route.auth === 'platform-signature' ? route.verifiedBy : undefined;
+  const described = parameters(route, registered);
   return {
     operationId: operationId(route),
     summary: route.summary,
     tags: [tagOf(route)],
     security: route.auth === 'key' ? (route.who && route.who !== 'admin' ? [{ session: [] }] : [{ bearer: [] }, { session: [] }]) : verifiedBy ? [{ [verifiedBy]: [] }] : [],
-    ...(parameters(registered).length ? { parameters: parameters(registered) } : {}),
+    ...(described.length ? { parameters: described } : {}),
     ...(body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: plain(body) } } } }
+      ? {
+          requestBody: {
+            required: body.required,
+            ...(body.required ? {} : { description: 'May be left out: an empty body is `{}`' }),
+            content: { 'application/json': { schema: documented(body.schema), ...(example ? { example } : {}) } },
+          },
+        }
       : route.body === 'webhook' || route.body === 'import'
         ? { requestBody: { required: true, description: 'The raw body, as the platform or the README section describes it', content: { '*/*': { schema: {} } } } }
         : {}),
@@ -161,8 +233,9 @@ export function openApiDocument(input: { declarations: readonly RouteDeclaration
       description:
         'Revenue intelligence: ARR data, support tickets and their intelligence, churn predictions and agent actions. Every answer is the envelope `{success, data, error}` (the ticket webhook\'s acknowledgement aside); lists page with `limit` and an opaque `cursor` (`meta.next_cursor`, and a `Link` header). Every response carries the rate-limit headers of the budget it was counted on.',
     },
-    ...(input.serverUrl ? { servers: [{ url: input.serverUrl }] } : {}),
-    tags: [...new Set(sorted.map((route) => tagOf(route)))].map((name) => ({ name })),
+    // PUBLIC_URL when set; else this server, wherever the document was fetched from.
+    servers: [input.serverUrl ? { url: input.serverUrl.replace(/\/+$/, '') } : { url: '/', description: 'The server that answered this document (set PUBLIC_URL to name it)' }],
+    tags: [...new Set(sorted.map((route) => tagOf(route)))].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `${name} routes` })),
     paths,
     components: {
       securitySchemes: {

@@ -47,8 +47,8 @@ function render(doc) {
         const who = op.security.length === 0 ? 'no credentials' : Object.keys(op.security[0]).map((s) => s === 'bearer' ? 'API key (Bearer)' : s + ' signature').join(', ');
         const body = el('div', { class: 'body' }, el('p', {}, op.summary || ''), el('p', { class: 'muted' }, 'Authentication: ' + who));
         if (op.parameters) {
-          const rows = op.parameters.map((p) => el('tr', {}, el('td', {}, el('code', {}, p.name)), el('td', {}, p.in), el('td', {}, p.required ? 'required' : 'optional'), el('td', {}, el('code', {}, JSON.stringify(p.schema)))));
-          body.append(el('h3', {}, 'Parameters'), el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Name'), el('th', {}, 'In'), el('th', {}, ''), el('th', {}, 'Schema'))), el('tbody', {}, ...rows)));
+          const rows = op.parameters.map((p) => el('tr', {}, el('td', {}, el('code', {}, p.name)), el('td', {}, p.in), el('td', {}, p.required ? 'required' : 'optional'), el('td', {}, p.description || ''), el('td', {}, el('code', {}, JSON.stringify(p.schema)))));
+          body.append(el('h3', {}, 'Parameters'), el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Name'), el('th', {}, 'In'), el('th', {}, ''), el('th', {}, 'Description'), el('th', {}, 'Schema'))), el('tbody', {}, ...rows)));
         }
         if (op.requestBody) body.append(el('h3', {}, 'Request body'), el('pre', {}, JSON.stringify(Object.values(op.requestBody.content)[0].schema, null, 2)));
         for (const [status, answer] of Object.entries(op.responses)) {

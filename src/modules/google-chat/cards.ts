@@ -3,7 +3,7 @@
 // Approve / Reject / Snooze 7 days buttons whose parameters carry the decision, the action id and
 // the copy's nonce; once decided, the same card without buttons and with the decision. Card text
 // takes Google's small HTML subset, so every value is escaped.
-import { decisionText, proposalText, type ActionFacts } from '../slack/messages.ts';
+import { decisionText, proposalText, topDrivers, type ActionFacts } from '../slack/messages.ts';
 import type { Decision } from '../agent-actions/service.ts';
 
 /** The buttons' functions (a Chat API click names it as `invokedFunction`/`actionMethodName`). */
@@ -24,7 +24,7 @@ function factWidgets(facts: ActionFacts) {
     { decoratedText: { topLabel: 'ARR', text: escape(money(facts.arr, facts.currency)) } },
     { decoratedText: { topLabel: 'Risk', text: escape(risk) } },
   ];
-  const drivers = (facts.drivers ?? []).slice(0, 3).map((d) => `${d.impact >= 0 ? '↑' : '↓'} ${escape(d.label)}`);
+  const drivers = topDrivers(facts.drivers).map(escape);
   if (drivers.length > 0) widgets.push({ decoratedText: { topLabel: 'Top drivers', text: drivers.join('<br>'), wrapText: true } });
   widgets.push({ textParagraph: { text: `<b>Proposal:</b> ${escape(proposalText(facts))}${facts.rationale ? ` — ${escape(facts.rationale)}` : ''}` } });
   return widgets;

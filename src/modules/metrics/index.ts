@@ -8,7 +8,7 @@ import type { RouteDeclaration } from '../../lib/routes.ts';
 import type { Metrics } from './registry.ts';
 
 export const METRICS_ROUTES = {
-  scrape: { method: 'GET', path: '/metrics', auth: 'none', counted: 'not-counted', body: 'none', envelope: false, response: t.String(), summary: "Prometheus metrics (bearer METRICS_TOKEN; 404 when it is not set)" },
+  scrape: { method: 'GET', path: '/metrics', auth: 'none', counted: 'not-counted', body: 'none', envelope: false, response: t.String(), produces: ['text/plain; version=0.0.4'], errors: [401, 404], summary: "Prometheus metrics (bearer METRICS_TOKEN; 404 when it is not set)" },
 } as const satisfies Record<string, RouteDeclaration>;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

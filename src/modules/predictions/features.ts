@@ -8,6 +8,11 @@
 // is named in `missing`.
 import { queryText, type Db } from '../../db/client.ts';
 
+/** The concepts drivers are grouped by: each feature belongs to one, a prediction shows one driver
+ * per group (its impact the sum of its features'), in this order when impacts tie. */
+export const DRIVER_GROUPS = ['tenure', 'renewal', 'billing', 'arr_trend', 'seats_trend', 'payments', 'ticket_volume', 'ticket_tone', 'churn_signals', 'cancellation_notice', 'segment'] as const;
+export type DriverGroup = (typeof DRIVER_GROUPS)[number];
+
 /** The churn signals that speak of leaving (not an outage or a billing dispute, which a fix ends). */
 export const LEAVING_SIGNALS = ['cancellation', 'competitor', 'downgrade', 'refund'] as const;
 
@@ -23,7 +28,14 @@ interface Raw {
   counted: number;
   first_start: string | null;
   commitment_end: string | null;
+  /** The customer's renewal by the one ARR rule (migration 0030): the earliest service end of a
+   * counting contract, and whether it renews then. */
   renewal_date: string | null;
+  renewing: boolean | null;
+  /** The earliest end_date of a counting contract within the horizon (the renewal features). */
+  renewal_due_date: string | null;
+  /** The earliest service end of a counting contract that will not renew (notice given). */
+  first_end_not_renewing: string | null;
   next_term_end: string | null;
   renewal_no_auto: boolean;
   renewal_auto: boolean;
@@ -70,10 +82,12 @@ const featuresSql = (filtered: boolean) => {
       coalesce(sum(seats) filter (where counted), 0)::float8 as seats,
       count(*) filter (where counted)::int as counted,
       max(end_date) filter (where counted and end_date is not null and billing_interval <> 'month') as commitment_end,
-      min(end_date) filter (where counted and end_date between $2::date and $2::date + $3::int) as renewal_date,
+      min(revintel_contract_service_end(status, end_date, cancelled_at)) filter (where counted) as renewal_date,
+      min(revintel_contract_service_end(status, end_date, cancelled_at)) filter (where counted and not revintel_contract_renews(status)) as first_end_not_renewing,
+      min(end_date) filter (where counted and end_date between $2::date and $2::date + $3::int) as renewal_due_date,
       min(end_date) filter (where counted and billing_interval <> 'month' and end_date >= $2::date) as next_term_end,
       coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and not auto_renew), false) as renewal_no_auto,
-      coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and auto_renew), false) as renewal_auto,
+      coalesce(bool_or(counted and end_date between $2::date and $2::date + $3::int and auto_renew and revintel_contract_renews(status)), false) as renewal_auto,
       coalesce(bool_or(counted and cancelled_at is not null), false) as notice,
       max(coalesce(end_date, cancelled_at)) filter (where not counted and status <> 'draft' and coalesce(end_date, cancelled_at) < $2::date) as last_end
     from now_k group by customer_id
@@ -116,7 +130,8 @@ const featuresSql = (filtered: boolean) => {
     coalesce(k.arr, 0) as arr, coalesce(k.arr_monthly, 0) as arr_monthly, coalesce(k.seats, 0) as seats,
     coalesce(b.arr, 0) as arr_before, coalesce(b.seats, 0) as seats_before, coalesce(k.counted, 0) as counted,
     k.first_start::text as first_start, k.commitment_end::text as commitment_end, k.renewal_date::text as renewal_date,
-    k.next_term_end::text as next_term_end,
+    revintel_renewing(k.renewal_date, k.first_end_not_renewing) as renewing, k.renewal_due_date::text as renewal_due_date,
+    k.first_end_not_renewing::text as first_end_not_renewing, k.next_term_end::text as next_term_end,
     coalesce(k.renewal_no_auto, false) as renewal_no_auto, coalesce(k.renewal_auto, false) as renewal_auto, coalesce(k.notice, false) as notice,
     k.last_end::text as last_end,
     coalesce(inv.invoices, 0) as invoices, coalesce(inv.overdue_amount, 0) as overdue_amount, coalesce(inv.worst_dpd, 0) as worst_dpd,
@@ -147,9 +162,10 @@ interface Context {
  * the fixed points an organisation without churn history is scored by: a renewal without
  * auto-renew, a notice, tickets that speak of leaving and unpaid invoices raise the risk; tenure,
  * commitment, size and growth lower it. */
-export const FEATURES: readonly { key: string; neutral: number; prior: number; value(c: Context): number; label(c: Context): string }[] = [
+export const FEATURES: readonly { key: string; group: DriverGroup; neutral: number; prior: number; value(c: Context): number; label(c: Context): string }[] = [
   {
     key: 'tenure_years',
+    group: 'tenure',
     neutral: 1,
     prior: -0.15,
     value: ({ raw, day }) => (raw.first_start ? clip(days(raw.first_start, day) / 365, 0, 10) : 0),
@@ -157,6 +173,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'commitment_months_left',
+    group: 'renewal',
     neutral: 0,
     prior: -0.05,
     value: ({ raw, day }) => (raw.commitment_end ? clip(days(day, raw.commitment_end) / 30, 0, 36) : 0),
@@ -164,20 +181,30 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'renewal_due_no_autorenew',
+    group: 'renewal',
     neutral: 0,
     prior: 1,
     value: ({ raw }) => (raw.renewal_no_auto ? 1 : 0),
-    label: ({ raw, day }) => (raw.renewal_no_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, no auto-renew` : 'No renewal without auto-renew due'),
+    label: ({ raw, day }) => {
+      const due = dueDate(raw);
+      return raw.renewal_no_auto && due ? `Renewal in ${plural(days(day, due), 'day')}, no auto-renew` : 'Nothing due to renew without auto-renew';
+    },
   },
   {
     key: 'renewal_due_autorenew',
+    group: 'renewal',
     neutral: 0,
     prior: 0.2,
     value: ({ raw }) => (raw.renewal_auto ? 1 : 0),
-    label: ({ raw, day }) => (raw.renewal_auto && raw.renewal_date ? `Renewal in ${plural(days(day, raw.renewal_date), 'day')}, auto-renewing` : 'No auto-renewal due'),
+    // A contract with notice given does not renew, whatever its auto-renew flag says.
+    label: ({ raw, day }) => {
+      const due = dueDate(raw);
+      return raw.renewal_auto && due ? (raw.notice ? noticeLabel(raw, day) : `Renews automatically in ${plural(days(day, due), 'day')}`) : 'Nothing due to renew automatically';
+    },
   },
   {
     key: 'monthly_billing_share',
+    group: 'billing',
     neutral: 0,
     prior: 0.5,
     value: ({ raw }) => (raw.arr > 0 ? raw.arr_monthly / raw.arr : 0),
@@ -185,6 +212,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'arr_log',
+    group: 'arr_trend',
     neutral: Math.log1p(10_000),
     prior: -0.1,
     value: ({ raw }) => Math.log1p(raw.arr / 100),
@@ -192,27 +220,31 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'arr_change_180d',
+    group: 'arr_trend',
     neutral: 0,
     prior: -1,
     value: ({ raw }) => (raw.arr_before > 0 ? clip((raw.arr - raw.arr_before) / raw.arr_before, -1, 1) : 0),
-    label: ({ raw }) => (raw.arr_before > 0 ? `ARR ${signedPercent((raw.arr - raw.arr_before) / raw.arr_before)} over 180 days` : 'No ARR 180 days ago'),
+    label: ({ raw }) => (raw.arr_before > 0 ? `ARR ${signedPercent((raw.arr - raw.arr_before) / raw.arr_before)} over 180 days` : 'ARR new within 180 days'),
   },
   {
     key: 'seats_change_180d',
+    group: 'seats_trend',
     neutral: 0,
     prior: -0.8,
     value: ({ raw }) => (raw.seats_before > 0 ? clip((raw.seats - raw.seats_before) / raw.seats_before, -1, 1) : 0),
-    label: ({ raw }) => (raw.seats_before > 0 ? `Seats ${signedPercent((raw.seats - raw.seats_before) / raw.seats_before)} over 180 days` : 'No seats 180 days ago'),
+    label: ({ raw }) => (raw.seats_before > 0 ? `Seats ${signedPercent((raw.seats - raw.seats_before) / raw.seats_before)} over 180 days` : 'Seats: none recorded 180 days ago'),
   },
   {
     key: 'cancellation_notice',
+    group: 'cancellation_notice',
     neutral: 0,
     prior: 3,
     value: ({ raw }) => (raw.notice ? 1 : 0),
-    label: ({ raw }) => (raw.notice ? 'Cancellation notice given' : 'No cancellation notice'),
+    label: ({ raw }) => (raw.notice ? 'Cancellation notice given' : 'Contract running, no notice given'),
   },
   {
     key: 'overdue_months_of_revenue',
+    group: 'payments',
     neutral: 0,
     prior: 0.3,
     value: ({ raw }) => clip(raw.overdue_amount / Math.max(raw.arr / 12, 1), 0, 12),
@@ -220,13 +252,15 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'worst_months_past_due',
+    group: 'payments',
     neutral: 0,
     prior: 0.2,
     value: ({ raw }) => clip(raw.worst_dpd / 30, 0, 12),
-    label: ({ raw }) => (raw.worst_dpd > 0 ? `Oldest unpaid invoice ${plural(raw.worst_dpd, 'day')} past due` : 'Nothing past due'),
+    label: ({ raw }) => (raw.worst_dpd > 0 ? `Oldest unpaid invoice ${plural(raw.worst_dpd, 'day')} past due` : 'Nothing unpaid past its due date'),
   },
   {
     key: 'late_paid_share_365d',
+    group: 'payments',
     neutral: 0,
     prior: 0.8,
     value: ({ raw }) => (raw.due_365 > 0 ? raw.late_365 / raw.due_365 : 0),
@@ -234,6 +268,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'tickets_90d',
+    group: 'ticket_volume',
     neutral: 0,
     prior: 0.1,
     value: ({ raw }) => Math.log1p(raw.t90),
@@ -241,6 +276,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'ticket_trend',
+    group: 'ticket_volume',
     neutral: 0,
     prior: 0.3,
     value: ({ raw }) => Math.log1p(raw.t90) - Math.log1p(raw.prev90),
@@ -248,6 +284,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'urgent_tickets_90d',
+    group: 'ticket_volume',
     neutral: 0,
     prior: 0.4,
     value: ({ raw }) => Math.log1p(raw.urgent90),
@@ -255,6 +292,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'negative_ticket_share_90d',
+    group: 'ticket_tone',
     neutral: 0,
     prior: 0.8,
     value: ({ raw }) => (raw.t90 > 0 ? raw.negative90 / raw.t90 : 0),
@@ -262,6 +300,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'churn_signal_tickets_90d',
+    group: 'churn_signals',
     neutral: 0,
     prior: 1.2,
     value: ({ raw }) => Math.log1p(raw.signals90),
@@ -272,6 +311,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   // knows (logistic.ts reads values by position). The segment has no history: today's is read.
   {
     key: 'segment_enterprise',
+    group: 'segment',
     neutral: 0,
     prior: -0.2,
     value: ({ raw }) => (segmentOf(raw) === 'enterprise' ? 1 : 0),
@@ -279,6 +319,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'segment_smb',
+    group: 'segment',
     neutral: 0,
     prior: 0.2,
     value: ({ raw }) => (segmentOf(raw) === 'smb' ? 1 : 0),
@@ -291,6 +332,7 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   // (README "Features"); the scorecard leaves them at 0, so the prior is what it was.
   {
     key: 'tenure_log_years',
+    group: 'tenure',
     neutral: Math.log1p(1),
     prior: 0,
     value: ({ raw, day }) => Math.log1p(raw.first_start ? clip(days(raw.first_start, day) / 365, 0, 10) : 0),
@@ -298,22 +340,25 @@ export const FEATURES: readonly { key: string; neutral: number; prior: number; v
   },
   {
     key: 'term_end_within_30d',
+    group: 'renewal',
     neutral: 0,
     prior: 0,
     value: ({ raw, day }) => (termEndIn(raw, day) !== null && termEndIn(raw, day)! < 30 ? 1 : 0),
     label: ({ raw, day }) => {
       const left = termEndIn(raw, day);
-      return left !== null && left < 30 ? `Term ends in ${plural(left, 'day')}, ${raw.notice ? 'notice given' : 'no notice given'}` : 'No term ending within 30 days';
+      if (left === null) return 'Month-to-month or evergreen, no fixed term';
+      return left < 30 ? `Term ends in ${plural(left, 'day')}; ${raw.notice ? 'notice given' : 'no notice given'}` : `Next term ends in ${plural(left, 'day')}`;
     },
   },
   {
     key: 'term_end_in_91_180d',
+    group: 'renewal',
     neutral: 0,
     prior: 0,
     value: ({ raw, day }) => (termEndIn(raw, day) !== null && termEndIn(raw, day)! > 90 && termEndIn(raw, day)! <= 180 ? 1 : 0),
     label: ({ raw, day }) => {
       const left = termEndIn(raw, day);
-      return left !== null && left > 90 && left <= 180 ? `Next term ends in ${plural(left, 'day')}` : 'No term ending in 91–180 days';
+      return left === null ? 'Month-to-month or evergreen, no fixed term' : `Next term ends in ${plural(left, 'day')}`;
     },
   },
 ];
@@ -330,6 +375,76 @@ const segmentLabel = (raw: Raw) => (raw.segment ? `Segment: ${raw.segment}` : 'N
 
 export const FEATURE_KEYS = FEATURES.map((f) => f.key);
 
+/** The end of a counting contract within the horizon: the renewal the renewal features speak of.
+ * Every label reads it from here. */
+const dueDate = (raw: Raw) => raw.renewal_due_date;
+
+/** "Term ends in 45 days; notice given": a contract with notice given runs to its service end and
+ * stops (an evergreen one on its cancelled_at), also when that is beyond the horizon. */
+function noticeLabel(raw: Raw, day: string): string {
+  const end = raw.first_end_not_renewing ?? dueDate(raw) ?? raw.next_term_end;
+  return end ? `Term ends in ${plural(days(day, end), 'day')}; notice given` : 'Notice given; no end date set';
+}
+
+const years = (from: string, day: string) => {
+  const months = Math.floor(days(from, day) / 30.44);
+  return months < 12 ? plural(months, 'month') : `${(days(from, day) / 365).toFixed(1)} years`;
+};
+
+/** Each group's label: the customer's actual situation in that concept, in positive form (what is
+ * so, not the absence of a risk), and never contradicting the record — notice given wins over any
+ * auto-renew flag. */
+const GROUP_LABELS: Record<DriverGroup, (c: Context) => string> = {
+  tenure: ({ raw, day }) => (raw.first_start ? `Customer for ${years(raw.first_start, day)}` : 'New customer, no contract started yet'),
+  renewal: ({ raw, day }) => {
+    if (raw.counted === 0 && raw.last_end) return `Contract ended ${plural(days(raw.last_end, day), 'day')} ago`;
+    if (raw.notice) return noticeLabel(raw, day);
+    const due = dueDate(raw);
+    if (raw.renewal_no_auto && due) return `Renewal in ${plural(days(day, due), 'day')}, no auto-renew`;
+    if (raw.renewal_auto && due) return `Renews automatically in ${plural(days(day, due), 'day')}`;
+    const left = termEndIn(raw, day);
+    return left !== null ? `Term ends in ${plural(left, 'day')}` : 'Month-to-month or evergreen, no fixed term';
+  },
+  billing: ({ raw }) => {
+    const share = raw.arr > 0 ? raw.arr_monthly / raw.arr : 0;
+    return share >= 1 ? 'All ARR billed monthly' : share <= 0 ? 'Billed quarterly or yearly, none monthly' : `${Math.round(100 * share)}% of ARR billed monthly`;
+  },
+  arr_trend: ({ raw }) => {
+    const arr = `ARR ${Math.round(raw.arr / 100).toLocaleString('en-US')} ${raw.currency}`;
+    if (raw.arr_before <= 0) return `${arr}, new within 180 days`;
+    const change = (raw.arr - raw.arr_before) / raw.arr_before;
+    return Math.round(100 * change) === 0 ? `${arr}, steady over 180 days` : `${arr}, ${signedPercent(change)} over 180 days`;
+  },
+  seats_trend: ({ raw }) => {
+    if (raw.seats_before > 0) {
+      const change = (raw.seats - raw.seats_before) / raw.seats_before;
+      return raw.seats === raw.seats_before ? `${plural(raw.seats, 'seat')}, steady over 180 days` : `Seats ${signedPercent(change)} over 180 days (${raw.seats_before} → ${raw.seats})`;
+    }
+    return raw.seats > 0 ? `${plural(raw.seats, 'seat')}, all added within 180 days` : 'Seats not recorded on contracts';
+  },
+  payments: ({ raw }) => {
+    if (raw.invoices === 0) return 'Invoices: none on record';
+    const parts: string[] = [];
+    if (raw.worst_dpd > 0) parts.push(`${(raw.overdue_amount / Math.max(raw.arr / 12, 1)).toFixed(1)} months of revenue overdue, oldest ${plural(raw.worst_dpd, 'day')} past due`);
+    if (raw.late_365 > 0) parts.push(`${raw.late_365} of ${plural(raw.due_365, 'invoice')} due in a year paid late`);
+    return parts.length > 0 ? parts.join('; ') : `Invoices paid on time (${raw.due_365} due in a year)`;
+  },
+  ticket_volume: ({ raw }) =>
+    raw.t90 === 0 && raw.prev90 === 0
+      ? 'Quiet: no tickets in 180 days'
+      : `${plural(raw.t90, 'ticket')} in 90 days (${raw.prev90} in the 90 before)${raw.urgent90 > 0 ? `, ${raw.urgent90} urgent` : ''}`,
+  ticket_tone: ({ raw }) =>
+    raw.t90 === 0 ? 'Tone: no tickets in 90 days' : raw.negative90 > 0 ? `${raw.negative90} of ${plural(raw.t90, 'ticket')} in 90 days negative` : `${raw.t90 === 1 ? 'The ticket' : `All ${raw.t90} tickets`} in 90 days neutral or positive`,
+  churn_signals: ({ raw }) =>
+    raw.signals90 > 0
+      ? `${plural(raw.signals90, 'ticket')} in 90 days ${raw.signals90 === 1 ? 'speaks' : 'speak'} of leaving`
+      : raw.t90 > 0
+        ? `Tickets in 90 days: none speaks of leaving (of ${raw.t90})`
+        : 'Tickets in 90 days: none',
+  cancellation_notice: ({ raw }) => (raw.notice ? 'Cancellation notice given' : 'Contract running, no notice given'),
+  segment: ({ raw }) => (raw.segment ? `Segment: ${raw.segment}` : 'Segment not set'),
+};
+
 /** The scorecard of the `prior` tier (training.ts). */
 export const PRIOR_SCORECARD = FEATURES.map((f) => ({ key: f.key, weight: f.prior, neutral: f.neutral }));
 
@@ -344,10 +459,13 @@ export interface FeatureRow {
   /** In the order of FEATURES. */
   values: number[];
   labels: string[];
+  /** The label of each driver group: the customer's situation in that concept. */
+  groupLabels: Record<DriverGroup, string>;
   /** Sources with nothing about this customer by the day: their features are neutral. */
   missing: Source[];
   arr: number;
   renewalDate: string | null;
+  renewing: boolean | null;
   /** A cancellation was known at the day. */
   noticeKnown: boolean;
 }
@@ -362,6 +480,8 @@ export interface FeatureQuery {
   population: 'active' | 'scored';
   graceDays: number;
   customerIds?: string[];
+  /** Write the labels (default): a training snapshot reads values only, and skips them. */
+  labels?: boolean;
 }
 
 /** The features of an organisation's customers at `day`. */
@@ -370,6 +490,7 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
   const rows = query.customerIds
     ? await queryText<Raw>(db, FEATURES_SQL.customers, [...params, query.customerIds])
     : await queryText<Raw>(db, FEATURES_SQL.organisation, params);
+  const labelled = query.labels !== false;
   return rows.map((raw) => {
     const numeric: Raw = { ...raw, arr: Number(raw.arr), arr_monthly: Number(raw.arr_monthly), seats: Number(raw.seats), arr_before: Number(raw.arr_before), seats_before: Number(raw.seats_before), overdue_amount: Number(raw.overdue_amount) };
     const missing: Source[] = [];
@@ -381,10 +502,12 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
       currency: raw.currency,
       segment: raw.segment,
       values: FEATURES.map((f) => f.value(context)),
-      labels: FEATURES.map((f) => f.label(context)),
+      labels: labelled ? FEATURES.map((f) => f.label(context)) : [],
+      groupLabels: (labelled ? Object.fromEntries(DRIVER_GROUPS.map((g) => [g, GROUP_LABELS[g](context)])) : {}) as Record<DriverGroup, string>,
       missing,
       arr: numeric.arr,
       renewalDate: raw.renewal_date,
+      renewing: raw.renewing,
       noticeKnown: raw.notice,
     };
   });

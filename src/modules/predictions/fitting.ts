@@ -16,7 +16,7 @@ import {
   type Promotion,
   type TrainedModel,
 } from './training.ts';
-import type { History } from './history.ts';
+import type { History, LostHistory } from './history.ts';
 import type { BacktestMethod } from '../../db/schema/index.ts';
 
 export interface FittingSettings {
@@ -76,7 +76,7 @@ export const summariseModel = (model: TrainedModel): ModelSummary => ({
 
 export interface BacktestReport {
   model: ModelSummary;
-  metrics: BacktestMetrics & { sampled_customers: number; total_customers: number };
+  metrics: BacktestMetrics & { sampled_customers: number; total_customers: number; lost_history: LostHistory };
   warnings: string[];
 }
 
@@ -87,7 +87,7 @@ export function runBacktest(history: History, plan: BacktestPlan, settings: Fitt
       ? backtestCrossValidation(FEATURE_KEYS, PRIOR_SCORECARD, history.rows, training)
       : backtestOutOfTime(FEATURE_KEYS, PRIOR_SCORECARD, history.rows, plan.cutoff!, { ...training, graceDays: settings.graceDays });
   const warnings = [...(result.metrics.warning ? [result.metrics.warning] : []), ...(history.noRevisionHistory ? ['no_revision_history'] : [])];
-  return { model: summariseModel(result.model), metrics: { ...result.metrics, sampled_customers: history.sampled, total_customers: history.customers }, warnings };
+  return { model: summariseModel(result.model), metrics: { ...result.metrics, sampled_customers: history.sampled, total_customers: history.customers, lost_history: history.lostHistory }, warnings };
 }
 
 export interface RetrainResult {
@@ -97,6 +97,7 @@ export interface RetrainResult {
   backtest: { cutoff: string; candidate: BacktestMetrics; incumbent: BacktestMetrics | null };
   promotion: Promotion;
   warnings: string[];
+  lostHistory: LostHistory;
 }
 
 /** Trains the tier the organisation's history allows on every labelled row, and decides on the
@@ -113,5 +114,6 @@ export function retrain(history: History, incumbentKind: ModelKind | null, today
     backtest: { cutoff, candidate: candidateTest.metrics, incumbent: incumbentTest?.metrics ?? null },
     promotion: promotion({ model, metrics: candidateTest.metrics }, incumbentTest ? { metrics: incumbentTest.metrics } : null),
     warnings: history.noRevisionHistory ? ['no_revision_history'] : [],
+    lostHistory: history.lostHistory,
   };
 }

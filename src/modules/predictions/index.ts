@@ -8,28 +8,28 @@ import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
-import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts';
 import type { Config } from '../../config.ts';
 import { validator } from '../../lib/validation.ts';
 import { readJsonBody } from '../../plugins/body.ts';
 import type { Db } from '../../db/client.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
-import { Backtest, BacktestBody, BacktestParams, ListModelsQuery, ListPredictionsQuery, ModelParams, Prediction, PredictionModel, PredictionParams, RecomputeAccepted, RecomputeBody } from './model.ts';
+import { Backtest, BacktestBody, BacktestParams, ListModelsQuery, ListPredictionsQuery, ModelParams, Prediction, PredictionModel, PredictionParams, PROBABILITY_RANGE, RecomputeAccepted, RecomputeBody } from './model.ts';
 import { getBacktest, latestBacktest, requestBacktest } from './backtests.ts';
 import { backtestJob } from '../../jobs/kinds/predictions-backtest.ts';
 import { requestRecompute } from './requests.ts';
 import { utcToday } from '../../lib/today.ts';
-import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, predictionsVersion, presentModel, presentPrediction, type PredictionFilters } from './read.ts';
+import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, predictionsVersion, presentModel, presentPrediction, presentPredictionItem, type PredictionFilters } from './read.ts';
 import { predictionSettings } from './settings.ts';
 
 export const PREDICTION_ROUTES = {
   list: { method: 'GET', path: '/api/cfo/predictions', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Prediction), summary: 'Every scored customer\'s churn prediction, with the summary per currency in meta' },
   get: { method: 'GET', path: '/api/cfo/predictions/:customer_id', auth: 'key', counted: 'organisation', body: 'none', response: Prediction, summary: "A customer's churn prediction with all its drivers" },
-  recompute: { method: 'POST', path: '/api/cfo/predictions/recompute', auth: 'key', counted: 'organisation', body: 'api', response: RecomputeAccepted, summary: 'Rescore every customer, or those named (202, a job)' },
+  recompute: { method: 'POST', path: '/api/cfo/predictions/recompute', auth: 'key', counted: 'organisation', body: 'api', checkedBody: optional(RecomputeBody), response: RecomputeAccepted, summary: 'Rescore every customer, or those named (202, a job)' },
   models: { method: 'GET', path: '/api/cfo/models', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(PredictionModel), summary: "The organisation's churn models, newest first" },
   model: { method: 'GET', path: '/api/cfo/models/:id', auth: 'key', counted: 'organisation', body: 'none', response: PredictionModel, summary: 'A churn model with its parameters and metrics' },
-  backtest: { method: 'POST', path: '/api/cfo/backtests', auth: 'key', counted: 'organisation', body: 'api', response: Backtest, summary: 'Run a backtest of the churn model on the organisation\'s history (202, queued)' },
+  backtest: { method: 'POST', path: '/api/cfo/backtests', auth: 'key', counted: 'organisation', body: 'api', checkedBody: optional(BacktestBody), response: Backtest, summary: 'Run a backtest of the churn model on the organisation\'s history (202, queued)' },
   latestBacktest: { method: 'GET', path: '/api/cfo/backtests/latest', auth: 'key', counted: 'organisation', body: 'none', response: Backtest, summary: 'The newest finished backtest' },
   getBacktest: { method: 'GET', path: '/api/cfo/backtests/:id', auth: 'key', counted: 'organisation', body: 'none', response: Backtest, summary: 'A backtest: its status, and its report once it has succeeded' },
 } as const satisfies Record<string, RouteDeclaration>;
@@ -43,11 +43,12 @@ function riskList(raw: string | undefined): RiskBand[] | undefined {
   return values as RiskBand[];
 }
 
-/** `min_probability`: a number from 0 to 1. */
+/** `min_probability`: a number within PROBABILITY_RANGE. */
 function probabilityBound(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const value = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= 0 && value <= 1)) throw new AppError('validation_failed', `Invalid query parameter "min_probability": must be a number from 0 to 1, got "${raw}"`);
+  const { min, max } = PROBABILITY_RANGE;
+  if (!(value >= min && value <= max)) throw new AppError('validation_failed', `Invalid query parameter "min_probability": must be a number from ${min} to ${max}, got "${raw}"`);
   return value;
 }
 
@@ -83,7 +84,7 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
           sort,
           fetch: (limit) => listPredictions(db, { orgId, filters, sort, limit, cursor: query.cursor }),
           positionOf: (row) => ({ value: row.sort_value!, id: row.customer_id }),
-          present: presentPrediction,
+          present: presentPredictionItem,
           // The summary covers the whole filtered set, not the page.
           meta: async () => ({ ...(await predictionsMeta(db, orgId, filters, horizonDays)) }),
         });

@@ -13,7 +13,7 @@ import { addDays, type Snapshot } from './training.ts';
 const CHURN_DAYS_SQL = `
   with spans as (
     select customer_id, start_date as s,
-      coalesce(end_date, case when status in ('ended', 'cancelled') then cancelled_at end) as e
+      revintel_contract_service_end(status, end_date, cancelled_at) as e
     from contracts
     where org_id = $1 and deleted_at is null and status <> 'draft' and ($4::text[] is null or customer_id = any($4::text[]))
   ),

@@ -2,6 +2,10 @@ import { t } from 'elysia';
 import { BACKTEST_METHODS, BACKTEST_STATUSES, RISK_BANDS } from '../../db/schema/index.ts';
 import { currency, day, enumOf, instant, nullable } from '../../lib/record-fields.ts';
 import { MODEL_KINDS } from './training.ts';
+import { DRIVER_GROUPS } from './features.ts';
+
+/** What `min_probability` may be (a churn probability). */
+export const PROBABILITY_RANGE = { min: 0, max: 1 } as const;
 
 export const PREDICTION_SORTS = ['-arr_at_risk', '-probability', 'renewal_date'] as const;
 export type PredictionSort = (typeof PREDICTION_SORTS)[number];
@@ -25,13 +29,36 @@ export type ListPredictionsQuery = typeof ListPredictionsQuery.static;
 
 export const PredictionParams = t.Object({ customer_id: t.String({ minLength: 1, maxLength: 300 }) });
 
-const Driver = t.Object(
-  { feature: t.String(), label: t.String(), value: t.Number(), impact: t.Number({ description: 'logit units: σ(base_logit + Σ impact) = probability' }) },
+const DriverFeature = t.Object(
+  {
+    feature: t.String({ description: 'the feature key' }),
+    label: t.String(),
+    value: t.Number(),
+    reference: t.Optional(t.Number({ description: "the model's reference customer's value (absent on predictions made before drivers were grouped)" })),
+    impact: t.Number({ description: 'logit units' }),
+  },
   { additionalProperties: false },
 );
 
-/** A customer's current churn prediction. The list carries the five strongest drivers, a single
- * prediction all of them. */
+const Driver = t.Object(
+  {
+    group: t.Union(
+      [...DRIVER_GROUPS, 'other'].map((g) => t.Literal(g)),
+      { description: 'the concept; `other` (list items only) sums the groups after the five strongest' },
+    ),
+    label: t.String({ description: "the customer's situation in this concept, e.g. \"Term ends in 45 days; notice given\"" }),
+    impact: t.Number({ description: "logit units, the sum of its features' impacts: σ(base_logit + Σ impact) = probability" }),
+    points: t.Number({
+      description: "percentage points this group adds to the probability: the probability minus the one it would have were this group's values the reference customer's, every other group held (positive raises the risk); not additive across drivers",
+    }),
+    at_reference: t.Boolean({ description: "every feature of the group has the reference customer's value (impact 0)" }),
+    features: t.Optional(t.Array(DriverFeature, { description: 'the per-feature detail, strongest first (single prediction only)' })),
+  },
+  { additionalProperties: false },
+);
+
+/** A customer's current churn prediction. A list item carries the five strongest driver groups
+ * and `other` (the sum of the rest), a single prediction every group with its features. */
 export const Prediction = t.Object(
   {
     customer_id: t.String(),
@@ -44,8 +71,9 @@ export const Prediction = t.Object(
     currency,
     arr_at_risk: t.Integer({ description: 'round(arr × probability), minor units' }),
     horizon_days: t.Integer(),
-    renewal_date: nullable(day),
-    drivers: t.Array(Driver),
+    renewal_date: t.Union([day, t.Null()], { description: "The customer's renewal_date: the earliest end of a contract that counts; when renewing is false, the last day of service" }),
+    renewing: t.Union([t.Boolean(), t.Null()], { description: 'false when notice was given on the contract ending on renewal_date; null without a renewal_date' }),
+    drivers: t.Array(Driver, { description: 'strongest first' }),
     data_completeness: t.Number({ minimum: 0, maximum: 1 }),
     missing_signals: t.Array(t.String()),
     stale: t.Boolean({ description: 'its inputs changed since; a recompute is coming' }),

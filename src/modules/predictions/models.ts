@@ -63,6 +63,7 @@ export async function saveRetrain(
     incumbent_backtest: result.backtest.incumbent,
     incumbent_id: active?.id ?? null,
     warnings: result.warnings,
+    lost_history: result.lostHistory,
   };
   // Judged against a model another retrain has since replaced (not the scorecard stored by a first
   // scoring meanwhile): it was not judged against the one in force now.

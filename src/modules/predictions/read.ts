@@ -9,6 +9,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { decodeCursor, type CursorKind } from '../../lib/pagination.ts';
 import type { PredictionSort } from './model.ts';
 import { customerMatches } from '../customers/service.ts';
+import { asGroups, listDrivers, type GroupDriver } from './drivers.ts';
 
 export interface PredictionRow {
   customer_id: string;
@@ -22,7 +23,8 @@ export interface PredictionRow {
   arr_at_risk: string | number;
   horizon_days: number;
   renewal_date: string | null;
-  drivers: { feature: string; label: string; value: number; impact: number }[];
+  renewing: boolean | null;
+  drivers: GroupDriver[];
   data_completeness: number;
   missing_signals: string[];
   stale: boolean;
@@ -64,10 +66,11 @@ function filtersSql(orgId: string, filters: PredictionFilters): SQL {
     where p.org_id = ${orgId} and c.deleted_at is null ${andAll(where)}`;
 }
 
-const ITEM_COLUMNS = (driverLimit: number | null) => sql`
+/** `full`: every driver with its features (one prediction); a list item's come without them. */
+const ITEM_COLUMNS = (full: boolean) => sql`
   p.customer_id, c.name as customer_name, p.probability, p.base_logit, p.risk, p.previous_risk, p.arr, p.currency,
-  round(p.arr * p.probability)::bigint as arr_at_risk, p.horizon_days, p.renewal_date::text as renewal_date,
-  ${driverLimit === null ? sql`p.drivers` : sql`(select coalesce(jsonb_agg(d order by n), '[]'::jsonb) from jsonb_array_elements(p.drivers) with ordinality as x(d, n) where n <= ${driverLimit})`} as drivers,
+  round(p.arr * p.probability)::bigint as arr_at_risk, p.horizon_days, p.renewal_date::text as renewal_date, p.renewing,
+  ${full ? sql`p.drivers` : sql`(select coalesce(jsonb_agg(d - 'features' order by n), '[]'::jsonb) from jsonb_array_elements(p.drivers) with ordinality as x(d, n))`} as drivers,
   p.data_completeness, p.missing_signals,
   exists (select 1 from risk_input_changes r where r.org_id = p.org_id and r.customer_id = p.customer_id) as stale,
   p.model_id, m.kind as model_kind, ${isoTime(sql`p.predicted_at`)} as predicted_at`;
@@ -84,7 +87,7 @@ export async function listPredictions(db: Db, input: { orgId: string; filters: P
   }
   return queryRows<PredictionRow>(
     db,
-    sql`select ${ITEM_COLUMNS(5)}, ${sort.value} as sort_value
+    sql`select ${ITEM_COLUMNS(false)}, ${sort.value} as sort_value
       ${filtersSql(input.orgId, input.filters)} ${after}
       order by ${orderValue} ${direction}, p.customer_id ${direction} ${limitTo(input.limit + 1)}`,
   );
@@ -101,8 +104,20 @@ export async function predictionsVersion(db: Db, orgId: string): Promise<string>
   return `${row?.data ?? 0}.${row?.predictions ?? 0}`;
 }
 
+/** The model in force, with its out-of-time test: its AUC and the scorecard's on the same rows,
+ * each with its 95 % interval. */
+interface ModelMeta {
+  id: string;
+  kind: string;
+  trained_at: string;
+  backtest_auc: number | null;
+  backtest_auc_ci95: [number, number] | null;
+  backtest_prior_auc: number | null;
+  backtest_prior_auc_ci95: [number, number] | null;
+}
+
 export interface PredictionsMeta {
-  model: { id: string; kind: string; trained_at: string; backtest_auc: number | null } | null;
+  model: ModelMeta | null;
   stale_customers: number;
   summary: {
     currency: string;
@@ -116,9 +131,11 @@ export interface PredictionsMeta {
 }
 
 export async function predictionsMeta(db: Db, orgId: string, filters: PredictionFilters, horizonDays: number): Promise<PredictionsMeta> {
-  const [model] = await queryRows<{ id: string; kind: string; trained_at: string; backtest_auc: number | null }>(
+  const [model] = await queryRows<ModelMeta>(
     db,
-    sql`select id, kind, ${isoTime(sql`trained_at`)} as trained_at, (metrics->'backtest'->>'auc')::float8 as backtest_auc
+    sql`select id, kind, ${isoTime(sql`trained_at`)} as trained_at, (metrics->'backtest'->>'auc')::float8 as backtest_auc,
+          metrics->'backtest'->'auc_ci95' as backtest_auc_ci95, (metrics->'backtest'->>'prior_auc')::float8 as backtest_prior_auc,
+          metrics->'backtest'->'prior_auc_ci95' as backtest_prior_auc_ci95
         from prediction_models where org_id = ${orgId} and horizon_days = ${horizonDays} and status = 'active'`,
   );
   const [stale] = await queryRows<{ n: number }>(db, sql`select count(*)::int as n from risk_input_changes where org_id = ${orgId}`);
@@ -156,21 +173,40 @@ export async function predictionsMeta(db: Db, orgId: string, filters: Prediction
 /** One customer's prediction with every driver; 404 `not_found` for an unknown customer,
  * `not_scored` for one without a prediction. */
 export async function getPrediction(db: Db, orgId: string, customerId: string): Promise<PredictionRow> {
-  const [row] = await queryRows<PredictionRow>(db, sql`select ${ITEM_COLUMNS(null)} ${filtersSql(orgId, { customerId })}`);
+  const [row] = await queryRows<PredictionRow>(db, sql`select ${ITEM_COLUMNS(true)} ${filtersSql(orgId, { customerId })}`);
   if (row) return row;
   const [customer] = await queryRows<{ id: string }>(db, sql`select id from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`);
   if (!customer) throw notFound(`Customer ${customerId}`);
   throw new AppError('not_scored', `Customer ${customerId} has no churn prediction: it is churned, or has no contract that counts today or ended within the grace period`);
 }
 
+/** A driver with its keys in the order the API documents (jsonb keeps its own order). */
+const presentDriver = (d: GroupDriver, full: boolean) => ({
+  group: d.group,
+  label: d.label,
+  impact: d.impact,
+  points: d.points,
+  at_reference: d.at_reference,
+  ...(full ? { features: (d.features ?? []).map((f) => ({ feature: f.feature, label: f.label, value: f.value, ...(f.reference === undefined ? {} : { reference: f.reference }), impact: f.impact })) } : {}),
+});
+
+/** One prediction with every driver group and its features. */
 export function presentPrediction(row: PredictionRow) {
+  return present(row, asGroups(row.drivers, row.base_logit).map((d) => presentDriver(d, true)));
+}
+
+/** A list item: the five strongest driver groups and `other`, the sum of the rest. */
+export function presentPredictionItem(row: PredictionRow) {
+  return present(row, listDrivers(row.drivers, row.base_logit).map((d) => presentDriver(d, false)));
+}
+
+function present(row: PredictionRow, drivers: ReturnType<typeof presentDriver>[]) {
   const { sort_value: _sort, ...rest } = row;
   return {
     ...rest,
     arr: Number(row.arr),
     arr_at_risk: Number(row.arr_at_risk),
-    // jsonb keeps its keys in its own order: each driver reads feature first again.
-    drivers: row.drivers.map((d) => ({ feature: d.feature, label: d.label, value: d.value, impact: d.impact })),
+    drivers,
     data_completeness: Math.round(row.data_completeness * 1e6) / 1e6,
   };
 }

@@ -9,8 +9,9 @@ import { queryText, type Db } from '../../db/client.ts';
 import { nextSizeByTime } from '../../db/units.ts';
 import type { RiskBand } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
-import { FEATURES, featuresAt, PRIOR_SCORECARD, type Source } from './features.ts';
-import { explain, type AdditiveModel } from './logistic.ts';
+import { featuresAt, PRIOR_SCORECARD, type Source } from './features.ts';
+import { groupedDrivers } from './drivers.ts';
+import type { AdditiveModel } from './logistic.ts';
 import { priorModel } from './training.ts';
 import { predictionSettings, type PredictionSettings } from './settings.ts';
 import { fireRiskRises } from '../agent-actions/rules.ts';
@@ -21,7 +22,6 @@ export function riskBand(probability: number, bands: PredictionSettings['riskBan
 
 /** The sources a prediction reads: contracts (always there for a scored customer), invoices, tickets. */
 const SOURCES = 3;
-const FEATURE_INDEX = new Map(FEATURES.map((f, j) => [f.key, j]));
 
 /** The organisation's model in force for the horizon; the scorecard is stored as its first. */
 export async function activeModel(db: Db, orgId: string, settings: PredictionSettings): Promise<{ id: string; kind: string; parameters: AdditiveModel }> {
@@ -45,14 +45,14 @@ export async function activeModel(db: Db, orgId: string, settings: PredictionSet
 }
 
 const UPSERT = `
-  insert into predictions as p (org_id, customer_id, model_id, horizon_days, probability, base_logit, risk, arr, currency, renewal_date, drivers, data_completeness, missing_signals, predicted_at)
-  select $1, x.customer_id, $2, $3, x.probability, x.base_logit, x.risk, x.arr, x.currency, x.renewal_date, x.drivers, x.data_completeness, x.missing_signals, $5::timestamptz
-  from jsonb_to_recordset($4::jsonb) as x(customer_id text, probability float8, base_logit float8, risk text, arr bigint, currency text, renewal_date date,
+  insert into predictions as p (org_id, customer_id, model_id, horizon_days, probability, base_logit, risk, arr, currency, renewal_date, renewing, drivers, data_completeness, missing_signals, predicted_at)
+  select $1, x.customer_id, $2, $3, x.probability, x.base_logit, x.risk, x.arr, x.currency, x.renewal_date, x.renewing, x.drivers, x.data_completeness, x.missing_signals, $5::timestamptz
+  from jsonb_to_recordset($4::jsonb) as x(customer_id text, probability float8, base_logit float8, risk text, arr bigint, currency text, renewal_date date, renewing boolean,
                                           drivers jsonb, data_completeness real, missing_signals jsonb)
   on conflict (org_id, customer_id) do update set
     model_id = excluded.model_id, horizon_days = excluded.horizon_days, probability = excluded.probability, base_logit = excluded.base_logit,
     previous_risk = case when p.risk <> excluded.risk then p.risk else p.previous_risk end,
-    risk = excluded.risk, arr = excluded.arr, currency = excluded.currency, renewal_date = excluded.renewal_date, drivers = excluded.drivers,
+    risk = excluded.risk, arr = excluded.arr, currency = excluded.currency, renewal_date = excluded.renewal_date, renewing = excluded.renewing, drivers = excluded.drivers,
     data_completeness = excluded.data_completeness, missing_signals = excluded.missing_signals, predicted_at = excluded.predicted_at`;
 
 export interface RecomputeResult {
@@ -135,7 +135,7 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
   const model = await activeModel(db, args.orgId, settings);
   const rows = await featuresAt(db, { orgId: args.orgId, day: args.today, horizonDays: settings.horizonDays, population: 'scored', graceDays: settings.graceDays, customerIds: ids });
   const items = rows.map((row) => {
-    const { probability, base, drivers } = explain(model.parameters, row.values);
+    const { probability, base, drivers } = groupedDrivers(model.parameters, row);
     return {
       customer_id: row.customerId,
       probability,
@@ -144,7 +144,8 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
       arr: Math.round(row.arr),
       currency: row.currency,
       renewal_date: row.renewalDate,
-      drivers: drivers.map((d) => ({ feature: d.feature, label: row.labels[FEATURE_INDEX.get(d.feature)!]!, value: row.values[FEATURE_INDEX.get(d.feature)!]!, impact: d.impact })),
+      renewing: row.renewing,
+      drivers,
       data_completeness: 1 - row.missing.length / SOURCES,
       missing_signals: row.missing satisfies Source[],
     };

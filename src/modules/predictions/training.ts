@@ -95,6 +95,23 @@ const recalibrated = (model: AdditiveModel, platt: Platt): AdditiveModel => ({
   features: model.features.map((f) => ({ ...f, weight: platt.slope * f.weight })),
 });
 
+/** The same model written around a reference customer — each feature's median over the training
+ * rows (an actual value, so a yes/no feature's reference is the usual answer) — instead of the rows'
+ * means: a driver's impact is then its push away from a typical customer, and a customer who is
+ * typical in a concept (no notice, no overdue invoice, the usual segment) gets exactly 0 there.
+ * Every logit is unchanged: the base absorbs the shift. */
+export function aroundReference(model: AdditiveModel, rows: readonly Snapshot[]): AdditiveModel {
+  if (rows.length === 0) return model;
+  const reference = model.features.map((_, j) => {
+    const sorted = rows.map((r) => r.values[j]!).sort((a, b) => a - b);
+    return sorted[Math.floor((sorted.length - 1) / 2)]!;
+  });
+  return {
+    base: model.features.reduce((base, f, j) => base + f.weight * (reference[j]! - f.centre), model.base),
+    features: model.features.map((f, j) => ({ ...f, centre: reference[j]! })),
+  };
+}
+
 /** Fold of each customer (0…folds−1): customers shuffled by the seed, then dealt round. */
 export function foldsByCustomer(rows: readonly Snapshot[], folds: number, seed: number): Map<string, number> {
   const customers = [...new Set(rows.map((r) => r.customerId))].sort();
@@ -143,7 +160,7 @@ export function trainModel(kind: ModelKind, keys: readonly string[], prior: read
   return {
     kind,
     horizonDays: settings.horizonDays,
-    additive: recalibrated(raw, platt),
+    additive: aroundReference(recalibrated(raw, platt), rows),
     trainedOn,
     fit: { iterations: fit.iterations, converged: fit.converged, gradientNorm: fit.gradientNorm, lambda },
     platt,
@@ -159,7 +176,9 @@ export interface BacktestMetrics {
   base_rate: number;
   auc: number | null;
   auc_ci95: [number, number] | null;
+  /** The scorecard's AUC on the same rows, and its interval from the same resamples. */
   prior_auc: number | null;
+  prior_auc_ci95: [number, number] | null;
   auc_without_notice: number | null;
   top_decile_lift: number | null;
   brier: number | null;
@@ -176,15 +195,19 @@ export function evaluate(rows: readonly (Snapshot & { probability: number; prior
   const scored: Scored[] = rows.map((r) => ({ probability: r.probability, outcome: r.outcome, group: r.customerId }));
   const counts = { rows: rows.length, events: countEvents(rows), customers: countCustomers(rows), base_rate: rows.length ? baseRate(scored) : 0 };
   if (counts.events < 10) {
-    return { ...counts, auc: null, auc_ci95: null, prior_auc: null, auc_without_notice: null, top_decile_lift: null, brier: null, ece: null, calibration_table: [], decile_table: [], warning: 'insufficient_events' };
+    return { ...counts, auc: null, auc_ci95: null, prior_auc: null, prior_auc_ci95: null, auc_without_notice: null, top_decile_lift: null, brier: null, ece: null, calibration_table: [], decile_table: [], warning: 'insufficient_events' };
   }
   const withoutNotice = scored.filter((_, i) => !rows[i]!.noticeKnown);
+  const prior: Scored[] = rows.map((r) => ({ probability: r.priorProbability, outcome: r.outcome, group: r.customerId }));
+  // The same seed draws the same customers for both: the intervals come from the same resamples.
   const interval = aucInterval(scored, { seed });
+  const priorInterval = aucInterval(prior, { seed });
   return {
     ...counts,
     auc: finite(auc(scored)),
     auc_ci95: Number.isFinite(interval[0]) ? interval : null,
-    prior_auc: finite(auc(rows.map((r) => ({ probability: r.priorProbability, outcome: r.outcome })))),
+    prior_auc: finite(auc(prior)),
+    prior_auc_ci95: Number.isFinite(priorInterval[0]) ? priorInterval : null,
     auc_without_notice: finite(auc(withoutNotice)),
     top_decile_lift: finite(topDecileLift(scored)),
     brier: brier(scored),

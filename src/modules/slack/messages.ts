@@ -18,7 +18,8 @@ export interface ActionFacts {
   currency: string | null;
   risk: string | null;
   probability: number | null;
-  drivers: { label: string; impact: number }[] | null;
+  /** The prediction's drivers, strongest first (points and at_reference since drivers were grouped). */
+  drivers: { label: string; impact: number; points?: number; at_reference?: boolean }[] | null;
   expires_at: string | null;
   snoozed_until: string | null;
 }
@@ -27,6 +28,15 @@ export interface ActionFacts {
 export const BUTTONS = { approve: 'revintel_approve', reject: 'revintel_reject', snooze: 'revintel_snooze' } as const;
 
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The three strongest drivers as every platform's message shows them, unescaped: "↑ Term ends in
+ * 45 days; notice given (+12.3 pts)". Groups at the reference customer's values say nothing. */
+export function topDrivers(drivers: ActionFacts['drivers']): string[] {
+  return (drivers ?? [])
+    .filter((d) => d.impact !== 0 && d.at_reference !== true)
+    .slice(0, 3)
+    .map((d) => `${d.impact >= 0 ? '↑' : '↓'} ${d.label}${d.points === undefined ? '' : ` (${d.points >= 0 ? '+' : '−'}${Math.abs(d.points).toFixed(1)} pts)`}`);
+}
 
 function money(minor: number | string | null, currency: string | null): string {
   if (minor === null || !currency) return 'unknown';
@@ -56,7 +66,7 @@ export function proposalText(facts: Pick<ActionFacts, 'type' | 'params'>): strin
 function summary(facts: ActionFacts): string[] {
   const risk = facts.risk ? `${facts.risk} risk${facts.probability !== null ? ` (${Math.round(Number(facts.probability) * 100)}% churn probability)` : ''}` : `triggered by ${facts.reason.replace('_', ' ')}`;
   const lines = [`*${escape(facts.customer_name)}* — ARR ${money(facts.arr, facts.currency)}, ${risk}`];
-  const drivers = (facts.drivers ?? []).slice(0, 3).map((d) => `${d.impact >= 0 ? '↑' : '↓'} ${escape(d.label)}`);
+  const drivers = topDrivers(facts.drivers).map(escape);
   if (drivers.length > 0) lines.push(`Top drivers: ${drivers.join(' · ')}`);
   lines.push(`*Proposal:* ${escape(proposalText(facts))}${facts.rationale ? ` — ${escape(facts.rationale)}` : ''}`);
   return lines;

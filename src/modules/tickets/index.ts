@@ -8,7 +8,7 @@ import { listResponse } from '../../lib/list-response.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import type { RouteDeclaration } from '../../lib/routes.ts';
-import { ListTicketsQuery, Ticket, TicketParams } from './model.ts';
+import { ListTicketsQuery, SENTIMENT_RANGE, Ticket, TicketParams } from './model.ts';
 import { getTicket, listTickets, presentTicket } from './service.ts';
 
 export const TICKET_ROUTES = {
@@ -16,11 +16,12 @@ export const TICKET_ROUTES = {
   get: { method: 'GET', path: '/api/tickets/:id', auth: 'key', counted: 'organisation', body: 'none', response: Ticket, summary: 'A ticket' },
 } as const satisfies Record<string, RouteDeclaration>;
 
-/** `sentiment_below`: a number from -1 to 1. */
+/** `sentiment_below`: a number within SENTIMENT_RANGE. */
 function sentimentBound(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const value = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= -1 && value <= 1)) throw new AppError('validation_failed', `Invalid query parameter "sentiment_below": must be a number from -1 to 1, got "${raw}"`);
+  const { min, max } = SENTIMENT_RANGE;
+  if (!(value >= min && value <= max)) throw new AppError('validation_failed', `Invalid query parameter "sentiment_below": must be a number from ${min} to ${max}, got "${raw}"`);
   return value;
 }
 

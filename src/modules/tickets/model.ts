@@ -3,6 +3,9 @@ import { enumOf, instant, nullable } from '../../lib/record-fields.ts';
 import { CHURN_SIGNALS, TOPICS, URGENCIES } from './intelligence.ts';
 import { PLATFORMS } from './platforms.ts';
 
+/** What `sentiment_below` may be (a sentiment score). */
+export const SENTIMENT_RANGE = { min: -1, max: 1 } as const;
+
 export const TICKET_STATUSES = ['open', 'pending', 'solved', 'closed'] as const;
 
 export const ListTicketsQuery = t.Object({

@@ -2,7 +2,7 @@
 // ticket events. The sender is proved by the connector id and, when the connector has them, its
 // signature or token over the raw bytes; the event is then written durably and answered 200 at
 // once. Nothing about the ticket is read before the answer: the worker thread does that.
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../lib/errors.ts';
 import { readBodyLimited } from '../../lib/body.ts';
@@ -29,6 +29,8 @@ export const TICKET_WEBHOOK_ROUTE = {
   body: 'webhook',
   response: WebhookAck,
   envelope: false,
+  checkedQuery: t.Object({ connectorId: t.String({ minLength: 1, maxLength: 100 }) }),
+  errors: [404],
   summary: "A support platform's ticket event (?connectorId=…)",
 } as const satisfies RouteDeclaration;
 

@@ -4,7 +4,7 @@
 // band, {{4}} proposal; its three quick replies carry the payloads); a button's id or payload is
 // `approve|reject|snooze:<action id>:<nonce>`. And what a CSM's free text means.
 import type { Decision } from '../agent-actions/service.ts';
-import { decisionText, proposalText, type ActionFacts } from '../slack/messages.ts';
+import { decisionText, proposalText, topDrivers, type ActionFacts } from '../slack/messages.ts';
 
 export const BODY_MAX = 1024;
 export const TITLE_MAX = 20;
@@ -41,7 +41,7 @@ export function parsePayload(raw: string): { decision: 'approve' | 'reject' | 's
 /** The approval request's text: customer, ARR, band, top three drivers, the proposal. */
 export function approvalBody(facts: ActionFacts): string {
   const lines = [`Approval requested for *${facts.customer_name}*`, `ARR ${money(facts.arr, facts.currency)}, ${facts.risk ? `${band(facts)} churn risk` : band(facts)}`];
-  const drivers = (facts.drivers ?? []).slice(0, 3).map((d) => `${d.impact >= 0 ? '↑' : '↓'} ${d.label}`);
+  const drivers = topDrivers(facts.drivers);
   if (drivers.length > 0) lines.push(`Top drivers: ${drivers.join(' · ')}`);
   lines.push(`Proposal: ${proposalText(facts)}${facts.rationale ? ` — ${facts.rationale}` : ''}`);
   return clip(lines.join('\n'), BODY_MAX);

@@ -1,0 +1,25 @@
+// What each group of operations in the OpenAPI document is about (its tag: the path's segment
+// after /api/, or the declaration's own).
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  customers: 'Customers: the ARR data everything else hangs on (create, update, list with filters, delete)',
+  contracts: "Contracts: a customer's recurring revenue over a period",
+  invoices: 'Invoices: what was billed and paid, and what is overdue',
+  tickets: 'Support tickets as they arrived from every connected platform, with their intelligence (sentiment, topics, churn signals)',
+  'ticket-events': 'Ticket events: each webhook delivery or imported ticket, its processing status, and replays of dead ones',
+  'ticket-intelligence': 'Bulk ticket import (NDJSON/CSV) and its batches',
+  connectors: 'Connectors: the support platforms that send ticket webhooks, and their signing secrets',
+  webhooks: "Platforms' webhooks: ticket events and the team-chat and messaging apps, each proved by its platform's signature",
+  cfo: 'Churn predictions, their models and backtests: what the CFO dashboard reads',
+  'agent-actions': 'Agent actions: proposed check-ins, escalations and offers, decided by CSMs, executed by jobs',
+  'action-rules': 'The rules that propose agent actions on their own (risk rise, churn signal, renewal due)',
+  csms: 'Customer-success managers: who is assigned customers and who may decide actions',
+  tasks: 'Tasks that executed actions made',
+  events: 'Outbound event deliveries to your endpoints, with their attempts',
+  keys: 'API keys (an admin signed in to the console manages them)',
+  users: "The console's users and their one-time sign-in links (admins)",
+  auth: 'Console sign-in and sign-out (sessions in a cookie)',
+  me: 'Who the credentials are, the organisation, and the rate limits in force',
+  docs: 'This document and the reference page made from it',
+  console: "The web console's pages and assets (HTML, scripts, styles)",
+  probes: 'Liveness, readiness and metrics, for orchestrators and monitoring',
+};
