@@ -14,13 +14,14 @@ const args = [
   '--minify-whitespace',
   '--minify-syntax',
   '--sourcemap=none',
+  '--bytecode',
   // The binary must not pick up a stray .env or bunfig.toml from whatever directory it runs in.
   '--no-compile-autoload-dotenv',
   '--no-compile-autoload-bunfig',
   '--asset=./drizzle',
   // Bun answers a request whose headers pass 16 KiB with a bare 431 before our code sees it: let
   // up to 128 KiB through, so the app refuses a long URL (414) or header (431) in the envelope.
-  `--compile-exec-argv=--max-http-header-size=${128 * 1024}`,
+  `--compile-exec-argv=--max-http-header-size=${128 * 1024} --smol`,
   './src/index.ts',
   './src/jobs/worker.ts',
   '--outfile',

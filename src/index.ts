@@ -1,10 +1,12 @@
 #!/usr/bin/env bun
 // The one entry of the revintel binary: parses the sub-command and runs it.
+import { pathToFileURL } from 'node:url';
 import { exitWith } from './cli/args.ts';
 
-// Written here, in the entry: in the compiled binary `import.meta.url` of every other module is
-// the main bundle, and the worker is a second entrypoint of `bun build --compile`.
-const WORKER_URL = new URL('./jobs/worker.ts', import.meta.url);
+// The worker is a second entrypoint of `bun build --compile`, beside the entry in the binary's
+// embedded file system. There `Bun.main` says where that is: compiled to bytecode, `import.meta.url`
+// is the path the binary was built from.
+const WORKER_URL = new URL('./jobs/worker.ts', Bun.isStandaloneExecutable ? pathToFileURL(Bun.main) : import.meta.url);
 
 const HELP = `
 revintel — revenue intelligence: ARR data, ticket intelligence, churn predictions.
@@ -37,13 +39,20 @@ Commands:
 Run "revintel <command> --help" for a command's options. Every command takes --json.
 `;
 
+/** The worker thread starts first: its code loads on the other core while this thread loads the
+ * server's (every path out of a failed start ends the process, and the thread with it). */
+async function serve(argv: string[]) {
+  const worker = new Worker(WORKER_URL);
+  return (await import('./cli/serve.ts')).serveCommand(argv, WORKER_URL, worker);
+}
+
 async function main(argv: string[]) {
   const [command, ...rest] = argv;
   switch (command) {
     case undefined:
-      return (await import('./cli/serve.ts')).serveCommand([], WORKER_URL);
+      return serve([]);
     case 'serve':
-      return (await import('./cli/serve.ts')).serveCommand(rest, WORKER_URL);
+      return serve(rest);
     case 'migrate':
       return (await import('./cli/migrate.ts')).migrateCommand(rest);
     case 'orgs':
@@ -91,7 +100,7 @@ async function main(argv: string[]) {
       console.log(HELP.trim());
       return;
     default:
-      if (command.startsWith('--')) return (await import('./cli/serve.ts')).serveCommand(argv, WORKER_URL);
+      if (command.startsWith('--')) return serve(argv);
       console.error(`revintel: unknown command "${command}"\n${HELP}`);
       process.exit(2);
   }

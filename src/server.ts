@@ -1,6 +1,5 @@
 // `revintel serve`: open the database, migrate, start the worker thread and the HTTP server, and
 // shut all of it down in order on SIGTERM/SIGINT.
-import Redis from 'ioredis';
 import { hostname } from 'node:os';
 import { createApp, type App, type AppDeps } from './app.ts';
 import { describeError, envelopeResponse } from './plugins/errors.ts';
@@ -12,7 +11,6 @@ import { createBackgroundTurns, type BackgroundTurns } from './db/turns.ts';
 import type { Peer } from './plugins/request-context.ts';
 import { createMetrics } from './modules/metrics/registry.ts';
 import { scrape } from './modules/metrics/index.ts';
-import { serveAdminSocket } from './admin/socket.ts';
 import { startSupervisor, type Supervisor } from './jobs/supervisor.ts';
 import { predictionSettingsOf, usePredictionSettings } from './modules/predictions/settings.ts';
 import { actionSettingsOf, useActionSettings } from './modules/agent-actions/settings.ts';
@@ -50,6 +48,8 @@ async function createLimiter(config: Config, database: Database): Promise<{ limi
       return { limiter, close: () => limiter.close() };
     }
     case 'redis': {
+      // Loaded only for this store, like every piece a deployment may not use.
+      const { default: Redis } = await import('ioredis');
       const client = new Redis(config.redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
       await client.connect();
       const limiter = redisRateLimiter(client);
@@ -73,6 +73,9 @@ export interface RunningServer {
 
 export interface ServeOptions {
   workerUrl: URL | string;
+  /** The main worker thread, already started from `workerUrl` (its code loads meanwhile); without
+   * it start-up starts one first thing. */
+  worker?: Worker;
   log?: Logger;
   /** More feature modules to mount (the tests mount fixtures here). */
   modules?: AppDeps['modules'];
@@ -208,16 +211,24 @@ function phaseTimer() {
 
 export async function startServer(config: Config, options: ServeOptions): Promise<RunningServer> {
   const startedAt = Date.now();
+  // From the process's start to here: loading the code (and reading the settings).
+  const loadedMs = Math.round(performance.now());
+  // The worker's code loads while the database opens and migrates; it waits for its `init`.
+  const firstWorker = options.worker ?? new Worker(options.workerUrl);
   const log = options.log ?? createLogger(config.logLevel);
   usePredictionSettings(predictionSettingsOf(config));
   const { phases, phase } = phaseTimer();
   const database = await openDatabase(config, 'serve', (error) => {
     log.error('embedded database failed: every query is refused until revintel restarts', { error: error.message });
     options.onFatal?.(error);
-  }, (message) => log.warn(message));
+  }, (message) => log.warn(message)).catch((error) => {
+    firstWorker.terminate();
+    throw error;
+  });
   phase('open_database_ms');
-  // Whatever is opened is closed again, in reverse, at shutdown or if start-up fails.
-  const cleanups: (() => Promise<void>)[] = [() => database.close()];
+  // Whatever is opened is closed again, in reverse, at shutdown or if start-up fails. The worker
+  // thread is ended last (a no-op once the supervisor has stopped it).
+  const cleanups: (() => Promise<void>)[] = [async () => firstWorker.terminate(), () => database.close()];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch((error) => log.error('shutdown step failed', { error: String(error) }));
   };
@@ -246,7 +257,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     const instance = { id: newId('ins'), hostname: hostname(), pid: process.pid, version: VERSION, startedAt: new Date(startedAt) };
     // Embedded: the one thread that runs every query serves requests first (db/turns.ts).
     const turns = database.kind === 'embedded' ? createBackgroundTurns() : null;
-    const supervisor = startSupervisor({ workerUrl: options.workerUrl, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel, turns: turns ?? undefined });
+    const supervisor = startSupervisor({ workerUrl: options.workerUrl, firstWorker, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel, turns: turns ?? undefined });
     cleanups.push(() => supervisor.stop(1_000)); // a no-op once stop() has stopped it
 
     const metrics = createMetrics(database);
@@ -274,6 +285,8 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       wakeJobs: () => supervisor.wakeJobs(),
     });
     if (database.kind === 'embedded') {
+      // The CLI's door into the embedded database (and backups with it): loaded on that database only.
+      const { serveAdminSocket } = await import('./admin/socket.ts');
       const socket = serveAdminSocket({
         dataDir: config.dataDir,
         db: database.db,
@@ -300,6 +313,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       rate_limit_store: limiter.kind,
       migrations_applied: migration.applied,
       startup_ms: Date.now() - startedAt,
+      load_ms: loadedMs,
       ...phases,
     });
     return { url, port: server.port!, database, stop: shutdownOf(config, log, server, supervisor, cleanup) };

@@ -1,6 +1,6 @@
 import { DataDirBusyError } from '../db/data-dir-lock.ts';
 import { SETTING_NAMES } from '../config.ts';
-import { PortInUseError, startServer, type RunningServer } from '../server.ts';
+import type { RunningServer } from '../server.ts';
 import { exitWith, helpText, parseCommand } from './args.ts';
 
 const HELP = helpText({
@@ -13,9 +13,13 @@ the flag wins.`,
 
 const EXIT_DATABASE_FAILED = 70;
 
-export async function serveCommand(argv: string[], workerUrl: URL) {
+export async function serveCommand(argv: string[], workerUrl: URL, worker?: Worker) {
   const cmd = parseCommand(argv, {}, HELP);
   const config = cmd.config();
+  // The embedded database's wasm compiles while the server's code loads (an error is met again,
+  // and reported, when the database opens).
+  if (!config.databaseUrl) import('../db/embedded.ts').then((embedded) => embedded.compilePglite()).catch(() => {});
+  const { PortInUseError, startServer } = await import('../server.ts');
   // Handlers first: a signal that arrives while starting up is honoured once the server is up (the
   // start-up itself is bounded: the worker must register within 30 s). A second signal exits at once.
   let server: RunningServer | null = null;
@@ -51,6 +55,7 @@ export async function serveCommand(argv: string[], workerUrl: URL) {
     // supervisor (systemd's Restart=on-failure, Docker's restart policy) to start it again.
     server = await startServer(config, {
       workerUrl,
+      worker,
       onFatal: () => {
         if (stopping) return;
         stopping = true;

@@ -1,16 +1,14 @@
 // One Drizzle schema, two drivers: postgres.js when DATABASE_URL is set, embedded PGlite otherwise.
-// Both give the same `Db` type to the rest of the code.
+// Both give the same `Db` type to the rest of the code. PGlite and its driver are loaded only when
+// the embedded database is opened: on PostgreSQL neither thread carries them.
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { is, sql as rawSql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { PostgresJsSession } from 'drizzle-orm/postgres-js';
-import { PgliteSession } from 'drizzle-orm/pglite';
 import postgres, { type Sql } from 'postgres';
 import type { PGlite } from '@electric-sql/pglite';
 import * as schema from './schema/index.ts';
-import { openPglite } from './embedded.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { guardPglite, type EmbeddedDatabaseFailedError } from './embedded-guard.ts';
 
@@ -74,6 +72,7 @@ export async function openEmbedded(
 ): Promise<Database> {
   const release = lockDataDir(dataDir, command);
   let pglite: PGlite;
+  const [{ openPglite }, { drizzle: drizzlePglite }] = await Promise.all([import('./embedded.ts'), import('drizzle-orm/pglite')]);
   try {
     pglite = await openPglite(dataDir, notice);
   } catch (error) {
@@ -129,11 +128,9 @@ export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
 export async function queryText<T>(db: Db, text: string, params: unknown[]): Promise<T[]> {
   const session = db._.session;
   if (is(session, PostgresJsSession)) return (await (session.client as Sql).unsafe(text, params as never[], { prepare: true })) as unknown as T[];
-  if (is(session, PgliteSession)) {
-    const client = (session as unknown as { client: { query(text: string, params: unknown[]): Promise<{ rows: T[] }> } }).client;
-    return (await client.query(text, params)).rows;
-  }
-  throw new Error('queryText: unknown database session');
+  // Otherwise PGlite's session (or transaction), whose client answers `query` with `{ rows }`.
+  const client = (session as unknown as { client: { query(text: string, params: unknown[]): Promise<{ rows: T[] }> } }).client;
+  return (await client.query(text, params)).rows;
 }
 
 /** `db.execute()` answers an array on postgres.js and `{ rows }` on PGlite. */

@@ -13,10 +13,20 @@ import { pgdataDir, settleRestore } from './restore-swap.ts';
 
 export { pgdataDir };
 
+let compiled: Promise<WebAssembly.Module> | null = null;
+/** Compiles PGlite's wasm (about 0.3 s), once per process: `serve` starts it before it loads the
+ * rest of its code, so the two overlap. */
+export function compilePglite(): Promise<WebAssembly.Module> {
+  compiled ??= Bun.file(pgliteWasmPath)
+    .arrayBuffer()
+    .then((bytes) => WebAssembly.compile(bytes));
+  return compiled;
+}
+
 /** PGlite's code and data; initdb's only when a cluster has to be made from nothing. */
 async function pgliteAssets(withInitdb: boolean) {
   const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
-    WebAssembly.compile(await Bun.file(pgliteWasmPath).arrayBuffer()),
+    compilePglite(),
     withInitdb ? WebAssembly.compile(await Bun.file(initdbWasmPath).arrayBuffer()) : undefined,
   ]);
   return { pgliteWasmModule, initdbWasmModule, fsBundle: Bun.file(pgliteDataPath) };

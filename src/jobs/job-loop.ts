@@ -6,6 +6,7 @@
 import type { UnitRunner } from '../db/units.ts';
 import type { Logger } from '../lib/log.ts';
 import { messageOf } from '../lib/errors.ts';
+import { idleBackoff, IDLE_POLL_MAX_MS } from './waker.ts';
 import { isPermanent } from '../modules/ticket-queue/retry.ts';
 import { backoffSeconds, retryPolicyOf, type JobInfo, type JobKind } from './kind.ts';
 import type { JobUnits } from './job-units.ts';
@@ -25,6 +26,8 @@ export interface JobLoopOptions {
   concurrency?: number;
   /** How often to look when nothing wakes the loop (default 1 s). */
   pollMs?: number;
+  /** The longest wait between looks when idle (waker.ts's idleBackoff). */
+  idleMaxMs?: number;
   /** A claim's lease (default 60 s), renewed every third of it while the job runs. */
   leaseSeconds?: number;
   /** The queue's clock (tests move it) and the back-off's randomness. */
@@ -53,6 +56,8 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   const { units, owner, log } = options;
   const concurrency = options.concurrency ?? 16;
   const pollMs = options.pollMs ?? 1_000;
+  // A poll interval given is kept as is unless a longest wait is given too.
+  const idle = idleBackoff(pollMs, options.idleMaxMs ?? (options.pollMs ? pollMs : IDLE_POLL_MAX_MS));
   const leaseSeconds = options.leaseSeconds ?? 60;
   const clock = options.clock ?? Date.now;
   const random = options.random ?? Math.random;
@@ -142,7 +147,10 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       }
       // Every free slot filled: more may be due.
       if (refill && claimed.length === free) continue;
-      await options.idle(Math.max(0, Math.min(pollMs, nextScheduleAt - clock())));
+      // Jobs still running count as work: their follow-ups may come due soon.
+      if (claimed.length > 0 || running.size > 0) idle.found();
+      const wait = claimed.length > 0 || running.size > 0 ? pollMs : idle.empty();
+      await options.idle(Math.max(0, Math.min(wait, nextScheduleAt - clock())));
     }
   } finally {
     // The jobs in hand finish and are recorded before the loop says it has stopped.

@@ -29,6 +29,8 @@ export interface Supervisor {
 
 export interface SupervisorOptions {
   workerUrl: URL | string;
+  /** The first main thread, already started from `workerUrl`; a replacement is started anew. */
+  firstWorker?: Worker;
   database: Database;
   databaseUrl: string | null;
   instance: InstanceInfo;
@@ -56,17 +58,26 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let ingested = 0;
   const lastQuarters = [0, 0, 0, 0];
   let ingestBusy = false;
-  const ingestWatch = setInterval(() => {
-    lastQuarters.shift();
-    lastQuarters.push(ingested);
-    ingested = 0;
-    const busy = lastQuarters.reduce((sum, n) => sum + n, 0) > INGEST_PRIORITY_ABOVE;
-    if (busy !== ingestBusy && threads.main.worker) {
-      ingestBusy = busy;
-      post(threads.main.worker, { type: 'ingest', busy });
-    }
-  }, 250);
-  ingestWatch.unref?.();
+  // The count runs only while events arrive: an idle server has no timer firing four times a second.
+  let ingestWatch: Timer | null = null;
+  const watchIngest = () => {
+    ingestWatch ??= setInterval(() => {
+      lastQuarters.shift();
+      lastQuarters.push(ingested);
+      ingested = 0;
+      const total = lastQuarters.reduce((sum, n) => sum + n, 0);
+      const busy = total > INGEST_PRIORITY_ABOVE;
+      if (busy !== ingestBusy && threads.main.worker) {
+        ingestBusy = busy;
+        post(threads.main.worker, { type: 'ingest', busy });
+      }
+      if (total === 0 && !ingestBusy) {
+        clearInterval(ingestWatch!);
+        ingestWatch = null;
+      }
+    }, 250);
+    ingestWatch.unref?.();
+  };
   let markReady: () => void;
   let failStart: (error: Error) => void;
   let started = false;
@@ -88,7 +99,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
 
   const spawn = (thread: Thread) => {
     thread.spawnedAt = Date.now();
-    const current = new Worker(options.workerUrl);
+    const current = thread.role === 'main' && thread.spawns === 0 && options.firstWorker ? options.firstWorker : new Worker(options.workerUrl);
     thread.worker = current;
     current.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       const message = event.data;
@@ -159,6 +170,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     restarts: () => restartCount,
     wake(events = 0) {
       ingested += events;
+      if (events > 0) watchIngest();
       // Commits finishing in the same tick make one message; during a burst the worker defers its
       // work and is told when the burst is over, so there is nobody to wake.
       const main = threads.main.worker;
@@ -172,7 +184,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     },
     async stop(timeoutMs = 10_000) {
       stopping = true;
-      clearInterval(ingestWatch);
+      if (ingestWatch) clearInterval(ingestWatch);
       // The fitting thread first: the main one marks the instance stopped as it ends, and another
       // process would then take back a fit still running here.
       const deadline = Date.now() + timeoutMs;

@@ -11,6 +11,7 @@ import { analyseExtraction, extractEvent } from '../modules/ticket-queue/process
 import { failedOutcome } from '../modules/ticket-queue/retry.ts';
 import { contactKey, type EventOutcome } from '../modules/ticket-queue/service.ts';
 import type { WorkerUnits } from './units.ts';
+import { idleBackoff, IDLE_POLL_MAX_MS } from './waker.ts';
 
 /** Webhooks a second above which acknowledging them comes first: while they arrive faster, the
  * worker defers its work and leaves the machine to the server, until the oldest due event has
@@ -37,6 +38,8 @@ export interface TicketLoopOptions {
   leaseSeconds?: number;
   /** Poll interval when nothing wakes the loop. */
   pollMs?: number;
+  /** The longest wait between looks when idle (waker.ts's idleBackoff). */
+  idleMaxMs?: number;
   isStopping: () => boolean;
   /** Resolves at a wake-up, a stop, or after `ms`. */
   idle: (ms: number) => Promise<void>;
@@ -75,6 +78,8 @@ export function createBatchSizer(max: number = BATCH_MAX): BatchSizer {
 
 export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
   const pollMs = options.pollMs ?? 1_000;
+  // A poll interval given is kept as is unless a longest wait is given too.
+  const idle = idleBackoff(pollMs, options.idleMaxMs ?? (options.pollMs ? pollMs : IDLE_POLL_MAX_MS));
   const sizer = createBatchSizer(options.batchSize);
   let applying: Promise<void> = Promise.resolve();
   while (!options.isStopping()) {
@@ -100,9 +105,10 @@ export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
     }
     await applying;
     if (outcomes.length === 0) {
-      await options.idle(pollMs);
+      await options.idle(idle.empty());
       continue;
     }
+    idle.found();
     applying = applyBatch(options.units, options.owner, outcomes, options.log, sizer);
   }
   await applying;

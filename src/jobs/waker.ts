@@ -42,3 +42,29 @@ export function createWaker(): Waker {
     },
   };
 }
+
+/** The default longest idle wait of the worker's loops (jobs/ticket-loop.ts, jobs/job-loop.ts). */
+export const IDLE_POLL_MAX_MS = 5_000;
+
+/**
+ * How long an idle loop waits before it looks again: `baseMs` after a look that found work, doubling
+ * with each look that found none, up to `maxMs`. Work queued in this process wakes the loop at once
+ * (`Waker.wake`), so the longer waits only delay what nobody announced — a retry coming due, work
+ * another process or the CLI queued on PostgreSQL — while an idle server looks a few times a
+ * minute instead of every second (on the embedded database each look is a transaction on the
+ * thread that answers requests).
+ */
+export function idleBackoff(baseMs: number, maxMs: number) {
+  let next = baseMs;
+  return {
+    found() {
+      next = baseMs;
+    },
+    /** Nothing found: the wait before the next look. */
+    empty(): number {
+      const wait = next;
+      next = Math.min(Math.max(baseMs, maxMs), next * 2);
+      return wait;
+    },
+  };
+}

@@ -19,6 +19,11 @@ import { useActionSettings } from '../modules/agent-actions/settings.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
+/** On the embedded database the supervisor hears a beat every `heartbeatMs` (readiness) but the
+ * instance's row is written every third one: only this process reads it, to take back the leases of
+ * an instance silent for 15 s, and each write is a transaction on the thread that answers requests. */
+const EMBEDDED_BEATS_PER_WRITE = 3;
+
 let stopping = false;
 const wakers = { tickets: createWaker(), jobs: createWaker() };
 /** The heartbeat's pause: only a stop cuts it short. */
@@ -75,9 +80,9 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
     pause: deferrals.idle,
   });
   const jobs = runJobLoop({ units, kinds: MAIN_JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake });
-  while (!stopping) {
+  for (let beat = 0; !stopping; beat++) {
     try {
-      await units.run('instances.heartbeat', { id: owner });
+      if (beat % (ownDatabase ? 1 : EMBEDDED_BEATS_PER_WRITE) === 0) await units.run('instances.heartbeat', { id: owner });
       send({ type: 'heartbeat', at: Date.now() });
     } catch (error) {
       log.warn('heartbeat failed', { error: messageOf(error) });

@@ -56,6 +56,20 @@ for (const backend of BACKENDS) {
       expect(missing).toEqual([]);
     });
 
+    test('memory figures are what their names say: the heap within its size and the resident set, buffers as external', async () => {
+      // 128 MB of WebAssembly memory and buffers, as PGlite holds: outside the JavaScript heap.
+      const held = [new WebAssembly.Memory({ initial: 1024 }), new Uint8Array(64 * 1024 * 1024).fill(1)];
+      Bun.gc(true);
+      const { app } = buildApp(database, { config: configFor(TOKEN) });
+      const text = await (await app.handle(new Request('http://localhost/metrics', { headers: { authorization: `Bearer ${TOKEN}` } }))).text();
+      const memory = (type: string) => sample(text, 'revintel_process_memory_bytes', { type }) ?? NaN;
+      expect(memory('heap_used')).toBeGreaterThan(0);
+      expect(memory('heap_used')).toBeLessThanOrEqual(memory('heap_total'));
+      expect(memory('heap_used')).toBeLessThan(memory('rss'));
+      expect(memory('external')).toBeGreaterThanOrEqual(128 * 1024 * 1024);
+      expect(held.length).toBe(2);
+    });
+
     test('requests by route template and status, latency, refusals by budget, webhook deliveries, queues from the database', async () => {
       const { app } = buildApp(database, { config: configFor(TOKEN) });
       const { org, secret: key } = await createOrgWithKey(database, { perMinute: 3 });

@@ -1,7 +1,10 @@
 // How the worker's loops wait for work (src/jobs/waker.ts): a wake-up ends a wait at once, one that
-// comes while nobody waits is not lost, and a stop ends every wait for good.
+// comes while nobody waits is not lost, and a stop ends every wait for good; an idle loop looks less
+// and less often.
 import { expect, test } from 'bun:test';
 import { createWaker } from '../../src/jobs/waker.ts';
+import { runTicketLoop } from '../../src/jobs/ticket-loop.ts';
+import { createLogger } from '../../src/lib/log.ts';
 
 // Waits far longer than the test's own timeout: only a wake-up or a stop can end them.
 const FOREVER = 10 * 60_000;
@@ -31,4 +34,26 @@ test('a stop ends every wait, now and later', async () => {
   waker.stop();
   await Promise.all(waits);
   await waker.idle(FOREVER);
+});
+
+test('an idle loop looks again after 1 s, then less and less often up to 5 s; work found brings it back to 1 s', async () => {
+  const waits: number[] = [];
+  // The queue is empty for five looks, holds an event the sixth time (read as a bad event: its
+  // outcome is recorded), then is empty again.
+  let looks = 0;
+  const units = {
+    run: async (name: string) => {
+      if (name === 'tickets.claim') return ++looks === 6 ? [{ id: 'tev_1', orgId: 'org_1', platform: 'zendesk', payload: 'not json', attempts: 1 }] : [];
+      if (name === 'tickets.apply') return { dead: 0, ms: 1 };
+      return {};
+    },
+  };
+  await runTicketLoop({
+    units: units as never,
+    owner: 'ins_test',
+    log: createLogger('silent'),
+    isStopping: () => waits.length >= 7,
+    idle: async (ms) => void waits.push(ms),
+  });
+  expect(waits).toEqual([1_000, 2_000, 4_000, 5_000, 5_000, 1_000, 2_000]);
 });
