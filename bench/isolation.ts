@@ -12,13 +12,16 @@
 // Throughout, GET /healthz and the small tenant's GET /api/customers?limit=50 are probed every
 // --every ms (each probe on its own, never waiting for the last): p50 / p99 / max per phase; and
 // the longest unit of work the server ran on the database (revintel_unit_duration_seconds, when the
-// build has it). Targets (reported, never asserted): /healthz p99 < 100 ms and the other tenant's
-// list p99 < 250 ms in every phase.
+// build has it), and per phase how many units took over 100 ms of how many ran (and which), with the
+// machine's 1-minute load average at the phase's end (the machine may be shared). Targets
+// (reported, never asserted): /healthz p99 < 100 ms and the other tenant's list p99 < 250 ms in
+// every phase.
 // Options: --quick (PGlite only unless --only; 5,000 customers, 1 MB, 2,000 statuses: a minute or
 //          two, a smoke run), --customers N (300000), --import-mb M (100), --statuses S
 //          (40000), --idle S (5), --every MS (50), --only embedded,postgres, --database-url URL,
 //          --phases LIST (idle,rescore,import,delivery,together).
 import { createHmac } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../src/db/client.ts';
@@ -175,6 +178,33 @@ async function longestUnits(base: string): Promise<string> {
   return [...max.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, seconds]) => `${name} ${Math.round(seconds * 1000)} ms`).join(', ');
 }
 
+/** Units run so far by name (the histogram's count, and how many took over 100 ms): a phase's are
+ * the difference between two readings. Empty if the build has no such metric. */
+async function unitCounts(base: string): Promise<Map<string, { all: number; over: number }>> {
+  const text = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => (r.ok ? r.text() : ''), () => '');
+  const counts = new Map<string, { all: number; over: number }>();
+  const of = (unit: string) => counts.get(unit) ?? (counts.set(unit, { all: 0, over: 0 }), counts.get(unit)!);
+  for (const match of text.matchAll(/^revintel_unit_duration_seconds_count\{unit="([^"]+)"\} ([\d.e+-]+)$/gm)) of(match[1]!).all += Number(match[2]);
+  // Over 100 ms: the count less the 0.1 s bucket (the buckets are cumulative).
+  for (const match of text.matchAll(/^revintel_unit_duration_seconds_bucket\{(?:le="0\.1",unit="([^"]+)"|unit="([^"]+)",le="0\.1")\} ([\d.e+-]+)$/gm)) of((match[1] ?? match[2])!).over -= Number(match[3]);
+  for (const count of counts.values()) count.over += count.all;
+  return counts;
+}
+
+/** What ran during a phase: units over 100 ms of all units, and which ones. */
+function phaseUnits(before: Map<string, { all: number; over: number }>, after: Map<string, { all: number; over: number }>): { cell: string; names: string } {
+  let all = 0;
+  let over = 0;
+  const names: string[] = [];
+  for (const [unit, count] of after) {
+    const was = before.get(unit) ?? { all: 0, over: 0 };
+    all += count.all - was.all;
+    over += count.over - was.over;
+    if (count.over > was.over) names.push(`${unit} ${count.over - was.over}/${count.all - was.all}`);
+  }
+  return { cell: after.size === 0 ? 'n/a' : `${fmtInt(over)}/${fmtInt(all)}`, names: names.join(', ') };
+}
+
 async function runBackend(backend: 'embedded' | 'postgres') {
   const dataDir = join(work, `${backend}-data`);
   const url = backend === 'postgres' ? await recreateDatabase(databaseUrl!, BENCH_DB) : null;
@@ -238,6 +268,7 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     log(`${backend}: ${name}…`);
     let peak = rssMB(server.pid!) ?? NaN;
     const rssTimer = setInterval(() => (peak = Math.max(peak, rssMB(server.pid!) ?? 0)), 200);
+    const unitsBefore = await unitCounts(base);
     const stop = startProbes(base, tenants.smallKey);
     const started = performance.now();
     importFigures = { rowsPerSecond: NaN, rows: 0 };
@@ -245,12 +276,14 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     const seconds = (performance.now() - started) / 1000;
     const probe = await stop();
     clearInterval(rssTimer);
+    const units = phaseUnits(unitsBefore, await unitCounts(base));
+    if (units.names) phaseNotes.push(`${backend} ${name}: units over 100 ms: ${units.names}`);
     const ms = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : 'n/a');
     rows.push([
       backend, name, seconds.toFixed(1),
       ms(quantile(probe.healthz, 0.5)), ms(quantile(probe.healthz, 0.99)), ms(Math.max(...probe.healthz)),
       ms(quantile(probe.list, 0.5)), ms(quantile(probe.list, 0.99)), ms(Math.max(...probe.list)),
-      probe.failures === 0 ? '0' : [...probe.failed].map(([what, n]) => `${n}x${what}`).join(' '), fmtMB(peak), Number.isFinite(importFigures.rowsPerSecond) ? fmtInt(importFigures.rowsPerSecond) : '—', outcomes.join(', '),
+      probe.failures === 0 ? '0' : [...probe.failed].map(([what, n]) => `${n}x${what}`).join(' '), units.cell, loadavg()[0]!.toFixed(1), fmtMB(peak), Number.isFinite(importFigures.rowsPerSecond) ? fmtInt(importFigures.rowsPerSecond) : '—', outcomes.join(', '),
     ]);
   };
   const rssIdle = rssMB(server.pid!) ?? NaN;
@@ -267,6 +300,7 @@ async function runBackend(backend: 'embedded' | 'postgres') {
 
 const all: string[][] = [];
 const notes: string[] = [];
+const phaseNotes: string[] = [];
 try {
   for (const backend of backends) {
     const result = await runBackend(backend);
@@ -277,5 +311,6 @@ try {
   await cleanupAll();
 }
 console.log(`\nisolation: ${fmtInt(customers)} customers in the large tenant, ${importMb} MB import, ${fmtInt(statuses)} statuses, probes every ${everyMs} ms (latency in ms)\n`);
-console.log(table(['backend', 'phase', 's', 'healthz p50', 'p99', 'max', 'list p50', 'p99', 'max', 'failed', 'peak RSS', 'import rows/s', 'outcome'], all));
+console.log(table(['backend', 'phase', 's', 'healthz p50', 'p99', 'max', 'list p50', 'p99', 'max', 'failed', 'units >100ms', 'load', 'peak RSS', 'import rows/s', 'outcome'], all));
 for (const note of notes) console.log(note);
+for (const note of phaseNotes) console.log(note);
