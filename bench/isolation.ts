@@ -290,12 +290,15 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     const units = phaseUnits(unitsBefore, await unitCounts(base));
     if (units.names) phaseNotes.push(`${backend} ${name}: units over 100 ms: ${units.names}`);
     const ms = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : 'n/a');
-    rows.push([
+    const row = [
       backend, name, seconds.toFixed(1),
       ms(quantile(probe.healthz, 0.5)), ms(quantile(probe.healthz, 0.99)), ms(Math.max(...probe.healthz)),
       ms(quantile(probe.list, 0.5)), ms(quantile(probe.list, 0.99)), ms(Math.max(...probe.list)),
       probe.failures === 0 ? '0' : [...probe.failed].map(([what, n]) => `${n}x${what}`).join(' '), units.cell, loadavg()[0]!.toFixed(1), fmtMB(peak), Number.isFinite(importFigures.rowsPerSecond) ? fmtInt(importFigures.rowsPerSecond) : '—', outcomes.join(', '),
-    ]);
+    ];
+    rows.push(row);
+    // As it comes too: a long run stopped half-way keeps what it measured.
+    log(`${backend}: ${name}: ${row.join(' | ')}`);
   };
   const rssIdle = rssMB(server.pid!) ?? NaN;
   await run('idle', async () => (await sleep(idleSeconds * 1000), ['—']));
