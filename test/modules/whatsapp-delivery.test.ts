@@ -2,7 +2,8 @@
 // 200 (README "Agent actions" → WhatsApp), on both backends: the server stopping before the job
 // runs loses nothing (the database opened again, the job works through every status, once); a
 // redelivery of the same body, before or after, stores nothing more; a delivery naming a number no
-// one installed is one ignored row. Its text is cut into pieces without splitting a character.
+// one installed is one ignored row; chunks an older release stored, with their job, are still worked
+// through. Its text is cut into pieces without splitting a character.
 import { afterAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { piecesOf, RAW_PIECE, whatsappBatchJob } from '../../src/modules/whatsapp/batch.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, tempDir, testConfig, TEST_DATABASE_URL, type BackendKind } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
+import { enqueueJob } from '../../src/jobs/queue.ts';
 
 const APP_SECRET = 'whatsapp-delivery-test-app-secret';
 const SECRET_KEY = 'whatsapp-delivery-test-secret-key-0123456789';
@@ -41,7 +43,7 @@ function opener(backend: BackendKind): () => Promise<Database> {
 
 for (const backend of BACKENDS) {
   describe(`a large WhatsApp delivery (${backend})`, () => {
-    test('acknowledged, then the server stops before its job runs: opened again, the job stores and acts on every status once; redeliveries add nothing', async () => {
+    test('acknowledged, then the server stops before its job runs: opened again, the job stores and acts on every status once; redeliveries add nothing; an older release's chunks are still worked through', async () => {
       const open = opener(backend);
       let database = await open();
       await runMigrations(database, backend === 'postgres' ? TEST_DATABASE_URL : null);
@@ -88,6 +90,26 @@ for (const backend of BACKENDS) {
       expect((await call(app, 'POST', PATH, { rawBody: body, headers: sign(body) })).status).toBe(200);
       expect(await jobs()).toBe(1);
       expect(await stored()).toEqual({ n: 10_000, distinct: 10_000 });
+
+      // An older release stored a delivery as chunks of items, each naming the next, the first
+      // with its job: after the upgrade the job works through both.
+      const chunkKey = (i: number) => `batch:old${tag}:${id}:${i}`;
+      const oldItems = (from: number) =>
+        Array.from({ length: 150 }, (_, i) => ({ phoneNumberId, dedupeKey: `status:wamid.OLD${tag}${from + i}:sent`, type: 'status', body: { id: `wamid.OLD${tag}${from + i}`, status: 'sent', timestamp: '1700000000' } }));
+      const first = newId('che');
+      for (const [i, eventId] of [first, newId('che')].entries()) {
+        await queryText(
+          database.db,
+          `insert into chat_inbound_events (id, platform, dedupe_key, installation_id, org_id, type, outcome, body) values ($1, 'whatsapp', $2, $3, $4, 'batch', 'received', $5::jsonb)`,
+          [eventId, chunkKey(i), id, org.id, JSON.stringify({ items: oldItems(i * 150), next: i === 0 ? chunkKey(1) : null })],
+        );
+      }
+      await database.db.transaction((tx) => enqueueJob(tx as never, whatsappBatchJob, { eventId: first, from: 0 }, { orgId: org.id, dedupeKey: first }));
+      await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3_600_000 });
+      const old = await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like $2`, [org.id, `status:wamid.OLD${tag}%`]);
+      expect(old).toEqual([{ n: 300 }]);
+      const chunks = await queryText<{ outcome: string }>(database.db, `select outcome from chat_inbound_events where org_id = $1 and type = 'batch'`, [org.id]);
+      expect(chunks).toEqual([{ outcome: 'processed' }, { outcome: 'processed' }]);
       await database.close();
     });
   });
