@@ -43,7 +43,7 @@ function opener(backend: BackendKind): () => Promise<Database> {
 
 for (const backend of BACKENDS) {
   describe(`a large WhatsApp delivery (${backend})`, () => {
-    test('acknowledged, then the server stops before its job runs: opened again, the job stores and acts on every status once; redeliveries add nothing; an older release's chunks are still worked through', async () => {
+    test('acknowledged, then the server stops before its job runs: opened again, the job stores and acts on every status once; redeliveries add nothing; chunks of an older release are still worked through', async () => {
       const open = opener(backend);
       let database = await open();
       await runMigrations(database, backend === 'postgres' ? TEST_DATABASE_URL : null);
