@@ -7,18 +7,22 @@
 //   rescore    POST /api/cfo/predictions/recompute for the large tenant, until its job is done;
 //   import     `revintel import customers` of a generated CSV of --import-mb MB through the running
 //              server (on PGlite: the admin socket), rows/s and the server's peak RSS;
-//   delivery   one signed WhatsApp delivery of --statuses statuses to the large tenant's number;
+//   delivery   one signed WhatsApp delivery of --statuses statuses to the large tenant's number,
+//              until its job has worked through it;
 //   together   the three at once.
 // Throughout, GET /healthz and the small tenant's GET /api/customers?limit=50 are probed every
 // --every ms (each probe on its own, never waiting for the last): p50 / p99 / max per phase; and
 // the longest unit of work the server ran on the database (revintel_unit_duration_seconds, when the
-// build has it). Targets (reported, never asserted): /healthz p99 < 100 ms and the other tenant's
-// list p99 < 250 ms in every phase.
+// build has it), and per phase how many units took over 100 ms of how many ran (and which), with the
+// machine's 1-minute load average at the phase's end (the machine may be shared). Targets
+// (reported, never asserted): /healthz p99 < 100 ms and the other tenant's list p99 < 250 ms in
+// every phase.
 // Options: --quick (PGlite only unless --only; 5,000 customers, 1 MB, 2,000 statuses: a minute or
 //          two, a smoke run), --customers N (300000), --import-mb M (100), --statuses S
 //          (40000), --idle S (5), --every MS (50), --only embedded,postgres, --database-url URL,
 //          --phases LIST (idle,rescore,import,delivery,together).
 import { createHmac } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../src/db/client.ts';
@@ -110,10 +114,10 @@ async function writeCsv(file: string, mb: number, prefix: string): Promise<numbe
   return rows;
 }
 
-/** One delivery of `count` statuses, as Meta sends them. */
-function delivery(count: number): string {
+/** One delivery of `count` statuses, as Meta sends them (`tag` keeps two deliveries apart). */
+function delivery(count: number, tag: string): string {
   const now = Math.floor(Date.now() / 1000);
-  const list = Array.from({ length: count }, (_, i) => ({ id: `wamid.BENCH${String(i).padStart(10, '0')}`, status: 'delivered', timestamp: String(now), recipient_id: '15551234567' }));
+  const list = Array.from({ length: count }, (_, i) => ({ id: `wamid.BENCH${tag}${String(i).padStart(10, '0')}`, status: 'delivered', timestamp: String(now), recipient_id: '15551234567' }));
   return JSON.stringify({
     object: 'whatsapp_business_account',
     entry: [{ id: '102290129340398', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID }, statuses: list } }] }],
@@ -175,6 +179,33 @@ async function longestUnits(base: string): Promise<string> {
   return [...max.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, seconds]) => `${name} ${Math.round(seconds * 1000)} ms`).join(', ');
 }
 
+/** Units run so far by name (the histogram's count, and how many took over 100 ms): a phase's are
+ * the difference between two readings. Empty if the build has no such metric. */
+async function unitCounts(base: string): Promise<Map<string, { all: number; over: number }>> {
+  const text = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => (r.ok ? r.text() : ''), () => '');
+  const counts = new Map<string, { all: number; over: number }>();
+  const of = (unit: string) => counts.get(unit) ?? (counts.set(unit, { all: 0, over: 0 }), counts.get(unit)!);
+  for (const match of text.matchAll(/^revintel_unit_duration_seconds_count\{unit="([^"]+)"\} ([\d.e+-]+)$/gm)) of(match[1]!).all += Number(match[2]);
+  // Over 100 ms: the count less the 0.1 s bucket (the buckets are cumulative).
+  for (const match of text.matchAll(/^revintel_unit_duration_seconds_bucket\{(?:le="0\.1",unit="([^"]+)"|unit="([^"]+)",le="0\.1")\} ([\d.e+-]+)$/gm)) of((match[1] ?? match[2])!).over -= Number(match[3]);
+  for (const count of counts.values()) count.over += count.all;
+  return counts;
+}
+
+/** What ran during a phase: units over 100 ms of all units, and which ones. */
+function phaseUnits(before: Map<string, { all: number; over: number }>, after: Map<string, { all: number; over: number }>): { cell: string; names: string } {
+  let all = 0;
+  let over = 0;
+  const names: string[] = [];
+  for (const [unit, count] of after) {
+    const was = before.get(unit) ?? { all: 0, over: 0 };
+    all += count.all - was.all;
+    over += count.over - was.over;
+    if (count.over > was.over) names.push(`${unit} ${count.over - was.over}/${count.all - was.all}`);
+  }
+  return { cell: after.size === 0 ? 'n/a' : `${fmtInt(over)}/${fmtInt(all)}`, names: names.join(', ') };
+}
+
 async function runBackend(backend: 'embedded' | 'postgres') {
   const dataDir = join(work, `${backend}-data`);
   const url = backend === 'postgres' ? await recreateDatabase(databaseUrl!, BENCH_DB) : null;
@@ -204,7 +235,8 @@ async function runBackend(backend: 'embedded' | 'postgres') {
   // Two files of new customers: the import phase's, and the one run together with the others.
   const csvRows = await writeCsv(join(work, 'import-a.csv'), importMb, 'imp-a');
   await writeCsv(join(work, 'import-b.csv'), importMb, 'imp-b');
-  const body = delivery(statuses);
+  // Two deliveries: the same one again would be a redelivery, stored once.
+  const bodies = [delivery(statuses, 'A'), delivery(statuses, 'B')];
 
   const rescore = async () => {
     const response = await fetch(`${base}/api/cfo/predictions/recompute`, { method: 'POST', headers: { authorization: `Bearer ${tenants.bigKey}`, 'content-type': 'application/json' }, body: '{}' });
@@ -225,11 +257,20 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     importFigures = { rowsPerSecond: report.rows_per_second, rows: report.rows };
     return `import exit ${result.code}`;
   };
-  const deliver = async () => {
+  // The delivery's answer, then its job: the phase ends when no whatsapp.batch job is left.
+  const deliver = async (body: string) => {
     const signature = `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}`;
+    const sent = performance.now();
     const response = await fetch(`${base}/api/webhooks/messaging`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, signal: AbortSignal.timeout(600_000) });
     await response.arrayBuffer();
-    return `delivery ${response.status}`;
+    const answered = (performance.now() - sent) / 1000;
+    const dbEnv: Record<string, string> = url ? { DATABASE_URL: url } : { DATA_DIR: dataDir };
+    const left = async (state: string) => {
+      const listed = await runToEnd([BUN, join(REPO, 'src/index.ts'), 'jobs', 'list', '--kind', 'whatsapp.batch', '--org', tenants.bigOrg, '--state', state, '--json'], { cwd: work, env: revintelEnv({ ...dbEnv, SECRET_KEY }), timeoutMs: 120_000 });
+      return (JSON.parse(listed.stdout.slice(listed.stdout.indexOf('[')) || '[]') as unknown[]).length;
+    };
+    while ((await left('queued')) + (await left('running')) > 0) await sleep(1_000);
+    return `delivery ${response.status} in ${answered.toFixed(1)} s, its job done after ${((performance.now() - sent) / 1000).toFixed(1)} s`;
   };
 
   const rows: string[][] = [];
@@ -238,6 +279,7 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     log(`${backend}: ${name}…`);
     let peak = rssMB(server.pid!) ?? NaN;
     const rssTimer = setInterval(() => (peak = Math.max(peak, rssMB(server.pid!) ?? 0)), 200);
+    const unitsBefore = await unitCounts(base);
     const stop = startProbes(base, tenants.smallKey);
     const started = performance.now();
     importFigures = { rowsPerSecond: NaN, rows: 0 };
@@ -245,20 +287,25 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     const seconds = (performance.now() - started) / 1000;
     const probe = await stop();
     clearInterval(rssTimer);
+    const units = phaseUnits(unitsBefore, await unitCounts(base));
+    if (units.names) phaseNotes.push(`${backend} ${name}: units over 100 ms: ${units.names}`);
     const ms = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : 'n/a');
-    rows.push([
+    const row = [
       backend, name, seconds.toFixed(1),
       ms(quantile(probe.healthz, 0.5)), ms(quantile(probe.healthz, 0.99)), ms(Math.max(...probe.healthz)),
       ms(quantile(probe.list, 0.5)), ms(quantile(probe.list, 0.99)), ms(Math.max(...probe.list)),
-      probe.failures === 0 ? '0' : [...probe.failed].map(([what, n]) => `${n}x${what}`).join(' '), fmtMB(peak), Number.isFinite(importFigures.rowsPerSecond) ? fmtInt(importFigures.rowsPerSecond) : '—', outcomes.join(', '),
-    ]);
+      probe.failures === 0 ? '0' : [...probe.failed].map(([what, n]) => `${n}x${what}`).join(' '), units.cell, loadavg()[0]!.toFixed(1), fmtMB(peak), Number.isFinite(importFigures.rowsPerSecond) ? fmtInt(importFigures.rowsPerSecond) : '—', outcomes.join(', '),
+    ];
+    rows.push(row);
+    // As it comes too: a long run stopped half-way keeps what it measured.
+    log(`${backend}: ${name}: ${row.join(' | ')}`);
   };
   const rssIdle = rssMB(server.pid!) ?? NaN;
   await run('idle', async () => (await sleep(idleSeconds * 1000), ['—']));
   await run('rescore', async () => [await rescore()]);
   await run('import', async () => [await importCsv(join(work, 'import-a.csv'))]);
-  await run('delivery', async () => [await deliver()]);
-  await run('together', async () => Promise.all([rescore(), importCsv(join(work, 'import-b.csv')), deliver()]));
+  await run('delivery', async () => [await deliver(bodies[0]!)]);
+  await run('together', async () => Promise.all([rescore(), importCsv(join(work, 'import-b.csv')), deliver(bodies[1]!)]));
   const longest = await longestUnits(base);
   await stopProcess(server, 10_000);
   if (backend === 'postgres') await dropDatabase(databaseUrl!, BENCH_DB);
@@ -267,6 +314,7 @@ async function runBackend(backend: 'embedded' | 'postgres') {
 
 const all: string[][] = [];
 const notes: string[] = [];
+const phaseNotes: string[] = [];
 try {
   for (const backend of backends) {
     const result = await runBackend(backend);
@@ -277,5 +325,6 @@ try {
   await cleanupAll();
 }
 console.log(`\nisolation: ${fmtInt(customers)} customers in the large tenant, ${importMb} MB import, ${fmtInt(statuses)} statuses, probes every ${everyMs} ms (latency in ms)\n`);
-console.log(table(['backend', 'phase', 's', 'healthz p50', 'p99', 'max', 'list p50', 'p99', 'max', 'failed', 'peak RSS', 'import rows/s', 'outcome'], all));
+console.log(table(['backend', 'phase', 's', 'healthz p50', 'p99', 'max', 'list p50', 'p99', 'max', 'failed', 'units >100ms', 'load', 'peak RSS', 'import rows/s', 'outcome'], all));
 for (const note of notes) console.log(note);
+for (const note of phaseNotes) console.log(note);

@@ -1,7 +1,7 @@
 // WhatsApp through the compiled binary (README "Agent actions" → WhatsApp): a burst of signed
 // messages from a CSM with the server killed by SIGKILL part-way, then restarted — every message
 // Meta got a 200 for is acted on after the restart, each exactly once (one note per message), and
-// the replies go to the fake Graph API. The same for one large delivery (stored in chunks, worked
+// the replies go to the fake Graph API. The same for one large delivery (stored as one event, worked
 // through by one job) killed while its job is part-way through.
 import { afterAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';

@@ -23,7 +23,7 @@ import { BUTTONS } from '../../src/modules/slack/messages.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
 import { fakeWhatsApp } from '../helpers/fake-whatsapp.ts';
 import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
-import { drainJobs } from '../helpers/jobs.ts';
+import { drainJobs, runHandler } from '../helpers/jobs.ts';
 
 const FIXTURES = new URL('../fixtures/whatsapp/', import.meta.url);
 const SIGNATURES: { fixture: string; secret: string; headers: Record<string, string> }[] = JSON.parse(readFileSync(new URL('signatures.json', FIXTURES), 'utf8'));
@@ -378,13 +378,13 @@ for (const backend of BACKENDS) {
       expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
     });
 
-    test('a delivery of 5,000 statuses: stored in 5 chunks with one job, not 5,000; the copy moves to the furthest status once; a redelivery adds nothing', async () => {
+    test('a delivery of 5,000 statuses: stored as one event with one job, not 5,000; the copy moves to the furthest status once; a redelivery adds nothing', async () => {
       const actionId = await propose(await customerOf(owner.email));
       await drain();
       const { wamid: id } = approvalOf(actionId);
       const t0 = Math.floor(Date.now() / 1000) - 100;
       const others = Array.from({ length: 4_997 }, (_, i) => ({ id: `wamid.BULK${newId('org').slice(4, 12)}${i}`, status: 'delivered', timestamp: String(t0), recipient_id: '15551234567' }));
-      // The copy's own statuses straddle chunks, the furthest first.
+      // The copy's own statuses straddle parts, the furthest first.
       const mine = (name: string, ts: number) => ({ id, status: name, timestamp: String(ts), recipient_id: owner.number });
       const statuses = [mine('read', t0 + 2), ...others.slice(0, 2_000), mine('sent', t0), ...others.slice(2_000), mine('delivered', t0 + 1)];
       const body = delivery(phoneNumberId, { statuses });
@@ -393,35 +393,51 @@ for (const backend of BACKENDS) {
       expect((await webhook(body)).status).toBe(200);
       expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(1);
       expect((await jobsOf('whatsapp.inbound')) - inboundBefore).toBe(0);
-      const chunks = await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where org_id = $1 and type = 'batch' and outcome = 'received'`, [orgId]);
-      expect(chunks[0]!.n).toBe(5);
+      const events = await queryText<{ raw: string; body: unknown }>(
+        database.db,
+        `select p.raw, e.body from chat_inbound_events e join chat_inbound_events p on p.dedupe_key = e.dedupe_key || ':piece:0' where e.org_id = $1 and e.type = 'delivery' and e.outcome = 'received'`,
+        [orgId],
+      );
+      expect(events).toEqual([{ raw: body, body: { phone_number_id: phoneNumberId, items: 5_000, pieces: 1, done: 0 } }]);
       await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000 });
       const [copy] = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
       expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
       const stored = async () => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like 'status:wamid.BULK%'`, [orgId]))[0]!.n;
       expect(await stored()).toBe(4_997);
-      // Each chunk of 1,000 was taken 100 statuses a run: 50 runs in all, none made by the redelivery.
-      expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(50);
+      // Settled; its text is not kept once every item is a row of its own.
+      const settled = await queryText<{ outcome: string; done: number; raw: string | null }>(
+        database.db,
+        `select e.outcome, (e.body->>'done')::int as done, p.raw from chat_inbound_events e join chat_inbound_events p on p.dedupe_key = e.dedupe_key || ':piece:0' where e.org_id = $1 and e.type = 'delivery' and e.body->>'items' = '5000'`,
+        [orgId],
+      );
+      expect(settled).toEqual([{ outcome: 'processed', done: 5_000, raw: null }]);
       expect((await webhook(body)).status).toBe(200);
-      expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(50);
+      expect((await jobsOf('whatsapp.batch')) - batchesBefore).toBe(1);
       expect(await stored()).toBe(4_997);
     });
 
-    test('a large delivery cut off half-way through storing (no 200): Meta\'s retry stores the rest, and every status is acted on once', async () => {
+    test('a large delivery whose job died part-way: run again, it goes on from its progress, and every status is acted on once', async () => {
       const statuses = Array.from({ length: 2_500 }, (_, i) => ({ id: `wamid.HALF${newId('org').slice(4, 12)}${i}`, status: 'sent', timestamp: nowSeconds(), recipient_id: '15551234567' }));
       const body = delivery(phoneNumberId, { statuses });
       expect((await webhook(body)).status).toBe(200);
-      // As if the process died after the first chunk's commit: the later chunks and the job are gone.
-      const [first] = await queryText<{ id: string; dedupe_key: string }>(database.db, `select id, dedupe_key from chat_inbound_events where org_id = $1 and type = 'batch' and body::text like '%wamid.HALF%' and dedupe_key like '%:0'`, [orgId]);
-      await queryText(database.db, `delete from jobs where kind = 'whatsapp.batch' and payload->>'eventId' = $1`, [first!.id]);
-      await queryText(database.db, `delete from chat_inbound_events where org_id = $1 and type = 'batch' and dedupe_key like $2 and id <> $3`, [orgId, `${first!.dedupe_key.slice(0, -2)}:%`, first!.id]);
-      expect((await webhook(body)).status).toBe(200);
+      const [event] = await queryText<{ id: string }>(database.db, `select e.id from chat_inbound_events e join chat_inbound_events p on p.dedupe_key = e.dedupe_key || ':piece:0' where e.org_id = $1 and e.type = 'delivery' and p.raw = $2`, [orgId, body]);
+      const parts: number[] = [];
+      await expect(runHandler(database.db, whatsappBatchJob, { eventId: event!.id, partWeight: 400 }, { orgId }, { failAfter: 4, seen: (unit, args) => unit === 'part' && parts.push((args as { from: number }).from) })).rejects.toThrow('the worker died');
+      // load and the text's one piece, then two parts committed before the worker died.
+      expect(parts).toEqual([0, 400]);
+      const progress = async () => (await queryText<{ done: number; outcome: string }>(database.db, `select (body->>'done')::int as done, outcome from chat_inbound_events where id = $1`, [event!.id]))[0];
+      expect(await progress()).toEqual({ done: 800, outcome: 'received' });
+      parts.length = 0;
+      await runHandler(database.db, whatsappBatchJob, { eventId: event!.id, partWeight: 400 }, { orgId }, { seen: (unit, args) => unit === 'part' && parts.push((args as { from: number }).from) });
+      expect(parts).toEqual([800, 1_200, 1_600, 2_000, 2_400]);
+      expect(await progress()).toEqual({ done: 2_500, outcome: 'processed' });
+      // The job queued by the webhook finds the event settled.
       await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000 });
       const [row] = await queryText<{ n: number; distinct: number }>(database.db, `select count(*)::int as n, count(distinct dedupe_key)::int as distinct from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like 'status:wamid.HALF%'`, [orgId]);
       expect(row).toEqual({ n: 2_500, distinct: 2_500 });
     });
 
-    test('a delivery of 60 messages in chunks: each acted on once (a note per message), as a small delivery would', async () => {
+    test('a delivery of 60 messages in parts: each acted on once (a note per message), as a small delivery would', async () => {
       const name = `Initech ${newId('cus').slice(4, 10)}`;
       const customerId = await customerOf(owner.email, name);
       const messages = Array.from({ length: 60 }, (_, i) => text(owner.number, `${name} bulk note ${i}`));

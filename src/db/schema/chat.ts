@@ -78,6 +78,10 @@ export const chatInboundEvents = pgTable(
     outcome: text('outcome').notNull(),
     detail: text('detail'),
     body: jsonb('body').$type<unknown>(),
+    /** A large WhatsApp delivery's body as it came (one `delivery` event, worked through by its
+     * `whatsapp.batch` job): stored as text, uncompressed, so that storing it in the request is
+     * one cheap write. */
+    raw: text('raw'),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
   },
   (table) => [

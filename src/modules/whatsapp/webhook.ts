@@ -9,7 +9,7 @@
 // `whatsapp.inbound` job in one transaction, and Meta gets its 200 at once: a redelivery — Meta
 // retries for days — finds the rows and queues nothing more.
 import { sameSecret } from '../../lib/digest.ts';
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
@@ -21,14 +21,18 @@ import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import { isDatabaseDown } from '../../plugins/errors.ts';
 import type { RefusedSignatures } from '../webhooks/refused.ts';
-import { parseStorableJson } from '../ticket-queue/storable.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { whatsappInboundJob } from './inbound.ts';
-import { SMALL_DELIVERY, storeBatches, type Item } from './batch.ts';
+import { deliveryDigest, SMALL_DELIVERY, storeDelivery } from './batch.ts';
+import { bodyText, itemsOf, parseBody, type Item } from './items.ts';
 import { whatsappInstallationByNumber, type WhatsAppInstallation } from './installations.ts';
 
 export const MESSAGING_PATH = '/api/webhooks/messaging';
+
+/** Bodies above this many bytes let waiting requests in between the steps of reading them. */
+const LARGE_BODY = 256 * 1024;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export const MESSAGING_ROUTES = {
   // The handshake proves itself with the verify token; it comes rarely, from Meta's addresses, so
@@ -89,49 +93,6 @@ export function verifyHandshake(params: URLSearchParams, verifyToken: string | n
   return challenge!;
 }
 
-const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-function parseBody(bytes: Uint8Array): Record<string, any> {
-  try {
-    // PostgreSQL text holds no U+0000 and no lone surrogate: made storable before anything is
-    // stored, or a hostile delivery would fail for ever.
-    const parsed = parseStorableJson(fatalUtf8.decode(bytes)) as Record<string, any> | null;
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-    return parsed;
-  } catch {
-    throw new AppError('malformed_json', 'The body is not a WhatsApp webhook (a JSON object)');
-  }
-}
-
-/** Every message and status of every entry and change (Meta batches them). */
-export function itemsOf(payload: Record<string, any>): Item[] {
-  const items: Item[] = [];
-  const entries = Array.isArray(payload.entry) ? payload.entry : [];
-  for (const entry of entries) {
-    const changes = Array.isArray(entry?.changes) ? entry.changes : [];
-    for (const change of changes) {
-      const value = change?.value ?? {};
-      const phoneNumberId = String(value.metadata?.phone_number_id ?? '');
-      if (change?.field !== 'messages') {
-        const digest = createHash('sha256').update(JSON.stringify(change ?? null)).digest('hex').slice(0, 32);
-        items.push({ phoneNumberId, dedupeKey: `field:${String(change?.field ?? '').slice(0, 60)}:${digest}`, type: 'other', body: null });
-        continue;
-      }
-      const contacts = Array.isArray(value.contacts) ? value.contacts : [];
-      for (const message of Array.isArray(value.messages) ? value.messages : []) {
-        if (typeof message?.id !== 'string' || !message.id) continue;
-        const contact = contacts.find((c: any) => c?.wa_id === message.from);
-        items.push({ phoneNumberId, dedupeKey: `message:${message.id}`, type: 'message', body: { message, profile_name: contact?.profile?.name ?? null } });
-      }
-      for (const status of Array.isArray(value.statuses) ? value.statuses : []) {
-        if (typeof status?.id !== 'string' || !status.id) continue;
-        items.push({ phoneNumberId, dedupeKey: `status:${status.id}:${String(status.status ?? '')}`, type: 'status', body: status });
-      }
-    }
-  }
-  return items;
-}
-
 /** Stores an item once, with its job when it is to be acted on; false when stored before. */
 async function storeOnce(db: Db, item: Item, installation: WhatsAppInstallation | null): Promise<boolean> {
   const acted = installation !== null && item.type !== 'other';
@@ -151,7 +112,7 @@ async function storeOnce(db: Db, item: Item, installation: WhatsAppInstallation 
 /** The phone number an unproven body names, for the budget of refused signatures. */
 function claimedNumber(bytes: Uint8Array): string | null {
   try {
-    const id = String(itemsOf(parseBody(bytes))[0]?.phoneNumberId ?? '');
+    const id = String(itemsOf(parseBody(bodyText(bytes)))[0]?.phoneNumberId ?? '');
     return id ? `whatsapp:${id}` : null;
   } catch {
     return null;
@@ -181,7 +142,15 @@ export function messagingModule(deps: MessagingDeps) {
     const bytes = await readBodyLimited(request, limit);
     const verdict = verifyMetaSignature(bytes, request.headers.get('x-hub-signature-256'), secrets);
     if (!verdict.ok) return deps.refused(state, new AppError('unauthorized', `Invalid X-Hub-Signature-256: ${verdict.reason}`), claimedNumber(bytes));
-    const items = itemsOf(parseBody(bytes));
+    const text = bodyText(bytes);
+    // A large body's parsing is tens of milliseconds of this thread, which on the embedded database
+    // every tenant's requests share: requests waiting meanwhile go first, after it and after the
+    // items are read.
+    const large = bytes.length > LARGE_BODY;
+    const parsed = parseBody(text);
+    if (large) await nextTurn();
+    const items = itemsOf(parsed);
+    if (large) await nextTurn();
     try {
       const installations = new Map<string, WhatsAppInstallation | null>();
       for (const id of new Set(items.map((item) => item.phoneNumberId))) {
@@ -199,12 +168,15 @@ export function messagingModule(deps: MessagingDeps) {
           for (const item of items) if (await storeOnce(tx as unknown as Db, item, installations.get(item.phoneNumberId) ?? null)) stored++;
         });
       } else {
-        // A large delivery: in chunks, each in a short transaction of its own (batch.ts); the
-        // answer waits for all of them. Items for numbers no one installed: one row per number.
+        // A large delivery: stored as it came, one event per number with its one job (batch.ts),
+        // its text in short transactions; the job works through it. Items for numbers no one
+        // installed: one row per number.
+        const digest = deliveryDigest(bytes);
         for (const [phoneNumberId, installation] of installations) {
-          const mine = items.filter((item) => item.phoneNumberId === phoneNumberId);
-          if (installation) stored += await storeBatches(db, installation, mine, bytes);
-          else if (await storeOnce(db, { phoneNumberId, dedupeKey: `unknown:${phoneNumberId.slice(0, 60)}:${createHash('sha256').update(bytes).digest('hex').slice(0, 32)}`, type: 'other', body: null }, null)) stored++;
+          const count = items.reduce((n, item) => (item.phoneNumberId === phoneNumberId ? n + 1 : n), 0);
+          if (installation) {
+            if (await storeDelivery(db, installation, { text, digest, items: count, phoneNumberId })) stored++;
+          } else if (await storeOnce(db, { phoneNumberId, dedupeKey: `unknown:${phoneNumberId.slice(0, 60)}:${digest}`, type: 'other', body: null }, null)) stored++;
         }
       }
       if (stored > 0) deps.wakeJobs?.();
