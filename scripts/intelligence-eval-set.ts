@@ -1,5 +1,5 @@
 // Builds the churn-signal and sentiment evaluation sets in test/fixtures/intelligence/ from public
-// corpora of real customer messages (README "Ticket intelligence: how it is measured"). Run once
+// corpora of real customer messages (docs/tickets.md "Ticket intelligence: how it is measured"). Run once
 // with the sources checked out in one directory:
 //   bun scripts/intelligence-eval-set.ts SOURCES_DIR
 // where SOURCES_DIR holds banking77/{train,test}.csv (PolyAI-LDN/task-specific-datasets,

@@ -1,7 +1,7 @@
 // The admin socket: a Unix socket in DATA_DIR (mode 0600, so only the operator's user can reach it)
 // through which the CLI asks the running server to run admin units on the database it owns. Each
 // request is one unit, run whole by the server: a CLI killed mid-command cannot leave a transaction
-// open, and pglite-socket would wedge if one did (README "Development", units of work).
+// open, and pglite-socket would wedge if one did (docs/development.md, units of work).
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { localRunner, RemoteUnitError, serializeError, type UnitRunner } from '../db/units.ts';

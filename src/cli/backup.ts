@@ -1,4 +1,4 @@
-// revintel backup FILE / revintel restore FILE (README "Backups"): the embedded database only — on
+// revintel backup FILE / revintel restore FILE (docs/operating.md "Backups"): the embedded database only — on
 // PostgreSQL, back up with the server's own tools (pg_dump). A backup is online: the process that
 // owns DATA_DIR (the running serve, or this command when none runs) marks its start and its end,
 // and this command copies the files in between (db/backup.ts), so the server never waits on the

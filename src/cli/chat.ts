@@ -1,4 +1,4 @@
-// revintel chat add|list|remove: the chat platforms' installations (README "Agent actions" →
+// revintel chat add|list|remove: the chat platforms' installations (docs/chat-platforms.md:
 // Slack, Google Chat, WhatsApp). A Slack bot token or a WhatsApp access token is sealed here, with
 // the SECRET_KEY this command is configured with; its plaintext never crosses the admin socket nor
 // reaches the database. A Google Chat space needs no token of its own (the app's service account

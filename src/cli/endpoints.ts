@@ -1,5 +1,5 @@
-// revintel endpoints add|list|remove: the organisation's own receivers of outbound events (README
-// "Agent actions" → Outbound events). The signing secret is made and sealed here, with the
+// revintel endpoints add|list|remove: the organisation's own receivers of outbound events (docs/agent-actions.md
+// "Outbound events"). The signing secret is made and sealed here, with the
 // SECRET_KEY this command is configured with, and printed once.
 import { OUTBOUND_EVENT_TYPES } from '../db/schema/index.ts';
 import { newId } from '../lib/ids.ts';

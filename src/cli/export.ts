@@ -1,4 +1,4 @@
-// revintel export --to postgres://… (README "Growing past one machine"): the embedded installation
+// revintel export --to postgres://… (docs/operating.md "Growing past one machine"): the embedded installation
 // in DATA_DIR copied into an empty PostgreSQL, migrated here to this version first, then checked
 // table by table. serve must be stopped: the copy is of one moment.
 import postgres from 'postgres';

@@ -1,5 +1,5 @@
-// revintel outbox list|retry: outbound event deliveries as the operator sees them (README "Agent
-// actions" → Outbound events) — pending, delivered or dead with their last answer — and dead ones
+// revintel outbox list|retry: outbound event deliveries as the operator sees them (docs/agent-actions.md
+// "Outbound events") — pending, delivered or dead with their last answer — and dead ones
 // sent again with fresh attempts once the receiver is fixed.
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../db/schema/index.ts';
 import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, table, UsageError } from './args.ts';

@@ -30,7 +30,7 @@ const topDriver = (drivers: { group: string; label: string; points: number }[]) 
   return top ? `${top.label} (${signedPoints(top.points)})` : null;
 };
 const money = (minor: number, currency: string) => `${Math.round(minor / 100).toLocaleString('en-US')} ${currency}`;
-/** A renewal date, or the last day of service when notice was given (one ARR rule: README "ARR data"). */
+/** A renewal date, or the last day of service when notice was given (one ARR rule: docs/arr-data.md). */
 const renewal = (p: { renewal_date: string | null; renewing: boolean | null }) => (p.renewal_date && p.renewing === false ? `${p.renewal_date} (ends: notice given)` : p.renewal_date);
 
 export async function predictionsCommand(argv: string[]) {

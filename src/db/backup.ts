@@ -1,4 +1,4 @@
-// Backups of the embedded database (README "Backups"), online: PostgreSQL's own base-backup
+// Backups of the embedded database (docs/operating.md "Backups"), online: PostgreSQL's own base-backup
 // protocol, run through PGlite. `pg_backup_start` (a checkpoint: the one moment the database
 // works for the backup) marks where recovery will begin; the data directory's files are then
 // copied from disk by the backup command's own process while the server goes on writing; after

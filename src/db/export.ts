@@ -1,4 +1,4 @@
-// Moving an embedded installation to PostgreSQL (README "Growing past one machine"): every table of
+// Moving an embedded installation to PostgreSQL (docs/operating.md "Growing past one machine"): every table of
 // DATA_DIR's database copied into an empty PostgreSQL migrated to the same version, then compared
 // table by table — rows counted and a checksum of every row's text on both sides. Rows travel as
 // JSON made by the database itself (`to_jsonb`) and are rebuilt by the target with

@@ -1,4 +1,4 @@
-/** Every answer but the ticket webhook's is this envelope (README "Envelope"). */
+/** Every answer but the ticket webhook's is this envelope (docs/api.md "Envelope"). */
 export interface Envelope<T> {
   success: boolean;
   data: T | null;

@@ -1,4 +1,4 @@
-// The one way a list endpoint answers (README "Reading"): refuse unknown parameters, read `limit`,
+// The one way a list endpoint answers (docs/arr-data.md "Reading"): refuse unknown parameters, read `limit`,
 // fetch limit + 1 rows, and answer `data` with `meta` and a `Link` header to the next page.
 import { ok } from './envelope.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageOf, type CursorValue } from './pagination.ts';

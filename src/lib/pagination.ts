@@ -1,4 +1,4 @@
-// Cursor pagination (README "Reading"): `limit` 1–200 (default 50), an opaque `cursor`, `meta` and a
+// Cursor pagination (docs/arr-data.md "Reading"): `limit` 1–200 (default 50), an opaque `cursor`, `meta` and a
 // `Link: <…>; rel="next"` header. A cursor names the sort it belongs to and the position after the
 // last row of a page (the sort value and the id that breaks ties), so a walk sees every row once
 // even while rows are inserted, and a cursor from one sort is refused by another. A cursor comes

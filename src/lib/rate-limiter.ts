@@ -1,4 +1,4 @@
-// Fixed windows aligned to the UTC minute and the UTC day (README "Rate limits"), counted in one of
+// Fixed windows aligned to the UTC minute and the UTC day (docs/api.md "Rate limits"), counted in one of
 // three stores.
 //
 // Every window has its own key (`org:ID:m:<minute number>`), so alignment comes from the key and a

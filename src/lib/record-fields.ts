@@ -1,4 +1,4 @@
-// The field types the ARR records share (README "ARR data"), for the bodies of POST and PATCH and for
+// The field types the ARR records share (docs/arr-data.md), for the bodies of POST and PATCH and for
 // the rows of `revintel import`: one definition of what a currency, an amount or a date is.
 import { t, type TSchema } from 'elysia';
 import { Type } from '@sinclair/typebox';

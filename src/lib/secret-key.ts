@@ -1,4 +1,4 @@
-// SECRET_KEY encrypts stored webhook secrets (README "Configuration"). On the embedded database,
+// SECRET_KEY encrypts stored webhook secrets (docs/operating.md "Configuration"). On the embedded database,
 // when it is not set, one is generated into DATA_DIR at first start so a newcomer configures nothing.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Every failure leaves as the envelope with its status (README "Envelope") — one mapping, used by the
+// Every failure leaves as the envelope with its status (docs/api.md "Envelope") — one mapping, used by the
 // request pipeline (app.ts) for what fails before routing and by Elysia's onError for the rest.
 // Only 5xx are logged, without the query parameters drizzle puts in its messages, and the answer
 // never carries internals.

@@ -1,4 +1,4 @@
-// Every answer is the envelope with the status code of README "Envelope", a request id and the
+// Every answer is the envelope with the status code of docs/api.md "Envelope", a request id and the
 // rate-limit headers — whatever went wrong.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';

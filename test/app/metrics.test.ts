@@ -1,4 +1,4 @@
-// GET /metrics (README "Metrics"): Prometheus's text format behind METRICS_TOKEN (a 404 without the
+// GET /metrics (docs/operating.md "Metrics"): Prometheus's text format behind METRICS_TOKEN (a 404 without the
 // setting, a 401 with a wrong token); requests counted by route template, method and status with
 // their latency, rate-limit refusals by budget, webhook deliveries accepted and refused; the queues
 // and outboxes read from the database at each scrape; nothing of an organisation's data in it.

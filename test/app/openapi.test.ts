@@ -1,4 +1,4 @@
-// The API reference (README "API reference"): GET /api/openapi.json is a valid OpenAPI 3.1 document
+// The API reference (docs/api.md "API reference"): GET /api/openapi.json is a valid OpenAPI 3.1 document
 // naming every route the server registered, with no key; real answers — successes, lists with
 // their page, errors — match the schemas it documents; GET /docs is a page that loads nothing from
 // another host.

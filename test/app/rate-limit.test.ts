@@ -1,4 +1,4 @@
-// README "Rate limits": both windows, per organisation, the headers on every response, 429
+// docs/api.md "Rate limits": both windows, per organisation, the headers on every response, 429
 // with Retry-After, exact under concurrency — in memory, in PostgreSQL and in Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import Redis from 'ioredis';

@@ -1,4 +1,4 @@
-// Backup and restore killed with SIGKILL part-way (README "Backups"), through the compiled binary on
+// Backup and restore killed with SIGKILL part-way (docs/operating.md "Backups"), through the compiled binary on
 // the embedded database. TEST_CRASH_AT has the command kill itself at a named step, so each step is
 // hit exactly. A backup killed mid-copy leaves no obstacle and no data behind once the next backup
 // has run, with serve running or not; a restore killed at any step of its swap leaves DATA_DIR with

@@ -1,4 +1,4 @@
-// Backups of the embedded database through the compiled binary (README "Backups"): `revintel
+// Backups of the embedded database through the compiled binary (docs/operating.md "Backups"): `revintel
 // backup` while serve takes a burst of ticket webhooks — the server goes on answering — then the
 // server is killed; `revintel restore` into a new directory replays the backup's WAL, holds every
 // event acknowledged before the backup began, and serves them; a damaged file is refused before

@@ -1,4 +1,4 @@
-// Moving an embedded installation to PostgreSQL through the compiled binary (README "Growing past
+// Moving an embedded installation to PostgreSQL through the compiled binary (docs/operating.md "Growing past
 // one machine"): `revintel export --to` copies every table into an empty database and verifies it;
 // a second export into the same database is refused; a server on PostgreSQL with the same
 // SECRET_KEY serves the copy — the demo's key works and a connector's sealed secret still checks a

@@ -1,4 +1,4 @@
-// WhatsApp through the compiled binary (README "Agent actions" → WhatsApp): a burst of signed
+// WhatsApp through the compiled binary (docs/chat-platforms.md "WhatsApp"): a burst of signed
 // messages from a CSM with the server killed by SIGKILL part-way, then restarted — every message
 // Meta got a 200 for is acted on after the restart, each exactly once (one note per message), and
 // the replies go to the fake Graph API. The same for one large delivery (stored as one event, worked

@@ -198,7 +198,7 @@ function judge(req: FuzzRequest, res: RawResponse, keyA: string): Problem | null
   const rid = header(res, 'x-request-id');
   if (!rid) return p('no x-request-id', text.slice(0, 120));
   if (!/^[A-Za-z0-9_.:@/-]{1,128}$/.test(rid)) return p('bad x-request-id', rid.slice(0, 160));
-  // What the README promises alongside: Allow on a 405, WWW-Authenticate on a 401 for a key (a
+  // What docs/api.md promises alongside: Allow on a 405, WWW-Authenticate on a 401 for a key (a
   // webhook's signature is not one), Retry-After on a 429.
   const needs = ({ 405: 'allow', 401: req.route.startsWith('/api/webhooks/') ? '' : 'www-authenticate', 429: 'retry-after' } as Record<number, string>)[res.status];
   if (needs && !header(res, needs)) return p(`no ${needs} header`, text.slice(0, 120));

@@ -1,4 +1,4 @@
-// The outbox of outbound events on both backends (README "Agent actions" → Outbound events): an
+// The outbox of outbound events on both backends (docs/agent-actions.md → Outbound events): an
 // endpoint registered with `revintel endpoints add` (the secret printed once; a loopback address
 // refused unless ALLOW_PRIVATE_ENDPOINTS=true), a real receiver (Bun.serve on port 0) that checks
 // the Standard Webhooks signature and answers 500, 500, 200 — delivered once, signed, the same

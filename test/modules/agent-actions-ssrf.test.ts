@@ -1,4 +1,4 @@
-// Outbound events never reach inside (README "Agent actions" → Outbound events), with the default
+// Outbound events never reach inside (docs/agent-actions.md → Outbound events), with the default
 // ALLOW_PRIVATE_ENDPOINTS=false: every encoding of the test's own loopback listener — IPv4-mapped
 // and NAT64 IPv6, numeric IPv4 forms, localhost with a trailing dot — is refused by
 // `endpoints add` (the CLI and the server's own check), and an endpoint stored earlier (while the

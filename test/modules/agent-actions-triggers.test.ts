@@ -1,4 +1,4 @@
-// Action rules firing on both backends (README "Agent actions" → Rules): a risk rise from the
+// Action rules firing on both backends (docs/agent-actions.md → Rules): a risk rise from the
 // predictions' scoring — only for customers whose own inputs changed, only past the 10 % margin,
 // two rises making one action with trigger_count 2, each band change a prediction.risk_changed event; a ticket's cancellation signal proposing a
 // renewal call once, its re-delivery nothing more; a renewal without auto-renew within the rule's

@@ -1,4 +1,4 @@
-// Agent actions on both backends (README "Agent actions"): CSMs made from customers' csm e-mails,
+// Agent actions on both backends (docs/agent-actions.md): CSMs made from customers' csm e-mails,
 // proposing (201, 200 deduplicated with trigger_count, Idempotency-Key, 409 cool-down unless force,
 // 422 churned, 400 naming the field), routing and its notification rows, the guarded decisions (a
 // racing approve and reject give exactly one outcome), execution (task, note, outbound event),

@@ -1,4 +1,4 @@
-// Chat installations on both backends (README "Agent actions"): `revintel chat add slack|whatsapp`
+// Chat installations on both backends (docs/chat-platforms.md): `revintel chat add slack|whatsapp`
 // seals the bot or access token under SECRET_KEY, bound to the installation (the database never
 // holds the plaintext), refuses a malformed id or token, a workspace or number already installed
 // and a second Slack workspace; `chat add google-chat` keeps a space without a token; `chat list`

@@ -1,4 +1,4 @@
-// The console's pages and assets (README "The console"): every client route answers the one page,
+// The console's pages and assets (docs/console.md): every client route answers the one page,
 // uncached and under a CSP that allows nothing inline or foreign; its hashed assets are cached for
 // ever with their content types; nothing about /api changes.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';

@@ -1,4 +1,4 @@
-// Google Chat both ways on both backends (README "Agent actions" → Google Chat), against a fake
+// Google Chat both ways on both backends (docs/chat-platforms.md "Google Chat"), against a fake
 // Google on a real port: Google's key set (max-age, refetch on an unknown kid, bounded); real ID
 // tokens signed with the fake's keys; a click in the Chat API format and one in the add-on format
 // (the fixtures' shapes) each decide once and answer in their own format; every token fault is a

@@ -1,4 +1,4 @@
-// Slack both ways on both backends (README "Agent actions" → Slack), against a fake Slack Web API
+// Slack both ways on both backends (docs/chat-platforms.md "Slack"), against a fake Slack Web API
 // on a real port: the recorded fixtures verify with their published signatures at their recorded
 // time; bad, missing and stale signatures are 401 with X-Slack-No-Retry; an approval request goes
 // out through the chat outbox (users.lookupByEmail, chat.postMessage with the buttons, 429 twice

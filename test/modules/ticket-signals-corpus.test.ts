@@ -1,7 +1,7 @@
 // Churn signals and sentiment on what customers write: a golden set of short messages per signal and
 // per non-signal, the figures on the development part of the evaluation set of real customer
-// messages (test/fixtures/intelligence, see its NOTICE; the held-out part is for the README's
-// figures only and is not read here), and `revintel intelligence eval` on a small file.
+// messages (test/fixtures/intelligence, see its NOTICE; the held-out part is for the figures
+// of docs/tickets.md only and is not read here), and `revintel intelligence eval` on a small file.
 import { describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

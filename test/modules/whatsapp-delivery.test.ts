@@ -1,5 +1,5 @@
 // A large WhatsApp delivery is stored as it came, as one event with one job, before Meta gets its
-// 200 (README "Agent actions" → WhatsApp), on both backends: the server stopping before the job
+// 200 (docs/chat-platforms.md "WhatsApp"), on both backends: the server stopping before the job
 // runs loses nothing (the database opened again, the job works through every status, once); a
 // redelivery of the same body, before or after, stores nothing more; a delivery naming a number no
 // one installed is one ignored row; chunks an older release stored, with their job, are still worked

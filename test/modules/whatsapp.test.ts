@@ -1,4 +1,4 @@
-// WhatsApp both ways on both backends (README "Agent actions" → WhatsApp), against a fake Graph
+// WhatsApp both ways on both backends (docs/chat-platforms.md "WhatsApp"), against a fake Graph
 // API on a real port: the recorded fixtures verify with their published signatures; the GET
 // handshake; bad and missing signatures are 401 and store nothing; an acknowledged event is stored
 // with its job before it is processed; approvals go as reply buttons inside the 24-hour window

@@ -53,7 +53,7 @@ export const csms = pgTable(
 );
 export type CsmRecord = typeof csms.$inferSelect;
 
-/** Who decided an action (README "Agent actions" → Lifecycle: `decided_by`). */
+/** Who decided an action (docs/agent-actions.md → Lifecycle: `decided_by`). */
 export interface DecidedBy {
   kind: 'csm' | 'user' | 'api_key' | 'system';
   csm_id?: string;
@@ -245,7 +245,7 @@ export const actionRuleFirings = pgTable(
 export const OUTBOUND_EVENT_TYPES = ['agent_action.proposed', 'agent_action.approved', 'agent_action.rejected', 'agent_action.executed', 'prediction.risk_changed'] as const;
 export type OutboundEventType = (typeof OUTBOUND_EVENT_TYPES)[number];
 
-/** Events for the organisation's own endpoints (README "Outbound events"), recorded in the transaction of the
+/** Events for the organisation's own endpoints (docs/agent-actions.md "Outbound events"), recorded in the transaction of the
  * change they describe; the outbox delivers each to every endpoint subscribed at the time. */
 export const outboundEvents = pgTable(
   'outbound_events',

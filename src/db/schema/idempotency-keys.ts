@@ -2,8 +2,7 @@ import { foreignKey, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-c
 import { organisations } from './organisations.ts';
 import { timestamptz } from './columns.ts';
 
-/** The first answer to a POST carrying an `Idempotency-Key`, replayed for 24 hours (README "ARR
- * data"). Written in the transaction of the change it answers: a key is stored only with its change. */
+/** The first answer to a POST carrying an `Idempotency-Key`, replayed for 24 hours (docs/arr-data.md). Written in the transaction of the change it answers: a key is stored only with its change. */
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {

@@ -58,7 +58,7 @@ export const predictions = pgTable(
     /** The ARR the prediction puts at risk is measured on (minor units), in `currency`. */
     arr: bigint('arr', { mode: 'number' }).notNull(),
     currency: text('currency').notNull(),
-    /** The earliest end of a counting contract (README "ARR data: which contracts count"). */
+    /** The earliest end of a counting contract (docs/arr-data.md "Which contracts count"). */
     renewalDate: date('renewal_date', { mode: 'string' }),
     /** False when notice was given on the contract ending on renewal_date; null without one. */
     renewing: boolean('renewing'),

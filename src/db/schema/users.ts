@@ -6,7 +6,7 @@ import { timestamps, timestamptz } from './columns.ts';
 export const USER_ROLES = ['admin', 'member'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 
-/** People who sign in to the console (README "Users and the console sign-in"). The e-mail is stored lower-cased: unique per
+/** People who sign in to the console (docs/api.md "Users and the console sign-in"). The e-mail is stored lower-cased: unique per
  * organisation whatever its case. */
 export const users = pgTable(
   'users',

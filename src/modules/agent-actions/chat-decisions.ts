@@ -1,4 +1,4 @@
-// A decision taken on a chat platform (README "Agent actions" → "Who may decide"), the same for every platform: the
+// A decision taken on a chat platform (docs/agent-actions.md → "Who may decide"), the same for every platform: the
 // button must be one of the action's current copies there (its nonce, compared in constant time),
 // the clicker an active CSM of the organisation whom the rule of who-decides.ts lets decide (the
 // API's rule too), and an expired action takes no decision.

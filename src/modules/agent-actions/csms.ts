@@ -1,4 +1,4 @@
-// CSMs (README "Agent actions"), the tasks executed actions give them and the notes on customers: reads and the
+// CSMs (docs/agent-actions.md), the tasks executed actions give them and the notes on customers: reads and the
 // CSM writes, scoped to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, rowsOf, type Db } from '../../db/client.ts';

@@ -1,5 +1,5 @@
 // An action's history (action_events) and the events the organisation's own endpoints receive
-// (outbound_events, README "Outbound events"): both written in the transaction of the change they describe.
+// (outbound_events, docs/agent-actions.md "Outbound events"): both written in the transaction of the change they describe.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import type { OutboundEventType } from '../../db/schema/index.ts';

@@ -1,4 +1,4 @@
-// Carrying out an approved action (README "Agent actions" → "Execution"): a task for the CSM, a note on the
+// Carrying out an approved action (docs/agent-actions.md → "Execution"): a task for the CSM, a note on the
 // customer and an outbound event, then `executed` — all in one transaction, under the action's row
 // lock, so a job run twice (delivery is at least once) executes it once. An execution that fails
 // for good leaves the action `failed` with its error.

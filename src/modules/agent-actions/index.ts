@@ -1,4 +1,4 @@
-// Agent actions over the API (README "Agent actions"): proposing (POST /api/agent-actions, with
+// Agent actions over the API (docs/agent-actions.md): proposing (POST /api/agent-actions, with
 // Idempotency-Key), reading with filters, deciding (approve, reject, snooze, cancel: by whom
 // who-decides.ts allows, audited), the rules, the CSMs (written by keys and admins), their tasks and
 // the customers' notes. Every query is scoped to the caller's organisation.

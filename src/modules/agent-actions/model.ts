@@ -1,4 +1,4 @@
-// The agent actions' schemas (README "Agent actions"): what each route takes and answers. Params are
+// The agent actions' schemas (docs/agent-actions.md): what each route takes and answers. Params are
 // checked per action type (PARAMS), so a bad one is a 400 naming `params.<field>`.
 import { t, type TSchema } from 'elysia';
 import { Type } from '@sinclair/typebox';
@@ -8,7 +8,7 @@ import { email, enumOf, label, nullable } from '../../lib/record-fields.ts';
 const wholeNumber = (min: number, max: number) => Type.Integer({ minimum: min, maximum: max, error: `must be a whole number from ${min} to ${max}` });
 const note = t.String({ minLength: 1, maxLength: 2000 });
 
-/** Each type's params (README "Agent actions"). */
+/** Each type's params (docs/agent-actions.md). */
 export const PARAMS = {
   check_in: t.Object({ channel: enumOf(['email', 'call', 'meeting'] as const), due_in_days: wholeNumber(1, 30), note: t.Optional(note) }, { additionalProperties: false }),
   escalation: t.Object({ to: enumOf(['manager', 'executive'] as const), note }, { additionalProperties: false }),

@@ -1,4 +1,4 @@
-// The outbox of outbound events (README "Agent actions" → Outbound events): each event is fanned out, in the
+// The outbox of outbound events (docs/agent-actions.md → Outbound events): each event is fanned out, in the
 // transaction that records it, to one delivery per subscribed endpoint, and each delivery is sent by
 // an `outbox.deliver` job, signed the Standard Webhooks way. A failure worth retrying (a timeout, no
 // answer, 408, 429, 5xx) is tried again after an exponential back-off with full jitter — never sooner

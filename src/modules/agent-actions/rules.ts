@@ -1,4 +1,4 @@
-// Action rules (README "Agent actions"): when a customer's risk band rises to at least a band, when a ticket
+// Action rules (docs/agent-actions.md): when a customer's risk band rises to at least a band, when a ticket
 // carries a churn signal, or when a renewal without auto-renew comes within N days, propose an
 // action. Each organisation's rules are one row (absent: the defaults). Firing goes through
 // proposeAction, so at most one action is open per (customer, type) and a firing during a snooze or

@@ -1,4 +1,4 @@
-// Agent actions (README "Agent actions"): proposing one (deduplicated per customer and type, refused or
+// Agent actions (docs/agent-actions.md): proposing one (deduplicated per customer and type, refused or
 // only counted during a rejection's cool-down), where it goes, and its guarded state machine. Every
 // transition is one conditional UPDATE … WHERE status IN (…) RETURNING: of two decisions racing,
 // exactly one changes the row, and the other learns who decided first and when.
@@ -203,7 +203,7 @@ interface Copy {
   target: string | null;
 }
 
-/** Where an action goes (README "Agent actions"): its customer's CSM's channels; without a CSM, or a CSM without
+/** Where an action goes (docs/agent-actions.md): its customer's CSM's channels; without a CSM, or a CSM without
  * a channel, the managers' (and admins') channels; with none, the inbox. */
 export async function routeAction(db: Db, orgId: string, csmEmail: string | null): Promise<{ csmId: string | null; routing: ActionRouting; copies: Copy[] }> {
   type Person = { id: string; email: string; phone: string | null; slack_user_id: string | null; channels: ChatPlatform[]; active: boolean };

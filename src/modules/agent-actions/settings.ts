@@ -1,4 +1,4 @@
-// The agent actions' settings (README "Agent actions" → Settings), as the process was started with
+// The agent actions' settings (docs/agent-actions.md → Settings), as the process was started with
 // them: set once at start-up — by `serve` from its configuration, by the worker threads from their
 // init message, by the CLI — and read where they are used (job kinds are declared once per build).
 import type { Config } from '../../config.ts';

@@ -1,4 +1,4 @@
-// The console's sign-in (README "Users and the console sign-in"): accept a one-time link (set the password), sign in with an
+// The console's sign-in (docs/api.md "Users and the console sign-in"): accept a one-time link (set the password), sign in with an
 // e-mail and password, sign out of this session or of every one. A session is the
 // `revintel_session` cookie (sessions.ts); the gate authenticates /api routes with it.
 import { Elysia } from 'elysia';

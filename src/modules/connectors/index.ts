@@ -1,4 +1,4 @@
-// Connectors over the API (README "Connecting a platform"): list them with their webhook URLs,
+// Connectors over the API (docs/tickets.md "Connecting a platform"): list them with their webhook URLs,
 // create one, set or rotate its webhook secret, and follow what arrived through it — the ticket
 // events with their status, and dead letters sent back to the queue. A secret typed in is sealed
 // here under SECRET_KEY, bound to its connector, and never shown again; a generated one is shown

@@ -1,4 +1,4 @@
-// Connectors (README "Connecting a platform"): where an organisation's tickets come from. Secrets
+// Connectors (docs/tickets.md "Connecting a platform"): where an organisation's tickets come from. Secrets
 // arrive here already sealed (lib/secret-box.ts) by whoever holds SECRET_KEY — the CLI seals before
 // it asks, so a secret's plaintext never crosses the admin socket — and they never leave: listings
 // say whether a connector is signed, not with what.

@@ -78,7 +78,7 @@ export async function buildConsole(): Promise<ConsoleBundle> {
   return { index: indexHtml(script, styles), assets };
 }
 
-/** Bytes of the console's own code, raw and gzipped (README "The console"). */
+/** Bytes of the console's own code, raw and gzipped (docs/console.md). */
 export function bundleSize(bundle: ConsoleBundle): { raw: number; gzip: number } {
   let raw = 0;
   let gzip = 0;

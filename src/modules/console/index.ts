@@ -1,4 +1,4 @@
-// The web console (README "The console"): GET / and every client route answer the one page;
+// The web console (docs/console.md): GET / and every client route answer the one page;
 // /assets/<name>-<hash>.<ext> its script and styles, cacheable for ever (the name changes with the
 // content); /favicon.ico its icon. A browser asking for any other page outside /api and /assets
 // gets the same page with a 404, and the page shows its own "not found" (not the API's JSON). All of it comes from the binary (no CDN), under a CSP that allows nothing inline and

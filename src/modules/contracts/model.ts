@@ -17,7 +17,7 @@ export type ListContractsQuery = typeof ListContractsQuery.static;
 
 export const ContractParams = t.Object({ id: t.String({ minLength: 1, maxLength: 300 }) });
 
-/** A contract's writable fields (README "ARR data"). Its customer is named by `customer_id` or
+/** A contract's writable fields (docs/arr-data.md). Its customer is named by `customer_id` or
  * `customer_external_id`; `currency` defaults to the customer's and may not differ from it. */
 const contractFields = {
   external_id: t.Optional(nullable(externalId)),

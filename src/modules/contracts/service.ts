@@ -1,5 +1,5 @@
 // Contracts as the API shows them, with their annualised `arr` and whether it counts today by the one
-// ARR rule (revintel_contract_counted_on, migration 0030; README "ARR data"), always scoped to one
+// ARR rule (revintel_contract_counted_on, migration 0030; docs/arr-data.md), always scoped to one
 // organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';

@@ -1,4 +1,4 @@
-// GET /api/customers and GET /api/customers/:id (README "Reading"): the caller's organisation's
+// GET /api/customers and GET /api/customers/:id (docs/arr-data.md "Reading"): the caller's organisation's
 // customers, with their derived values as of today (UTC).
 // POST, PATCH and DELETE of /api/customers are the record writes every ARR type shares
 // (modules/records/writes.ts), declared here with what is customer-specific.

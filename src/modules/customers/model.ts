@@ -37,7 +37,7 @@ const csm = t.Object(
   { additionalProperties: false },
 );
 
-/** A customer's writable fields (README "ARR data"); the derived values are not among them. */
+/** A customer's writable fields (docs/arr-data.md); the derived values are not among them. */
 const customerFields = {
   external_id: t.Optional(nullable(externalId)),
   name: label(),

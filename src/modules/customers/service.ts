@@ -1,4 +1,4 @@
-// Customers as the API shows them: with their derived values (README "ARR data"), computed in the
+// Customers as the API shows them: with their derived values (docs/arr-data.md), computed in the
 // query for the day the caller names by the one ARR rule (revintel_customer_arr, migration 0030),
 // always scoped to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
@@ -174,7 +174,7 @@ export async function getCustomer(db: Db, orgId: string, ref: string, today: str
   return row;
 }
 
-/** The API's view of a customer: its fields and derived values (README "ARR data"). */
+/** The API's view of a customer: its fields and derived values (docs/arr-data.md). */
 export function presentCustomer(row: CustomerRow) {
   return {
     id: row.id,

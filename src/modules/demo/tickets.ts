@@ -19,7 +19,7 @@ interface Template {
 export type Mood = 'howto' | 'bug' | 'outage' | 'billing' | 'cancellation' | 'competitor' | 'downgrade' | 'refund' | 'praise' | 'feature';
 
 // Written the way customers write to a help desk (short, a question or a request first, the reason
-// after, often informal), in the styles of the real messages the intelligence is measured on (README
+// after, often informal), in the styles of the real messages the intelligence is measured on (docs/tickets.md
 // "Ticket intelligence"): "how do I close our account?", "we will cancel at renewal", a transfer or
 // a meeting to cancel that is no churn signal at all.
 const TEMPLATES: Record<Mood, Template[]> = {

@@ -1,4 +1,4 @@
-// GET /api/openapi.json and GET /docs (README "API reference"): the OpenAPI 3.1 document of every
+// GET /api/openapi.json and GET /docs (docs/api.md "API reference"): the OpenAPI 3.1 document of every
 // route this server runs, and a page that shows it, both from the binary (nothing from elsewhere).
 // Public: the reference is no secret, and a client generating its SDK has no key yet.
 import { Elysia, t } from 'elysia';

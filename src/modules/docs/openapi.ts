@@ -1,4 +1,4 @@
-// The OpenAPI 3.1 document (README "API reference"), made from what the server really runs: every
+// The OpenAPI 3.1 document (docs/api.md "API reference"), made from what the server really runs: every
 // declared route (lib/routes.ts: who may call, whose budget, the body limit, the success answer's
 // schema) joined with the schemas Elysia validates its path, query and body against. Nothing here
 // is written by hand per route, so the document cannot drift from the routes.

@@ -1,4 +1,4 @@
-// Google Chat, outbound (README "Agent actions"): one attempt of one row of the chat outbox, in the worker. The app
+// Google Chat, outbound (docs/chat-platforms.md "Google Chat"): one attempt of one row of the chat outbox, in the worker. The app
 // speaks as its service account: a JWT signed RS256 with the key file's private key (scope
 // chat.bot) is exchanged at GOOGLE_TOKEN_URL for an access token, kept until a minute before it
 // expires (one exchange serves every send meanwhile). An approval request is

@@ -1,4 +1,4 @@
-// Google Chat's bearer token (README "Google Chat"; Google's "Verify requests from Google Chat"):
+// Google Chat's bearer token (docs/chat-platforms.md "Google Chat"; Google's "Verify requests from Google Chat"):
 // with the app's Authentication Audience set to its HTTP endpoint URL, an OIDC ID token signed by
 // Google's OAuth keys (GOOGLE_JWKS_URL), issued by accounts.google.com, for the endpoint's URL, its
 // verified `email` the signer; set to the project number, a JWT that chat@system.gserviceaccount.com

@@ -1,4 +1,4 @@
-// POST /api/webhooks/workspace-chat (README "Agent actions" → Google Chat): Google Chat's
+// POST /api/webhooks/workspace-chat (docs/chat-platforms.md "Google Chat"): Google Chat's
 // interaction events, in both formats — the Chat API's (`type`: CARD_CLICKED, MESSAGE,
 // ADDED_TO_SPACE…) and a Workspace add-on's (`chat.buttonClickedPayload`, `chat.messagePayload`…).
 // Every request's bearer token is verified (verify.ts), the add-on's `systemIdToken` standing in

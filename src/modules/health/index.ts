@@ -1,4 +1,4 @@
-// GET /healthz and GET /readyz (README "Signals and probes"): public, and never refused by the rate
+// GET /healthz and GET /readyz (docs/operating.md "Signals and probes"): public, and never refused by the rate
 // limiter — their headers show the address's budget, which they do not spend.
 import { Elysia } from 'elysia';
 import { ok } from '../../lib/envelope.ts';

@@ -18,7 +18,7 @@ export const ListInvoicesQuery = t.Object({
 
 export const InvoiceParams = t.Object({ id: t.String({ minLength: 1, maxLength: 300 }) });
 
-/** An invoice's writable fields (README "ARR data"). Its customer is named by `customer_id` or
+/** An invoice's writable fields (docs/arr-data.md). Its customer is named by `customer_id` or
  * `customer_external_id`, its contract (optional, the customer's own) by `contract_id` or
  * `contract_external_id`; `currency` defaults to the customer's and may not differ from it. */
 const invoiceFields = {

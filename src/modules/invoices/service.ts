@@ -1,4 +1,4 @@
-// Invoices as the API shows them, with `days_past_due` for today (README "ARR data"), always scoped
+// Invoices as the API shows them, with `days_past_due` for today (docs/arr-data.md), always scoped
 // to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';

@@ -1,4 +1,4 @@
-// GET /metrics (README "Metrics"): Prometheus's text format, on the API port only with
+// GET /metrics (docs/operating.md "Metrics"): Prometheus's text format, on the API port only with
 // METRICS_TOKEN as a bearer token (compared in constant time; without the setting the route is a
 // 404), or on METRICS_PORT, bound to 127.0.0.1, with no token (server.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';

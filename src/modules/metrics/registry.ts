@@ -1,4 +1,4 @@
-// Prometheus metrics (README "Metrics"), in a registry of our own (prom-client's default process
+// Prometheus metrics (docs/operating.md "Metrics"), in a registry of our own (prom-client's default process
 // metrics are not collected: on Bun 1.4.4 its event-loop figures come out as NaN and 9e9). What the
 // server sees itself — every request by route template, method and status, its latency, rate-limit
 // refusals by budget, webhook deliveries — is counted as it happens; what the worker thread does

@@ -6,7 +6,7 @@ import { newId } from '../../lib/ids.ts';
 import type { Limits } from '../../lib/rate-limiter.ts';
 import { recordAudit } from '../audit/service.ts';
 
-/** The plans' limits (README "Rate limits"): the one place they are written down. */
+/** The plans' limits (docs/api.md "Rate limits"): the one place they are written down. */
 export const PLAN_LIMITS: Record<Plan, Limits> = {
   growth_agents: { perMinute: 60, perDay: 10_000 },
   enterprise: { perMinute: 300, perDay: 100_000 },

@@ -329,7 +329,7 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
   // term alone overstates the tenth year); a term ending within 30 days without notice is usually
   // renewing (notice periods are mostly longer), and one ending 91–180 days out cannot end inside a
   // 90-day horizon. Chosen on the demo's out-of-time split and a second seed's cross-validation
-  // (README "Features"); the scorecard leaves them at 0, so the prior is what it was.
+  // (docs/predictions.md "Features"); the scorecard leaves them at 0, so the prior is what it was.
   {
     key: 'tenure_log_years',
     group: 'tenure',

@@ -36,7 +36,7 @@ export interface BacktestPlan {
   cutoff: string | null;
 }
 
-/** The backtest's defaults (README "Backtests"): out of time with the cutoff H + 180 days before
+/** The backtest's defaults (docs/predictions.md "Backtests"): out of time with the cutoff H + 180 days before
  * today; cross-validation at the last day whose outcome is known, H + grace days before today (at
  * H days before, churn at a period end in the last grace days would not be recognised yet and its
  * customer would count as staying). */

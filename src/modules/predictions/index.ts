@@ -1,4 +1,4 @@
-// GET /api/cfo/predictions and GET /api/cfo/predictions/:customer_id (README "Churn predictions"):
+// GET /api/cfo/predictions and GET /api/cfo/predictions/:customer_id (docs/predictions.md):
 // the current churn prediction of each scored customer of the caller's organisation, explained by
 // its drivers, with the summary a CFO reads (ARR at risk per currency and band).
 import { Elysia, t } from 'elysia';

@@ -1,5 +1,5 @@
 // An organisation's ARR data as it stood on a past day, rebuilt from business dates: contracts from
-// their revision log, cancellations from cancelled_at, churn from churned_at (README "Point in
+// their revision log, cancellations from cancelled_at, churn from churned_at (docs/arr-data.md "Point in
 // time"). The rules live in SQL (migration 0015: revintel_contracts_at, revintel_customers_at), so
 // the features of the predictions can join them set-wise; these are the typed doors to them.
 import { sql, type SQL } from 'drizzle-orm';

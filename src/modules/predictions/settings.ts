@@ -1,4 +1,4 @@
-// The churn predictions' settings (README "Churn predictions" → Settings), as the process was
+// The churn predictions' settings (docs/predictions.md → Settings), as the process was
 // started with them. Set once at start-up — by `serve` from its configuration, by the worker
 // threads from their init message — and read where they are used, so that job kinds, which are
 // declared once for the whole build, follow them.

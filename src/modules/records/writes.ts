@@ -1,5 +1,5 @@
 // The write routes every ARR record type has, beyond the customer's read-only interface, in the same
-// envelope (README "Writing"):
+// envelope (docs/arr-data.md "Writing"):
 //   POST   <path>       create, or update the record with this external_id (201 created, 200
 //                       updated or unchanged); Idempotency-Key replays the first answer for 24 h
 //   PATCH  <path>/:id   change some fields (null clears a nullable one)

@@ -1,4 +1,4 @@
-// What a CSM may ask the bot by mentioning it (README "Agent actions" → Slack): `status <customer>`,
+// What a CSM may ask the bot by mentioning it (docs/chat-platforms.md "Slack"): `status <customer>`,
 // `actions <customer>`, `note <customer>: text` and `help`. Only CSMs of the workspace's
 // organisation get here; the answer goes to the mention's thread.
 import { sql } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Chat installations (README "Agent actions" → "Installations"; `revintel chat add|list|remove`): which Slack
+// Chat installations (docs/chat-platforms.md; `revintel chat add|list|remove`): which Slack
 // workspace belongs to which organisation, with its bot token sealed under SECRET_KEY by the CLI
 // and bound to the installation's id (as connector secrets are). The table keeps the platform's own
 // id in `external_id`, so Google Chat spaces and WhatsApp numbers fit beside Slack team ids.

@@ -1,4 +1,4 @@
-// Slack, outbound (README "Agent actions"): every call to Slack — an approval request posted to the CSM's DM, a
+// Slack, outbound (docs/chat-platforms.md "Slack"): every call to Slack — an approval request posted to the CSM's DM, a
 // copy updated after a decision, an answer in a thread, a private notice — is a row of the chat
 // outbox (`chat_sends`), queued in the transaction that decided it and sent by a `chat.send` job
 // with the outbox's back-off: 429 (never sooner than Retry-After), 5xx, timeouts and Slack's

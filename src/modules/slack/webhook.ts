@@ -1,4 +1,4 @@
-// POST /api/webhooks/team-chat (README "Agent actions" → Slack): Slack's Events API and
+// POST /api/webhooks/team-chat (docs/chat-platforms.md "Slack"): Slack's Events API and
 // interactivity on one URL. The raw bytes are verified first (`X-Slack-Signature`, v0 HMAC-SHA256
 // of `v0:{timestamp}:{raw body}` with SLACK_SIGNING_SECRET or _PREVIOUS, in constant time, the
 // timestamp within 300 s), else 401 with `X-Slack-No-Retry: 1`. Every event is stored once, by

@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { instant } from '../../lib/record-fields.ts';
 
-/** Tickets in one import request, at most (README "Importing tickets"). */
+/** Tickets in one import request, at most (docs/tickets.md "Importing tickets"). */
 export const MAX_IMPORT_TICKETS = 1000;
 
 /** The request: the tickets (each the normalised fields — `id`, `subject`, `description`, `status`,

@@ -1,4 +1,4 @@
-// POST /api/ticket-intelligence/import (README "Importing tickets"): every item is checked at once
+// POST /api/ticket-intelligence/import (docs/tickets.md "Importing tickets"): every item is checked at once
 // — it must be an object in which the connector's adapter finds exactly one ticket — and the valid
 // ones are stored as events in one transaction with the batch's record; the worker thread processes
 // them like webhook events. An item already received for this connector (the same bytes of

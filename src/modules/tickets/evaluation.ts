@@ -1,7 +1,7 @@
-// How well ticket intelligence reads a set of labelled messages (README "Ticket intelligence: how it
+// How well ticket intelligence reads a set of labelled messages (docs/tickets.md "Ticket intelligence: how it
 // is measured"): per churn signal precision, recall, F1 and the confusion counts, the messages it
 // got wrong, and for messages labelled with a sentiment how often the sign agrees. Pure: the CLI
-// reads the file and prints; the tests and the README's figures use the same functions.
+// reads the file and prints; the tests and the figures in docs/tickets.md use the same functions.
 import { parse } from 'csv-parse/sync';
 import { analyseTicket, CHURN_SIGNALS, type ChurnSignal } from './intelligence.ts';
 

@@ -1,4 +1,4 @@
-// Ticket intelligence (README "Processing" and "Ticket intelligence: how it is measured"):
+// Ticket intelligence (docs/tickets.md "Processing" and "Ticket intelligence: how it is measured"):
 // sentiment, urgency, topics and churn signals of one ticket, from its text plus how often the same
 // requester or customer wrote lately. Pure functions, no database: the caller stores the result
 // next to the ticket, with `method` and `version` so that rows scored by older rules can be found

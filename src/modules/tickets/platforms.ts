@@ -1,4 +1,4 @@
-// The support platforms a connector can be for (README "Connecting a platform"). `generic`
+// The support platforms a connector can be for (docs/tickets.md "Connecting a platform"). `generic`
 // auto-detects common field names; `salesforce` means JSON from a Flow/Apex callout (SOAP outbound
 // messages are not supported).
 export const PLATFORMS = [

@@ -1,4 +1,4 @@
-// Re-analysis of stored tickets after the intelligence changed (README "Ticket intelligence: how it
+// Re-analysis of stored tickets after the intelligence changed (docs/tickets.md "Ticket intelligence: how it
 // is measured"): every ticket of an organisation whose `intelligence_version` is not this build's
 // is read again and its sentiment, urgency, topics and churn signals rewritten — both the current
 // ones and the ones it had when it came in (`first_*`, which the churn model's features read): the

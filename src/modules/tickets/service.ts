@@ -1,4 +1,4 @@
-// Tickets as the API shows them (README "Reading tickets"; beyond the customer's interface): what
+// Tickets as the API shows them (docs/tickets.md "Reading tickets"; beyond the customer's interface): what
 // the worker made of the platforms' events, always scoped to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';

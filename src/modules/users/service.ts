@@ -1,4 +1,4 @@
-// People of an organisation (README "Users and the console sign-in"): created by the operator (`revintel users create`) or invited by
+// People of an organisation (docs/api.md "Users and the console sign-in"): created by the operator (`revintel users create`) or invited by
 // an admin from the console, each with a one-time sign-in link; their passwords and sessions.
 // Every query is scoped to an organisation, but the operator's (the CLI's), who may name any user.
 import { and, asc, count, eq, gt, isNull, ne, or, sql } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// POST /api/webhooks/tickets?connectorId=… (README "The webhook"): any support platform's
+// POST /api/webhooks/tickets?connectorId=… (docs/tickets.md "The webhook"): any support platform's
 // ticket events. The sender is proved by the connector id and, when the connector has them, its
 // signature or token over the raw bytes; the event is then written durably and answered 200 at
 // once. Nothing about the ticket is read before the answer: the worker thread does that.

@@ -1,4 +1,4 @@
-// Who sent a ticket webhook: `x-hub-signature-256` or the platform's own scheme (README "Connecting
+// Who sent a ticket webhook: `x-hub-signature-256` or the platform's own scheme (docs/tickets.md "Connecting
 // a platform"), checked on the raw bytes in constant time; timestamps within 5 minutes (Linear 60 s).
 // Pure: no database, no clock unless the caller leaves `now` out. This runs on every webhook before
 // anything is stored, so it works on the raw bytes and only parses JSON for Linear, whose replay

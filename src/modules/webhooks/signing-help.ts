@@ -1,5 +1,5 @@
 // How each platform signs a ticket delivery, in words a person setting up a connector can follow:
-// what signatures.ts checks, per platform (README "Connecting a platform"). Pure data, so the
+// what signatures.ts checks, per platform (docs/tickets.md "Connecting a platform"). Pure data, so the
 // console's connector page shows it without the server's code.
 import type { Platform } from '../tickets/platforms.ts';
 

@@ -1,4 +1,4 @@
-// A large WhatsApp delivery (README "WhatsApp"): Meta batches thousands of statuses in one POST.
+// A large WhatsApp delivery (docs/chat-platforms.md "WhatsApp"): Meta batches thousands of statuses in one POST.
 // Stored item by item with a job each, 42,000 statuses made 42,000 jobs in a 41-second transaction
 // that held the embedded database (and so every tenant) for all of it; stored as jsonb chunks of
 // 1,000 (one transaction each) the acknowledgement still held it for 0.2 s. Now the webhook stores

@@ -1,4 +1,4 @@
-// What an inbound WhatsApp event does (README "Agent actions" → "Messaging"), as a `whatsapp.inbound` job queued
+// What an inbound WhatsApp event does (docs/chat-platforms.md "WhatsApp"), as a `whatsapp.inbound` job queued
 // in the transaction that stored the event: the webhook answers Meta at once, and an acknowledged
 // event is processed even if the process dies right after (the job is durable). The job's effects
 // and its completion commit together, and the event leaves `received` in the same transaction, so

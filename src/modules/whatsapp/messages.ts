@@ -1,4 +1,4 @@
-// What WhatsApp messages look like (README "Agent actions" → WhatsApp): an approval request as
+// What WhatsApp messages look like (docs/chat-platforms.md "WhatsApp"): an approval request as
 // interactive reply buttons (at most 3 buttons, titles ≤ 20 characters, body ≤ 1,024) inside the
 // 24-hour window, else as the approved template (body parameters {{1}} customer, {{2}} ARR, {{3}}
 // band, {{4}} proposal; its three quick replies carry the payloads); a button's id or payload is

@@ -1,4 +1,4 @@
-// WhatsApp, outbound (README "Agent actions"): every call to Meta's Cloud API — an approval request, the
+// WhatsApp, outbound (docs/chat-platforms.md "WhatsApp"): every call to Meta's Cloud API — an approval request, the
 // follow-up of a decided copy, a confirmation, a private notice — is a row of the chat outbox
 // (`chat_sends`, platform `whatsapp`), queued in the transaction that decided it and sent by the
 // `chat.send` job with the outbox's back-off (429, 5xx, timeouts and Meta's throughput errors tried

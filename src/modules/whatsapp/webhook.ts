@@ -1,4 +1,4 @@
-// GET and POST /api/webhooks/messaging (README "Agent actions" → WhatsApp): Meta's
+// GET and POST /api/webhooks/messaging (docs/chat-platforms.md "WhatsApp"): Meta's
 // WhatsApp Cloud API webhook.
 // GET is the subscription handshake: `hub.mode=subscribe` and `hub.verify_token` equal (in constant
 // time) to WHATSAPP_VERIFY_TOKEN echo `hub.challenge` as text/plain; anything else is 403, missing

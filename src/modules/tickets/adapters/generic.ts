@@ -1,5 +1,5 @@
 // The generic adapter: finds a ticket in a body of no particular platform by the common wrappers
-// and field names (README "Connecting a platform", the generic row). It is also every platform
+// and field names (docs/tickets.md "Connecting a platform", the generic row). It is also every platform
 // adapter's second chance, because the admins of templated senders (Zendesk triggers, Freshdesk,
 // Gorgias, Salesforce Flows) write their own bodies, and what they write usually looks like this.
 import type { Platform } from '../platforms.ts';
