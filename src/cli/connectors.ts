@@ -32,7 +32,7 @@ const HELP = helpText({
 
 CONNECTOR is a connector id, or its exact name with --org. The webhook URL printed is PUBLIC_URL +
 /api/webhooks/tickets?connectorId=…; point the platform at it. Every platform may sign with
-x-hub-signature-256; the README gives each platform's own scheme.`,
+x-hub-signature-256; docs/tickets.md ("Connecting a platform") gives each platform's own scheme.`,
   options: OPTIONS,
   settings: [...DATABASE_SETTINGS, 'PUBLIC_URL', 'SECRET_KEY'],
 });

@@ -17,7 +17,7 @@ const HELP = helpText({
   about: `Creates or updates records from FILE, matched by their external_id: a CSV with a header row, a
 JSON array of objects, or NDJSON (one object per line). Contracts and invoices name their customer by
 customer_external_id or customer_id (invoices their contract by contract_external_id or contract_id).
-README "Importing ARR data" shows every column.
+docs/arr-data.md ("Importing ARR data") shows every column.
 
 Rows are written in batches, each in its own transaction: a bad row is reported and skipped, never
 the batch; a crash leaves every committed batch in place, and running the same file again updates

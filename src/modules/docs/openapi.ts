@@ -23,7 +23,7 @@ const PLATFORM_SCHEMES: Record<PlatformVerifier, Record<string, string>> = {
     in: 'header',
     name: 'X-Hub-Signature-256',
     description:
-      "The connector's webhook secret: an HMAC-SHA256 of the raw body in the header its platform uses (X-Hub-Signature-256, X-Zendesk-Webhook-Signature, X-HubSpot-Signature-v3, …), or the connector's token; a connector without a secret takes unsigned events. See the README, Support tickets.",
+      "The connector's webhook secret: an HMAC-SHA256 of the raw body in the header its platform uses (X-Hub-Signature-256, X-Zendesk-Webhook-Signature, X-HubSpot-Signature-v3, …), or the connector's token; a connector without a secret takes unsigned events. See docs/tickets.md.",
   },
   slack: { type: 'apiKey', in: 'header', name: 'X-Slack-Signature', description: '`v0=` HMAC-SHA256 of `v0:{X-Slack-Request-Timestamp}:{raw body}` with the Slack app\'s signing secret; the timestamp within 300 s.' },
   'google-chat': { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "Google's RS256 ID token for the Chat app (issuer, audience and signer checked; the add-on's systemIdToken when there is no header)." },
@@ -204,7 +204,7 @@ function operation(route: RouteDeclaration, registered: RegisteredRoute | undefi
           },
         }
       : route.body === 'webhook' || route.body === 'import'
-        ? { requestBody: { required: true, description: 'The raw body, as the platform or the README section describes it', content: { '*/*': { schema: {} } } } }
+        ? { requestBody: { required: true, description: 'The raw body, as the platform sends it (docs/tickets.md, docs/arr-data.md)', content: { '*/*': { schema: {} } } } }
         : {}),
     responses,
   };
