@@ -1,0 +1,69 @@
+// Every declared route refuses what its declaration refuses, generated from the declarations so a
+// new route is covered without a new test: no credential on a key route → 401; an API key on a
+// route for people signed in to the console → 403; a platform route with no signature → a refusal
+// (never a 2xx, never a 5xx); and nothing of the refused request is done.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import type { RouteDeclaration } from '../../src/lib/routes.ts';
+
+/** A concrete path for a declared one: each `:param` filled with an id nobody has. */
+const concrete = (path: string) => path.replace(/:([A-Za-z_]+)/g, (_, name: string) => `${name}_nobody0000000000`);
+const label = (route: RouteDeclaration) => `${route.method} ${route.path}`;
+const bodyOf = (route: RouteDeclaration) => (route.method === 'GET' || route.method === 'DELETE' ? undefined : {});
+
+for (const backend of BACKENDS) {
+  describe(`every declared route refuses a caller its rules refuse (${backend})`, () => {
+    let database: TestDatabase;
+    let app: ReturnType<typeof buildApp>['app'];
+    let key: string;
+    beforeAll(async () => {
+      database = await openTestDatabase(backend);
+      app = buildApp(database).app;
+      key = (await createOrgWithKey(database)).secret;
+    });
+    afterAll(() => database.dispose());
+
+    test('no credential on a key route: 401 in the envelope, whatever the method and body', async () => {
+      const routes = app.declarations.filter((route) => route.auth === 'key');
+      expect(routes.length).toBeGreaterThan(40);
+      const wrong: string[] = [];
+      for (const route of routes) {
+        const answer = await call(app, route.method, concrete(route.path), { body: bodyOf(route) });
+        const body = answer.body as { success?: boolean } | undefined;
+        if (answer.status !== 401 || body?.success !== false) wrong.push(`${label(route)}: ${answer.status} ${answer.text.slice(0, 120)}`);
+      }
+      expect(wrong).toEqual([]);
+    });
+
+    test('a made-up key on a key route: 401 as well', async () => {
+      const wrong: string[] = [];
+      for (const route of app.declarations.filter((r) => r.auth === 'key')) {
+        const answer = await call(app, route.method, concrete(route.path), { key: 'rvk_madeup000000000000000000000000', body: bodyOf(route) });
+        if (answer.status !== 401) wrong.push(`${label(route)}: ${answer.status}`);
+      }
+      expect(wrong).toEqual([]);
+    });
+
+    test('an API key on a route for a person signed in to the console: 403', async () => {
+      const routes = app.declarations.filter((route) => route.auth === 'key' && (route.who === 'session' || route.who === 'admin-session'));
+      expect(routes.length).toBeGreaterThan(0);
+      const wrong: string[] = [];
+      for (const route of routes) {
+        const answer = await call(app, route.method, concrete(route.path), { key, body: bodyOf(route) });
+        if (answer.status !== 403) wrong.push(`${label(route)}: ${answer.status} ${answer.text.slice(0, 120)}`);
+      }
+      expect(wrong).toEqual([]);
+    });
+
+    test('a platform route with no signature is refused, never done and never a server error', async () => {
+      const routes = app.declarations.filter((route) => route.auth === 'platform-signature');
+      expect(routes.length).toBeGreaterThanOrEqual(4);
+      const wrong: string[] = [];
+      for (const route of routes) {
+        const answer = await call(app, route.method, concrete(route.path), { rawBody: '{"event":"made up"}', headers: { 'content-type': 'application/json' } });
+        if (answer.status < 400 || answer.status >= 500) wrong.push(`${label(route)}: ${answer.status} ${answer.text.slice(0, 120)}`);
+      }
+      expect(wrong).toEqual([]);
+    });
+  });
+}
