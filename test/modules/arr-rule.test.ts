@@ -52,7 +52,7 @@ const CASES: Case[] = [
     renewal_date: today,
     renewing: false,
     scored: true,
-    renewal_label: 'Term ends in 0 days; notice given',
+    renewal_label: 'Term ends today; notice given',
   },
   {
     name: 'evergreen cancelled earlier',

@@ -151,6 +151,8 @@ const FEATURES_SQL = { organisation: featuresSql(false), customers: featuresSql(
 const days = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
 const clip = (x: number, low: number, high: number) => Math.min(high, Math.max(low, x));
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** "ends today", "ends tomorrow", "ends in 45 days". */
+const endsIn = (left: number) => (left === 0 ? 'ends today' : left === 1 ? 'ends tomorrow' : `ends in ${plural(left, 'day')}`);
 
 interface Context {
   raw: Raw;
@@ -347,7 +349,7 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     label: ({ raw, day }) => {
       const left = termEndIn(raw, day);
       if (left === null) return 'Month-to-month or evergreen, no fixed term';
-      return left < 30 ? `Term ends in ${plural(left, 'day')}; ${raw.notice ? 'notice given' : 'no notice given'}` : `Next term ends in ${plural(left, 'day')}`;
+      return left < 30 ? `Term ${endsIn(left)}; ${raw.notice ? 'notice given' : 'no notice given'}` : `Next term ${endsIn(left)}`;
     },
   },
   {
@@ -383,7 +385,7 @@ const dueDate = (raw: Raw) => raw.renewal_due_date;
  * stops (an evergreen one on its cancelled_at), also when that is beyond the horizon. */
 function noticeLabel(raw: Raw, day: string): string {
   const end = raw.first_end_not_renewing ?? dueDate(raw) ?? raw.next_term_end;
-  return end ? `Term ends in ${plural(days(day, end), 'day')}; notice given` : 'Notice given; no end date set';
+  return end ? `Term ${endsIn(days(day, end))}; notice given` : 'Notice given; no end date set';
 }
 
 const years = (from: string, day: string) => {
@@ -403,7 +405,7 @@ const GROUP_LABELS: Record<DriverGroup, (c: Context) => string> = {
     if (raw.renewal_no_auto && due) return `Renewal in ${plural(days(day, due), 'day')}, no auto-renew`;
     if (raw.renewal_auto && due) return `Renews automatically in ${plural(days(day, due), 'day')}`;
     const left = termEndIn(raw, day);
-    return left !== null ? `Term ends in ${plural(left, 'day')}` : 'Month-to-month or evergreen, no fixed term';
+    return left !== null ? `Term ${endsIn(left)}` : 'Month-to-month or evergreen, no fixed term';
   },
   billing: ({ raw }) => {
     const share = raw.arr > 0 ? raw.arr_monthly / raw.arr : 0;
