@@ -4,9 +4,11 @@
 import { describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { PLATFORMS, type Platform } from '../../src/modules/tickets/platforms.ts';
+import { SIGNING_HELP } from '../../src/modules/webhooks/signing-help.ts';
 import {
   type ConnectorCredentials,
   hashToken,
+  signatureHeadersOf,
   verifyWebhook,
   type WebhookRequestParts,
 } from '../../src/modules/webhooks/signatures.ts';
@@ -360,6 +362,16 @@ describe('a connector without credentials', () => {
     const headerSets: Record<string, string>[] = [{}, { 'x-hub-signature-256': 'sha256=garbage' }, { authorization: 'Bearer whatever' }];
     for (const headers of headerSets) {
       expect(verifyWebhook(requestFor(rawBody, headers), credentialsFor('zoho', []))).toEqual({ ok: true, scheme: 'none' });
+    }
+  });
+});
+
+describe('what the connector page tells a person', () => {
+  test("every platform's signing instructions name a header the server reads its signature from", () => {
+    for (const platform of PLATFORMS) {
+      const help = SIGNING_HELP[platform];
+      // A platform without a signature of its own may still sign with the shared header.
+      expect(signatureHeadersOf(platform)).toContain((help.header ?? 'x-hub-signature-256').toLowerCase());
     }
   });
 });

@@ -193,6 +193,10 @@ const SCHEMES_BY_PLATFORM: Record<Platform, readonly SignatureScheme[]> = {
   generic: [hubSha256Scheme],
 };
 
+/** The headers a platform's signature is read from, in the order they are tried (what signing-help.ts
+ * tells a person setting up a connector must be one of them). */
+export const signatureHeadersOf = (platform: Platform): string[] => SCHEMES_BY_PLATFORM[platform].map((scheme) => scheme.signatureHeader);
+
 function verifySignature(request: WebhookRequestParts, platform: Platform, secrets: string[], now: number): Verdict {
   const schemes = SCHEMES_BY_PLATFORM[platform];
   let firstFailure: Verdict | null = null;

@@ -1,6 +1,7 @@
 // How each platform signs a ticket delivery, in words a person setting up a connector can follow:
 // what signatures.ts checks, per platform (docs/tickets.md "Connecting a platform"). Pure data, so the
-// console's connector page shows it without the server's code.
+// console's connector page shows it without the server's code. A test holds each header to the ones
+// signatures.ts reads (signatureHeadersOf).
 import type { Platform } from '../tickets/platforms.ts';
 
 export interface SigningHelp {
