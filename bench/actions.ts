@@ -58,25 +58,58 @@ const databaseUrl = opts['database-url'] ?? (opts.quick ? undefined : process.en
 const SIGNING_SECRET = 'bench-signing-secret';
 const SECRET_KEY = 'bench-secret-key-0123456789abcdefghijklmnop';
 
-
 async function measure(label: string, database: Database) {
   await runMigrations(database, database.kind === 'postgres' ? databaseUrl! : null);
   const slack = fakeSlack();
   useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base });
-  const config = { ...loadConfig({ LOG_LEVEL: 'silent' }), databaseUrl: databaseUrl ?? null, secretKey: SECRET_KEY, slackSigningSecret: SIGNING_SECRET, slackApiBase: slack.base, allowInsecurePlatformUrls: true };
+  const config = {
+    ...loadConfig({ LOG_LEVEL: 'silent' }),
+    databaseUrl: databaseUrl ?? null,
+    secretKey: SECRET_KEY,
+    slackSigningSecret: SIGNING_SECRET,
+    slackApiBase: slack.base,
+    allowInsecurePlatformUrls: true,
+  };
   let wake: (events: number) => void = () => {};
-  const app = createApp({ config, database, limiter: memoryRateLimiter(), authenticator: createAuthenticator(database.db), log: createLogger('silent'), readiness: async () => [], wakeWorker: (n) => wake(n) });
+  const app = createApp({
+    config,
+    database,
+    limiter: memoryRateLimiter(),
+    authenticator: createAuthenticator(database.db),
+    log: createLogger('silent'),
+    readiness: async () => [],
+    wakeWorker: (n) => wake(n),
+  });
   const team = `T${newId('org').slice(4, 14).toUpperCase()}`;
   const user = `U${newId('org').slice(4, 14).toUpperCase()}`;
   const { orgId, key } = await database.db.transaction(async (tx) => {
-    const org = await createOrg(tx as never, { name: `bench-${newId('org').slice(4, 12)}`, plan: 'enterprise', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 1_000_000_000, actor: 'bench' });
+    const org = await createOrg(tx as never, {
+      name: `bench-${newId('org').slice(4, 12)}`,
+      plan: 'enterprise',
+      rateLimitPerMinute: 10_000_000,
+      rateLimitPerDay: 1_000_000_000,
+      actor: 'bench',
+    });
     const made = await createKey(tx as never, { org: org.id, name: 'bench', expiresAt: null, actor: 'bench' });
     const id = newId('chi');
-    await chatAdminUnits['chat.add'](tx as never, { id, org: org.id, platform: 'slack', externalId: team, credentialsSealed: sealSecret(`xoxb-bench-${team}`, SECRET_KEY, id), actor: 'bench' });
+    await chatAdminUnits['chat.add'](tx as never, {
+      id,
+      org: org.id,
+      platform: 'slack',
+      externalId: team,
+      credentialsSealed: sealSecret(`xoxb-bench-${team}`, SECRET_KEY, id),
+      actor: 'bench',
+    });
     return { orgId: org.id, key: made.plaintext };
   });
   const api = async (path: string, body: unknown) => {
-    const res = await app.handle(new Request(`http://localhost${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+    const res = await app.handle(
+      new Request(`http://localhost${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+    );
     if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as any;
   };
@@ -87,7 +120,10 @@ async function measure(label: string, database: Database) {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
       const customer = await api('/api/customers', { name: `Bench ${newId('cus').slice(4, 12)}`, currency: 'EUR', csm: { email } });
-      ids.push((await api('/api/agent-actions', { customer_id: customer.data.id, type: 'check_in', params: { channel: 'call', due_in_days: 5 } })).data.id);
+      ids.push(
+        (await api('/api/agent-actions', { customer_id: customer.data.id, type: 'check_in', params: { channel: 'call', due_in_days: 5 } }))
+          .data.id,
+      );
     }
     return ids;
   };
@@ -97,13 +133,26 @@ async function measure(label: string, database: Database) {
   const rows: string[][] = [];
   for (const withLimits of [false, true]) {
     await proposeMany(messages);
-    if (withLimits) slack.script('chat.postMessage', Array.from({ length: messages }, () => ({ status: 429, headers: { 'retry-after': '1' }, body: { ok: false, error: 'ratelimited' } })));
+    if (withLimits)
+      slack.script(
+        'chat.postMessage',
+        Array.from({ length: messages }, () => ({
+          status: 429,
+          headers: { 'retry-after': '1' },
+          body: { ok: false, error: 'ratelimited' },
+        })),
+      );
     const posted = slack.callsOf('chat.postMessage').filter((c) => c.answered === 200).length;
     const started = performance.now();
     await drain();
     const seconds = (performance.now() - started) / 1000;
     const delivered = slack.callsOf('chat.postMessage').filter((c) => c.answered === 200).length - posted;
-    rows.push([label, withLimits ? 'outbox, every first attempt a 429' : 'outbox', `${fmtInt(delivered / seconds)} msg/s`, `${fmtInt(delivered)} delivered`]);
+    rows.push([
+      label,
+      withLimits ? 'outbox, every first attempt a 429' : 'outbox',
+      `${fmtInt(delivered / seconds)} msg/s`,
+      `${fmtInt(delivered)} delivered`,
+    ]);
     slack.script('chat.postMessage', []);
   }
 
@@ -126,7 +175,16 @@ async function measure(label: string, database: Database) {
   });
   await supervisor.ready;
   wake = (n) => supervisor.wake(n);
-  const pendingTickets = async () => Number((await queryText<{ n: number }>(database.db, `select count(*)::int as n from ticket_events where org_id = $1 and status = 'pending'`, [orgId]))[0]!.n);
+  const pendingTickets = async () =>
+    Number(
+      (
+        await queryText<{ n: number }>(
+          database.db,
+          `select count(*)::int as n from ticket_events where org_id = $1 and status = 'pending'`,
+          [orgId],
+        )
+      )[0]!.n,
+    );
   /** Clicks on `ids` at `rate`/s; `busy` says whether the worker still has tickets to process. */
   const clickAll = async (ids: string[], busy: () => boolean) => {
     const latencies: number[] = [];
@@ -138,7 +196,14 @@ async function measure(label: string, database: Database) {
       const wait = begun + i * every - performance.now();
       if (wait > 0) await sleep(wait);
       const actionId = ids[i]!;
-      const payload = { type: 'block_actions', user: { id: user, team_id: team }, team: { id: team }, trigger_id: `bench.${actionId}`, container: { channel_id: 'D0' }, actions: [{ action_id: BUTTONS.approve, value: values.get(actionId), type: 'button' }] };
+      const payload = {
+        type: 'block_actions',
+        user: { id: user, team_id: team },
+        team: { id: team },
+        trigger_id: `bench.${actionId}`,
+        container: { channel_id: 'D0' },
+        actions: [{ action_id: BUTTONS.approve, value: values.get(actionId), type: 'button' }],
+      };
       const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
       if (busy()) busyClicks++;
       inFlight.push(
@@ -146,7 +211,17 @@ async function measure(label: string, database: Database) {
           const t0 = performance.now();
           const at = Math.floor(Date.now() / 1000);
           const signature = `v0=${createHmac('sha256', SIGNING_SECRET).update(`v0:${at}:${body}`).digest('hex')}`;
-          const res = await app.handle(new Request('http://localhost/api/webhooks/team-chat', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(at), 'x-slack-signature': signature }, body }));
+          const res = await app.handle(
+            new Request('http://localhost/api/webhooks/team-chat', {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/x-www-form-urlencoded',
+                'x-slack-request-timestamp': String(at),
+                'x-slack-signature': signature,
+              },
+              body,
+            }),
+          );
           await res.arrayBuffer();
           if (res.status !== 200) throw new Error(`click answered ${res.status}`);
           latencies.push((performance.now() - t0) * 1000);
@@ -155,7 +230,11 @@ async function measure(label: string, database: Database) {
     }
     await Promise.all(inFlight);
     const sorted = latencies.sort((a, b) => a - b);
-    return { busyClicks, figure: `p50 ${fmtMs(quantile(sorted, 0.5))}`, detail: `p99 ${fmtMs(quantile(sorted, 0.99))}, max ${fmtMs(sorted.at(-1)!)}` };
+    return {
+      busyClicks,
+      figure: `p50 ${fmtMs(quantile(sorted, 0.5))}`,
+      detail: `p99 ${fmtMs(quantile(sorted, 0.99))}, max ${fmtMs(sorted.at(-1)!)}`,
+    };
   };
   try {
     const idle = await clickAll(targets.slice(0, clicks), () => false);
@@ -168,8 +247,21 @@ async function measure(label: string, database: Database) {
       sent += batch.length;
       await Promise.all(
         batch.map(async (n) => {
-          const body = JSON.stringify({ ticket: { id: `B-${n}`, subject: n % 7 ? 'Export is slow' : 'We want to cancel', description: 'The nightly export has been failing since Monday and our finance team is blocked.', requester_email: `ops${n % 50}@customer.example` } });
-          const res = await app.handle(new Request(`http://localhost/api/webhooks/tickets?connectorId=${connector.id}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+          const body = JSON.stringify({
+            ticket: {
+              id: `B-${n}`,
+              subject: n % 7 ? 'Export is slow' : 'We want to cancel',
+              description: 'The nightly export has been failing since Monday and our finance team is blocked.',
+              requester_email: `ops${n % 50}@customer.example`,
+            },
+          });
+          const res = await app.handle(
+            new Request(`http://localhost/api/webhooks/tickets?connectorId=${connector.id}`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body,
+            }),
+          );
           await res.arrayBuffer();
           if (res.status !== 200) throw new Error(`ticket answered ${res.status}`);
         }),
@@ -182,11 +274,17 @@ async function measure(label: string, database: Database) {
     const busy = await clickAll(targets.slice(clicks), () => backlog > 0);
     clearInterval(watch);
     const processed = backlogAtStart - (await pendingTickets());
-    if (process.env.BENCH_TRACE) for (let i = 0; i < 30; i++) {
-      await sleep(1000);
-      console.error(`+${i + 1}s pending ${await pendingTickets()}`);
-    }
-    rows.push([label, `clicks at ${rate}/s during a burst of ${fmtInt(tickets)} tickets (${busy.busyClicks} of ${clicks} clicks while the worker processed ${fmtInt(processed)} of ${fmtInt(backlogAtStart)})`, busy.figure, busy.detail]);
+    if (process.env.BENCH_TRACE)
+      for (let i = 0; i < 30; i++) {
+        await sleep(1000);
+        console.error(`+${i + 1}s pending ${await pendingTickets()}`);
+      }
+    rows.push([
+      label,
+      `clicks at ${rate}/s during a burst of ${fmtInt(tickets)} tickets (${busy.busyClicks} of ${clicks} clicks while the worker processed ${fmtInt(processed)} of ${fmtInt(backlogAtStart)})`,
+      busy.figure,
+      busy.detail,
+    ]);
     rows.push([label, 'the burst acknowledged', `${fmtInt(tickets / ackSeconds)} tickets/s`, `${ackSeconds.toFixed(1)} s`]);
   } finally {
     wake = () => {};

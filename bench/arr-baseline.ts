@@ -84,7 +84,13 @@ function decodeCursor(raw: string | undefined): { value: string; id: string } | 
 const encodeCursor = (value: string, id: string) => Buffer.from(JSON.stringify(['created_at', value, id])).toString('base64url');
 
 /** `limit + 1` rows → the page, its meta and the Link header. */
-function page<Row extends { id: string; sort_value: string }>(rows: Row[], limit: number, url: string, set: { headers: Record<string, string> }, present: (row: Row) => unknown) {
+function page<Row extends { id: string; sort_value: string }>(
+  rows: Row[],
+  limit: number,
+  url: string,
+  set: { headers: Record<string, string> },
+  present: (row: Row) => unknown,
+) {
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];

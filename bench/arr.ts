@@ -173,7 +173,14 @@ const ENDPOINTS: Endpoint[] = [
   { key: 'overdue', label: 'invoices?overdue=true&limit=50', targeted: true },
   // Not kept: a kept page would measure the list cache, not the ARR query. Four connections: at 64,
   // queued behind the pool, each request waited past wrk's 2 s timeout and none was counted.
-  { key: 'byArr', label: 'customers?sort=arr&limit=50 (not kept, 4 connections; revintel only)', targeted: false, revintelOnly: true, env: { LIST_CACHE_MB: '0' }, connections: 4 },
+  {
+    key: 'byArr',
+    label: 'customers?sort=arr&limit=50 (not kept, 4 connections; revintel only)',
+    targeted: false,
+    revintelOnly: true,
+    env: { LIST_CACHE_MB: '0' },
+    connections: 4,
+  },
   { key: 'me', label: 'me (reference)', targeted: false },
 ];
 
@@ -226,7 +233,9 @@ async function timeDemo(backend: BackendFigures, env: Record<string, string>) {
   }
   const seconds = (performance.now() - started) / 1000;
   backend.demo = { seconds, peakRssMB, counts: { customers: demo.customers, contracts: demo.contracts, invoices: demo.invoices } };
-  log(`  demo: ${fmtInt(demo.customers)} customers, ${fmtInt(demo.contracts)} contracts, ${fmtInt(demo.invoices)} invoices in ${seconds.toFixed(1)} s, peak RSS ${fmtMB(peakRssMB)}`);
+  log(
+    `  demo: ${fmtInt(demo.customers)} customers, ${fmtInt(demo.contracts)} contracts, ${fmtInt(demo.invoices)} invoices in ${seconds.toFixed(1)} s, peak RSS ${fmtMB(peakRssMB)}`,
+  );
   const org = await revintel.cli(['orgs', 'update', demo.org_id, '--limit-per-minute', '100000000', '--limit-per-day', '1000000000'], env);
   log(`  limits of "${org.name}" raised to ${fmtInt(org.limit_per_minute)}/min, ${fmtInt(org.limit_per_day)}/day`);
   return { orgId: demo.org_id as string, secret: demo.secret as string };
@@ -246,10 +255,16 @@ async function customersCsv(rows: number): Promise<string> {
   const out = Bun.file(path).writer();
   out.write('external_id,name,domain,email,status,segment,country,currency,csm_name,csm_email,metadata.source\n');
   const segments = ['smb', 'mid-market', 'enterprise'];
-  const currencies = [['USD', 'US'], ['EUR', 'DE'], ['GBP', 'GB']];
+  const currencies = [
+    ['USD', 'US'],
+    ['EUR', 'DE'],
+    ['GBP', 'GB'],
+  ];
   for (let i = 0; i < rows; i++) {
     const [currency, country] = currencies[i % 3]!;
-    out.write(`imp-${i},"Imported ${i}, Inc.",imported${i}.example.com,billing@imported${i}.example.com,active,${segments[i % 3]},${country},${currency},Dana Whitfield,dana@example.com,bench\n`);
+    out.write(
+      `imp-${i},"Imported ${i}, Inc.",imported${i}.example.com,billing@imported${i}.example.com,active,${segments[i % 3]},${country},${currency},Dana Whitfield,dana@example.com,bench\n`,
+    );
   }
   await out.end();
   return path;
@@ -279,9 +294,12 @@ async function measureImport(file: string | undefined, env: Record<string, strin
     peakRssMB = (sampler as ReturnType<typeof sampleRss> | null)?.stop() ?? NaN;
   }
   const seconds = (performance.now() - started) / 1000;
-  if (report.rejected > 0) throw new Error(`the import rejected ${report.rejected} rows: ${JSON.stringify(report.rejected_rows.slice(0, 3))}`);
+  if (report.rejected > 0)
+    throw new Error(`the import rejected ${report.rejected} rows: ${JSON.stringify(report.rejected_rows.slice(0, 3))}`);
   const figure = { rows: report.rows, seconds, rowsPerSecond: report.rows / seconds, peakRssMB };
-  log(`  import: ${fmtInt(report.created)} created of ${fmtInt(report.rows)} rows in ${seconds.toFixed(1)} s (${fmtInt(figure.rowsPerSecond)} rows/s), peak RSS ${fmtMB(peakRssMB)}`);
+  log(
+    `  import: ${fmtInt(report.created)} created of ${fmtInt(report.rows)} rows in ${seconds.toFixed(1)} s (${fmtInt(figure.rowsPerSecond)} rows/s), peak RSS ${fmtMB(peakRssMB)}`,
+  );
   return figure;
 }
 
@@ -307,7 +325,12 @@ interface Target {
 }
 
 /** One measured run with CPU accounting: the server process, and its database backends. */
-async function measuredRun(target: Target, url: string, authorization: string, load: typeof settings): Promise<{ run: Run; maxRss: number }> {
+async function measuredRun(
+  target: Target,
+  url: string,
+  authorization: string,
+  load: typeof settings,
+): Promise<{ run: Run; maxRss: number }> {
   const dbBefore = cpuOf(target.applicationName ? await backendPids(target.applicationName) : []);
   const appBefore = cpuMs(target.proc.pid) ?? NaN;
   const sampler = sampleRss(target.proc.pid);
@@ -383,7 +406,14 @@ function firstDifference(a: unknown, b: unknown, path = ''): string | null {
 }
 
 /** Checks the baseline answers what revintel answers (data and meta) for an ARR endpoint. */
-async function compareAnswers(endpoint: Endpoint, path: string, revintelBase: string, baselineBase: string, authorization: string, backend: BackendFigures) {
+async function compareAnswers(
+  endpoint: Endpoint,
+  path: string,
+  revintelBase: string,
+  baselineBase: string,
+  authorization: string,
+  backend: BackendFigures,
+) {
   const read = async (base: string) => {
     const response = await fetch(`${base}${path}`, { headers: { authorization } });
     const body = (await response.json()) as { data: unknown[]; meta: unknown };
@@ -393,14 +423,18 @@ async function compareAnswers(endpoint: Endpoint, path: string, revintelBase: st
   const [ours, theirs] = await Promise.all([read(revintelBase), read(baselineBase)]);
   const difference = firstDifference({ data: ours.data, meta: ours.meta }, { data: theirs.data, meta: theirs.meta });
   if (difference) backend.mismatches[endpoint.key] = difference;
-  log(`  ${endpoint.label}: ${ours.data.length} rows; baseline ${difference ? `DIFFERS at ${difference}` : 'answers the same data and meta'}`);
+  log(
+    `  ${endpoint.label}: ${ours.data.length} rows; baseline ${difference ? `DIFFERS at ${difference}` : 'answers the same data and meta'}`,
+  );
 }
 
 /** The request path of each endpoint (the deep one needs the cursor, found on revintel). */
 async function endpointPaths(base: string, authorization: string): Promise<Record<EndpointKey, string>> {
   const started = performance.now();
   const cursor = await deepCursor(base, authorization, settings.deep);
-  log(`  deep cursor after ${fmtInt(settings.deep)} customers (walked ${Math.ceil(settings.deep / WALK_PAGE)} pages of ${WALK_PAGE} in ${fmtSeconds(performance.now() - started)})`);
+  log(
+    `  deep cursor after ${fmtInt(settings.deep)} customers (walked ${Math.ceil(settings.deep / WALK_PAGE)} pages of ${WALK_PAGE} in ${fmtSeconds(performance.now() - started)})`,
+  );
   return {
     first: '/api/customers?limit=50',
     deep: `/api/customers?limit=50&cursor=${cursor}`,
@@ -415,7 +449,14 @@ async function startBaseline(databaseUrl: string): Promise<{ proc: Subprocess; b
   const logFile = revintel.logFile('arr-baseline');
   const proc = spawnTracked([BUN, join(BENCH, 'arr-baseline.ts')], {
     cwd: workDir,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', DATABASE_POOL_SIZE: String(settings.pool), BASELINE_SQL: baselineSql },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_POOL_SIZE: String(settings.pool),
+      BASELINE_SQL: baselineSql,
+    },
     logFile,
   });
   const base = `http://127.0.0.1:${port}`;
@@ -463,7 +504,13 @@ async function withServers(
 }
 
 /** Finds the deep cursor, checks the baseline's answers (PostgreSQL), then measures each endpoint. */
-async function measureBackend(backend: BackendFigures, label: string, revintelEnv: Record<string, string>, databaseUrl: string | null, secret: string) {
+async function measureBackend(
+  backend: BackendFigures,
+  label: string,
+  revintelEnv: Record<string, string>,
+  databaseUrl: string | null,
+  secret: string,
+) {
   const authorization = `Bearer ${secret}`;
   let paths: Record<EndpointKey, string> | null = null;
   await withServers(label, revintelEnv, databaseUrl, async (targets) => {
@@ -471,11 +518,14 @@ async function measureBackend(backend: BackendFigures, label: string, revintelEn
     const theirs = targets.find((t) => t.kind === 'baseline');
     paths = await endpointPaths(ours.base, authorization);
     if (theirs) {
-      for (const endpoint of ENDPOINTS.filter((e) => e.targeted)) await compareAnswers(endpoint, paths[endpoint.key], ours.base, theirs.base, authorization, backend);
+      for (const endpoint of ENDPOINTS.filter((e) => e.targeted))
+        await compareAnswers(endpoint, paths[endpoint.key], ours.base, theirs.base, authorization, backend);
     }
   });
   for (const endpoint of ENDPOINTS) {
-    await withServers(label, { ...revintelEnv, ...endpoint.env }, databaseUrl, (targets) => measureEndpoint(endpoint, paths![endpoint.key], targets, backend, authorization));
+    await withServers(label, { ...revintelEnv, ...endpoint.env }, databaseUrl, (targets) =>
+      measureEndpoint(endpoint, paths![endpoint.key], targets, backend, authorization),
+    );
   }
 }
 
@@ -496,8 +546,16 @@ async function postgresPhase() {
     await revintel.cli(['migrate'], env);
     const { secret } = await timeDemo(backend, env);
     backend.import = await measureImport(opts['import-file'], env);
-    log(`  servers: revintel (postgres limiter, pool ${settings.pool}) and the baseline (pool ${settings.pool}), started afresh for each endpoint`);
-    await measureBackend(backend, 'postgres', { ...env, RATE_LIMIT_STORE: 'postgres', DATABASE_POOL_SIZE: String(settings.pool) }, databaseUrl, secret);
+    log(
+      `  servers: revintel (postgres limiter, pool ${settings.pool}) and the baseline (pool ${settings.pool}), started afresh for each endpoint`,
+    );
+    await measureBackend(
+      backend,
+      'postgres',
+      { ...env, RATE_LIMIT_STORE: 'postgres', DATABASE_POOL_SIZE: String(settings.pool) },
+      databaseUrl,
+      secret,
+    );
   } catch (error) {
     backend.error = (error as Error).message;
     log(`  FAILED: ${backend.error}`);
@@ -605,7 +663,7 @@ function report() {
     ]);
   }
 
-  log('\n' + '='.repeat(110));
+  log(`\n${'='.repeat(110)}`);
   log(
     `revintel ARR read benchmark — ${new Date().toISOString()} — ${navigator.hardwareConcurrency} CPUs, bun ${Bun.version}, ` +
       `load tool ${loadTool.name}${loadTool.name === 'wrk' ? ` -t${settings.threads}` : ''} -c${settings.connections}, ` +
@@ -621,7 +679,8 @@ function report() {
   log('');
   log(table(['figure', 'time / rate', 'peak RSS', 'rows (customers / contracts / invoices)'], demoRows));
   for (const backend of Object.values(figures)) {
-    for (const [key, difference] of Object.entries(backend.mismatches)) log(`warning: ${backend.name} ${key}: the baseline's answer differs: ${difference}`);
+    for (const [key, difference] of Object.entries(backend.mismatches))
+      log(`warning: ${backend.name} ${key}: the baseline's answer differs: ${difference}`);
     if (backend.skipped) log(`skipped ${backend.name}: ${backend.skipped}`);
     if (backend.error) log(`error ${backend.name}: ${backend.error.split('\n')[0]}`);
   }

@@ -14,7 +14,23 @@
 // Options: --quick, --customers N, --rate N, --seconds S, --build.
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
-import { cleanupAll, fmtInt, fmtMB, fmtMs, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, quantile, sampleRss, sleep, stopOnSignal, table, cpuMs } from './lib.ts';
+import {
+  cleanupAll,
+  fmtInt,
+  fmtMB,
+  fmtMs,
+  fmtSeconds,
+  makeTempDir,
+  median,
+  positiveOption,
+  printHeaderAndExit,
+  quantile,
+  sampleRss,
+  sleep,
+  stopOnSignal,
+  table,
+  cpuMs,
+} from './lib.ts';
 import { ensureBinary, pacedAcks, revintelRunner } from './revintel.ts';
 
 const { values: opts } = parseArgs({
@@ -53,7 +69,12 @@ async function settled(pid: number, limitMs = 900_000) {
   log('  warning: the server was still busy after 15 min');
 }
 
-const phase = (latencies: number[]) => ({ n: latencies.length, p50: median(latencies), p99: quantile(latencies, 0.99), max: Math.max(...latencies) });
+const phase = (latencies: number[]) => ({
+  n: latencies.length,
+  p50: median(latencies),
+  p99: quantile(latencies, 0.99),
+  max: Math.max(...latencies),
+});
 
 try {
   log(`demo: ${fmtInt(customers)} customers`);
@@ -113,11 +134,21 @@ try {
       ['', 'time', 'files', 'data', 'file', 'peak RSS', 'rows'],
       [
         ['backup', fmtSeconds(backupMs), fmtInt(made.files), fmtMB(made.data_bytes / 1e6), fmtMB(made.bytes / 1e6), fmtMB(backupRss), '—'],
-        ['restore', fmtSeconds(restoreMs), fmtInt(restored.files), fmtMB(restored.data_bytes / 1e6), fmtMB(restored.bytes / 1e6), fmtMB(restoreRss), fmtInt(restored.rows)],
+        [
+          'restore',
+          fmtSeconds(restoreMs),
+          fmtInt(restored.files),
+          fmtMB(restored.data_bytes / 1e6),
+          fmtMB(restored.bytes / 1e6),
+          fmtMB(restoreRss),
+          fmtInt(restored.rows),
+        ],
       ],
     ),
   );
-  console.log(`\nticket events restored: ${fmtInt(restored.counts['public.ticket_events'])} (the demo's, the idle phase's ${fmtInt(idle.n)} and some of the ${fmtInt(during.n)} posted during the backup)`);
+  console.log(
+    `\nticket events restored: ${fmtInt(restored.counts['public.ticket_events'])} (the demo's, the idle phase's ${fmtInt(idle.n)} and some of the ${fmtInt(during.n)} posted during the backup)`,
+  );
 } finally {
   await cleanupAll();
 }

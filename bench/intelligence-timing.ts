@@ -12,11 +12,15 @@ import { resolve } from 'node:path';
 const [textsFile, modulePath = resolve(import.meta.dir, '../src/modules/tickets/intelligence.ts'), passesArg = '5'] = process.argv.slice(2);
 if (!textsFile) throw new Error('usage: bun bench/intelligence-timing.ts TEXTS [MODULE] [PASSES]');
 const { analyseTicket } = (await import(resolve(modulePath))) as typeof import('../src/modules/tickets/intelligence.ts');
-const texts = readFileSync(textsFile, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { subject: string | null; description: string | null });
+const texts = readFileSync(textsFile, 'utf8')
+  .split('\n')
+  .filter((line) => line !== '')
+  .map((line) => JSON.parse(line) as { subject: string | null; description: string | null });
 
 function pass(): number {
   const started = process.cpuUsage();
-  for (const text of texts) analyseTicket({ subject: text.subject, description: text.description, priority: 'normal' }, { recentContacts: 0 });
+  for (const text of texts)
+    analyseTicket({ subject: text.subject, description: text.description, priority: 'normal' }, { recentContacts: 0 });
   const spent = process.cpuUsage(started);
   return (spent.user + spent.system) / texts.length;
 }

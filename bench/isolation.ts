@@ -32,7 +32,24 @@ import { sealSecret } from '../src/lib/secret-box.ts';
 import { createKey } from '../src/modules/keys/service.ts';
 import { createOrg } from '../src/modules/orgs/service.ts';
 import { chatAdminUnits } from '../src/modules/slack/installations.ts';
-import { cleanupAll, fmtInt, fmtMB, freePort, makeTempDir, positiveOption, printHeaderAndExit, quantile, rssMB, runToEnd, sleep, spawnTracked, stopOnSignal, stopProcess, table, waitFor200 } from './lib.ts';
+import {
+  cleanupAll,
+  fmtInt,
+  fmtMB,
+  freePort,
+  makeTempDir,
+  positiveOption,
+  printHeaderAndExit,
+  quantile,
+  rssMB,
+  runToEnd,
+  sleep,
+  spawnTracked,
+  stopOnSignal,
+  stopProcess,
+  table,
+  waitFor200,
+} from './lib.ts';
 import { BUN, dropDatabase, recreateDatabase, REPO, revintelEnv, tail } from './revintel.ts';
 
 const { values: opts } = parseArgs({
@@ -75,25 +92,49 @@ async function seed(database: Database, url: string | null) {
   const db = database.db;
   const big = await createOrg(db, { name: 'Large', plan: 'enterprise', actor: 'bench' });
   // The probes ask 20 times a second: above any plan's budget.
-  const small = await createOrg(db, { name: 'Small', plan: 'enterprise', rateLimitPerMinute: 1_000_000, rateLimitPerDay: 100_000_000, actor: 'bench' });
+  const small = await createOrg(db, {
+    name: 'Small',
+    plan: 'enterprise',
+    rateLimitPerMinute: 1_000_000,
+    rateLimitPerDay: 100_000_000,
+    actor: 'bench',
+  });
   const smallKey = await createKey(db, { org: small.id, name: 'bench', expiresAt: null, actor: 'bench' });
   const bigKey = await createKey(db, { org: big.id, name: 'bench', expiresAt: null, actor: 'bench' });
-  for (const [org, n] of [[big.id, customers], [small.id, 200]] as const) {
+  for (const [org, n] of [
+    [big.id, customers],
+    [small.id, 200],
+  ] as const) {
     for (let from = 0; from < n; from += 20_000) {
       const to = Math.min(n, from + 20_000);
-      await queryText(db, `insert into customers (id, org_id, external_id, name, currency, segment)
+      await queryText(
+        db,
+        `insert into customers (id, org_id, external_id, name, currency, segment)
         select 'cus_' || $1 || lpad(i::text, 8, '0'), $1, 'ext-' || i, 'Customer ' || i, 'USD', (array['smb','mid','enterprise'])[1 + i % 3]
-        from generate_series($2::int, $3::int - 1) as i`, [org, from, to]);
-      await queryText(db, `insert into contracts (id, org_id, customer_id, name, status, start_date, end_date, billing_interval, amount, currency, seats)
+        from generate_series($2::int, $3::int - 1) as i`,
+        [org, from, to],
+      );
+      await queryText(
+        db,
+        `insert into contracts (id, org_id, customer_id, name, status, start_date, end_date, billing_interval, amount, currency, seats)
         select 'ctr_' || $1 || lpad(i::text, 8, '0'), $1, 'cus_' || $1 || lpad(i::text, 8, '0'), 'Plan', 'active',
                current_date - (30 + i % 700), current_date + (10 + i % 300), (array['month','year'])[1 + i % 2], 1000 + (i % 97) * 100, 'USD', 1 + i % 40
-        from generate_series($2::int, $3::int - 1) as i`, [org, from, to]);
+        from generate_series($2::int, $3::int - 1) as i`,
+        [org, from, to],
+      );
     }
   }
   // Nothing is stale yet: the rescore phase asks for a whole one itself.
   await queryText(db, `delete from risk_input_changes`, []);
   const installation = newId('chi');
-  await chatAdminUnits['chat.add'](db, { id: installation, org: big.id, platform: 'whatsapp', externalId: PHONE_NUMBER_ID, credentialsSealed: sealSecret(`EAAG${randomBase62(40)}`, SECRET_KEY, installation), actor: 'bench' });
+  await chatAdminUnits['chat.add'](db, {
+    id: installation,
+    org: big.id,
+    platform: 'whatsapp',
+    externalId: PHONE_NUMBER_ID,
+    credentialsSealed: sealSecret(`EAAG${randomBase62(40)}`, SECRET_KEY, installation),
+    actor: 'bench',
+  });
   await queryText(db, `analyze`, []);
   return { bigOrg: big.id, bigKey: bigKey.plaintext, smallKey: smallKey.plaintext };
 }
@@ -117,10 +158,29 @@ async function writeCsv(file: string, mb: number, prefix: string): Promise<numbe
 /** One delivery of `count` statuses, as Meta sends them (`tag` keeps two deliveries apart). */
 function delivery(count: number, tag: string): string {
   const now = Math.floor(Date.now() / 1000);
-  const list = Array.from({ length: count }, (_, i) => ({ id: `wamid.BENCH${tag}${String(i).padStart(10, '0')}`, status: 'delivered', timestamp: String(now), recipient_id: '15551234567' }));
+  const list = Array.from({ length: count }, (_, i) => ({
+    id: `wamid.BENCH${tag}${String(i).padStart(10, '0')}`,
+    status: 'delivered',
+    timestamp: String(now),
+    recipient_id: '15551234567',
+  }));
   return JSON.stringify({
     object: 'whatsapp_business_account',
-    entry: [{ id: '102290129340398', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID }, statuses: list } }] }],
+    entry: [
+      {
+        id: '102290129340398',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
+              statuses: list,
+            },
+          },
+        ],
+      },
+    ],
   });
 }
 
@@ -172,28 +232,46 @@ function startProbes(base: string, smallKey: string) {
 
 /** The longest units of work the server reports (its metrics), by name; n/a if it has none. */
 async function longestUnits(base: string): Promise<string> {
-  const text = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => (r.ok ? r.text() : ''), () => '');
+  const text = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then(
+    (r) => (r.ok ? r.text() : ''),
+    () => '',
+  );
   const max = new Map<string, number>();
-  for (const match of text.matchAll(/^revintel_unit_duration_max_seconds\{unit="([^"]+)"\} ([\d.e+-]+)$/gm)) max.set(match[1]!, Number(match[2]));
+  for (const match of text.matchAll(/^revintel_unit_duration_max_seconds\{unit="([^"]+)"\} ([\d.e+-]+)$/gm))
+    max.set(match[1]!, Number(match[2]));
   if (max.size === 0) return 'n/a';
-  return [...max.entries()].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([name, seconds]) => `${name} ${Math.round(seconds * 1000)} ms`).join(', ');
+  return [...max.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([name, seconds]) => `${name} ${Math.round(seconds * 1000)} ms`)
+    .join(', ');
 }
 
 /** Units run so far by name (the histogram's count, and how many took over 100 ms): a phase's are
  * the difference between two readings. Empty if the build has no such metric. */
 async function unitCounts(base: string): Promise<Map<string, { all: number; over: number }>> {
-  const text = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => (r.ok ? r.text() : ''), () => '');
+  const text = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then(
+    (r) => (r.ok ? r.text() : ''),
+    () => '',
+  );
   const counts = new Map<string, { all: number; over: number }>();
   const of = (unit: string) => counts.get(unit) ?? (counts.set(unit, { all: 0, over: 0 }), counts.get(unit)!);
-  for (const match of text.matchAll(/^revintel_unit_duration_seconds_count\{unit="([^"]+)"\} ([\d.e+-]+)$/gm)) of(match[1]!).all += Number(match[2]);
+  for (const match of text.matchAll(/^revintel_unit_duration_seconds_count\{unit="([^"]+)"\} ([\d.e+-]+)$/gm))
+    of(match[1]!).all += Number(match[2]);
   // Over 100 ms: the count less the 0.1 s bucket (the buckets are cumulative).
-  for (const match of text.matchAll(/^revintel_unit_duration_seconds_bucket\{(?:le="0\.1",unit="([^"]+)"|unit="([^"]+)",le="0\.1")\} ([\d.e+-]+)$/gm)) of((match[1] ?? match[2])!).over -= Number(match[3]);
+  for (const match of text.matchAll(
+    /^revintel_unit_duration_seconds_bucket\{(?:le="0\.1",unit="([^"]+)"|unit="([^"]+)",le="0\.1")\} ([\d.e+-]+)$/gm,
+  ))
+    of((match[1] ?? match[2])!).over -= Number(match[3]);
   for (const count of counts.values()) count.over += count.all;
   return counts;
 }
 
 /** What ran during a phase: units over 100 ms of all units, and which ones. */
-function phaseUnits(before: Map<string, { all: number; over: number }>, after: Map<string, { all: number; over: number }>): { cell: string; names: string } {
+function phaseUnits(
+  before: Map<string, { all: number; over: number }>,
+  after: Map<string, { all: number; over: number }>,
+): { cell: string; names: string } {
   let all = 0;
   let over = 0;
   const names: string[] = [];
@@ -211,7 +289,10 @@ async function runBackend(backend: 'embedded' | 'postgres') {
   const url = backend === 'postgres' ? await recreateDatabase(databaseUrl!, BENCH_DB) : null;
   log(`${backend}: seeding ${fmtInt(customers)} customers…`);
   const seeded = performance.now();
-  const database = backend === 'postgres' ? connectPostgres(url!, 4, { timeoutMs: 600_000 }) : await openEmbedded(dataDir, 'bench', { timeoutMs: 600_000 });
+  const database =
+    backend === 'postgres'
+      ? connectPostgres(url!, 4, { timeoutMs: 600_000 })
+      : await openEmbedded(dataDir, 'bench', { timeoutMs: 600_000 });
   const tenants = await seed(database, url);
   await database.close();
   log(`${backend}: seeded in ${Math.round((performance.now() - seeded) / 1000)} s`);
@@ -228,7 +309,11 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     ...(url ? { DATABASE_URL: url, RATE_LIMIT_STORE: 'memory' } : { DATA_DIR: dataDir }),
   };
   const logFile = join(work, `${backend}-serve.log`);
-  const server = spawnTracked([BUN, '--max-http-header-size=131072', join(REPO, 'src/index.ts'), 'serve'], { cwd: work, env: revintelEnv(env), logFile });
+  const server = spawnTracked([BUN, '--max-http-header-size=131072', join(REPO, 'src/index.ts'), 'serve'], {
+    cwd: work,
+    env: revintelEnv(env),
+    logFile,
+  });
   await waitFor200(`${base}/readyz`, server, 60_000, 50).catch(async (error) => {
     throw new Error(`${(error as Error).message}\n${await tail(logFile)}`);
   });
@@ -239,12 +324,20 @@ async function runBackend(backend: 'embedded' | 'postgres') {
   const bodies = [delivery(statuses, 'A'), delivery(statuses, 'B')];
 
   const rescore = async () => {
-    const response = await fetch(`${base}/api/cfo/predictions/recompute`, { method: 'POST', headers: { authorization: `Bearer ${tenants.bigKey}`, 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${base}/api/cfo/predictions/recompute`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenants.bigKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     const { data } = (await response.json()) as { data: { job_id: string } };
     const dbEnv: Record<string, string> = url ? { DATABASE_URL: url } : { DATA_DIR: dataDir };
     for (;;) {
       await sleep(1_000);
-      const shown = await runToEnd([BUN, join(REPO, 'src/index.ts'), 'jobs', 'show', data.job_id, '--json'], { cwd: work, env: revintelEnv({ ...dbEnv, SECRET_KEY }), timeoutMs: 120_000 });
+      const shown = await runToEnd([BUN, join(REPO, 'src/index.ts'), 'jobs', 'show', data.job_id, '--json'], {
+        cwd: work,
+        env: revintelEnv({ ...dbEnv, SECRET_KEY }),
+        timeoutMs: 120_000,
+      });
       const state = /"state":\s*"(\w+)"/.exec(shown.stdout)?.[1];
       if (state === 'done' || state === 'dead') return `rescore ${state}`;
     }
@@ -252,7 +345,11 @@ async function runBackend(backend: 'embedded' | 'postgres') {
   let importFigures = { rowsPerSecond: NaN, rows: 0 };
   const importCsv = async (csv: string) => {
     const dbEnv: Record<string, string> = url ? { DATABASE_URL: url } : { DATA_DIR: dataDir };
-    const result = await runToEnd([BUN, join(REPO, 'src/index.ts'), 'import', 'customers', csv, '--org', tenants.bigOrg, '--json'], { cwd: work, env: revintelEnv({ ...dbEnv, SECRET_KEY }), timeoutMs: 3_600_000 });
+    const result = await runToEnd([BUN, join(REPO, 'src/index.ts'), 'import', 'customers', csv, '--org', tenants.bigOrg, '--json'], {
+      cwd: work,
+      env: revintelEnv({ ...dbEnv, SECRET_KEY }),
+      timeoutMs: 3_600_000,
+    });
     const report = JSON.parse(result.stdout.slice(result.stdout.indexOf('{')) || '{}');
     importFigures = { rowsPerSecond: report.rows_per_second, rows: report.rows };
     return `import exit ${result.code}`;
@@ -261,12 +358,20 @@ async function runBackend(backend: 'embedded' | 'postgres') {
   const deliver = async (body: string) => {
     const signature = `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}`;
     const sent = performance.now();
-    const response = await fetch(`${base}/api/webhooks/messaging`, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, signal: AbortSignal.timeout(600_000) });
+    const response = await fetch(`${base}/api/webhooks/messaging`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+      signal: AbortSignal.timeout(600_000),
+    });
     await response.arrayBuffer();
     const answered = (performance.now() - sent) / 1000;
     const dbEnv: Record<string, string> = url ? { DATABASE_URL: url } : { DATA_DIR: dataDir };
     const left = async (state: string) => {
-      const listed = await runToEnd([BUN, join(REPO, 'src/index.ts'), 'jobs', 'list', '--kind', 'whatsapp.batch', '--org', tenants.bigOrg, '--state', state, '--json'], { cwd: work, env: revintelEnv({ ...dbEnv, SECRET_KEY }), timeoutMs: 120_000 });
+      const listed = await runToEnd(
+        [BUN, join(REPO, 'src/index.ts'), 'jobs', 'list', '--kind', 'whatsapp.batch', '--org', tenants.bigOrg, '--state', state, '--json'],
+        { cwd: work, env: revintelEnv({ ...dbEnv, SECRET_KEY }), timeoutMs: 120_000 },
+      );
       return (JSON.parse(listed.stdout.slice(listed.stdout.indexOf('[')) || '[]') as unknown[]).length;
     };
     while ((await left('queued')) + (await left('running')) > 0) await sleep(1_000);
@@ -291,10 +396,21 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     if (units.names) phaseNotes.push(`${backend} ${name}: units over 100 ms: ${units.names}`);
     const ms = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : 'n/a');
     const row = [
-      backend, name, seconds.toFixed(1),
-      ms(quantile(probe.healthz, 0.5)), ms(quantile(probe.healthz, 0.99)), ms(Math.max(...probe.healthz)),
-      ms(quantile(probe.list, 0.5)), ms(quantile(probe.list, 0.99)), ms(Math.max(...probe.list)),
-      probe.failures === 0 ? '0' : [...probe.failed].map(([what, n]) => `${n}x${what}`).join(' '), units.cell, loadavg()[0]!.toFixed(1), fmtMB(peak), Number.isFinite(importFigures.rowsPerSecond) ? fmtInt(importFigures.rowsPerSecond) : '—', outcomes.join(', '),
+      backend,
+      name,
+      seconds.toFixed(1),
+      ms(quantile(probe.healthz, 0.5)),
+      ms(quantile(probe.healthz, 0.99)),
+      ms(Math.max(...probe.healthz)),
+      ms(quantile(probe.list, 0.5)),
+      ms(quantile(probe.list, 0.99)),
+      ms(Math.max(...probe.list)),
+      probe.failures === 0 ? '0' : [...probe.failed].map(([what, n]) => `${n}x${what}`).join(' '),
+      units.cell,
+      loadavg()[0]!.toFixed(1),
+      fmtMB(peak),
+      Number.isFinite(importFigures.rowsPerSecond) ? fmtInt(importFigures.rowsPerSecond) : '—',
+      outcomes.join(', '),
     ];
     rows.push(row);
     // As it comes too: a long run stopped half-way keeps what it measured.
@@ -319,12 +435,37 @@ try {
   for (const backend of backends) {
     const result = await runBackend(backend);
     all.push(...result.rows);
-    notes.push(`${backend}: idle RSS ${fmtMB(result.rssIdle)}; longest units of work: ${result.longest}; import file ${fmtInt(result.csvRows)} rows`);
+    notes.push(
+      `${backend}: idle RSS ${fmtMB(result.rssIdle)}; longest units of work: ${result.longest}; import file ${fmtInt(result.csvRows)} rows`,
+    );
   }
 } finally {
   await cleanupAll();
 }
-console.log(`\nisolation: ${fmtInt(customers)} customers in the large tenant, ${importMb} MB import, ${fmtInt(statuses)} statuses, probes every ${everyMs} ms (latency in ms)\n`);
-console.log(table(['backend', 'phase', 's', 'healthz p50', 'p99', 'max', 'list p50', 'p99', 'max', 'failed', 'units >100ms', 'load', 'peak RSS', 'import rows/s', 'outcome'], all));
+console.log(
+  `\nisolation: ${fmtInt(customers)} customers in the large tenant, ${importMb} MB import, ${fmtInt(statuses)} statuses, probes every ${everyMs} ms (latency in ms)\n`,
+);
+console.log(
+  table(
+    [
+      'backend',
+      'phase',
+      's',
+      'healthz p50',
+      'p99',
+      'max',
+      'list p50',
+      'p99',
+      'max',
+      'failed',
+      'units >100ms',
+      'load',
+      'peak RSS',
+      'import rows/s',
+      'outcome',
+    ],
+    all,
+  ),
+);
 for (const note of notes) console.log(note);
 for (const note of phaseNotes) console.log(note);

@@ -64,11 +64,18 @@ const databaseUrl = opts['database-url'] ?? process.env.TEST_DATABASE_URL ?? nul
 const log = createLogger('silent');
 
 const SENTENCE = 'The export keeps failing with a timeout and our finance team cannot close the month; we are considering other options. ';
-const ticketBody = (n: number) => JSON.stringify({ ticket: { id: `J-${n}`, subject: 'Export fails', description: SENTENCE.repeat(8), requester_email: `user${n % 500}@example.com` } });
+const ticketBody = (n: number) =>
+  JSON.stringify({
+    ticket: { id: `J-${n}`, subject: 'Export fails', description: SENTENCE.repeat(8), requester_email: `user${n % 500}@example.com` },
+  });
 
 /** Runs `loop` with a real waker (as the worker thread does) until `left()`, asked every 20 ms,
  * says nothing is left; returns items per second. */
-async function timed(n: number, loop: (isStopping: () => boolean, waker: Waker) => Promise<void>, left: () => Promise<number>): Promise<number> {
+async function timed(
+  n: number,
+  loop: (isStopping: () => boolean, waker: Waker) => Promise<void>,
+  left: () => Promise<number>,
+): Promise<number> {
   let stop = false;
   const waker = createWaker();
   const started = performance.now();
@@ -84,20 +91,42 @@ async function timed(n: number, loop: (isStopping: () => boolean, waker: Waker) 
 
 async function round(database: Database): Promise<{ tickets: number; handle: number; perform: number }> {
   const { db } = database;
-  const org = await createOrg(db, { name: `bench-jobs-${randomBase62(8)}`, plan: 'enterprise', rateLimitPerMinute: null, rateLimitPerDay: null, actor: 'bench' });
-  const connector = await createConnector(db, { id: newConnectorId(), org: org.id, name: 'Bench desk', platform: 'generic', secretSealed: null, tokenHash: null, actor: 'bench' });
+  const org = await createOrg(db, {
+    name: `bench-jobs-${randomBase62(8)}`,
+    plan: 'enterprise',
+    rateLimitPerMinute: null,
+    rateLimitPerDay: null,
+    actor: 'bench',
+  });
+  const connector = await createConnector(db, {
+    id: newConnectorId(),
+    org: org.id,
+    name: 'Bench desk',
+    platform: 'generic',
+    secretSealed: null,
+    tokenHash: null,
+    actor: 'bench',
+  });
   for (let i = 0; i < count; i += 500) {
     const rows = Array.from({ length: Math.min(500, count - i) }, (_, k) => [newId('evt'), ticketBody(i + k)]);
-    await queryText(db, `insert into ticket_events (id, org_id, connector_id, source, body) select id, $1, $2, 'webhook', body from unnest($3::text[], $4::text[]) as x(id, body)`, [
-      org.id,
-      connector.id,
-      rows.map((r) => r[0]),
-      rows.map((r) => r[1]),
-    ]);
+    await queryText(
+      db,
+      `insert into ticket_events (id, org_id, connector_id, source, body) select id, $1, $2, 'webhook', body from unnest($3::text[], $4::text[]) as x(id, body)`,
+      [org.id, connector.id, rows.map((r) => r[0]), rows.map((r) => r[1])],
+    );
   }
   const ticketUnits = localRunner(db, workerUnits);
-  const pendingEvents = async () => (await queryText<{ n: number }>(db, `select count(*)::int as n from ticket_events where connector_id = $1 and status <> 'done'`, [connector.id]))[0]!.n;
-  const tickets = await timed(count, (isStopping, waker) => runTicketLoop({ units: ticketUnits, owner: 'bench', log, isStopping, idle: waker.idle }), pendingEvents);
+  const pendingEvents = async () =>
+    (
+      await queryText<{ n: number }>(db, `select count(*)::int as n from ticket_events where connector_id = $1 and status <> 'done'`, [
+        connector.id,
+      ])
+    )[0]!.n;
+  const tickets = await timed(
+    count,
+    (isStopping, waker) => runTicketLoop({ units: ticketUnits, owner: 'bench', log, isStopping, idle: waker.idle }),
+    pendingEvents,
+  );
 
   const figures: Record<'handle' | 'perform', number> = { handle: 0, perform: 0 };
   for (const shape of ['handle', 'perform'] as const) {
@@ -106,10 +135,20 @@ async function round(database: Database): Promise<{ tickets: number; handle: num
       shape === 'handle'
         ? defineJobKind({ kind: name, payload: t.Object({ n: t.Number() }), handle: async () => null })
         : defineJobKind({ kind: name, payload: t.Object({ n: t.Number() }), perform: async () => null });
-    await queryText(db, `insert into jobs (id, kind, payload, max_attempts) select 'job_' || md5(random()::text), $1, jsonb_build_object('n', g), 8 from generate_series(1, $2::int) g`, [name, count]);
+    await queryText(
+      db,
+      `insert into jobs (id, kind, payload, max_attempts) select 'job_' || md5(random()::text), $1, jsonb_build_object('n', g), 8 from generate_series(1, $2::int) g`,
+      [name, count],
+    );
     const units = localRunner(db, jobUnits([kind]));
-    const open = async () => (await queryText<{ n: number }>(db, `select count(*)::int as n from jobs where kind = $1 and state <> 'done'`, [name]))[0]!.n;
-    figures[shape] = await timed(count, (isStopping, waker) => runJobLoop({ units, kinds: [kind], owner: 'bench', log, isStopping, idle: waker.idle, wake: waker.wake, concurrency }), open);
+    const open = async () =>
+      (await queryText<{ n: number }>(db, `select count(*)::int as n from jobs where kind = $1 and state <> 'done'`, [name]))[0]!.n;
+    figures[shape] = await timed(
+      count,
+      (isStopping, waker) =>
+        runJobLoop({ units, kinds: [kind], owner: 'bench', log, isStopping, idle: waker.idle, wake: waker.wake, concurrency }),
+      open,
+    );
   }
   return { tickets, ...figures };
 }
@@ -117,9 +156,19 @@ async function round(database: Database): Promise<{ tickets: number; handle: num
 /** One fairness round: B's delay behind A's backlog, and the claim unit's median time meanwhile. */
 async function fairnessRound(database: Database): Promise<{ delayMs: number; claimMs: number }> {
   const { db } = database;
-  const newOrg = async (name: string) => (await createOrg(db, { name: `bench-fair-${name}-${randomBase62(8)}`, plan: 'enterprise', rateLimitPerMinute: null, rateLimitPerDay: null, actor: 'bench' })).id;
+  const newOrg = async (name: string) =>
+    (
+      await createOrg(db, {
+        name: `bench-fair-${name}-${randomBase62(8)}`,
+        plan: 'enterprise',
+        rateLimitPerMinute: null,
+        rateLimitPerDay: null,
+        actor: 'bench',
+      })
+    ).id;
   const [a, b] = [await newOrg('a'), await newOrg('b')];
-  const noop = (name: string) => defineJobKind({ kind: `bench.fair.${name}.${randomBase62(6)}`, payload: t.Object({}), handle: async () => null });
+  const noop = (name: string) =>
+    defineJobKind({ kind: `bench.fair.${name}.${randomBase62(6)}`, payload: t.Object({}), handle: async () => null });
   const [backlogKind, execute, post] = [noop('backlog'), noop('execute'), noop('post')];
   // Queued a minute ago: before B's, whatever the two clocks (the database's, this process's).
   await queryText(
@@ -159,7 +208,16 @@ async function fairnessRound(database: Database): Promise<{ delayMs: number; cla
     }) as typeof runner.run,
   };
   const waker = createWaker();
-  await runJobLoop({ units, kinds, owner: 'bench-fair', log, isStopping: () => doneAt > 0, idle: waker.idle, wake: waker.wake, concurrency });
+  await runJobLoop({
+    units,
+    kinds,
+    owner: 'bench-fair',
+    log,
+    isStopping: () => doneAt > 0,
+    idle: waker.idle,
+    wake: waker.wake,
+    concurrency,
+  });
   waker.stop();
   const delayMs = doneAt - enqueuedAt;
   await queryText(db, `delete from jobs where kind = any($1::text[])`, [kinds.map((k) => k.kind)]);
@@ -210,15 +268,25 @@ for (const backend of backends) {
   if (results.length) {
     const m = (key: 'tickets' | 'handle' | 'perform') => median(results.map((x) => x[key]));
     const ratios = (key: 'handle' | 'perform') => median(results.map((x) => x[key] / x.tickets));
-    rows.push([backend.label, `${fmtInt(m('tickets'))}/s`, `${fmtInt(m('handle'))}/s`, fmtRatio(ratios('handle')), `${fmtInt(m('perform'))}/s`, fmtRatio(ratios('perform'))]);
+    rows.push([
+      backend.label,
+      `${fmtInt(m('tickets'))}/s`,
+      `${fmtInt(m('handle'))}/s`,
+      fmtRatio(ratios('handle')),
+      `${fmtInt(m('perform'))}/s`,
+      fmtRatio(ratios('perform')),
+    ]);
   }
-  if (fair.length) fairRows.push([backend.label, fmtSeconds(median(fair.map((x) => x.delayMs))), `${median(fair.map((x) => x.claimMs)).toFixed(1)} ms`]);
+  if (fair.length)
+    fairRows.push([backend.label, fmtSeconds(median(fair.map((x) => x.delayMs))), `${median(fair.map((x) => x.claimMs)).toFixed(1)} ms`]);
 }
 if (rows.length) {
   console.log(`\njob queue vs ticket queue: ${fmtInt(count)} items, median of ${rounds} round(s), one loop, in-process units\n`);
   console.log(table(['backend', 'ticket events drained', 'no-op jobs (handle)', 'ratio', 'no-op jobs (perform)', 'ratio'], rows));
 }
 if (fairRows.length) {
-  console.log(`\nfairness: organisation B's 2 jobs behind A's ${fmtInt(backlog)} queued, median of ${rounds} round(s), one loop, in-process units\n`);
+  console.log(
+    `\nfairness: organisation B's 2 jobs behind A's ${fmtInt(backlog)} queued, median of ${rounds} round(s), one loop, in-process units\n`,
+  );
   console.log(table(['backend', "B's delay (enqueue to done)", 'claim unit (median)'], fairRows));
 }

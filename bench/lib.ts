@@ -52,11 +52,7 @@ export async function runToEnd(
   options.onSpawn?.(proc);
   const timer = setTimeout(() => proc.kill('SIGKILL'), options.timeoutMs ?? 120_000);
   try {
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     return { code, stdout, stderr };
   } finally {
     clearTimeout(timer);
@@ -233,14 +229,23 @@ export function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => /^[\d,.]+( ?(ms|s|MB|x))?$|^n\/a$|^—$/.test(r[i] ?? '')));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 /** --help: prints the file's header comment (every bench documents its options there) and exits. */
 export async function printHeaderAndExit(path: string): Promise<never> {
   const source = await Bun.file(path).text();
-  console.log(source.split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
+  console.log(
+    source
+      .split('\n')
+      .filter((l) => l.startsWith('//'))
+      .map((l) => l.slice(3))
+      .join('\n'),
+  );
   process.exit(0);
 }
 

@@ -33,7 +33,23 @@ import { loadDemo } from '../src/modules/demo/service.ts';
 import { featuresAt } from '../src/modules/predictions/features.ts';
 import { recomputeInChunks } from '../src/modules/predictions/service.ts';
 import { DEFAULT_PREDICTION_SETTINGS } from '../src/modules/predictions/settings.ts';
-import { cleanupAll, fmtInt, fmtMB, fmtMs, fmtRatio, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, quantile, sampleRss, sleep, stopOnSignal, table } from './lib.ts';
+import {
+  cleanupAll,
+  fmtInt,
+  fmtMB,
+  fmtMs,
+  fmtRatio,
+  fmtSeconds,
+  makeTempDir,
+  median,
+  positiveOption,
+  printHeaderAndExit,
+  quantile,
+  sampleRss,
+  sleep,
+  stopOnSignal,
+  table,
+} from './lib.ts';
 import { chooseLoadTool, ensureBinary, loadRun, pacedAcks, revintelRunner } from './revintel.ts';
 
 const { values: opts } = parseArgs({
@@ -106,26 +122,35 @@ async function rescore(database: Database, orgId: string) {
   const chunks: number[] = [];
   const held = loopWatch();
   const started = performance.now();
-  const result = await recomputeInChunks(async (args) => {
-    const t0 = performance.now();
-    const chunk = await units.run('score-chunk', args);
-    chunks.push(performance.now() - t0);
-    // As the worker's units do, each chunk comes back through the event loop.
-    await new Promise((resolve) => setImmediate(resolve));
-    return chunk;
-  }, { orgId, today, scope: 'all' });
+  const result = await recomputeInChunks(
+    async (args) => {
+      const t0 = performance.now();
+      const chunk = await units.run('score-chunk', args);
+      chunks.push(performance.now() - t0);
+      // As the worker's units do, each chunk comes back through the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      return chunk;
+    },
+    { orgId, today, scope: 'all' },
+  );
   return { ms: performance.now() - started, heldMs: held(), scored: result.scored, chunks };
 }
 
 /** Phase 1, in this process: the demo, two full scorings, and the one-customer-at-a-time loop. */
 async function measureInProcess(database: Database, customers: number, figures: Figures) {
   const loadStart = performance.now();
-  const demo = await database.db.transaction((tx) => loadDemo(tx as never, { orgName: `bench-predictions-${randomBase62(8)}`, customers, seed: 7, today, actor: 'bench' }));
+  const demo = await database.db.transaction((tx) =>
+    loadDemo(tx as never, { orgName: `bench-predictions-${randomBase62(8)}`, customers, seed: 7, today, actor: 'bench' }),
+  );
   const orgId = demo.org.id;
   log(`  demo: ${fmtInt(customers)} customers in ${fmtSeconds(performance.now() - loadStart)}`);
   // The demo asks the worker for a whole recompute: this bench times its own. No rate limits.
   await queryText(database.db, `delete from jobs where org_id = $1 and kind = 'predictions.recompute' and state = 'queued'`, [orgId]);
-  await queryText(database.db, `update organisations set rate_limit_per_minute = 100000000, rate_limit_per_day = 1000000000 where id = $1`, [orgId]);
+  await queryText(
+    database.db,
+    `update organisations set rate_limit_per_minute = 100000000, rate_limit_per_day = 1000000000 where id = $1`,
+    [orgId],
+  );
   const first = await rescore(database, orgId);
   const again = await rescore(database, orgId);
   Object.assign(figures, {
@@ -136,15 +161,38 @@ async function measureInProcess(database: Database, customers: number, figures: 
     chunkMedianMs: median(again.chunks),
     heldMs: again.heldMs,
   });
-  log(`  scoring: first ${fmtSeconds(first.ms)}, rescore ${fmtSeconds(again.ms)} (${again.chunks.length} chunks, longest ${fmtMs(figures.chunkMaxMs * 1000)}, loop held ${fmtMs(again.heldMs * 1000)})`);
+  log(
+    `  scoring: first ${fmtSeconds(first.ms)}, rescore ${fmtSeconds(again.ms)} (${again.chunks.length} chunks, longest ${fmtMs(figures.chunkMaxMs * 1000)}, loop held ${fmtMs(again.heldMs * 1000)})`,
+  );
   const featuresStart = performance.now();
-  const everyone = await featuresAt(database.db, { orgId, day: today, horizonDays: DEFAULT_PREDICTION_SETTINGS.horizonDays, population: 'scored', graceDays: DEFAULT_PREDICTION_SETTINGS.graceDays });
+  const everyone = await featuresAt(database.db, {
+    orgId,
+    day: today,
+    horizonDays: DEFAULT_PREDICTION_SETTINGS.horizonDays,
+    population: 'scored',
+    graceDays: DEFAULT_PREDICTION_SETTINGS.graceDays,
+  });
   figures.featuresOnlyMs = performance.now() - featuresStart;
-  log(`  features alone, whole organisation in one statement: ${fmtSeconds(figures.featuresOnlyMs)} (${fmtInt(everyone.length)} customers)`);
-  const ids = (await queryText<{ id: string }>(database.db, `select id from customers where org_id = $1 order by random() limit $2`, [orgId, sampleSize])).map((r) => r.id);
+  log(
+    `  features alone, whole organisation in one statement: ${fmtSeconds(figures.featuresOnlyMs)} (${fmtInt(everyone.length)} customers)`,
+  );
+  const ids = (
+    await queryText<{ id: string }>(database.db, `select id from customers where org_id = $1 order by random() limit $2`, [
+      orgId,
+      sampleSize,
+    ])
+  ).map((r) => r.id);
   const settings = DEFAULT_PREDICTION_SETTINGS;
   const loopStart = performance.now();
-  for (const id of ids) await featuresAt(database.db, { orgId, day: today, horizonDays: settings.horizonDays, population: 'scored', graceDays: settings.graceDays, customerIds: [id] });
+  for (const id of ids)
+    await featuresAt(database.db, {
+      orgId,
+      day: today,
+      horizonDays: settings.horizonDays,
+      population: 'scored',
+      graceDays: settings.graceDays,
+      customerIds: [id],
+    });
   figures.loopPerCustomerMs = (performance.now() - loopStart) / ids.length;
   // The customers the freshness phase sends tickets for: scored ones, found by their domain.
   const targets = await queryText<{ id: string; domain: string }>(
@@ -152,7 +200,13 @@ async function measureInProcess(database: Database, customers: number, figures: 
     `select c.id, c.domain from predictions p join customers c on c.org_id = p.org_id and c.id = p.customer_id where p.org_id = $1 and c.domain is not null order by random() limit $2`,
     [orgId, Math.ceil((rate * freshSeconds) / 10) + 200],
   );
-  return { orgId, org: demo.org.name, secret: demo.secret, connectorId: demo.connector.id, targets: targets.map((t) => [t.id, t.domain] as [string, string]) };
+  return {
+    orgId,
+    org: demo.org.name,
+    secret: demo.secret,
+    connectorId: demo.connector.id,
+    targets: targets.map((t) => [t.id, t.domain] as [string, string]),
+  };
 }
 
 /** Phase 2, against the server: the two list pages through the load tool. */
@@ -160,7 +214,10 @@ async function measureReads(base: string, secret: string, figures: Figures) {
   const authorization = `Bearer ${secret}`;
   const rps: Record<'predictions' | 'customers', number[]> = { predictions: [], customers: [] };
   for (let round = 0; round < rounds; round++) {
-    for (const [name, path] of [['customers', '/api/customers?limit=50'], ['predictions', '/api/cfo/predictions?limit=50']] as const) {
+    for (const [name, path] of [
+      ['customers', '/api/customers?limit=50'],
+      ['predictions', '/api/cfo/predictions?limit=50'],
+    ] as const) {
       await loadRun(tool, base + path, authorization, 1, { threads: 2, connections: 32 });
       const run = await loadRun(tool, base + path, authorization, duration, { threads: 2, connections: 32 });
       if (run.errors > 0) log(`  warning: ${run.errors} errors on ${path}`);
@@ -194,8 +251,19 @@ async function measureFreshness(base: string, secret: string, connectorId: strin
     const due = performance.now() + 1000 / rate;
     const mine = n % 10 === 0 ? own[n / 10] : undefined;
     const [customerId, domain] = mine ?? shared[n % shared.length]!;
-    const body = JSON.stringify({ ticket: { id: `BENCH-${randomBase62(10)}`, subject: 'We will cancel', description: 'We plan to cancel and move to a competitor unless this is fixed.', requester_email: `ops@${domain}` } });
-    const post = fetch(`${base}/api/webhooks/tickets?connectorId=${connectorId}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const body = JSON.stringify({
+      ticket: {
+        id: `BENCH-${randomBase62(10)}`,
+        subject: 'We will cancel',
+        description: 'We plan to cancel and move to a competitor unless this is fixed.',
+        requester_email: `ops@${domain}`,
+      },
+    });
+    const post = fetch(`${base}/api/webhooks/tickets?connectorId=${connectorId}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     if (mine) {
       polls.push(
         post.then(async (response) => {
@@ -227,11 +295,16 @@ async function measureFitting(env: Record<string, string>, org: string, figures:
   for (const method of ['out_of_time', 'cross_validation']) {
     let rss: ReturnType<typeof sampleRss> | null = null;
     const started = performance.now();
-    const report = await runner.cli(['backtest', '--org', org, '--method', method], env, { timeoutMs: 1_800_000, onSpawn: (proc) => (rss = sampleRss(proc.pid, 50)) });
+    const report = await runner.cli(['backtest', '--org', org, '--method', method], env, {
+      timeoutMs: 1_800_000,
+      onSpawn: (proc) => (rss = sampleRss(proc.pid, 50)),
+    });
     const ms = performance.now() - started;
     const peakMB = (rss as ReturnType<typeof sampleRss> | null)?.stop() ?? NaN;
     figures.fitting.push({ method, ms, peakMB, auc: report.metrics?.auc ?? null });
-    log(`  backtest ${method}: ${fmtSeconds(ms)}, peak RSS ${fmtMB(peakMB)}, ${fmtInt(report.metrics.rows)} rows, AUC ${report.metrics.auc?.toFixed(3) ?? 'n/a'}`);
+    log(
+      `  backtest ${method}: ${fmtSeconds(ms)}, peak RSS ${fmtMB(peakMB)}, ${fmtInt(report.metrics.rows)} rows, AUC ${report.metrics.auc?.toFixed(3) ?? 'n/a'}`,
+    );
   }
 }
 
@@ -239,12 +312,21 @@ async function measureFitting(env: Record<string, string>, org: string, figures:
  * runs in the server's fitting thread (until it finishes). */
 async function measureAcks(base: string, secret: string, connectorId: string, domains: string[], figures: Figures) {
   const ticket = (n: number) =>
-    JSON.stringify({ ticket: { id: `ACK-${randomBase62(10)}`, subject: 'Export fails', description: 'The CSV export fails again.', requester_email: `ops@${domains[n % domains.length]}` } });
+    JSON.stringify({
+      ticket: {
+        id: `ACK-${randomBase62(10)}`,
+        subject: 'Export fails',
+        description: 'The CSV export fails again.',
+        requester_email: `ops@${domains[n % domains.length]}`,
+      },
+    });
   const idleEnd = performance.now() + Math.min(freshSeconds, 10) * 1000;
   const idle = await pacedAcks(base, connectorId, rate, () => performance.now() > idleEnd, ticket);
   const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json' };
   const started = performance.now();
-  const asked = (await (await fetch(`${base}/api/cfo/backtests`, { method: 'POST', headers, body: '{}' })).json()) as { data: { id: string } };
+  const asked = (await (await fetch(`${base}/api/cfo/backtests`, { method: 'POST', headers, body: '{}' })).json()) as {
+    data: { id: string };
+  };
   let finished = false;
   const watch = (async () => {
     while (!finished && performance.now() - started < 1_800_000) {
@@ -256,11 +338,21 @@ async function measureAcks(base: string, secret: string, connectorId: string, do
   })();
   const busy = await pacedAcks(base, connectorId, rate, () => finished, ticket);
   await watch;
-  figures.acks = { idleP50: median(idle), idleP99: quantile(idle, 0.99), busyP50: median(busy), busyP99: quantile(busy, 0.99), backtestMs: performance.now() - started };
-  log(`  acks at ${rate}/s: idle p50 ${fmtMs(figures.acks.idleP50 * 1000)} p99 ${fmtMs(figures.acks.idleP99 * 1000)}; during a ${fmtSeconds(figures.acks.backtestMs)} backtest p50 ${fmtMs(figures.acks.busyP50 * 1000)} p99 ${fmtMs(figures.acks.busyP99 * 1000)}`);
+  figures.acks = {
+    idleP50: median(idle),
+    idleP99: quantile(idle, 0.99),
+    busyP50: median(busy),
+    busyP99: quantile(busy, 0.99),
+    backtestMs: performance.now() - started,
+  };
+  log(
+    `  acks at ${rate}/s: idle p50 ${fmtMs(figures.acks.idleP50 * 1000)} p99 ${fmtMs(figures.acks.idleP99 * 1000)}; during a ${fmtSeconds(figures.acks.backtestMs)} backtest p50 ${fmtMs(figures.acks.busyP50 * 1000)} p99 ${fmtMs(figures.acks.busyP99 * 1000)}`,
+  );
 }
 
-async function open(backend: 'embedded' | 'postgres'): Promise<{ database: Database; env: Record<string, string>; close: () => Promise<void> }> {
+async function open(
+  backend: 'embedded' | 'postgres',
+): Promise<{ database: Database; env: Record<string, string>; close: () => Promise<void> }> {
   if (backend === 'postgres') {
     const database = connectPostgres(databaseUrl!, 4, { timeoutMs: 600_000 });
     await runMigrations(database, databaseUrl);
@@ -288,11 +380,22 @@ try {
       }
       const largest = customers === Math.max(...sizes);
       if (largest) await measureFitting(env, demo.org, figures);
-      const server = await runner.start(`${backend}-${customers}`, { ...env, RATE_LIMIT_ANON_PER_MINUTE: '10000000', RATE_LIMIT_ANON_PER_DAY: '100000000' });
+      const server = await runner.start(`${backend}-${customers}`, {
+        ...env,
+        RATE_LIMIT_ANON_PER_MINUTE: '10000000',
+        RATE_LIMIT_ANON_PER_DAY: '100000000',
+      });
       try {
         await measureReads(server.base, demo.secret, figures);
         await measureFreshness(server.base, demo.secret, demo.connectorId, demo.targets, figures);
-        if (largest) await measureAcks(server.base, demo.secret, demo.connectorId, demo.targets.map(([, domain]) => domain), figures);
+        if (largest)
+          await measureAcks(
+            server.base,
+            demo.secret,
+            demo.connectorId,
+            demo.targets.map(([, domain]) => domain),
+            figures,
+          );
       } finally {
         await runner.stop(server, backend, log);
       }
@@ -310,7 +413,8 @@ try {
 
 const rows = results.map((f) => {
   const smallest = results.find((r) => r.backend === f.backend);
-  const growth = smallest && smallest !== f ? `${fmtRatio(f.rescoreMs / smallest.rescoreMs)} for ${fmtRatio(f.customers / smallest.customers)}` : '—';
+  const growth =
+    smallest && smallest !== f ? `${fmtRatio(f.rescoreMs / smallest.rescoreMs)} for ${fmtRatio(f.customers / smallest.customers)}` : '—';
   return [
     f.backend,
     fmtInt(f.customers),
@@ -318,8 +422,8 @@ const rows = results.map((f) => {
     fmtSeconds(f.rescoreMs),
     `${fmtInt((f.customers / f.rescoreMs) * 1000)}/s`,
     `${fmtInt(1000 / f.loopPerCustomerMs)}/s`,
-    fmtRatio(f.loopPerCustomerMs * f.customers / f.rescoreMs),
-    `${fmtSeconds(f.featuresOnlyMs)} (${fmtRatio(f.loopPerCustomerMs * f.customers / f.featuresOnlyMs)})`,
+    fmtRatio((f.loopPerCustomerMs * f.customers) / f.rescoreMs),
+    `${fmtSeconds(f.featuresOnlyMs)} (${fmtRatio((f.loopPerCustomerMs * f.customers) / f.featuresOnlyMs)})`,
     growth,
     `${fmtMs(f.chunkMedianMs * 1000)} / ${fmtMs(f.chunkMaxMs * 1000)}`,
     f.backend === 'embedded' ? fmtMs(f.heldMs * 1000) : '—',
@@ -328,24 +432,51 @@ const rows = results.map((f) => {
     `${fmtSeconds(f.freshP50)} / ${fmtSeconds(f.freshP95)} (${f.freshSamples})`,
   ];
 });
-console.log(`\nchurn predictions, demo organisation, ${today}; load tool ${tool.name} -c32, ${duration} s runs (median of ${rounds}); tickets at ${rate}/s for ${freshSeconds} s\n`);
+console.log(
+  `\nchurn predictions, demo organisation, ${today}; load tool ${tool.name} -c32, ${duration} s runs (median of ${rounds}); tickets at ${rate}/s for ${freshSeconds} s\n`,
+);
 console.log(
   table(
-    ['backend', 'customers', 'first scoring', 'rescore', 'rescore rate', 'one-by-one loop', 'ratio', 'features alone (ratio)', 'time growth', 'chunk median / max', 'loop held', 'predictions / customers req/s', 'ratio', 'freshness p50 / p95 (n)'],
+    [
+      'backend',
+      'customers',
+      'first scoring',
+      'rescore',
+      'rescore rate',
+      'one-by-one loop',
+      'ratio',
+      'features alone (ratio)',
+      'time growth',
+      'chunk median / max',
+      'loop held',
+      'predictions / customers req/s',
+      'ratio',
+      'freshness p50 / p95 (n)',
+    ],
     rows,
   ),
 );
-console.log('\nfitting (each backtest its own process) and webhook acknowledgements during a backtest in the server\'s fitting thread\n');
+console.log("\nfitting (each backtest its own process) and webhook acknowledgements during a backtest in the server's fitting thread\n");
 console.log(
   table(
-    ['backend', 'customers', 'out_of_time: time / peak RSS / AUC', 'cross_validation: time / peak RSS / AUC', `acks at ${rate}/s idle p50 / p99`, 'during a backtest p50 / p99', 'backtest in the server'],
-    results.filter((f) => f.fitting).map((f) => [
-      f.backend,
-      fmtInt(f.customers),
-      ...f.fitting!.map((x) => `${fmtSeconds(x.ms)} / ${fmtMB(x.peakMB)} / ${x.auc?.toFixed(3) ?? 'n/a'}`),
-      f.acks ? `${fmtMs(f.acks.idleP50 * 1000)} / ${fmtMs(f.acks.idleP99 * 1000)}` : '—',
-      f.acks ? `${fmtMs(f.acks.busyP50 * 1000)} / ${fmtMs(f.acks.busyP99 * 1000)}` : '—',
-      f.acks ? fmtSeconds(f.acks.backtestMs) : '—',
-    ]),
+    [
+      'backend',
+      'customers',
+      'out_of_time: time / peak RSS / AUC',
+      'cross_validation: time / peak RSS / AUC',
+      `acks at ${rate}/s idle p50 / p99`,
+      'during a backtest p50 / p99',
+      'backtest in the server',
+    ],
+    results
+      .filter((f) => f.fitting)
+      .map((f) => [
+        f.backend,
+        fmtInt(f.customers),
+        ...f.fitting!.map((x) => `${fmtSeconds(x.ms)} / ${fmtMB(x.peakMB)} / ${x.auc?.toFixed(3) ?? 'n/a'}`),
+        f.acks ? `${fmtMs(f.acks.idleP50 * 1000)} / ${fmtMs(f.acks.idleP99 * 1000)}` : '—',
+        f.acks ? `${fmtMs(f.acks.busyP50 * 1000)} / ${fmtMs(f.acks.busyP99 * 1000)}` : '—',
+        f.acks ? fmtSeconds(f.acks.backtestMs) : '—',
+      ]),
   ),
 );

@@ -16,9 +16,24 @@ export const BUN = process.execPath;
 /** Every variable revintel reads: removed from the inherited environment so the caller's shell
  * cannot change what is measured; each run sets what it needs. */
 export const REVINTEL_VARS = [
-  'PORT', 'HOST', 'DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'RATE_LIMIT_STORE', 'REUSE_PORT', 'PUBLIC_URL',
-  'TRUST_PROXY', 'SECRET_KEY', 'LOG_LEVEL', 'DATABASE_POOL_SIZE', 'BODY_LIMIT_API', 'BODY_LIMIT_IMPORT',
-  'BODY_LIMIT_WEBHOOK', 'RATE_LIMIT_ANON_PER_MINUTE', 'RATE_LIMIT_ANON_PER_DAY', 'SHUTDOWN_TIMEOUT_MS',
+  'PORT',
+  'HOST',
+  'DATABASE_URL',
+  'DATA_DIR',
+  'REDIS_URL',
+  'RATE_LIMIT_STORE',
+  'REUSE_PORT',
+  'PUBLIC_URL',
+  'TRUST_PROXY',
+  'SECRET_KEY',
+  'LOG_LEVEL',
+  'DATABASE_POOL_SIZE',
+  'BODY_LIMIT_API',
+  'BODY_LIMIT_IMPORT',
+  'BODY_LIMIT_WEBHOOK',
+  'RATE_LIMIT_ANON_PER_MINUTE',
+  'RATE_LIMIT_ANON_PER_DAY',
+  'SHUTDOWN_TIMEOUT_MS',
 ];
 
 export function revintelEnv(extra: Record<string, string>): Record<string, string | undefined> {
@@ -109,7 +124,11 @@ export function revintelRunner(dirs: { workDir: string; logDir: string; bin?: st
 
   /** Runs a revintel CLI command with --json and returns the parsed output. `onSpawn` sees the
    * process (to sample its memory). */
-  async function cli(args: string[], env: Record<string, string>, options: { timeoutMs?: number; onSpawn?: (proc: Subprocess) => void } = {}): Promise<any> {
+  async function cli(
+    args: string[],
+    env: Record<string, string>,
+    options: { timeoutMs?: number; onSpawn?: (proc: Subprocess) => void } = {},
+  ): Promise<any> {
     const result = await runToEnd([bin, ...args, '--json'], {
       cwd: dirs.workDir,
       env: revintelEnv(env),
@@ -154,8 +173,30 @@ export async function loadRun(
 ): Promise<LoadResult> {
   const cmd =
     tool.name === 'wrk'
-      ? [tool.wrkPath!, `-t${settings.threads}`, `-c${settings.connections}`, `-d${seconds}s`, '--latency', '--timeout', '5s', '-s', join(BENCH, 'wrk-report.lua'), url]
-      : [BUN, join(BENCH, 'loadgen.ts'), '--url', url, '--connections', String(settings.connections), '--duration', String(seconds), '--header', `Authorization: ${authorization}`];
+      ? [
+          tool.wrkPath!,
+          `-t${settings.threads}`,
+          `-c${settings.connections}`,
+          `-d${seconds}s`,
+          '--latency',
+          '--timeout',
+          '5s',
+          '-s',
+          join(BENCH, 'wrk-report.lua'),
+          url,
+        ]
+      : [
+          BUN,
+          join(BENCH, 'loadgen.ts'),
+          '--url',
+          url,
+          '--connections',
+          String(settings.connections),
+          '--duration',
+          String(seconds),
+          '--header',
+          `Authorization: ${authorization}`,
+        ];
   const result = await runToEnd(cmd, { env: { ...process.env, BENCH_AUTHORIZATION: authorization }, timeoutMs: (seconds + 60) * 1000 });
   const line = result.stdout.split('\n').find((l) => l.startsWith('BENCH_JSON '));
   if (result.code !== 0 || !line) throw new Error(`load run failed (${tool.name} exit ${result.code}): ${result.stderr || result.stdout}`);
@@ -195,14 +236,24 @@ export async function dropDatabase(adminUrl: string, name: string) {
 
 /** Posts a ticket to the connector's webhook `rate` times a second (not waiting for answers) until
  * `until()` says stop, and returns the latency of each 200 in ms. */
-export async function pacedAcks(base: string, connectorId: string, rate: number, until: () => boolean, bodyOf: (n: number) => string = defaultTicket): Promise<number[]> {
+export async function pacedAcks(
+  base: string,
+  connectorId: string,
+  rate: number,
+  until: () => boolean,
+  bodyOf: (n: number) => string = defaultTicket,
+): Promise<number[]> {
   const latencies: number[] = [];
   const inFlight: Promise<void>[] = [];
   for (let n = 0; !until(); n++) {
     const due = performance.now() + 1000 / rate;
     const sent = performance.now();
     inFlight.push(
-      fetch(`${base}/api/webhooks/tickets?connectorId=${connectorId}`, { method: 'POST', body: bodyOf(n), headers: { 'content-type': 'application/json' } }).then(async (response) => {
+      fetch(`${base}/api/webhooks/tickets?connectorId=${connectorId}`, {
+        method: 'POST',
+        body: bodyOf(n),
+        headers: { 'content-type': 'application/json' },
+      }).then(async (response) => {
         await response.arrayBuffer();
         if (response.status === 200) latencies.push(performance.now() - sent);
       }),
@@ -214,4 +265,11 @@ export async function pacedAcks(base: string, connectorId: string, rate: number,
 }
 
 const defaultTicket = (n: number) =>
-  JSON.stringify({ ticket: { id: `ACK-${n}-${Math.random().toString(36).slice(2)}`, subject: 'Export fails', description: 'The CSV export fails again.', requester_email: 'ops@example.com' } });
+  JSON.stringify({
+    ticket: {
+      id: `ACK-${n}-${Math.random().toString(36).slice(2)}`,
+      subject: 'Export fails',
+      description: 'The CSV export fails again.',
+      requester_email: 'ops@example.com',
+    },
+  });

@@ -147,7 +147,18 @@ const cli = (args: string[], env: Record<string, string>) => revintel.cli(args, 
 /** An organisation whose limits nothing in this benchmark can reach, and a key for it. */
 async function createBenchKey(env: Record<string, string>): Promise<{ orgId: string; secret: string }> {
   const org = await cli(
-    ['orgs', 'create', '--name', `bench-${Date.now()}`, '--plan', 'enterprise', '--limit-per-minute', '100000000', '--limit-per-day', '1000000000'],
+    [
+      'orgs',
+      'create',
+      '--name',
+      `bench-${Date.now()}`,
+      '--plan',
+      'enterprise',
+      '--limit-per-minute',
+      '100000000',
+      '--limit-per-day',
+      '1000000000',
+    ],
     env,
   );
   const key = await cli(['keys', 'create', '--org', org.id, '--name', 'bench'], env);
@@ -228,7 +239,9 @@ async function measureLoad(scenario: LoadScenario, server: Running, secret: stri
 
 /** Starts revintel with `env`, reads idle RSS, then measures load; records failures in the scenario. */
 async function loadScenario(scenario: LoadScenario, env: Record<string, string>, secret: () => Promise<string>) {
-  log(`\n[${scenario.name}] load: ${settings.rounds} round(s) of ${settings.duration} s, ${settings.connections} connections, ${loadTool.name}`);
+  log(
+    `\n[${scenario.name}] load: ${settings.rounds} round(s) of ${settings.duration} s, ${settings.connections} connections, ${loadTool.name}`,
+  );
   let server: Running | null = null;
   try {
     server = await startRevintel(scenario.name, env);
@@ -396,7 +409,18 @@ function report() {
   for (const [key, s] of Object.entries(scenarios)) {
     if (!only.has(key)) continue;
     if (skipped.has(s.name) || s.error || s.revintel.length === 0 || s.baseline.length === 0) {
-      loadRows.push([s.name, 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', `>= ${s.target}x`, skipped.has(s.name) ? 'skipped' : 'error']);
+      loadRows.push([
+        s.name,
+        'n/a',
+        'n/a',
+        'n/a',
+        'n/a',
+        'n/a',
+        'n/a',
+        'n/a',
+        `>= ${s.target}x`,
+        skipped.has(s.name) ? 'skipped' : 'error',
+      ]);
       continue;
     }
     const b = medianOf(s.baseline, (r) => r.rps);
@@ -429,7 +453,8 @@ function report() {
     if (f !== startupFigures.postgres && !only.has('embedded')) continue;
     const m = median(f.samples);
     const status = skipped.has(f.name) ? 'skipped' : f.error || !f.samples.length ? 'error' : verdict(m < f.targetMs);
-    const range = f.samples.length > 1 ? ` (${fmtSeconds(Math.min(...f.samples))}–${fmtSeconds(Math.max(...f.samples))}, n=${f.samples.length})` : '';
+    const range =
+      f.samples.length > 1 ? ` (${fmtSeconds(Math.min(...f.samples))}–${fmtSeconds(Math.max(...f.samples))}, n=${f.samples.length})` : '';
     summary.push([`${f.name} → /readyz 200`, `${fmtSeconds(m)}${range}`, `< ${fmtSeconds(f.targetMs)}`, status]);
   }
   const rssRows: [LoadScenario, string, number | null][] = [
@@ -440,25 +465,26 @@ function report() {
   for (const [s, label, target] of rssRows) {
     const key = Object.entries(scenarios).find(([, v]) => v === s)![0];
     if (!only.has(key)) continue;
-    const status = skipped.has(s.name) ? 'skipped' : Number.isNaN(s.idleRssMB) ? 'error' : target === null ? 'info' : verdict(s.idleRssMB < target);
+    const status = skipped.has(s.name)
+      ? 'skipped'
+      : Number.isNaN(s.idleRssMB)
+        ? 'error'
+        : target === null
+          ? 'info'
+          : verdict(s.idleRssMB < target);
     summary.push([`RSS idle, ${label}`, fmtMB(s.idleRssMB), target === null ? '—' : `< ${target} MB`, status]);
     const loadedStatus = skipped.has(s.name) ? 'skipped' : s.loadedRssMB > 0 ? 'info' : 'error';
     summary.push([`RSS loaded (max), ${label}`, s.loadedRssMB > 0 ? fmtMB(s.loadedRssMB) : 'n/a', '—', loadedStatus]);
   }
 
-  log('\n' + '='.repeat(100));
+  log(`\n${'='.repeat(100)}`);
   log(
     `revintel benchmark — ${new Date().toISOString()} — ${navigator.hardwareConcurrency} CPUs, bun ${Bun.version}, ` +
       `load tool ${loadTool.name}${loadTool.name === 'wrk' ? ` -t${settings.threads}` : ''} -c${settings.connections}, ` +
       `${settings.rounds} round(s) × ${settings.duration} s per side (+${settings.warmup} s warm-up each), ${settings.starts} start(s) per start-up figure`,
   );
   log('Throughput: medians over the rounds; ratio = revintel req/s ÷ baseline req/s (plain Bun.serve, same bytes, same run).\n');
-  log(
-    table(
-      ['GET /api/me', 'baseline req/s', 'p50', 'p99', 'revintel req/s', 'p50', 'p99', 'ratio', 'target', 'result'],
-      loadRows,
-    ),
-  );
+  log(table(['GET /api/me', 'baseline req/s', 'p50', 'p99', 'revintel req/s', 'p50', 'p99', 'ratio', 'target', 'result'], loadRows));
   log('');
   log(table(['figure', 'measured', 'target', 'result'], summary));
   for (const [name, reason] of skipped) log(`skipped ${name}: ${reason}`);

@@ -45,14 +45,23 @@ const app = createApp({
 
 const post = async (path: string, body: unknown, from: string) => {
   const started = performance.now();
-  const response = await app.handle(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://localhost', 'x-forwarded-for': from }, body: JSON.stringify(body) }));
+  const response = await app.handle(
+    new Request(`http://localhost${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://localhost', 'x-forwarded-for': from },
+      body: JSON.stringify(body),
+    }),
+  );
   await response.text();
   return { status: response.status, ms: performance.now() - started };
 };
 
 const org = await database.db.transaction((tx) => createOrg(tx as never, { name: 'Bench', plan: 'enterprise', actor: 'bench' }));
-const { user, link } = await database.db.transaction((tx) => createUser(tx as never, { org: org.id, email: 'owner@bench.example', role: 'admin', actor: 'bench' }));
-if ((await post('/api/auth/accept', { token: link.token, password: PASSWORD }, '192.0.2.1')).status !== 200) throw new Error('the owner could not accept their link');
+const { user, link } = await database.db.transaction((tx) =>
+  createUser(tx as never, { org: org.id, email: 'owner@bench.example', role: 'admin', actor: 'bench' }),
+);
+if ((await post('/api/auth/accept', { token: link.token, password: PASSWORD }, '192.0.2.1')).status !== 200)
+  throw new Error('the owner could not accept their link');
 
 const cpuSeconds = (since: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(since);
@@ -75,14 +84,30 @@ const baseline = median(baselines);
 let runs = argon2Runs;
 let cpu = process.cpuUsage();
 let started = performance.now();
-const accepts = await Promise.all(Array.from({ length: FLOOD }, (_, i) => post('/api/auth/accept', { token: `made-up-token-${i}-${'x'.repeat(30)}`, password: 'whatever password' }, `198.51.100.${i % 250}`)));
-const acceptRow = ['accept flood', String(FLOOD), String(argon2Runs - runs), cpuSeconds(cpu).toFixed(2), (performance.now() - started).toFixed(0), Math.max(...accepts.map((a) => a.ms)).toFixed(0), byStatus(accepts), '—', '—'];
+const accepts = await Promise.all(
+  Array.from({ length: FLOOD }, (_, i) =>
+    post('/api/auth/accept', { token: `made-up-token-${i}-${'x'.repeat(30)}`, password: 'whatever password' }, `198.51.100.${i % 250}`),
+  ),
+);
+const acceptRow = [
+  'accept flood',
+  String(FLOOD),
+  String(argon2Runs - runs),
+  cpuSeconds(cpu).toFixed(2),
+  (performance.now() - started).toFixed(0),
+  Math.max(...accepts.map((a) => a.ms)).toFixed(0),
+  byStatus(accepts),
+  '—',
+  '—',
+];
 
 // A flood of wrong passwords from many addresses, and the owner from a clean one in the middle of it.
 runs = argon2Runs;
 cpu = process.cpuUsage();
 started = performance.now();
-const flood = Array.from({ length: FLOOD }, (_, i) => post('/api/auth/sign-in', { email: user.email, password: `wrong password ${i}` }, `203.0.113.${i % 250}`));
+const flood = Array.from({ length: FLOOD }, (_, i) =>
+  post('/api/auth/sign-in', { email: user.email, password: `wrong password ${i}` }, `203.0.113.${i % 250}`),
+);
 const owner = post('/api/auth/sign-in', { email: user.email, password: PASSWORD }, '192.0.2.200');
 const [signIns, ownerAnswer] = await Promise.all([Promise.all(flood), owner]);
 // The owner tries again once the flood has been answered, after the Retry-After it was given (if any).
@@ -101,7 +126,12 @@ const signInRow = [
 ];
 
 console.log(`the owner's sign-in on an idle server (baseline): median ${baseline.toFixed(0)} ms of 5\n`);
-console.log(table(['flood', 'requests', 'argon2 runs', 'CPU s', 'wall ms', 'slowest ms', 'answers', "owner's sign-in (clean address)", 'owner 1 s after'], [acceptRow, signInRow]));
+console.log(
+  table(
+    ['flood', 'requests', 'argon2 runs', 'CPU s', 'wall ms', 'slowest ms', 'answers', "owner's sign-in (clean address)", 'owner 1 s after'],
+    [acceptRow, signInRow],
+  ),
+);
 
 await database.close();
 await cleanupAll();

@@ -17,7 +17,20 @@
 import { parseArgs } from 'node:util';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { cleanupAll, cpuMs, makeTempDir, median, rssMB, runToEnd, sleep, spawnTracked, stopOnSignal, stopProcess, waitFor200, freePort } from './lib.ts';
+import {
+  cleanupAll,
+  cpuMs,
+  makeTempDir,
+  median,
+  rssMB,
+  runToEnd,
+  sleep,
+  spawnTracked,
+  stopOnSignal,
+  stopProcess,
+  waitFor200,
+  freePort,
+} from './lib.ts';
 import { BIN, BUN, dropDatabase, ensureBinary, recreateDatabase, REPO, revintelEnv } from './revintel.ts';
 
 const { values: opts } = parseArgs({
@@ -44,7 +57,10 @@ async function baselineBinary(): Promise<string> {
   log(`building the baseline from ${opts.ref} in ${dir}…`);
   if ((await git(['worktree', 'add', '--detach', dir, opts.ref!])).code !== 0) throw new Error(`git worktree add ${opts.ref} failed`);
   try {
-    for (const cmd of [[BUN, 'install', '--frozen-lockfile'], [BUN, 'run', 'build']]) {
+    for (const cmd of [
+      [BUN, 'install', '--frozen-lockfile'],
+      [BUN, 'run', 'build'],
+    ]) {
       const result = await runToEnd(cmd, { cwd: dir, timeoutMs: 600_000 });
       if (result.code !== 0) throw new Error(`${cmd.join(' ')} failed in the baseline: ${result.stderr.slice(-500)}`);
     }
@@ -66,7 +82,10 @@ interface Run {
 async function measure(binary: string, env: Record<string, string>): Promise<Run> {
   const port = freePort();
   const started = performance.now();
-  const proc = spawnTracked([binary, 'serve'], { cwd: makeTempDir('cwd'), env: revintelEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' }) });
+  const proc = spawnTracked([binary, 'serve'], {
+    cwd: makeTempDir('cwd'),
+    env: revintelEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
+  });
   try {
     await waitFor200(`http://127.0.0.1:${port}/readyz`, proc, 60_000, 10);
     const readyMs = performance.now() - started;

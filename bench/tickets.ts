@@ -114,7 +114,19 @@ import {
   printHeaderAndExit,
   positiveOption,
 } from './lib.ts';
-import { BENCH, BIN, BUN, REPO, dropDatabase, ensureBinary, recreateDatabase, revintelRunner, tail, withAdminSql, type Running } from './revintel.ts';
+import {
+  BENCH,
+  BIN,
+  BUN,
+  REPO,
+  dropDatabase,
+  ensureBinary,
+  recreateDatabase,
+  revintelRunner,
+  tail,
+  withAdminSql,
+  type Running,
+} from './revintel.ts';
 
 // --- options -------------------------------------------------------------------------------------
 
@@ -166,11 +178,14 @@ const settings = {
 const PHASES = ['ingest', 'drain', 'sustained', 'intelligence'] as const;
 const phases = new Set((opts.phases ?? PHASES.join(',')).split(',').map((s) => s.trim()));
 const onDatabase = ['ingest', 'drain', 'sustained'].some((phase) => phases.has(phase));
-for (const phase of phases) if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`--phases takes ${PHASES.join(', ')}, got "${phase}"`);
+for (const phase of phases)
+  if (!(PHASES as readonly string[]).includes(phase)) throw new Error(`--phases takes ${PHASES.join(', ')}, got "${phase}"`);
 const baselineConnector = opts['baseline-connector']!;
-if (baselineConnector !== 'query' && baselineConnector !== 'cache') throw new Error(`--baseline-connector must be query or cache, got "${baselineConnector}"`);
+if (baselineConnector !== 'query' && baselineConnector !== 'cache')
+  throw new Error(`--baseline-connector must be query or cache, got "${baselineConnector}"`);
 const only = new Set((opts.only ?? 'postgres,embedded').split(',').map((s) => s.trim()));
-for (const key of only) if (key !== 'postgres' && key !== 'embedded') throw new Error(`--only takes postgres and/or embedded, got "${key}"`);
+for (const key of only)
+  if (key !== 'postgres' && key !== 'embedded') throw new Error(`--only takes postgres and/or embedded, got "${key}"`);
 setKeepTempDirs(opts.keep!);
 
 const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -320,7 +335,7 @@ async function writeWrkFiles(): Promise<WrkFiles> {
     lines.push(`${sign(body)}\t${body}`);
   }
   const files = { script: join(dir, 'webhook.lua'), data: join(dir, 'bodies.tsv') };
-  await Bun.write(files.data, lines.join('\n') + '\n');
+  await Bun.write(files.data, `${lines.join('\n')}\n`);
   await Bun.write(files.script, LUA);
   log(`wrk pool: ${fmtInt(settings.bodies)} signed bodies, ${Math.round(bytes / settings.bodies)} bytes on average (${files.data})`);
   return files;
@@ -345,7 +360,17 @@ interface WrkResult {
 async function wrkRun(wrk: WrkFiles, base: string, connectorIds: string[], offset: number, seconds: number): Promise<WrkResult> {
   const wrkPath = Bun.which('wrk');
   if (!wrkPath) throw new Error('wrk is not on PATH (Debian: apt-get install wrk)');
-  const cmd = [wrkPath, `-t${settings.threads}`, `-c${settings.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', wrk.script, `${base}/`];
+  const cmd = [
+    wrkPath,
+    `-t${settings.threads}`,
+    `-c${settings.connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    '5s',
+    '-s',
+    wrk.script,
+    `${base}/`,
+  ];
   const env = {
     ...process.env,
     BENCH_DATA: wrk.data,
@@ -357,7 +382,12 @@ async function wrkRun(wrk: WrkFiles, base: string, connectorIds: string[], offse
   const line = result.stdout.split('\n').find((l) => l.startsWith('BENCH_JSON '));
   if (result.code !== 0 || !line) throw new Error(`wrk failed (exit ${result.code}): ${result.stderr || result.stdout}`);
   const r = JSON.parse(line.slice('BENCH_JSON '.length));
-  const sample = result.stdout.split('\n').find((l) => l.startsWith('BENCH_SAMPLE '))?.slice('BENCH_SAMPLE '.length).trim() ?? '';
+  const sample =
+    result.stdout
+      .split('\n')
+      .find((l) => l.startsWith('BENCH_SAMPLE '))
+      ?.slice('BENCH_SAMPLE '.length)
+      .trim() ?? '';
   const e = r.errors as { connect: number; read: number; write: number; timeout: number };
   const ok = r.requests - r.non200;
   return {
@@ -392,7 +422,17 @@ interface OpenLoopResult {
 
 /** Fires `requests` (url, body, signature) at `rate` per second, evenly, whatever the answers do. */
 async function openLoop(url: string, requests: { body: string; signature: string }[], rate: number): Promise<OpenLoopResult> {
-  const result: OpenLoopResult = { scheduled: requests.length, sent: 0, ok: 0, non200: 0, failed: 0, dropped: 0, sample: '', latenciesMs: [], spanMs: 0 };
+  const result: OpenLoopResult = {
+    scheduled: requests.length,
+    sent: 0,
+    ok: 0,
+    non200: 0,
+    failed: 0,
+    dropped: 0,
+    sample: '',
+    latenciesMs: [],
+    spanMs: 0,
+  };
   const interval = 1000 / rate;
   const start = performance.now() + 20;
   const pending = new Set<Promise<void>>();
@@ -651,7 +691,15 @@ async function lagStats(probe: Probe, connectorIds: string[], window: { fromMs: 
      from ticket_events where connector_id in (${idList(connectorIds)}) ${inWindow}`,
   );
   const n = (v: unknown) => (v === null || v === undefined ? NaN : Number(v));
-  return { stored: row.stored, done: row.done, dead: row.dead, notDone: row.not_done, p50Ms: n(row.p50), p99Ms: n(row.p99), maxMs: n(row.max) };
+  return {
+    stored: row.stored,
+    done: row.done,
+    dead: row.dead,
+    notDone: row.not_done,
+    p50Ms: n(row.p50),
+    p99Ms: n(row.p99),
+    maxMs: n(row.max),
+  };
 }
 
 interface DrainFigures {
@@ -786,7 +834,10 @@ async function setupBackend(backend: Backend, withBaseline: boolean): Promise<Se
     for (let i = 0; i < names.length; i += parallel) {
       await Promise.all(
         names.slice(i, i + parallel).map(async (name) => {
-          const connector = await revintel.cli(['connectors', 'create', '--org', org.id, '--platform', 'generic', '--name', name, '--secret', WEBHOOK_SECRET], backend.env);
+          const connector = await revintel.cli(
+            ['connectors', 'create', '--org', org.id, '--platform', 'generic', '--name', name, '--secret', WEBHOOK_SECRET],
+            backend.env,
+          );
           ids.set(name, connector.id);
         }),
       );
@@ -808,12 +859,26 @@ async function setupBackend(backend: Backend, withBaseline: boolean): Promise<Se
 async function checkAnswers(base: string, connectorId: string, label: string) {
   const url = `${base}/api/webhooks/tickets?connectorId=${connectorId}`;
   const body = ticketBody(`check-${label}-${Date.now()}`, 1);
-  const good = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(body) } });
+  const good = await fetch(url, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(body) },
+  });
   const answer = (await good.json()) as Record<string, unknown>;
-  if (good.status !== 200 || answer.ok !== true || answer.status !== 'received' || typeof answer.event_id !== 'string' || typeof answer.connector !== 'string') {
+  if (
+    good.status !== 200 ||
+    answer.ok !== true ||
+    answer.status !== 'received' ||
+    typeof answer.event_id !== 'string' ||
+    typeof answer.connector !== 'string'
+  ) {
     throw new Error(`${label}: a signed delivery answered ${good.status} ${JSON.stringify(answer)}`);
   }
-  const bad = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(`${body} `) } });
+  const bad = await fetch(url, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': sign(`${body} `) },
+  });
   await bad.text();
   if (bad.status !== 401) throw new Error(`${label}: a wrongly signed delivery answered ${bad.status}, expected 401`);
 }
@@ -823,7 +888,15 @@ async function startBaseline(databaseUrl: string): Promise<{ proc: Subprocess; b
   const logFile = revintel.logFile('tickets-baseline');
   const proc = spawnTracked([BUN, join(BENCH, 'tickets-baseline.ts')], {
     cwd: workDir,
-    env: { ...process.env, DATABASE_URL: databaseUrl, SECRET_KEY, PORT: String(port), HOST: '127.0.0.1', DATABASE_POOL_SIZE: String(settings.pool), BASELINE_CONNECTOR: baselineConnector },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      SECRET_KEY,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_POOL_SIZE: String(settings.pool),
+      BASELINE_CONNECTOR: baselineConnector,
+    },
     logFile,
   });
   const base = `http://127.0.0.1:${port}`;
@@ -865,7 +938,9 @@ async function baselineRound(backend: Backend, wrk: WrkFiles, round: number) {
     };
     await stopProcess(server.proc, 5_000);
     await backend.withProbe(async (probe) => {
-      const [row] = await probe.rows<{ n: number }>(`select count(*)::int as n from ticket_events where connector_id in (${idList(setup.baseline)})`);
+      const [row] = await probe.rows<{ n: number }>(
+        `select count(*)::int as n from ticket_events where connector_id in (${idList(setup.baseline)})`,
+      );
       run.storedMinusAcked = row!.n - warm.ok - result.ok - (round === 1 ? 1 : 0);
       run.perInsert = await insertSizes(probe, setup.baseline, { fromMs, toMs });
       await clearIngest(probe, setup.baseline); // revintel's worker must never see them
@@ -973,7 +1048,9 @@ async function drainOnce(backend: Backend, runner: typeof revintel, name: string
       const values: string[] = [];
       for (let j = i; j < Math.min(n, i + chunk); j++) {
         const id = `evt_${randomBytes(15).toString('base64url').replace(/[-_]/g, 'x')}`;
-        values.push(`(${lit(id)}, ${lit(setup.orgId)}, ${lit(setup.drain)}, 'webhook', ${lit(ticketBody(`D${round}-${j}`, j))}, ${headers}::jsonb)`);
+        values.push(
+          `(${lit(id)}, ${lit(setup.orgId)}, ${lit(setup.drain)}, 'webhook', ${lit(ticketBody(`D${round}-${j}`, j))}, ${headers}::jsonb)`,
+        );
       }
       await probe.exec(`insert into ticket_events (id, org_id, connector_id, source, body, headers) values ${values.join(', ')}`);
     }
@@ -1069,7 +1146,9 @@ async function sustainedPhase(backend: Backend) {
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
   log(
     `    sent ${fmtInt(send.sent)} in ${fmtSeconds(send.spanMs)} (${fmtInt((send.sent * 1000) / send.spanMs)}/s), ${fmtInt(send.ok)} × 200` +
-      (send.non200 || send.failed || send.dropped ? `, NON-200 ${send.non200}, FAILED ${send.failed}, DROPPED ${send.dropped} (${send.sample})` : '') +
+      (send.non200 || send.failed || send.dropped
+        ? `, NON-200 ${send.non200}, FAILED ${send.failed}, DROPPED ${send.dropped} (${send.sample})`
+        : '') +
       `; answer p50 ${fmtMsVal(pct(0.5))} p99 ${fmtMsVal(pct(0.99))}; lag p50 ${fmtMsVal(lag.p50Ms)} p99 ${fmtMsVal(lag.p99Ms)} max ${fmtMsVal(lag.maxMs)}; ` +
       `CPU app ${Math.round((cpu.appMs / send.spanMs) * 100)}% (worker ${Math.round((cpu.workerMs / send.spanMs) * 100)}%)` +
       (Number.isFinite(cpu.dbMs) ? ` db ${Math.round((cpu.dbMs / send.spanMs) * 100)}%` : '') +
@@ -1104,13 +1183,20 @@ async function intelligencePhase() {
   const baselineModule = opts['baseline-src'] ? join(resolve(opts['baseline-src']), 'src', 'modules', 'tickets', 'intelligence.ts') : null;
   const ourModule = join(REPO, 'src', 'modules', 'tickets', 'intelligence.ts');
   const time = async (file: string, module: string) => {
-    const result = await runToEnd([BUN, join(BENCH, 'intelligence-timing.ts'), file, module, '1'], { cwd: REPO, env: process.env, timeoutMs: 600_000 });
+    const result = await runToEnd([BUN, join(BENCH, 'intelligence-timing.ts'), file, module, '1'], {
+      cwd: REPO,
+      env: process.env,
+      timeoutMs: 600_000,
+    });
     if (result.code !== 0) throw new Error(`intelligence timing failed: ${result.stderr}`);
     return (JSON.parse(result.stdout) as { us: number[] }).us[0]!;
   };
-  for (const [corpus, lines] of [['bench bodies (~1 KB)', bodies], ['real customer messages (held-out set)', messages]] as const) {
+  for (const [corpus, lines] of [
+    ['bench bodies (~1 KB)', bodies],
+    ['real customer messages (held-out set)', messages],
+  ] as const) {
     const file = join(workDir, `intelligence-${intelligenceFigures.length}.ndjson`);
-    writeFileSync(file, lines.join('\n') + '\n');
+    writeFileSync(file, `${lines.join('\n')}\n`);
     const ours: number[] = [];
     const theirs: number[] = [];
     for (let pass = 0; pass < 5; pass++) {
@@ -1119,19 +1205,25 @@ async function intelligencePhase() {
     }
     const timing = { corpus, tickets: lines.length, ourUs: median(ours), baselineUs: baselineModule ? median(theirs) : null };
     intelligenceFigures.push(timing);
-    log(`  ${corpus}, ${fmtInt(lines.length)} tickets: ${fmtUs(timing.ourUs)} per ticket${timing.baselineUs === null ? '' : ` (baseline ${fmtUs(timing.baselineUs)})`}`);
+    log(
+      `  ${corpus}, ${fmtInt(lines.length)} tickets: ${fmtUs(timing.ourUs)} per ticket${timing.baselineUs === null ? '' : ` (baseline ${fmtUs(timing.baselineUs)})`}`,
+    );
   }
 }
 
 async function runBackend(backend: Backend, wrk: WrkFiles) {
   const f = figures[backend.key];
   try {
-    log(`\n[${backend.name}] ${backend.databaseUrl ? `database ${PG_DB}` : `DATA_DIR ${backend.dataDir}`}: migrate, organisation, connectors`);
+    log(
+      `\n[${backend.name}] ${backend.databaseUrl ? `database ${PG_DB}` : `DATA_DIR ${backend.dataDir}`}: migrate, organisation, connectors`,
+    );
     backend.setup = await setupBackend(backend, backend.key === 'postgres');
     if (phases.has('ingest')) await ingestPhase(backend, wrk);
     if (phases.has('drain')) await drainPhase(backend);
     if (phases.has('sustained')) await sustainedPhase(backend);
-    const rest = await backend.withProbe(async (probe) => probe.rows<{ n: number }>(`select count(*)::int as n from ticket_events where status <> 'done'`));
+    const rest = await backend.withProbe(async (probe) =>
+      probe.rows<{ n: number }>(`select count(*)::int as n from ticket_events where status <> 'done'`),
+    );
     if (rest[0]!.n > 0) f.notes.push(`${rest[0]!.n} events not done at the end`);
   } catch (error) {
     f.error = (error as Error).message;
@@ -1176,9 +1268,10 @@ function report() {
     const f = figures[key];
     const name = key === 'postgres' ? 'PostgreSQL' : 'PGlite';
     const targeted = key === 'postgres';
-    const verdict = (pass: boolean | null) => (pass === null ? 'n/a' : targeted ? (pass ? 'PASS' : 'MISS') : `info (${pass ? 'pass' : 'miss'})`);
+    const verdict = (pass: boolean | null) =>
+      pass === null ? 'n/a' : targeted ? (pass ? 'PASS' : 'MISS') : `info (${pass ? 'pass' : 'miss'})`;
     const rows: string[][] = [];
-    const med = <T,>(runs: T[], pick: (r: T) => number) => (runs.length ? median(runs.map(pick)) : NaN);
+    const med = <T>(runs: T[], pick: (r: T) => number) => (runs.length ? median(runs.map(pick)) : NaN);
     const b = f.baseline;
     const v = f.revintel;
     const baselineNA = key === 'embedded' ? 'n/a (PG only)' : 'n/a';
@@ -1194,9 +1287,17 @@ function report() {
       b.length ? fmtInt(bRps) : baselineNA,
       v.length ? fmtInt(vRps) : 'n/a',
       key === 'postgres' ? `>= ${TARGETS.ratio}x baseline` : '—',
-      key === 'postgres' && b.length && v.length ? `${invalid ? 'INVALID ' : ''}${verdict(ratio >= TARGETS.ratio)} (${fmtRatio(ratio)})` : 'n/a',
+      key === 'postgres' && b.length && v.length
+        ? `${invalid ? 'INVALID ' : ''}${verdict(ratio >= TARGETS.ratio)} (${fmtRatio(ratio)})`
+        : 'n/a',
     ]);
-    rows.push(['ingest: latency p50', b.length ? fmtMsVal(med(b, (r) => r.p50Us) / 1000) : baselineNA, fmtMsVal(med(v, (r) => r.p50Us) / 1000), '—', '']);
+    rows.push([
+      'ingest: latency p50',
+      b.length ? fmtMsVal(med(b, (r) => r.p50Us) / 1000) : baselineNA,
+      fmtMsVal(med(v, (r) => r.p50Us) / 1000),
+      '—',
+      '',
+    ]);
     rows.push([
       `ingest: latency p99 (${settings.connections} connections)`,
       b.length ? fmtMsVal(med(b, (r) => r.p99Us) / 1000) : baselineNA,
@@ -1214,7 +1315,9 @@ function report() {
     rows.push([
       'ingest: CPU per request, app (worker) / db',
       b.length ? `${fmtUs(med(b, (r) => r.appCpuUs))} / ${fmtUs(med(b, (r) => r.dbCpuUs))}` : baselineNA,
-      v.length ? `${fmtUs(med(v, (r) => r.appCpuUs))} (${fmtUs(med(v, (r) => r.workerCpuUs))}) / ${key === 'postgres' ? fmtUs(med(v, (r) => r.dbCpuUs)) : 'in app'}` : 'n/a',
+      v.length
+        ? `${fmtUs(med(v, (r) => r.appCpuUs))} (${fmtUs(med(v, (r) => r.workerCpuUs))}) / ${key === 'postgres' ? fmtUs(med(v, (r) => r.dbCpuUs)) : 'in app'}`
+        : 'n/a',
       '—',
       '',
     ]);
@@ -1226,11 +1329,19 @@ function report() {
       '',
     ]);
     const w = f.worker;
-    rows.push(['worker during ingest: tickets/s; backlog at end', 'n/a', w.length ? `${fmtInt(med(w, (x) => x.processedPerSecond))}/s; ${fmtInt(med(w, (x) => x.backlogAtEnd))}` : 'n/a', '—', '']);
+    rows.push([
+      'worker during ingest: tickets/s; backlog at end',
+      'n/a',
+      w.length ? `${fmtInt(med(w, (x) => x.processedPerSecond))}/s; ${fmtInt(med(w, (x) => x.backlogAtEnd))}` : 'n/a',
+      '—',
+      '',
+    ]);
     rows.push([
       'worker during ingest: lag p50 / p99 / max',
       'n/a',
-      w.length ? `${fmtMsVal(med(w, (x) => x.lag.p50Ms))} / ${fmtMsVal(med(w, (x) => x.lag.p99Ms))} / ${fmtMsVal(med(w, (x) => x.lag.maxMs))}` : 'n/a',
+      w.length
+        ? `${fmtMsVal(med(w, (x) => x.lag.p50Ms))} / ${fmtMsVal(med(w, (x) => x.lag.p99Ms))} / ${fmtMsVal(med(w, (x) => x.lag.maxMs))}`
+        : 'n/a',
       '—',
       '',
     ]);
@@ -1265,7 +1376,9 @@ function report() {
     rows.push([
       'worker drain: CPU per ticket, worker thread (process) / db',
       'n/a',
-      d ? `${fmtUs(perRequestUs(d.cpu.workerMs, d.backlog))} (${fmtUs(perRequestUs(d.cpu.appMs, d.backlog))}) / ${key === 'postgres' ? fmtUs(perRequestUs(d.cpu.dbMs, d.backlog)) : 'in process'}` : 'n/a',
+      d
+        ? `${fmtUs(perRequestUs(d.cpu.workerMs, d.backlog))} (${fmtUs(perRequestUs(d.cpu.appMs, d.backlog))}) / ${key === 'postgres' ? fmtUs(perRequestUs(d.cpu.dbMs, d.backlog)) : 'in process'}`
+        : 'n/a',
       '—',
       '',
     ]);
@@ -1274,8 +1387,20 @@ function report() {
       const sorted = [...s.send.latenciesMs].sort((a, c) => a - c);
       const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
       const problems = s.send.non200 + s.send.failed + s.send.dropped;
-      rows.push([`${fmtInt(settings.rate)}/s sustained: 200s / sent; non-200, failed, dropped`, 'n/a', `${fmtInt(s.send.ok)} / ${fmtInt(s.send.sent)}; ${problems}`, 'none', problems ? 'FLAGGED' : 'ok']);
-      rows.push([`${fmtInt(settings.rate)}/s sustained: answer p50 / p99`, 'n/a', `${fmtMsVal(pct(0.5))} / ${fmtMsVal(pct(0.99))}`, '—', '']);
+      rows.push([
+        `${fmtInt(settings.rate)}/s sustained: 200s / sent; non-200, failed, dropped`,
+        'n/a',
+        `${fmtInt(s.send.ok)} / ${fmtInt(s.send.sent)}; ${problems}`,
+        'none',
+        problems ? 'FLAGGED' : 'ok',
+      ]);
+      rows.push([
+        `${fmtInt(settings.rate)}/s sustained: answer p50 / p99`,
+        'n/a',
+        `${fmtMsVal(pct(0.5))} / ${fmtMsVal(pct(0.99))}`,
+        '—',
+        '',
+      ]);
       rows.push([
         `${fmtInt(settings.rate)}/s sustained: lag p50 / p99 / max`,
         'n/a',
@@ -1284,11 +1409,17 @@ function report() {
         Number.isFinite(s.lag.maxMs) ? `${s.lag.dead || s.lag.notDone ? 'FLAGGED ' : ''}${verdict(s.lag.maxMs < TARGETS.lagMaxMs)}` : 'n/a',
       ]);
       const pctOfCore = (ms: number) => (Number.isFinite(ms) ? `${Math.round((ms / s.send.spanMs) * 100)}%` : 'in app');
-      rows.push([`${fmtInt(settings.rate)}/s sustained: CPU app (worker) / db, of a core`, 'n/a', `${pctOfCore(s.cpu.appMs)} (${pctOfCore(s.cpu.workerMs)}) / ${pctOfCore(s.cpu.dbMs)}`, '—', '']);
+      rows.push([
+        `${fmtInt(settings.rate)}/s sustained: CPU app (worker) / db, of a core`,
+        'n/a',
+        `${pctOfCore(s.cpu.appMs)} (${pctOfCore(s.cpu.workerMs)}) / ${pctOfCore(s.cpu.dbMs)}`,
+        '—',
+        '',
+      ]);
     } else {
       rows.push([`${fmtInt(settings.rate)}/s sustained`, 'n/a', 'n/a', `max lag < ${fmtInt(TARGETS.lagMaxMs)} ms`, 'n/a']);
     }
-    let text = `[${name}]${key === 'embedded' ? ' — the baseline is PostgreSQL-only (postgres.js): n/a here; targets are PostgreSQL\'s, shown for information' : ''}\n`;
+    let text = `[${name}]${key === 'embedded' ? " — the baseline is PostgreSQL-only (postgres.js): n/a here; targets are PostgreSQL's, shown for information" : ''}\n`;
     text += table(['figure', 'baseline', 'revintel', 'target', 'result'], rows);
     for (const failure of new Set(f.failures)) text += `\nevents not done: ${failure}`;
     for (const note of f.notes) text += `\nnote: ${note}`;
@@ -1296,7 +1427,7 @@ function report() {
     if (f.error) text += `\nerror: ${f.error.split('\n')[0]}`;
     sections.push(text);
   }
-  log('\n' + '='.repeat(110));
+  log(`\n${'='.repeat(110)}`);
   log(
     `revintel ticket webhook benchmark — ${new Date().toISOString()} — ${navigator.hardwareConcurrency} CPUs, bun ${Bun.version}, ` +
       `wrk -t${settings.threads} -c${settings.connections}, ${settings.rounds} round(s) × ${settings.seconds} s per side (+${settings.warmup} s warm-up), ` +
@@ -1313,7 +1444,12 @@ function report() {
       'Ticket intelligence alone (analyseTicket, CPU µs per ticket, median of 5 passes)\n' +
         table(
           ['texts', 'tickets', 'this build', 'baseline'],
-          intelligenceFigures.map((x) => [x.corpus, fmtInt(x.tickets), fmtUs(x.ourUs), x.baselineUs === null ? 'n/a' : fmtUs(x.baselineUs)]),
+          intelligenceFigures.map((x) => [
+            x.corpus,
+            fmtInt(x.tickets),
+            fmtUs(x.ourUs),
+            x.baselineUs === null ? 'n/a' : fmtUs(x.baselineUs),
+          ]),
         ),
     );
   }

@@ -10,7 +10,9 @@ export async function writeConsolePack(): Promise<void> {
   mkdirSync(new URL('../build/', import.meta.url).pathname, { recursive: true });
   await Bun.write(CONSOLE_PACK_PATH, JSON.stringify(bundle));
   const size = bundleSize(bundle);
-  console.log(`console: ${Object.keys(bundle.assets).join(', ')}: ${(size.raw / 1024).toFixed(1)} KiB, ${(size.gzip / 1024).toFixed(1)} KiB gzipped`);
+  console.log(
+    `console: ${Object.keys(bundle.assets).join(', ')}: ${(size.raw / 1024).toFixed(1)} KiB, ${(size.gzip / 1024).toFixed(1)} KiB gzipped`,
+  );
 }
 
 if (import.meta.main) await writeConsolePack();

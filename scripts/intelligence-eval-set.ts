@@ -18,7 +18,11 @@ if (!sources) throw new Error('usage: bun scripts/intelligence-eval-set.ts SOURC
 const out = join(import.meta.dir, '..', 'test', 'fixtures', 'intelligence');
 mkdirSync(out, { recursive: true });
 
-interface Labelled { text: string; signals: string[]; source: string }
+interface Labelled {
+  text: string;
+  signals: string[];
+  source: string;
+}
 
 /** FNV-1a of the lower-cased text: 3 in 10 messages go to the held-out part. */
 function heldOut(text: string): boolean {
@@ -39,8 +43,12 @@ const BANKING77_SIGNALS: Record<string, string[]> = {
   Refund_not_showing_up: ['refund'],
 };
 for (const part of ['train', 'test']) {
-  const rows = parse(readFileSync(join(sources, 'banking77', `${part}.csv`)), { columns: true }) as Array<{ text: string; category: string }>;
-  for (const row of rows) signalSet.push({ text: row.text.trim(), signals: BANKING77_SIGNALS[row.category] ?? [], source: `banking77:${row.category}` });
+  const rows = parse(readFileSync(join(sources, 'banking77', `${part}.csv`)), { columns: true }) as Array<{
+    text: string;
+    category: string;
+  }>;
+  for (const row of rows)
+    signalSet.push({ text: row.text.trim(), signals: BANKING77_SIGNALS[row.category] ?? [], source: `banking77:${row.category}` });
 }
 
 // NLU++: banking and hotel customers' messages with several intents each. Its one intent
@@ -48,10 +56,24 @@ for (const part of ['train', 'test']) {
 // or appointment) it is a cancellation unless the text says freeze/block/suspend/lock, which the
 // label cannot tell apart, so those are left out. Hotel messages are bookings, stays and
 // check-outs: no churn signal ("I want to leave" there means the room).
-const NOT_THE_RELATIONSHIP = ['card', 'transfer_payment_deposit', 'direct_debit', 'standing_order', 'appointment', 'cheque', 'loan', 'mortgage', 'overdraft', 'booking'];
+const NOT_THE_RELATIONSHIP = [
+  'card',
+  'transfer_payment_deposit',
+  'direct_debit',
+  'standing_order',
+  'appointment',
+  'cheque',
+  'loan',
+  'mortgage',
+  'overdraft',
+  'booking',
+];
 for (const domain of ['banking', 'hotels']) {
   for (let fold = 0; fold < 20; fold++) {
-    const items = JSON.parse(readFileSync(join(sources, 'nlupp', `${domain}_${fold}.json`), 'utf8')) as Array<{ text: string; intents?: string[] }>;
+    const items = JSON.parse(readFileSync(join(sources, 'nlupp', `${domain}_${fold}.json`), 'utf8')) as Array<{
+      text: string;
+      intents?: string[];
+    }>;
     for (const item of items) {
       const intents = item.intents ?? [];
       const text = item.text.trim();
@@ -88,21 +110,36 @@ const unique = signalSet.filter((m) => {
 });
 
 function write(name: string, rows: object[]) {
-  writeFileSync(join(out, name), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(join(out, name), `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
 }
-write('signals.dev.ndjson', unique.filter((m) => !heldOut(m.text)));
-write('signals.heldout.ndjson', unique.filter((m) => heldOut(m.text)));
+write(
+  'signals.dev.ndjson',
+  unique.filter((m) => !heldOut(m.text)),
+);
+write(
+  'signals.heldout.ndjson',
+  unique.filter((m) => heldOut(m.text)),
+);
 
 // UCI Sentiment Labelled Sentences: customers' review sentences of phones (Amazon) and of
 // restaurants (Yelp), 1 positive, 0 negative.
 const sentiment: Array<{ text: string; signals: string[]; sentiment: number; source: string }> = [];
-for (const [file, source] of [['amazon_cells_labelled.txt', 'uci-amazon'], ['yelp_labelled.txt', 'uci-yelp']] as const) {
+for (const [file, source] of [
+  ['amazon_cells_labelled.txt', 'uci-amazon'],
+  ['yelp_labelled.txt', 'uci-yelp'],
+] as const) {
   for (const line of readFileSync(join(sources, 'uci', file), 'utf8').split('\n')) {
     const match = /^(.*)\t([01])\s*$/.exec(line);
     if (!match) continue;
     sentiment.push({ text: match[1]!.trim(), signals: [], sentiment: match[2] === '1' ? 1 : -1, source });
   }
 }
-write('sentiment.dev.ndjson', sentiment.filter((m) => !heldOut(m.text)));
-write('sentiment.heldout.ndjson', sentiment.filter((m) => heldOut(m.text)));
+write(
+  'sentiment.dev.ndjson',
+  sentiment.filter((m) => !heldOut(m.text)),
+);
+write(
+  'sentiment.heldout.ndjson',
+  sentiment.filter((m) => heldOut(m.text)),
+);
 console.log(`signals: ${unique.length} messages; sentiment: ${sentiment.length} sentences`);

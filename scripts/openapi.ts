@@ -16,10 +16,17 @@ const dir = mkdtempSync(join(tmpdir(), 'revintel-openapi-'));
 try {
   const database = await openEmbedded(dir, 'openapi', undefined, undefined, () => {});
   const config = loadConfig({ LOG_LEVEL: 'silent', ...(process.env.PUBLIC_URL ? { PUBLIC_URL: process.env.PUBLIC_URL } : {}) });
-  const app = createApp({ config, database, limiter: memoryRateLimiter(), authenticator: createAuthenticator(database.db), log: createLogger('silent'), readiness: async () => [] });
+  const app = createApp({
+    config,
+    database,
+    limiter: memoryRateLimiter(),
+    authenticator: createAuthenticator(database.db),
+    log: createLogger('silent'),
+    readiness: async () => [],
+  });
   const answer = await app.handle(new Request('http://localhost/api/openapi.json'));
   if (answer.status !== 200) throw new Error(`GET /api/openapi.json answered ${answer.status}: ${await answer.text()}`);
-  const document = JSON.stringify(await answer.json(), null, 2) + '\n';
+  const document = `${JSON.stringify(await answer.json(), null, 2)}\n`;
   const file = process.argv[2];
   if (file) await Bun.write(file, document);
   else process.stdout.write(document);

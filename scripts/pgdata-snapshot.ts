@@ -10,7 +10,11 @@ import { migrationsFolder } from '../src/db/migrate.ts';
 export const SNAPSHOT_PATH = new URL('../build/pgdata.tar.gz', import.meta.url).pathname;
 
 const pgliteVersion = async () =>
-  (JSON.parse(await Bun.file(new URL('../node_modules/@electric-sql/pglite/package.json', import.meta.url).pathname).text()) as { version: string }).version;
+  (
+    JSON.parse(await Bun.file(new URL('../node_modules/@electric-sql/pglite/package.json', import.meta.url).pathname).text()) as {
+      version: string;
+    }
+  ).version;
 
 /** Makes the snapshot unless one made by this PGlite version exists (a cluster from another
  * version would not open). */

@@ -30,7 +30,13 @@ import { API_SCOPE, KEY_ROUTES, keysModule } from './modules/keys/index.ts';
 import { CUSTOMER_ROUTES, customersModule } from './modules/customers/index.ts';
 import { CONTRACT_ROUTES, contractsModule } from './modules/contracts/index.ts';
 import { INVOICE_ROUTES, invoicesModule } from './modules/invoices/index.ts';
-import { createWebhookReceiver, TICKET_WEBHOOK_ROUTE, WEBHOOK_SCOPE, webhooksModule, type WebhookReceiver } from './modules/webhooks/index.ts';
+import {
+  createWebhookReceiver,
+  TICKET_WEBHOOK_ROUTE,
+  WEBHOOK_SCOPE,
+  webhooksModule,
+  type WebhookReceiver,
+} from './modules/webhooks/index.ts';
 import { CONNECTOR_ROUTES, connectorsModule } from './modules/connectors/index.ts';
 import { TICKET_ROUTES, ticketsModule } from './modules/tickets/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/ticket-import/index.ts';
@@ -115,7 +121,11 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
 /** The rules of paths no route matches, by the module that owns the prefix. */
 const SCOPES = [API_SCOPE, WEBHOOK_SCOPE];
 
-function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup; refused: RefusedSignatures }) {
+function createRoutes(
+  deps: AppDeps,
+  states: RequestStates,
+  shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup; refused: RefusedSignatures },
+) {
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));
@@ -137,7 +147,15 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(customersModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
     .use(contractsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
     .use(invoicesModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache }))
-    .use(connectorsModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker, secretsChanged: shared.connectors.invalidate }))
+    .use(
+      connectorsModule({
+        database: deps.database,
+        states,
+        config: deps.config,
+        wakeWorker: deps.wakeWorker,
+        secretsChanged: shared.connectors.invalidate,
+      }),
+    )
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
@@ -146,8 +164,26 @@ function createRoutes(deps: AppDeps, states: RequestStates, shared: { listCache:
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))
     .use(consoleModule(pages))
     .use(metricsModule({ metrics: shared.metrics, token: deps.config.metricsToken }))
-    .use(teamChatModule({ database: deps.database, states, config: deps.config, refused: shared.refused, clock: deps.clock, wakeJobs: deps.wakeJobs }))
-    .use(workspaceChatModule({ database: deps.database, states, config: deps.config, refused: shared.refused, clock: deps.clock, wakeJobs: deps.wakeJobs }))
+    .use(
+      teamChatModule({
+        database: deps.database,
+        states,
+        config: deps.config,
+        refused: shared.refused,
+        clock: deps.clock,
+        wakeJobs: deps.wakeJobs,
+      }),
+    )
+    .use(
+      workspaceChatModule({
+        database: deps.database,
+        states,
+        config: deps.config,
+        refused: shared.refused,
+        clock: deps.clock,
+        wakeJobs: deps.wakeJobs,
+      }),
+    )
     .use(messagingModule({ database: deps.database, states, config: deps.config, refused: shared.refused, wakeJobs: deps.wakeJobs }));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();
@@ -188,14 +224,18 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 export function createApp(deps: AppDeps): App {
   const states: RequestStates = new WeakMap();
   const connectors = createConnectorLookup(deps.database.db, deps.config.secretKey, deps.log);
-  const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count), { parallel: deps.database.kind === 'postgres' ? 2 : 1 });
+  const events = createEventWriter(deps.database.db, (count) => deps.wakeWorker?.(count), {
+    parallel: deps.database.kind === 'postgres' ? 2 : 1,
+  });
   const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
   const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
   const metrics = deps.metrics ?? createMetrics(deps.database);
   // One budget of refused signatures for the three chat platforms' routes.
   const refused = refusedSignatures(deps.limiter, deps.config);
   const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics, connectors, refused });
-  const sessions = deps.sessions ?? createSessionAuthenticator(deps.database.db, (error) => deps.log.warn('session last_seen_at not written', { error: String(error) }));
+  const sessions =
+    deps.sessions ??
+    createSessionAuthenticator(deps.database.db, (error) => deps.log.warn('session last_seen_at not written', { error: String(error) }));
   const admit = createGate({ ...deps, sessions });
   const trustProxy = deps.config.trustProxy;
 
@@ -213,13 +253,24 @@ export function createApp(deps: AppDeps): App {
     state.logged = true;
     logRequest(deps.log, state, request, status);
     const rules = state.rules ?? UNJUDGED;
-    metrics.observeRequest({ route: 'method' in rules ? (rules as RouteDeclaration).path : '(unmatched)', method: request.method, status, seconds: (performance.now() - state.startedAt) / 1000, rules });
+    metrics.observeRequest({
+      route: 'method' in rules ? (rules as RouteDeclaration).path : '(unmatched)',
+      method: request.method,
+      status,
+      seconds: (performance.now() - state.startedAt) / 1000,
+      rules,
+    });
   }
   const failed = (state: RequestState, request: Request, error: unknown) =>
     finish(state, request, errorResponse(error, { log: deps.log, requestId: state.id, method: request.method, path: state.path }));
   const routed = (state: RequestState, request: Request): Response | Promise<Response> => {
     const answer = fetchRoute(request) as Response | Promise<Response>;
-    return answer instanceof Promise ? answer.then((response) => finish(state, request, response), (error) => failed(state, request, error)) : finish(state, request, answer);
+    return answer instanceof Promise
+      ? answer.then(
+          (response) => finish(state, request, response),
+          (error) => failed(state, request, error),
+        )
+      : finish(state, request, answer);
   };
 
   /** Answers 503 at REQUEST_TIMEOUT_MS if `work` has not answered by then. Only requests that
@@ -229,8 +280,17 @@ export function createApp(deps: AppDeps): App {
     let timer: Timer | undefined;
     const deadline = new Promise<Response>((resolve) => {
       timer = setTimeout(() => {
-        const timeout = new AppError('request_timeout', `The request ran longer than ${requestTimeoutMs} ms and was abandoned (request ${state.id})`, { 'retry-after': '5' });
-        deps.log.warn('request abandoned at its deadline', { request_id: state.id, method: request.method, path: state.path, timeout_ms: requestTimeoutMs });
+        const timeout = new AppError(
+          'request_timeout',
+          `The request ran longer than ${requestTimeoutMs} ms and was abandoned (request ${state.id})`,
+          { 'retry-after': '5' },
+        );
+        deps.log.warn('request abandoned at its deadline', {
+          request_id: state.id,
+          method: request.method,
+          path: state.path,
+          timeout_ms: requestTimeoutMs,
+        });
         resolve(failed(state, request, timeout));
       }, requestTimeoutMs);
     });
@@ -262,7 +322,12 @@ export function createApp(deps: AppDeps): App {
     states.set(request, state);
     try {
       const admitted = admit(state, request, rules);
-      const answer = admitted ? admitted.then(() => routed(state, request), (error) => failed(state, request, error)) : routed(state, request);
+      const answer = admitted
+        ? admitted.then(
+            () => routed(state, request),
+            (error) => failed(state, request, error),
+          )
+        : routed(state, request);
       return answer instanceof Promise ? withDeadline(state, request, answer) : answer;
     } catch (error) {
       return failed(state, request, error);

@@ -118,7 +118,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
     super(`${variable} ${message}`);
     this.name = 'ConfigError';
   }
@@ -201,7 +204,10 @@ const trustProxy: Parser<TrustProxy> = (raw, name) => {
   const value = raw.trim().toLowerCase();
   if (['', '0', 'false', 'off', 'no'].includes(value)) return { mode: 'off' };
   if (['1', 'true', 'on', 'all', 'yes'].includes(value)) return { mode: 'all' };
-  const addresses = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const addresses = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const address of addresses) {
     if (!/^[0-9a-f:.]+$/.test(address)) {
       throw new ConfigError(name, `must be off, all, or a comma-separated list of proxy IP addresses, got "${address}"`);
@@ -220,7 +226,10 @@ const fraction: Parser<number> = (raw, name) => {
 const riskBands: Parser<[number, number, number]> = (raw, name) => {
   const values = raw.split(',').map((part) => fraction(part, name));
   if (values.length !== 3 || !(values[0]! < values[1]! && values[1]! < values[2]!)) {
-    throw new ConfigError(name, `must be three increasing numbers between 0 and 1, the upper bounds of low, medium and high (e.g. 0.05,0.15,0.35), got "${raw}"`);
+    throw new ConfigError(
+      name,
+      `must be three increasing numbers between 0 and 1, the upper bounds of low, medium and high (e.g. 0.05,0.15,0.35), got "${raw}"`,
+    );
   }
   return values as [number, number, number];
 };
@@ -239,67 +248,360 @@ const secretKey: Parser<string> = (raw, name) => {
 /** Variable name -> how to parse it -> where it goes, and what --help says of it (`shownDefault`
  * where the fallback alone would not say what happens). The flag is the variable in kebab case. */
 const SETTINGS = {
-  PORT: { key: 'port', parse: integer(0, 65535), fallback: 3000, help: "HTTP port (0 picks a free one; the log line 'revintel serving' says which)." },
+  PORT: {
+    key: 'port',
+    parse: integer(0, 65535),
+    fallback: 3000,
+    help: "HTTP port (0 picks a free one; the log line 'revintel serving' says which).",
+  },
   HOST: { key: 'host', parse: nonEmpty, fallback: '0.0.0.0', help: 'Address to listen on.' },
-  DATABASE_URL: { key: 'databaseUrl', parse: url(['postgres:', 'postgresql:']), fallback: null, help: 'postgres://… to run on PostgreSQL (14+); unset, the embedded database in DATA_DIR.' },
-  DATA_DIR: { key: 'dataDir', parse: nonEmpty, fallback: './data', help: 'Where the embedded database, its lock, its admin socket and the generated secret key live.' },
-  REDIS_URL: { key: 'redisUrl', parse: url(['redis:', 'rediss:']), fallback: null, help: 'redis://… to keep rate-limit counters in Redis.' },
-  RATE_LIMIT_STORE: { key: 'rateLimitStore', parse: oneOf(RATE_LIMIT_STORES), fallback: undefined, help: 'Where rate-limit counters live: memory, postgres or redis.', shownDefault: 'redis with REDIS_URL, else postgres with DATABASE_URL, else memory' },
-  REUSE_PORT: { key: 'reusePort', parse: boolean, fallback: false, help: 'Let several processes listen on one port (needs DATABASE_URL and a shared rate-limit store).' },
-  PUBLIC_URL: { key: 'publicUrl', parse: url(['http:', 'https:']), fallback: null, help: "The server's public address: connector webhook URLs, sign-in links, the OpenAPI document's server." },
-  TRUST_PROXY: { key: 'trustProxy', parse: trustProxy, fallback: { mode: 'off' }, help: 'Whose X-Forwarded-For to believe for the client address: off, all, or a comma-separated list of proxy IPs (all only behind a proxy that overwrites it).' },
-  SECRET_KEY: { key: 'secretKey', parse: secretKey, fallback: null, help: 'Encrypts stored webhook and chat secrets (at least 32 characters).', shownDefault: 'generated into DATA_DIR/secret.key on the embedded database' },
+  DATABASE_URL: {
+    key: 'databaseUrl',
+    parse: url(['postgres:', 'postgresql:']),
+    fallback: null,
+    help: 'postgres://… to run on PostgreSQL (14+); unset, the embedded database in DATA_DIR.',
+  },
+  DATA_DIR: {
+    key: 'dataDir',
+    parse: nonEmpty,
+    fallback: './data',
+    help: 'Where the embedded database, its lock, its admin socket and the generated secret key live.',
+  },
+  REDIS_URL: {
+    key: 'redisUrl',
+    parse: url(['redis:', 'rediss:']),
+    fallback: null,
+    help: 'redis://… to keep rate-limit counters in Redis.',
+  },
+  RATE_LIMIT_STORE: {
+    key: 'rateLimitStore',
+    parse: oneOf(RATE_LIMIT_STORES),
+    fallback: undefined,
+    help: 'Where rate-limit counters live: memory, postgres or redis.',
+    shownDefault: 'redis with REDIS_URL, else postgres with DATABASE_URL, else memory',
+  },
+  REUSE_PORT: {
+    key: 'reusePort',
+    parse: boolean,
+    fallback: false,
+    help: 'Let several processes listen on one port (needs DATABASE_URL and a shared rate-limit store).',
+  },
+  PUBLIC_URL: {
+    key: 'publicUrl',
+    parse: url(['http:', 'https:']),
+    fallback: null,
+    help: "The server's public address: connector webhook URLs, sign-in links, the OpenAPI document's server.",
+  },
+  TRUST_PROXY: {
+    key: 'trustProxy',
+    parse: trustProxy,
+    fallback: { mode: 'off' },
+    help: 'Whose X-Forwarded-For to believe for the client address: off, all, or a comma-separated list of proxy IPs (all only behind a proxy that overwrites it).',
+  },
+  SECRET_KEY: {
+    key: 'secretKey',
+    parse: secretKey,
+    fallback: null,
+    help: 'Encrypts stored webhook and chat secrets (at least 32 characters).',
+    shownDefault: 'generated into DATA_DIR/secret.key on the embedded database',
+  },
   LOG_LEVEL: { key: 'logLevel', parse: oneOf(LOG_LEVELS), fallback: 'info', help: 'debug, info, warn, error or silent.' },
-  DATABASE_POOL_SIZE: { key: 'databasePoolSize', parse: integer(1, 1000), fallback: 10, help: "PostgreSQL connections of the server's requests, per process." },
-  BODY_LIMIT_API: { key: 'bodyLimitApi', parse: integer(1024, 1024 * MiB), fallback: 1 * MiB, help: 'Largest API request body, in bytes (413 above).' },
-  BODY_LIMIT_IMPORT: { key: 'bodyLimitImport', parse: integer(1024, 1024 * MiB), fallback: 10 * MiB, help: 'Largest ticket-import body, in bytes.' },
-  BODY_LIMIT_WEBHOOK: { key: 'bodyLimitWebhook', parse: integer(1024, 1024 * MiB), fallback: 5 * MiB, help: 'Largest webhook body, in bytes.' },
-  LIST_CACHE_MB: { key: 'listCacheMb', parse: integer(0, 4096), fallback: 64, help: 'Memory for kept list pages of the ARR data, in MiB (0 turns it off).' },
-  RATE_LIMIT_ANON_PER_MINUTE: { key: 'anonLimitPerMinute', parse: integer(1, 10_000_000), fallback: 120, help: 'Requests without credentials per client address, per minute.' },
-  RATE_LIMIT_ANON_PER_DAY: { key: 'anonLimitPerDay', parse: integer(1, 1_000_000_000), fallback: 20_000, help: 'Requests without credentials per client address, per day.' },
-  RATE_LIMIT_SIGN_IN_PER_MINUTE: { key: 'signInLimitPerMinute', parse: integer(1, 10_000), fallback: 5, help: 'Console sign-in: wrong passwords per client address and account, per minute.' },
-  RATE_LIMIT_SIGN_IN_PER_15_MINUTES: { key: 'signInLimitPer15Minutes', parse: integer(1, 1_000_000), fallback: 20, help: 'Console sign-in: wrong passwords per client address and account, per quarter of an hour.' },
-  RATE_LIMIT_SIGN_IN_ADDRESS_PER_MINUTE: { key: 'signInAddressLimitPerMinute', parse: integer(1, 100_000), fallback: 20, help: 'Console sign-in attempts per client address, whatever the account, per minute.' },
-  RATE_LIMIT_SIGN_IN_ADDRESS_PER_15_MINUTES: { key: 'signInAddressLimitPer15Minutes', parse: integer(1, 10_000_000), fallback: 100, help: 'Console sign-in attempts per client address, whatever the account, per quarter of an hour.' },
-  PASSWORD_HASHING_CONCURRENCY: { key: 'passwordHashingConcurrency', parse: integer(1, 64), fallback: 2, help: 'Password hashings (argon2id, 64 MiB each) at once per process.' },
-  PASSWORD_HASHING_QUEUE: { key: 'passwordHashingQueue', parse: integer(0, 1_000), fallback: 4, help: 'Password hashings that may wait for a turn; past that 503 busy at once.' },
-  RATE_LIMIT_WEBHOOK_PER_MINUTE: { key: 'webhookLimitPerMinute', parse: integer(1, 100_000_000), fallback: 60_000, help: "Ticket webhook deliveries per connector, per minute (its own budget, not the plan's)." },
-  RATE_LIMIT_WEBHOOK_PER_DAY: { key: 'webhookLimitPerDay', parse: integer(1, 10_000_000_000), fallback: 20_000_000, help: 'Ticket webhook deliveries per connector, per day.' },
-  SHUTDOWN_TIMEOUT_MS: { key: 'shutdownTimeoutMs', parse: integer(0, 600_000), fallback: 10_000, help: 'How long SIGTERM waits for requests in flight and the current job, in ms.' },
-  REQUEST_TIMEOUT_MS: { key: 'requestTimeoutMs', parse: integer(100, 3_600_000), fallback: 30_000, help: 'A request still running after this many ms is answered 503 request_timeout and its work rolled back.' },
-  METRICS_TOKEN: { key: 'metricsToken', parse: metricsToken, fallback: null, help: 'Serve GET /metrics on the API port to a bearer of this token (at least 16 characters); unset, it is a 404 there.' },
-  METRICS_PORT: { key: 'metricsPort', parse: integer(1, 65535), fallback: null, help: 'Serve GET /metrics on this port of 127.0.0.1, without a token.' },
-  PREDICTION_HORIZON_DAYS: { key: 'predictionHorizonDays', parse: integer(7, 365), fallback: 90, help: 'The days ahead a churn prediction speaks of (7-365).' },
-  CHURN_GRACE_DAYS: { key: 'churnGraceDays', parse: integer(0, 365), fallback: 30, help: 'A contract that ends is churn unless another starts within these days.' },
-  PRIOR_ANNUAL_CHURN: { key: 'priorAnnualChurn', parse: fraction, fallback: 0.12, help: "The scorecard's base rate, for an organisation without history." },
-  RISK_BANDS: { key: 'riskBands', parse: riskBands, fallback: [0.05, 0.15, 0.35], help: 'Upper bounds of the low, medium and high risk bands.' },
-  TRAIN_LOOKBACK_DAYS: { key: 'trainLookbackDays', parse: integer(180, 3650), fallback: 730, help: 'How far back training snapshots go, in days.' },
-  TRAIN_MAX_CUSTOMERS: { key: 'trainMaxCustomers', parse: integer(1_000, 10_000_000), fallback: 25_000, help: 'Above this many customers, training and backtests read a fixed sample.' },
-  PREDICTION_DEBOUNCE_S: { key: 'predictionDebounceS', parse: integer(0, 3600), fallback: 5, help: 'A stale customer is rescored this many seconds after its first mark.' },
-  PREDICTION_NIGHTLY_AT: { key: 'predictionNightlyAt', parse: timeOfDay, fallback: '02:00', help: 'When (HH:MM, UTC) the nightly retrain and rescore run.' },
-  ACTION_TTL_HOURS: { key: 'actionTtlHours', parse: integer(1, 24 * 90), fallback: 72, help: 'An agent action not decided within these hours expires.' },
-  REJECT_COOLDOWN_DAYS: { key: 'rejectCooldownDays', parse: integer(0, 365), fallback: 14, help: 'After a rejection, the same action type for the same customer waits these days.' },
-  ALLOW_PRIVATE_ENDPOINTS: { key: 'allowPrivateEndpoints', parse: boolean, fallback: false, help: 'Outbound events may go to addresses that are not the public internet.' },
+  DATABASE_POOL_SIZE: {
+    key: 'databasePoolSize',
+    parse: integer(1, 1000),
+    fallback: 10,
+    help: "PostgreSQL connections of the server's requests, per process.",
+  },
+  BODY_LIMIT_API: {
+    key: 'bodyLimitApi',
+    parse: integer(1024, 1024 * MiB),
+    fallback: 1 * MiB,
+    help: 'Largest API request body, in bytes (413 above).',
+  },
+  BODY_LIMIT_IMPORT: {
+    key: 'bodyLimitImport',
+    parse: integer(1024, 1024 * MiB),
+    fallback: 10 * MiB,
+    help: 'Largest ticket-import body, in bytes.',
+  },
+  BODY_LIMIT_WEBHOOK: {
+    key: 'bodyLimitWebhook',
+    parse: integer(1024, 1024 * MiB),
+    fallback: 5 * MiB,
+    help: 'Largest webhook body, in bytes.',
+  },
+  LIST_CACHE_MB: {
+    key: 'listCacheMb',
+    parse: integer(0, 4096),
+    fallback: 64,
+    help: 'Memory for kept list pages of the ARR data, in MiB (0 turns it off).',
+  },
+  RATE_LIMIT_ANON_PER_MINUTE: {
+    key: 'anonLimitPerMinute',
+    parse: integer(1, 10_000_000),
+    fallback: 120,
+    help: 'Requests without credentials per client address, per minute.',
+  },
+  RATE_LIMIT_ANON_PER_DAY: {
+    key: 'anonLimitPerDay',
+    parse: integer(1, 1_000_000_000),
+    fallback: 20_000,
+    help: 'Requests without credentials per client address, per day.',
+  },
+  RATE_LIMIT_SIGN_IN_PER_MINUTE: {
+    key: 'signInLimitPerMinute',
+    parse: integer(1, 10_000),
+    fallback: 5,
+    help: 'Console sign-in: wrong passwords per client address and account, per minute.',
+  },
+  RATE_LIMIT_SIGN_IN_PER_15_MINUTES: {
+    key: 'signInLimitPer15Minutes',
+    parse: integer(1, 1_000_000),
+    fallback: 20,
+    help: 'Console sign-in: wrong passwords per client address and account, per quarter of an hour.',
+  },
+  RATE_LIMIT_SIGN_IN_ADDRESS_PER_MINUTE: {
+    key: 'signInAddressLimitPerMinute',
+    parse: integer(1, 100_000),
+    fallback: 20,
+    help: 'Console sign-in attempts per client address, whatever the account, per minute.',
+  },
+  RATE_LIMIT_SIGN_IN_ADDRESS_PER_15_MINUTES: {
+    key: 'signInAddressLimitPer15Minutes',
+    parse: integer(1, 10_000_000),
+    fallback: 100,
+    help: 'Console sign-in attempts per client address, whatever the account, per quarter of an hour.',
+  },
+  PASSWORD_HASHING_CONCURRENCY: {
+    key: 'passwordHashingConcurrency',
+    parse: integer(1, 64),
+    fallback: 2,
+    help: 'Password hashings (argon2id, 64 MiB each) at once per process.',
+  },
+  PASSWORD_HASHING_QUEUE: {
+    key: 'passwordHashingQueue',
+    parse: integer(0, 1_000),
+    fallback: 4,
+    help: 'Password hashings that may wait for a turn; past that 503 busy at once.',
+  },
+  RATE_LIMIT_WEBHOOK_PER_MINUTE: {
+    key: 'webhookLimitPerMinute',
+    parse: integer(1, 100_000_000),
+    fallback: 60_000,
+    help: "Ticket webhook deliveries per connector, per minute (its own budget, not the plan's).",
+  },
+  RATE_LIMIT_WEBHOOK_PER_DAY: {
+    key: 'webhookLimitPerDay',
+    parse: integer(1, 10_000_000_000),
+    fallback: 20_000_000,
+    help: 'Ticket webhook deliveries per connector, per day.',
+  },
+  SHUTDOWN_TIMEOUT_MS: {
+    key: 'shutdownTimeoutMs',
+    parse: integer(0, 600_000),
+    fallback: 10_000,
+    help: 'How long SIGTERM waits for requests in flight and the current job, in ms.',
+  },
+  REQUEST_TIMEOUT_MS: {
+    key: 'requestTimeoutMs',
+    parse: integer(100, 3_600_000),
+    fallback: 30_000,
+    help: 'A request still running after this many ms is answered 503 request_timeout and its work rolled back.',
+  },
+  METRICS_TOKEN: {
+    key: 'metricsToken',
+    parse: metricsToken,
+    fallback: null,
+    help: 'Serve GET /metrics on the API port to a bearer of this token (at least 16 characters); unset, it is a 404 there.',
+  },
+  METRICS_PORT: {
+    key: 'metricsPort',
+    parse: integer(1, 65535),
+    fallback: null,
+    help: 'Serve GET /metrics on this port of 127.0.0.1, without a token.',
+  },
+  PREDICTION_HORIZON_DAYS: {
+    key: 'predictionHorizonDays',
+    parse: integer(7, 365),
+    fallback: 90,
+    help: 'The days ahead a churn prediction speaks of (7-365).',
+  },
+  CHURN_GRACE_DAYS: {
+    key: 'churnGraceDays',
+    parse: integer(0, 365),
+    fallback: 30,
+    help: 'A contract that ends is churn unless another starts within these days.',
+  },
+  PRIOR_ANNUAL_CHURN: {
+    key: 'priorAnnualChurn',
+    parse: fraction,
+    fallback: 0.12,
+    help: "The scorecard's base rate, for an organisation without history.",
+  },
+  RISK_BANDS: {
+    key: 'riskBands',
+    parse: riskBands,
+    fallback: [0.05, 0.15, 0.35],
+    help: 'Upper bounds of the low, medium and high risk bands.',
+  },
+  TRAIN_LOOKBACK_DAYS: {
+    key: 'trainLookbackDays',
+    parse: integer(180, 3650),
+    fallback: 730,
+    help: 'How far back training snapshots go, in days.',
+  },
+  TRAIN_MAX_CUSTOMERS: {
+    key: 'trainMaxCustomers',
+    parse: integer(1_000, 10_000_000),
+    fallback: 25_000,
+    help: 'Above this many customers, training and backtests read a fixed sample.',
+  },
+  PREDICTION_DEBOUNCE_S: {
+    key: 'predictionDebounceS',
+    parse: integer(0, 3600),
+    fallback: 5,
+    help: 'A stale customer is rescored this many seconds after its first mark.',
+  },
+  PREDICTION_NIGHTLY_AT: {
+    key: 'predictionNightlyAt',
+    parse: timeOfDay,
+    fallback: '02:00',
+    help: 'When (HH:MM, UTC) the nightly retrain and rescore run.',
+  },
+  ACTION_TTL_HOURS: {
+    key: 'actionTtlHours',
+    parse: integer(1, 24 * 90),
+    fallback: 72,
+    help: 'An agent action not decided within these hours expires.',
+  },
+  REJECT_COOLDOWN_DAYS: {
+    key: 'rejectCooldownDays',
+    parse: integer(0, 365),
+    fallback: 14,
+    help: 'After a rejection, the same action type for the same customer waits these days.',
+  },
+  ALLOW_PRIVATE_ENDPOINTS: {
+    key: 'allowPrivateEndpoints',
+    parse: boolean,
+    fallback: false,
+    help: 'Outbound events may go to addresses that are not the public internet.',
+  },
   SLACK_API_BASE: { key: 'slackApiBase', parse: url(['http:', 'https:']), fallback: 'https://slack.com/api', help: "Slack's Web API." },
-  ALLOW_INSECURE_PLATFORM_URLS: { key: 'allowInsecurePlatformUrls', parse: boolean, fallback: false, help: 'A platform base URL may be plain http:// (local fakes only).' },
-  SLACK_SIGNING_SECRET: { key: 'slackSigningSecret', parse: nonEmpty, fallback: null, help: "The Slack app's signing secret; unset, the team-chat webhook refuses everything." },
-  SLACK_SIGNING_SECRET_PREVIOUS: { key: 'slackSigningSecretPrevious', parse: nonEmpty, fallback: null, help: 'The previous Slack signing secret, also accepted during a rotation.' },
-  DISCOUNT_MAX_NO_MANAGER: { key: 'discountMaxNoManager', parse: integer(0, 100), fallback: 15, help: "A discount above this percentage needs a manager's or admin's approval." },
-  GCHAT_API_BASE: { key: 'gchatApiBase', parse: url(['http:', 'https:']), fallback: 'https://chat.googleapis.com/v1', help: "Google Chat's REST API." },
-  GOOGLE_TOKEN_URL: { key: 'googleTokenUrl', parse: url(['http:', 'https:']), fallback: 'https://oauth2.googleapis.com/token', help: "Where the Chat app's service account exchanges its JWT for an access token." },
-  GOOGLE_JWKS_URL: { key: 'googleJwksUrl', parse: url(['http:', 'https:']), fallback: 'https://www.googleapis.com/oauth2/v3/certs', help: "Google's OAuth keys, for ID tokens (endpoint_url audience)." },
-  GOOGLE_CHAT_CERTS_URL: { key: 'googleChatCertsUrl', parse: url(['http:', 'https:']), fallback: 'https://www.googleapis.com/service_accounts/v1/metadata/x509/chat@system.gserviceaccount.com', help: "chat@system's x509 certificates, for its JWTs (project_number audience)." },
-  GCHAT_AUDIENCE_MODE: { key: 'gchatAudienceMode', parse: oneOf(GCHAT_AUDIENCE_MODES), fallback: 'endpoint_url', help: "The Chat app's Authentication Audience: endpoint_url or project_number." },
-  GCHAT_AUDIENCE: { key: 'gchatAudience', parse: nonEmpty, fallback: null, help: "The audience Google's tokens must name: the endpoint URL, or the project number.", shownDefault: 'PUBLIC_URL + /api/webhooks/workspace-chat' },
-  GCHAT_PROJECT_NUMBER: { key: 'gchatProjectNumber', parse: digits, fallback: null, help: "The Cloud project's number: add-on events must be signed by its add-ons service agent." },
-  GCHAT_SERVICE_ACCOUNT_FILE: { key: 'gchatServiceAccountFile', parse: nonEmpty, fallback: null, help: "The Chat app's service-account key file (JSON); unset, nothing is sent to Google Chat." },
-  WHATSAPP_APP_SECRET: { key: 'whatsappAppSecret', parse: nonEmpty, fallback: null, help: "The Meta app's App Secret; unset, the messaging webhook refuses everything." },
-  WHATSAPP_APP_SECRET_PREVIOUS: { key: 'whatsappAppSecretPrevious', parse: nonEmpty, fallback: null, help: 'The previous App Secret, also accepted during a rotation.' },
-  WHATSAPP_VERIFY_TOKEN: { key: 'whatsappVerifyToken', parse: nonEmpty, fallback: null, help: "The verify token of Meta's webhook handshake; unset, every handshake is refused." },
-  WHATSAPP_API_BASE: { key: 'whatsappApiBase', parse: url(['http:', 'https:']), fallback: 'https://graph.facebook.com/v21.0', help: "Meta's Graph API, with its version." },
-  WHATSAPP_APPROVAL_TEMPLATE: { key: 'whatsappApprovalTemplate', parse: templateName, fallback: 'revintel_approval', help: 'The approved WhatsApp template sent outside the 24-hour window.' },
-  WHATSAPP_TEMPLATE_LANGUAGE: { key: 'whatsappTemplateLanguage', parse: languageCode, fallback: 'en', help: "The template's language code (en, en_US, de…)." },
-  TEST_CRASH_AT: { key: 'testCrashAt', parse: oneOf(CRASH_POINTS), fallback: null, help: 'Tests only: the step at which backup or restore kills itself.' },
+  ALLOW_INSECURE_PLATFORM_URLS: {
+    key: 'allowInsecurePlatformUrls',
+    parse: boolean,
+    fallback: false,
+    help: 'A platform base URL may be plain http:// (local fakes only).',
+  },
+  SLACK_SIGNING_SECRET: {
+    key: 'slackSigningSecret',
+    parse: nonEmpty,
+    fallback: null,
+    help: "The Slack app's signing secret; unset, the team-chat webhook refuses everything.",
+  },
+  SLACK_SIGNING_SECRET_PREVIOUS: {
+    key: 'slackSigningSecretPrevious',
+    parse: nonEmpty,
+    fallback: null,
+    help: 'The previous Slack signing secret, also accepted during a rotation.',
+  },
+  DISCOUNT_MAX_NO_MANAGER: {
+    key: 'discountMaxNoManager',
+    parse: integer(0, 100),
+    fallback: 15,
+    help: "A discount above this percentage needs a manager's or admin's approval.",
+  },
+  GCHAT_API_BASE: {
+    key: 'gchatApiBase',
+    parse: url(['http:', 'https:']),
+    fallback: 'https://chat.googleapis.com/v1',
+    help: "Google Chat's REST API.",
+  },
+  GOOGLE_TOKEN_URL: {
+    key: 'googleTokenUrl',
+    parse: url(['http:', 'https:']),
+    fallback: 'https://oauth2.googleapis.com/token',
+    help: "Where the Chat app's service account exchanges its JWT for an access token.",
+  },
+  GOOGLE_JWKS_URL: {
+    key: 'googleJwksUrl',
+    parse: url(['http:', 'https:']),
+    fallback: 'https://www.googleapis.com/oauth2/v3/certs',
+    help: "Google's OAuth keys, for ID tokens (endpoint_url audience).",
+  },
+  GOOGLE_CHAT_CERTS_URL: {
+    key: 'googleChatCertsUrl',
+    parse: url(['http:', 'https:']),
+    fallback: 'https://www.googleapis.com/service_accounts/v1/metadata/x509/chat@system.gserviceaccount.com',
+    help: "chat@system's x509 certificates, for its JWTs (project_number audience).",
+  },
+  GCHAT_AUDIENCE_MODE: {
+    key: 'gchatAudienceMode',
+    parse: oneOf(GCHAT_AUDIENCE_MODES),
+    fallback: 'endpoint_url',
+    help: "The Chat app's Authentication Audience: endpoint_url or project_number.",
+  },
+  GCHAT_AUDIENCE: {
+    key: 'gchatAudience',
+    parse: nonEmpty,
+    fallback: null,
+    help: "The audience Google's tokens must name: the endpoint URL, or the project number.",
+    shownDefault: 'PUBLIC_URL + /api/webhooks/workspace-chat',
+  },
+  GCHAT_PROJECT_NUMBER: {
+    key: 'gchatProjectNumber',
+    parse: digits,
+    fallback: null,
+    help: "The Cloud project's number: add-on events must be signed by its add-ons service agent.",
+  },
+  GCHAT_SERVICE_ACCOUNT_FILE: {
+    key: 'gchatServiceAccountFile',
+    parse: nonEmpty,
+    fallback: null,
+    help: "The Chat app's service-account key file (JSON); unset, nothing is sent to Google Chat.",
+  },
+  WHATSAPP_APP_SECRET: {
+    key: 'whatsappAppSecret',
+    parse: nonEmpty,
+    fallback: null,
+    help: "The Meta app's App Secret; unset, the messaging webhook refuses everything.",
+  },
+  WHATSAPP_APP_SECRET_PREVIOUS: {
+    key: 'whatsappAppSecretPrevious',
+    parse: nonEmpty,
+    fallback: null,
+    help: 'The previous App Secret, also accepted during a rotation.',
+  },
+  WHATSAPP_VERIFY_TOKEN: {
+    key: 'whatsappVerifyToken',
+    parse: nonEmpty,
+    fallback: null,
+    help: "The verify token of Meta's webhook handshake; unset, every handshake is refused.",
+  },
+  WHATSAPP_API_BASE: {
+    key: 'whatsappApiBase',
+    parse: url(['http:', 'https:']),
+    fallback: 'https://graph.facebook.com/v21.0',
+    help: "Meta's Graph API, with its version.",
+  },
+  WHATSAPP_APPROVAL_TEMPLATE: {
+    key: 'whatsappApprovalTemplate',
+    parse: templateName,
+    fallback: 'revintel_approval',
+    help: 'The approved WhatsApp template sent outside the 24-hour window.',
+  },
+  WHATSAPP_TEMPLATE_LANGUAGE: {
+    key: 'whatsappTemplateLanguage',
+    parse: languageCode,
+    fallback: 'en',
+    help: "The template's language code (en, en_US, de…).",
+  },
+  TEST_CRASH_AT: {
+    key: 'testCrashAt',
+    parse: oneOf(CRASH_POINTS),
+    fallback: null,
+    help: 'Tests only: the step at which backup or restore kills itself.',
+  },
 } as const satisfies Record<string, { key: keyof Config; parse: Parser<unknown>; fallback: unknown; help: string; shownDefault?: string }>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -311,7 +613,13 @@ export function settingHelp(name: SettingName): { description: string; default?:
   const { fallback } = setting;
   const shown =
     setting.shownDefault ??
-    (fallback === null || fallback === undefined ? undefined : Array.isArray(fallback) ? fallback.join(',') : typeof fallback === 'object' ? (fallback as { mode?: string }).mode : String(fallback));
+    (fallback === null || fallback === undefined
+      ? undefined
+      : Array.isArray(fallback)
+        ? fallback.join(',')
+        : typeof fallback === 'object'
+          ? (fallback as { mode?: string }).mode
+          : String(fallback));
   return { description: setting.help, ...(shown !== undefined ? { default: shown } : {}) };
 }
 
@@ -327,9 +635,10 @@ export function loadConfig(env: Source = process.env, flags: Partial<Record<Sett
   for (const name of SETTING_NAMES) {
     const setting = SETTINGS[name];
     const raw = flags[name] ?? env[name];
-    values[setting.key] = raw === undefined || (raw === '' && setting.fallback !== undefined && name !== 'TRUST_PROXY')
-      ? setting.fallback
-      : (setting.parse as Parser<unknown>)(raw, name);
+    values[setting.key] =
+      raw === undefined || (raw === '' && setting.fallback !== undefined && name !== 'TRUST_PROXY')
+        ? setting.fallback
+        : (setting.parse as Parser<unknown>)(raw, name);
   }
   const config = values as unknown as Config & { rateLimitStore: RateLimitStoreKind | undefined };
 
@@ -338,19 +647,38 @@ export function loadConfig(env: Source = process.env, flags: Partial<Record<Sett
     throw new ConfigError('RATE_LIMIT_STORE', 'is redis but REDIS_URL is not set');
   }
   if (config.rateLimitStore === 'postgres' && !config.databaseUrl) {
-    throw new ConfigError('RATE_LIMIT_STORE', 'is postgres but DATABASE_URL is not set (the embedded database serves one process: use memory)');
+    throw new ConfigError(
+      'RATE_LIMIT_STORE',
+      'is postgres but DATABASE_URL is not set (the embedded database serves one process: use memory)',
+    );
   }
   if (config.reusePort && !config.databaseUrl) {
-    throw new ConfigError('REUSE_PORT', 'needs DATABASE_URL: processes sharing a port must share a PostgreSQL database (the embedded one has a single owner)');
+    throw new ConfigError(
+      'REUSE_PORT',
+      'needs DATABASE_URL: processes sharing a port must share a PostgreSQL database (the embedded one has a single owner)',
+    );
   }
   if (config.reusePort && config.rateLimitStore === 'memory') {
-    throw new ConfigError('REUSE_PORT', 'needs a shared rate-limit store (RATE_LIMIT_STORE=postgres or redis): per-process counters would multiply the limits');
+    throw new ConfigError(
+      'REUSE_PORT',
+      'needs a shared rate-limit store (RATE_LIMIT_STORE=postgres or redis): per-process counters would multiply the limits',
+    );
   }
-  for (const [name, value] of [['SLACK_API_BASE', config.slackApiBase], ['GCHAT_API_BASE', config.gchatApiBase], ['GOOGLE_TOKEN_URL', config.googleTokenUrl], ['GOOGLE_JWKS_URL', config.googleJwksUrl], ['GOOGLE_CHAT_CERTS_URL', config.googleChatCertsUrl]] as const) {
-    if (value.startsWith('http:') && !config.allowInsecurePlatformUrls) throw new ConfigError(name, 'is plain http://: set ALLOW_INSECURE_PLATFORM_URLS=true (local fakes only)');
+  for (const [name, value] of [
+    ['SLACK_API_BASE', config.slackApiBase],
+    ['GCHAT_API_BASE', config.gchatApiBase],
+    ['GOOGLE_TOKEN_URL', config.googleTokenUrl],
+    ['GOOGLE_JWKS_URL', config.googleJwksUrl],
+    ['GOOGLE_CHAT_CERTS_URL', config.googleChatCertsUrl],
+  ] as const) {
+    if (value.startsWith('http:') && !config.allowInsecurePlatformUrls)
+      throw new ConfigError(name, 'is plain http://: set ALLOW_INSECURE_PLATFORM_URLS=true (local fakes only)');
   }
   if (config.gchatAudienceMode === 'project_number' && config.gchatAudience !== null && !/^\d{1,30}$/.test(config.gchatAudience)) {
-    throw new ConfigError('GCHAT_AUDIENCE', `must be the Cloud project's number when GCHAT_AUDIENCE_MODE is project_number, got "${config.gchatAudience}"`);
+    throw new ConfigError(
+      'GCHAT_AUDIENCE',
+      `must be the Cloud project's number when GCHAT_AUDIENCE_MODE is project_number, got "${config.gchatAudience}"`,
+    );
   }
   if (config.gchatAudienceMode === 'project_number' && config.gchatAudience === null) {
     throw new ConfigError('GCHAT_AUDIENCE', "must be set to the Cloud project's number when GCHAT_AUDIENCE_MODE is project_number");

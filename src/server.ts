@@ -32,9 +32,16 @@ export class PortInUseError extends Error {
   }
 }
 
-export async function openDatabase(config: Config, command: string, onFailure?: (error: Error) => void, notice?: (message: string) => void): Promise<Database> {
+export async function openDatabase(
+  config: Config,
+  command: string,
+  onFailure?: (error: Error) => void,
+  notice?: (message: string) => void,
+): Promise<Database> {
   const bounds = { timeoutMs: config.requestTimeoutMs };
-  return config.databaseUrl ? connectPostgres(config.databaseUrl, config.databasePoolSize, bounds) : openEmbedded(config.dataDir, command, bounds, onFailure, notice);
+  return config.databaseUrl
+    ? connectPostgres(config.databaseUrl, config.databasePoolSize, bounds)
+    : openEmbedded(config.dataDir, command, bounds, onFailure, notice);
 }
 
 async function createLimiter(config: Config, database: Database): Promise<{ limiter: RateLimiter; close: () => Promise<void> }> {
@@ -116,7 +123,11 @@ function readinessOf(database: Database, supervisor: Supervisor, log: Logger) {
     }
     const failure = database.failure();
     if (failure) reachable = false;
-    checks.push({ name: 'database', ok: reachable, detail: failure ? 'failed: restart revintel' : reachable ? database.kind : 'unreachable' });
+    checks.push({
+      name: 'database',
+      ok: reachable,
+      detail: failure ? 'failed: restart revintel' : reachable ? database.kind : 'unreachable',
+    });
     const migrated = reachable && (await isMigrated(database).catch(() => false));
     checks.push({ name: 'migrations', ok: migrated, detail: migrated ? 'applied' : reachable ? 'pending' : 'unknown' });
     const alive = supervisor.isAlive();
@@ -178,7 +189,13 @@ function listen(config: Config, app: App, log: Logger, turns: BackgroundTurns | 
 
 /** Shutdown in order, within SHUTDOWN_TIMEOUT_MS: stop listening and let requests in flight finish,
  * then the worker (it finishes the work in hand), then everything opened at start, in reverse. */
-function shutdownOf(config: Config, log: Logger, server: ReturnType<typeof Bun.serve>, supervisor: Supervisor, cleanup: () => Promise<void>): () => Promise<void> {
+function shutdownOf(
+  config: Config,
+  log: Logger,
+  server: ReturnType<typeof Bun.serve>,
+  supervisor: Supervisor,
+  cleanup: () => Promise<void>,
+): () => Promise<void> {
   let stopping: Promise<void> | null = null;
   return () =>
     (stopping ??= (async () => {
@@ -218,10 +235,15 @@ export async function startServer(config: Config, options: ServeOptions): Promis
   const log = options.log ?? createLogger(config.logLevel);
   usePredictionSettings(predictionSettingsOf(config));
   const { phases, phase } = phaseTimer();
-  const database = await openDatabase(config, 'serve', (error) => {
-    log.error('embedded database failed: every query is refused until revintel restarts', { error: error.message });
-    options.onFatal?.(error);
-  }, (message) => log.warn(message)).catch((error) => {
+  const database = await openDatabase(
+    config,
+    'serve',
+    (error) => {
+      log.error('embedded database failed: every query is refused until revintel restarts', { error: error.message });
+      options.onFatal?.(error);
+    },
+    (message) => log.warn(message),
+  ).catch((error) => {
     firstWorker.terminate();
     throw error;
   });
@@ -257,7 +279,16 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     const instance = { id: newId('ins'), hostname: hostname(), pid: process.pid, version: VERSION, startedAt: new Date(startedAt) };
     // Embedded: the one thread that runs every query serves requests first (db/turns.ts).
     const turns = database.kind === 'embedded' ? createBackgroundTurns() : null;
-    const supervisor = startSupervisor({ workerUrl: options.workerUrl, firstWorker, database, databaseUrl: config.databaseUrl, instance, log, logLevel: config.logLevel, turns: turns ?? undefined });
+    const supervisor = startSupervisor({
+      workerUrl: options.workerUrl,
+      firstWorker,
+      database,
+      databaseUrl: config.databaseUrl,
+      instance,
+      log,
+      logLevel: config.logLevel,
+      turns: turns ?? undefined,
+    });
     cleanups.push(() => supervisor.stop(1_000)); // a no-op once stop() has stopped it
 
     const metrics = createMetrics(database);
@@ -266,7 +297,10 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       const metricsServer = Bun.serve({
         hostname: '127.0.0.1',
         port: config.metricsPort,
-        fetch: (request) => (new URL(request.url).pathname === '/metrics' ? scrape(metrics) : new Response('Not found: only /metrics is served here\n', { status: 404 })),
+        fetch: (request) =>
+          new URL(request.url).pathname === '/metrics'
+            ? scrape(metrics)
+            : new Response('Not found: only /metrics is served here\n', { status: 404 }),
       });
       cleanups.push(async () => void (await metricsServer.stop(true)));
       log.info('metrics served', { url: `http://127.0.0.1:${metricsServer.port}/metrics` });

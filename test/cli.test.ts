@@ -11,7 +11,9 @@ import { runSourceCli } from './helpers/binary.ts';
 import { tempDir } from './helpers/harness.ts';
 
 // Every command the dispatcher knows (its `case 'name':` lines), so a new command is covered too.
-const COMMANDS = [...readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8').matchAll(/case '([a-z][a-z-]*)':/g)].map((m) => m[1]!).filter((name) => name !== 'help');
+const COMMANDS = [...readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8').matchAll(/case '([a-z][a-z-]*)':/g)]
+  .map((m) => m[1]!)
+  .filter((name) => name !== 'help');
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -44,7 +46,8 @@ describe('revintel --help', () => {
       const options = optionsOf(result.stdout);
       expect(options.get('--help')).toBe('this help');
       expect(options.get('--json')).toBeTruthy();
-      for (const [flag, description] of options) expect({ command, flag, described: description.length > 3 }).toEqual({ command, flag, described: true });
+      for (const [flag, description] of options)
+        expect({ command, flag, described: description.length > 3 }).toEqual({ command, flag, described: true });
     }
   });
 
@@ -53,7 +56,10 @@ describe('revintel --help', () => {
     for (const name of SETTING_NAMES) {
       const { description, default: fallback } = settingHelp(name);
       const shown = options.get(`--${flagName(name)}`);
-      expect({ name, shown: shown?.startsWith(description.replace(/\.$/, '').split(' ').slice(0, 3).join(' ')) }).toEqual({ name, shown: true });
+      expect({ name, shown: shown?.startsWith(description.replace(/\.$/, '').split(' ').slice(0, 3).join(' ')) }).toEqual({
+        name,
+        shown: true,
+      });
       if (fallback !== undefined) expect(shown).toEndWith(`(default: ${fallback})`);
     }
     expect(options.get('--port')).toContain('(default: 3000)');
@@ -133,7 +139,9 @@ describe('backup, restore and export on a DATA_DIR', () => {
 describe('revintel demo', () => {
   test('prints each URL quoted, so a command pastes into zsh as into bash', async () => {
     const dir = scratch();
-    const result = await runSourceCli(['demo', '--customers', '3', '--data-dir', join(dir, 'data')], { PUBLIC_URL: 'https://revenue.example.org' });
+    const result = await runSourceCli(['demo', '--customers', '3', '--data-dir', join(dir, 'data')], {
+      PUBLIC_URL: 'https://revenue.example.org',
+    });
     if (result.code !== 0) throw new Error(result.stderr);
     const commands = result.stdout.split('\n').filter((line) => line.includes('curl '));
     expect(commands.length).toBe(3);

@@ -16,7 +16,15 @@ const failure = (env: Record<string, string>, flags = {}) => {
 describe('config', () => {
   test('defaults: embedded database in ./data, memory limiter, port 3000', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 3000, host: '0.0.0.0', databaseUrl: null, dataDir: './data', rateLimitStore: 'memory', reusePort: false, logLevel: 'info' });
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: null,
+      dataDir: './data',
+      rateLimitStore: 'memory',
+      reusePort: false,
+      logLevel: 'info',
+    });
     expect(config.bodyLimitApi).toBe(1024 * 1024);
   });
 
@@ -39,7 +47,9 @@ describe('config', () => {
     expect(failure({ REUSE_PORT: 'maybe' }).message).toBe('REUSE_PORT must be true or false, got "maybe"');
     expect(failure({ SECRET_KEY: 'short' }).message).toContain('SECRET_KEY must be at least 32 characters');
     expect(failure({ TRUST_PROXY: 'the cloud' }).variable).toBe('TRUST_PROXY');
-    expect(failure({ DATABASE_URL: 'postgres://db/x', REUSE_PORT: 'true', RATE_LIMIT_STORE: 'memory' }).message).toContain('shared rate-limit store');
+    expect(failure({ DATABASE_URL: 'postgres://db/x', REUSE_PORT: 'true', RATE_LIMIT_STORE: 'memory' }).message).toContain(
+      'shared rate-limit store',
+    );
   });
 
   test('TRUST_PROXY: off, all, or a list of proxies', () => {

@@ -6,7 +6,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dir, '..');
-const DOCUMENTS = [join(ROOT, 'README.md'), ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join(ROOT, 'docs', name))];
+const DOCUMENTS = [
+  join(ROOT, 'README.md'),
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join(ROOT, 'docs', name)),
+];
 
 /** Lines outside fenced code blocks, with inline code spans blanked (neither holds links or headings). */
 function proseLines(text: string): { line: string; number: number }[] {
@@ -64,12 +69,16 @@ function brokenReason(link: Link): string | null {
   if (!existsSync(file)) return `no file ${relative(ROOT, file)}`;
   if (anchor === undefined) return null;
   if (statSync(file).isDirectory() || !file.endsWith('.md')) return `#${anchor} on a file that is not Markdown`;
-  return headingAnchors(readFileSync(file, 'utf8')).has(decodeURIComponent(anchor).toLowerCase()) ? null : `no heading #${anchor} in ${relative(ROOT, file)}`;
+  return headingAnchors(readFileSync(file, 'utf8')).has(decodeURIComponent(anchor).toLowerCase())
+    ? null
+    : `no heading #${anchor} in ${relative(ROOT, file)}`;
 }
 
 describe('README.md and docs/', () => {
   test('the README and at least the reference files exist', () => {
-    expect(DOCUMENTS.map((file) => relative(ROOT, file))).toEqual(expect.arrayContaining(['README.md', 'docs/api.md', 'docs/operating.md', 'docs/development.md']));
+    expect(DOCUMENTS.map((file) => relative(ROOT, file))).toEqual(
+      expect.arrayContaining(['README.md', 'docs/api.md', 'docs/operating.md', 'docs/development.md']),
+    );
   });
 
   test('every relative link and #anchor resolves', () => {
@@ -87,7 +96,9 @@ describe('README.md and docs/', () => {
     const found = DOCUMENTS.flatMap((file) =>
       readFileSync(file, 'utf8')
         .split('\n')
-        .flatMap((line, index) => (forbidden.some((pattern) => pattern.test(line)) ? [`${relative(ROOT, file)}:${index + 1}: ${line.trim()}`] : [])),
+        .flatMap((line, index) =>
+          forbidden.some((pattern) => pattern.test(line)) ? [`${relative(ROOT, file)}:${index + 1}: ${line.trim()}`] : [],
+        ),
     );
     expect(found).toEqual([]);
   });
@@ -95,7 +106,10 @@ describe('README.md and docs/', () => {
   test('source comments that cite docs/ name files that exist', () => {
     const cited = ['src', 'test', 'bench', 'scripts'].flatMap((folder) =>
       [...new Bun.Glob('**/*.{ts,tsx}').scanSync(join(ROOT, folder))].flatMap((file) =>
-        [...readFileSync(join(ROOT, folder, file), 'utf8').matchAll(/\bdocs\/([\w-]+\.md)/g)].map((match) => ({ from: `${folder}/${file}`, doc: match[1]! })),
+        [...readFileSync(join(ROOT, folder, file), 'utf8').matchAll(/\bdocs\/([\w-]+\.md)/g)].map((match) => ({
+          from: `${folder}/${file}`,
+          doc: match[1]!,
+        })),
       ),
     );
     expect(cited.length).toBeGreaterThan(50);
@@ -109,7 +123,9 @@ describe('README.md and docs/', () => {
 
 describe('GitHub anchors', () => {
   test('are lowercase, without punctuation, with spaces as hyphens and repeats numbered', () => {
-    const anchors = headingAnchors('# The API\n## Backtests: how good is it?\n### `revintel backup`\n## Settings\n```\n# not a heading\n```\n## Settings\n');
+    const anchors = headingAnchors(
+      '# The API\n## Backtests: how good is it?\n### `revintel backup`\n## Settings\n```\n# not a heading\n```\n## Settings\n',
+    );
     expect([...anchors]).toEqual(['the-api', 'backtests-how-good-is-it', 'revintel-backup', 'settings', 'settings-1']);
   });
 });

@@ -21,7 +21,13 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 function configFor(backend: string) {
   const dataDir = join(tempDir(), 'data');
   dirs.push(dataDir);
-  return testConfig({ port: 0, host: '127.0.0.1', dataDir, databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, shutdownTimeoutMs: 5_000 });
+  return testConfig({
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+    shutdownTimeoutMs: 5_000,
+  });
 }
 
 for (const backend of BACKENDS) {
@@ -51,14 +57,20 @@ for (const backend of BACKENDS) {
       expect(response.status).toBe(200);
       expect(((await response.json()) as { data: unknown }).data).toEqual({ finished: true });
       await stopped;
-      const refused = await fetch(`${server.url.href}healthz`).then(() => 'answered', () => 'refused');
+      const refused = await fetch(`${server.url.href}healthz`).then(
+        () => 'answered',
+        () => 'refused',
+      );
       expect(refused).toBe('refused');
       if (backend === 'embedded') expect(readLockHolder(config.dataDir)).toBeNull();
     });
 
     test('a worker that cannot start fails the start-up with its reason, and releases everything', async () => {
       const config = configFor(backend);
-      const error = await startServer(config, { workerUrl: FAILING_WORKER_URL, log: createLogger('silent') }).then(() => null, (e: unknown) => e);
+      const error = await startServer(config, { workerUrl: FAILING_WORKER_URL, log: createLogger('silent') }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(String((error as Error)?.message)).toContain('the worker thread could not start: relation "instances" does not exist');
       if (backend === 'embedded') expect(readLockHolder(config.dataDir)).toBeNull();
     });

@@ -23,9 +23,10 @@ async function giveWorkerItsOwnDatabases(worker: number): Promise<void> {
     const admin = postgres(pgUrl, { max: 1, onnotice: () => {} });
     try {
       const [row] = await admin`select 1 as present from pg_database where datname = ${name}`;
-      if (!row) await admin.unsafe(`create database "${name}"`).catch((error: { code?: string }) => {
-        if (error.code !== '42P04') throw error; // another file of this worker created it first
-      });
+      if (!row)
+        await admin.unsafe(`create database "${name}"`).catch((error: { code?: string }) => {
+          if (error.code !== '42P04') throw error; // another file of this worker created it first
+        });
     } finally {
       await admin.end();
     }

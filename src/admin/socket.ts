@@ -20,7 +20,13 @@ export const adminSocketPath = (dataDir: string) => join(socketDir(dataDir), 're
 const reviveDates = (key: string, value: unknown) =>
   typeof value === 'string' && key.endsWith('At') && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value) ? new Date(value) : value;
 
-export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessChange: () => void; onJobsQueued: () => void; turns?: BackgroundTurns }) {
+export function serveAdminSocket(options: {
+  dataDir: string;
+  db: Db;
+  onAccessChange: () => void;
+  onJobsQueued: () => void;
+  turns?: BackgroundTurns;
+}) {
   const path = adminSocketPath(options.dataDir);
   mkdirSync(socketDir(options.dataDir), { recursive: true, mode: 0o700 });
   chmodSync(socketDir(options.dataDir), 0o700);
@@ -62,7 +68,12 @@ export function serveAdminSocket(options: { dataDir: string; db: Db; onAccessCha
 export function socketRunner(dataDir: string): UnitRunner<AdminUnits> {
   const path = adminSocketPath(dataDir);
   const send = (name: string, args: unknown) =>
-    fetch(`http://revintel/units/${name}`, { method: 'POST', unix: path, body: JSON.stringify(args), signal: AbortSignal.timeout(30 * 60_000) } as RequestInit);
+    fetch(`http://revintel/units/${name}`, {
+      method: 'POST',
+      unix: path,
+      body: JSON.stringify(args),
+      signal: AbortSignal.timeout(30 * 60_000),
+    } as RequestInit);
   return {
     async run(name, args) {
       // A server that has just taken DATA_DIR opens its socket a moment later: wait for it briefly.
@@ -75,11 +86,16 @@ export function socketRunner(dataDir: string): UnitRunner<AdminUnits> {
           // must not run twice.
           const text = `${(error as { code?: string }).code ?? ''} ${(error as Error).message}`;
           const notListening = /ENOENT|ECONNREFUSED|FailedToOpenSocket|ConnectionRefused|no such file/i.test(text);
-          if (!notListening || attempt >= 50) throw new Error(`the server holding ${dataDir} does not answer on ${path}: ${(error as Error).message}`);
+          if (!notListening || attempt >= 50)
+            throw new Error(`the server holding ${dataDir} does not answer on ${path}: ${(error as Error).message}`);
           await Bun.sleep(100);
         }
       }
-      const reply = JSON.parse(await response.text(), reviveDates) as { ok: boolean; result?: unknown; error?: ReturnType<typeof serializeError> };
+      const reply = JSON.parse(await response.text(), reviveDates) as {
+        ok: boolean;
+        result?: unknown;
+        error?: ReturnType<typeof serializeError>;
+      };
       if (reply.ok) return reply.result as never;
       const error = reply.error!;
       if (error.code && error.name === 'AppError') throw new AppError(error.code as never, error.message);

@@ -12,7 +12,16 @@ import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/
 import { createUser, issueLink, listUsers, presentUser, updateUser, type CreateUserInput } from '../modules/users/service.ts';
 import { demoTruthPage, demoUnits, loadDemo, type DemoInput } from '../modules/demo/service.ts';
 import { finishImport, importBatch, importTarget } from '../modules/imports/service.ts';
-import { createConnector, findConnector, listConnectors, rotateConnectorSecret, updateConnector, type CreateConnectorInput, type RotateSecretInput, type UpdateConnectorInput } from '../modules/connectors/service.ts';
+import {
+  createConnector,
+  findConnector,
+  listConnectors,
+  rotateConnectorSecret,
+  updateConnector,
+  type CreateConnectorInput,
+  type RotateSecretInput,
+  type UpdateConnectorInput,
+} from '../modules/connectors/service.ts';
 import { listEvents, replayEvents, showEvent, type ListEventsFilter } from '../modules/ticket-queue/service.ts';
 import { findOrg } from '../modules/orgs/service.ts';
 import { recordAudit } from '../modules/audit/service.ts';
@@ -51,7 +60,8 @@ export const adminUnits = {
     const { user, link } = await createUser(db, input);
     return { user: { ...presentUser(user), org_id: user.orgId }, token: link.token, link_expires_at: link.expiresAt.toISOString() };
   },
-  'users.list': async (db: Db, filter: { org?: string }) => (await listUsers(db, filter)).map((user) => ({ ...presentUser(user), org_id: user.orgId })),
+  'users.list': async (db: Db, filter: { org?: string }) =>
+    (await listUsers(db, filter)).map((user) => ({ ...presentUser(user), org_id: user.orgId })),
   'users.disable': async (db: Db, input: { userId: string; actor: string }) => {
     const user = await updateUser(db, { userId: input.userId, disabled: true, actor: input.actor });
     return { ...presentUser(user), org_id: user.orgId };
@@ -98,7 +108,13 @@ export const adminUnits = {
     const result = await replayEvents(db, input.ids ? { ids: input.ids } : { allDead: { orgId } });
     for (const id of result.replayed) {
       const event = await showEvent(db, id);
-      await recordAudit(db, { orgId: event?.org_id ?? null, actor: input.actor, action: 'event.replayed', targetType: 'ticket_event', targetId: id });
+      await recordAudit(db, {
+        orgId: event?.org_id ?? null,
+        actor: input.actor,
+        action: 'event.replayed',
+        targetType: 'ticket_event',
+        targetId: id,
+      });
     }
     return result;
   },
@@ -116,7 +132,14 @@ export const adminUnits = {
     const result = await retryDeadJobs(db, input.ids ? { ids: input.ids, now: new Date() } : { kind: input.kind, now: new Date() });
     for (const id of result.retried) {
       const job = await showJob(db, id);
-      await recordAudit(db, { orgId: job?.org_id ?? null, actor: input.actor, action: 'job.retried', targetType: 'job', targetId: id, details: { kind: job?.kind } });
+      await recordAudit(db, {
+        orgId: job?.org_id ?? null,
+        actor: input.actor,
+        action: 'job.retried',
+        targetType: 'job',
+        targetId: id,
+        details: { kind: job?.kind },
+      });
     }
     return result;
   },
@@ -125,7 +148,10 @@ export const adminUnits = {
     const org = await importTarget(db, { org: input.org });
     const filters = { risk: input.risk };
     const rows = await listPredictions(db, { orgId: org.id, filters, sort: '-arr_at_risk', limit: input.limit });
-    return { items: rows.slice(0, input.limit).map(presentPredictionItem), meta: await predictionsMeta(db, org.id, filters, predictionSettings().horizonDays) };
+    return {
+      items: rows.slice(0, input.limit).map(presentPredictionItem),
+      meta: await predictionsMeta(db, org.id, filters, predictionSettings().horizonDays),
+    };
   },
   'predictions.show': async (db: Db, input: { org?: string; customer: string }) => {
     const org = await importTarget(db, { org: input.org });
@@ -149,9 +175,18 @@ export const adminUnits = {
    * runs itself (the units below). */
   'predictions.backtest-request': async (db: Db, input: { org?: string; request: BacktestRequest; today: string; queue: boolean }) => {
     const org = await importTarget(db, { org: input.org });
-    return { ...(await requestBacktest(db, input.queue ? backtestJob : null, { orgId: org.id, request: input.request, today: input.today, requestedBy: 'cli' })), org_id: org.id };
+    return {
+      ...(await requestBacktest(db, input.queue ? backtestJob : null, {
+        orgId: org.id,
+        request: input.request,
+        today: input.today,
+        requestedBy: 'cli',
+      })),
+      org_id: org.id,
+    };
   },
-  'predictions.backtest-show': async (db: Db, input: { org?: string; id: string }) => getBacktest(db, (await importTarget(db, { org: input.org })).id, input.id),
+  'predictions.backtest-show': async (db: Db, input: { org?: string; id: string }) =>
+    getBacktest(db, (await importTarget(db, { org: input.org })).id, input.id),
   ...historyUnits,
   ...endpointAdminUnits,
   ...chatAdminUnits,
@@ -166,7 +201,20 @@ export const adminUnits = {
 export type AdminUnits = typeof adminUnits;
 
 /** Units that change who may call the API or how much: the server forgets cached keys after them. */
-export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set(['orgs.update', 'keys.revoke', 'connectors.update', 'connectors.rotate-secret']);
+export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set([
+  'orgs.update',
+  'keys.revoke',
+  'connectors.update',
+  'connectors.rotate-secret',
+]);
 
 /** Units that queue jobs: the server's worker looks for them at once. */
-export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set(['jobs.retry', 'demo.load', 'demo.finish', 'predictions.recompute', 'predictions.backtest-request', 'outbox.retry', 'tickets.reanalyze']);
+export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set([
+  'jobs.retry',
+  'demo.load',
+  'demo.finish',
+  'predictions.recompute',
+  'predictions.backtest-request',
+  'outbox.retry',
+  'tickets.reanalyze',
+]);

@@ -66,9 +66,17 @@ export function helpText(spec: HelpSpec): string {
   const own = Object.entries(spec.options ?? {}).map(([name, option]) => optionLine(name, option));
   const settings = (spec.settings ?? []).map((name) => {
     const setting = settingHelp(name);
-    return optionLine(flagName(name), { type: 'string', value: name, description: setting.description.replace(/\.$/, ''), default: setting.default });
+    return optionLine(flagName(name), {
+      type: 'string',
+      value: name,
+      description: setting.description.replace(/\.$/, ''),
+      default: setting.default,
+    });
   });
-  const common = [optionLine('json', { type: 'boolean', description: 'print the result as JSON (errors too, on stderr)' }), optionLine('help', { type: 'boolean', short: 'h', description: 'this help' })];
+  const common = [
+    optionLine('json', { type: 'boolean', description: 'print the result as JSON (errors too, on stderr)' }),
+    optionLine('help', { type: 'boolean', short: 'h', description: 'this help' }),
+  ];
   return [
     `Usage: ${spec.usage.trim()}`,
     ...(spec.about ? ['', spec.about.replace(/^\n+|\s+$/g, '')] : []),
@@ -77,7 +85,9 @@ export function helpText(spec: HelpSpec): string {
     ...own,
     ...settings,
     ...common,
-    ...(spec.settings && spec.settings.length < SETTING_NAMES.length ? ['', 'Every setting of "revintel serve --help" is taken too, as a flag or its variable.'] : []),
+    ...(spec.settings && spec.settings.length < SETTING_NAMES.length
+      ? ['', 'Every setting of "revintel serve --help" is taken too, as a flag or its variable.']
+      : []),
     '',
   ].join('\n');
 }
@@ -90,7 +100,8 @@ const SETTING_FLAGS: Options = Object.fromEntries(SETTING_NAMES.map((name) => [f
 function usageMessage(error: Error & { code?: string }): string {
   const option = /'(-{1,2}[^'\s<]+)/.exec(error.message)?.[1] ?? 'an option';
   if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option "${option}" (a value that starts with "-" goes after "--")`;
-  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return /does not take/.test(error.message) ? `option "${option}" takes no value` : `option "${option}" needs a value`;
+  if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+    return /does not take/.test(error.message) ? `option "${option}" takes no value` : `option "${option}" needs a value`;
   return error.message;
 }
 
@@ -104,7 +115,9 @@ export interface Command<V> {
 }
 
 export function parseCommand(argv: string[], options: OptionSpecs, help: string) {
-  const parsing: Options = Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}) }]));
+  const parsing: Options = Object.fromEntries(
+    Object.entries(options).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}) }]),
+  );
   let parsed;
   try {
     parsed = parseArgs({
@@ -162,7 +175,14 @@ export function exitWith(error: unknown, json: boolean): never {
   const code = error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
   const message = error instanceof Error ? error.message : String(error);
   if (json) {
-    const errorCode = error instanceof AppError ? error.code : error instanceof ConfigError ? 'invalid_config' : error instanceof UsageError ? 'usage' : 'error';
+    const errorCode =
+      error instanceof AppError
+        ? error.code
+        : error instanceof ConfigError
+          ? 'invalid_config'
+          : error instanceof UsageError
+            ? 'usage'
+            : 'error';
     console.error(JSON.stringify({ success: false, error: message, code: errorCode }));
   } else {
     console.error(`revintel: ${message}`);
@@ -175,6 +195,10 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
   if (rows.length === 0) return '(none)';
   const cell = (v: unknown) => (v === null || v === undefined ? '-' : v instanceof Date ? v.toISOString() : String(v));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n');
 }

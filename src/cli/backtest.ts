@@ -11,11 +11,27 @@ import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand, table, Usa
 import { withAdminSession } from './admin-runner.ts';
 
 const OPTIONS: OptionSpecs = {
-  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name', default: 'the only organisation, when there is one' },
-  method: { type: 'string', value: 'METHOD', description: 'out_of_time: train on the snapshots whose outcome was known by --cutoff, test on those after it; cross_validation: one snapshot per customer at --as-of, five folds of customers, each scored by a model trained on the other four', default: 'out_of_time' },
+  org: {
+    type: 'string',
+    value: 'ORG',
+    description: 'an organisation id or its exact name',
+    default: 'the only organisation, when there is one',
+  },
+  method: {
+    type: 'string',
+    value: 'METHOD',
+    description:
+      'out_of_time: train on the snapshots whose outcome was known by --cutoff, test on those after it; cross_validation: one snapshot per customer at --as-of, five folds of customers, each scored by a model trained on the other four',
+    default: 'out_of_time',
+  },
   cutoff: { type: 'string', value: 'YYYY-MM-DD', description: 'out_of_time: where training ends', default: 'horizon + 180 days ago' },
   'as-of': { type: 'string', value: 'YYYY-MM-DD', description: 'cross_validation: the snapshot day', default: 'horizon + grace days ago' },
-  horizon: { type: 'string', value: 'DAYS', description: 'the days ahead a prediction speaks of (7 to 365)', default: 'PREDICTION_HORIZON_DAYS' },
+  horizon: {
+    type: 'string',
+    value: 'DAYS',
+    description: 'the days ahead a prediction speaks of (7 to 365)',
+    default: 'PREDICTION_HORIZON_DAYS',
+  },
 };
 
 const HELP = helpText({
@@ -33,13 +49,24 @@ export async function backtestCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);
   const { method, cutoff, horizon } = cmd.values;
   const asOf = cmd.values['as-of'];
-  if (method !== undefined && !(BACKTEST_METHODS as readonly string[]).includes(method as string)) throw new UsageError(`--method must be ${BACKTEST_METHODS.join(' or ')}, not "${method}"`);
-  for (const [name, value] of [['cutoff', cutoff], ['as-of', asOf]] as const) {
-    if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(value))) throw new UsageError(`--${name} must be a date YYYY-MM-DD, not "${value}"`);
+  if (method !== undefined && !(BACKTEST_METHODS as readonly string[]).includes(method as string))
+    throw new UsageError(`--method must be ${BACKTEST_METHODS.join(' or ')}, not "${method}"`);
+  for (const [name, value] of [
+    ['cutoff', cutoff],
+    ['as-of', asOf],
+  ] as const) {
+    if (value !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(value)))
+      throw new UsageError(`--${name} must be a date YYYY-MM-DD, not "${value}"`);
   }
   const horizonDays = horizon === undefined ? undefined : Number(horizon);
-  if (horizonDays !== undefined && !(Number.isInteger(horizonDays) && horizonDays >= 7 && horizonDays <= 365)) throw new UsageError('--horizon must be a whole number of days from 7 to 365');
-  const request = { method: method as BacktestMethod | undefined, cutoff: cutoff as string | undefined, asOf: asOf as string | undefined, horizonDays };
+  if (horizonDays !== undefined && !(Number.isInteger(horizonDays) && horizonDays >= 7 && horizonDays <= 365))
+    throw new UsageError('--horizon must be a whole number of days from 7 to 365');
+  const request = {
+    method: method as BacktestMethod | undefined,
+    cutoff: cutoff as string | undefined,
+    asOf: asOf as string | undefined,
+    horizonDays,
+  };
   const org = typeof cmd.values.org === 'string' ? cmd.values.org : undefined;
   const today = utcToday();
   const progress = (share: number) => {
@@ -54,7 +81,9 @@ export async function backtestCommand(argv: string[]) {
         await runBacktestWith(session.runner, { orgId: opened.org_id, id: opened.id, today, onProgress: progress });
       } catch (error) {
         // Recorded, so that the organisation's next backtest is not refused as a duplicate.
-        await session.runner.run('predictions.backtest-fail', { orgId: opened.org_id, id: opened.id, error: messageOf(error) }).catch(() => {});
+        await session.runner
+          .run('predictions.backtest-fail', { orgId: opened.org_id, id: opened.id, error: messageOf(error) })
+          .catch(() => {});
         throw error;
       }
       return session.runner.run('predictions.backtest-show', { org, id: opened.id });
@@ -75,7 +104,10 @@ export async function backtestCommand(argv: string[]) {
 function describe(b: BacktestView): string {
   if (b.status === 'failed') return `backtest ${b.id} failed: ${b.error}`;
   const m = (b.metrics ?? {}) as Record<string, any>;
-  const split = b.method === 'cross_validation' ? `snapshot ${b.as_of}, 5 folds of customers` : `trained on outcomes known by ${b.cutoff}, tested after it`;
+  const split =
+    b.method === 'cross_validation'
+      ? `snapshot ${b.as_of}, 5 folds of customers`
+      : `trained on outcomes known by ${b.cutoff}, tested after it`;
   return [
     `backtest ${b.id}: ${b.method} (${split}), horizon ${b.horizon_days} days, model ${b.model_kind}`,
     `rows ${m.rows}, churn events ${m.events}, customers ${m.customers}${m.sampled_customers < m.total_customers ? ` (a sample of ${m.sampled_customers} of ${m.total_customers})` : ''}, base rate ${fixed(m.base_rate)}`,
@@ -84,8 +116,16 @@ function describe(b: BacktestView): string {
     '',
     table(
       [
-        { metric: 'AUC', value: `${fixed(m.auc)}${m.auc_ci95 ? ` (95% ${fixed(m.auc_ci95[0])}–${fixed(m.auc_ci95[1])})` : ''}`, meaning: 'chance a churner is ranked above a stayer' },
-        { metric: 'scorecard AUC', value: `${fixed(m.prior_auc)}${m.prior_auc_ci95 ? ` (95% ${fixed(m.prior_auc_ci95[0])}–${fixed(m.prior_auc_ci95[1])})` : ''}`, meaning: 'the untrained points, same rows' },
+        {
+          metric: 'AUC',
+          value: `${fixed(m.auc)}${m.auc_ci95 ? ` (95% ${fixed(m.auc_ci95[0])}–${fixed(m.auc_ci95[1])})` : ''}`,
+          meaning: 'chance a churner is ranked above a stayer',
+        },
+        {
+          metric: 'scorecard AUC',
+          value: `${fixed(m.prior_auc)}${m.prior_auc_ci95 ? ` (95% ${fixed(m.prior_auc_ci95[0])}–${fixed(m.prior_auc_ci95[1])})` : ''}`,
+          meaning: 'the untrained points, same rows',
+        },
         { metric: 'AUC without notice', value: fixed(m.auc_without_notice), meaning: 'rows where no cancellation was known yet' },
         { metric: 'top-decile lift', value: fixed(m.top_decile_lift, 2), meaning: 'churn rate of the riskiest 10% ÷ the base rate' },
         { metric: 'Brier', value: fixed(m.brier, 4), meaning: 'mean squared error of the probabilities' },
@@ -98,7 +138,12 @@ function describe(b: BacktestView): string {
           '',
           'calibration (predicted against observed churn):',
           table(
-            (m.calibration_table as { bin: number; n: number; mean_predicted: number; observed_rate: number }[]).map((r) => ({ bin: r.bin, rows: r.n, predicted: fixed(r.mean_predicted), observed: fixed(r.observed_rate) })),
+            (m.calibration_table as { bin: number; n: number; mean_predicted: number; observed_rate: number }[]).map((r) => ({
+              bin: r.bin,
+              rows: r.n,
+              predicted: fixed(r.mean_predicted),
+              observed: fixed(r.observed_rate),
+            })),
             ['bin', 'rows', 'predicted', 'observed'],
           ),
         ]

@@ -10,7 +10,9 @@ import { armCrashPoint } from '../lib/crash-point.ts';
 import { helpText, parseCommand, UsageError, type OptionSpecs } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const BACKUP_OPTIONS: OptionSpecs = { force: { type: 'boolean', description: 'replace FILE if it exists', default: 'an existing FILE is refused' } };
+const BACKUP_OPTIONS: OptionSpecs = {
+  force: { type: 'boolean', description: 'replace FILE if it exists', default: 'an existing FILE is refused' },
+};
 const BACKUP_HELP = helpText({
   usage: 'revintel backup FILE [--force] [--data-dir DATA_DIR]',
   about: `Writes an online backup of the embedded database in DATA_DIR to FILE (mode 0600), while serve runs
@@ -22,7 +24,11 @@ as DATA_DIR. On PostgreSQL (DATABASE_URL) use pg_dump instead.`,
 });
 
 const RESTORE_OPTIONS: OptionSpecs = {
-  force: { type: 'boolean', description: 'replace the database DATA_DIR holds (or its other generated SECRET_KEY)', default: 'a DATA_DIR holding a database is refused' },
+  force: {
+    type: 'boolean',
+    description: 'replace the database DATA_DIR holds (or its other generated SECRET_KEY)',
+    default: 'a DATA_DIR holding a database is refused',
+  },
 };
 const RESTORE_HELP = helpText({
   usage: 'revintel restore FILE [--force] [--data-dir DATA_DIR]',
@@ -64,14 +70,23 @@ export async function backupCommand(argv: string[]) {
   let manifest: BackupManifest;
   try {
     manifest = await withAdminSession(config, 'backup', (session) =>
-      writeBackup(path, config.dataDir, { start: () => session.runner.run('backup.start', { pid: process.pid }), stop: () => session.runner.run('backup.stop', {}) }, { replace }),
+      writeBackup(
+        path,
+        config.dataDir,
+        { start: () => session.runner.run('backup.start', { pid: process.pid }), stop: () => session.runner.run('backup.stop', {}) },
+        { replace },
+      ),
     );
   } catch (error) {
     if (error instanceof BackupError) throw new UsageError(error.message);
     throw error;
   }
   const result = { file: path, via, ms: Math.round(performance.now() - started), ...summary(manifest) };
-  cmd.print(result, (r) => `backed up ${r.files} files (${mib(r.data_bytes)}, ${mib(r.bytes)} compressed) to ${r.file} in ${(r.ms / 1000).toFixed(1)} s${r.secret_key_included ? '; it includes the SECRET_KEY' : ''}`);
+  cmd.print(
+    result,
+    (r) =>
+      `backed up ${r.files} files (${mib(r.data_bytes)}, ${mib(r.bytes)} compressed) to ${r.file} in ${(r.ms / 1000).toFixed(1)} s${r.secret_key_included ? '; it includes the SECRET_KEY' : ''}`,
+  );
 }
 
 export async function restoreCommand(argv: string[]) {
@@ -89,8 +104,21 @@ export async function restoreCommand(argv: string[]) {
     const { manifest, counts, replaced, settled } = await restoreBackup(resolve(file), config.dataDir, cmd.values.force === true);
     if (settled) process.stderr.write(`revintel: ${settled}\n`);
     const rows = Object.values(counts).reduce((sum, n) => sum + n, 0);
-    const result = { file: resolve(file), data_dir: config.dataDir, replaced, ms: Math.round(performance.now() - started), tables: Object.keys(counts).length, rows, counts, ...summary(manifest) };
-    cmd.print(result, (r) => `restored ${r.rows.toLocaleString('en-US')} rows in ${r.tables} tables (backup of ${r.created_at}) into ${r.data_dir}${r.replaced ? ', replacing its database' : ''} in ${(r.ms / 1000).toFixed(1)} s`);
+    const result = {
+      file: resolve(file),
+      data_dir: config.dataDir,
+      replaced,
+      ms: Math.round(performance.now() - started),
+      tables: Object.keys(counts).length,
+      rows,
+      counts,
+      ...summary(manifest),
+    };
+    cmd.print(
+      result,
+      (r) =>
+        `restored ${r.rows.toLocaleString('en-US')} rows in ${r.tables} tables (backup of ${r.created_at}) into ${r.data_dir}${r.replaced ? ', replacing its database' : ''} in ${(r.ms / 1000).toFixed(1)} s`,
+    );
   } catch (error) {
     if (error instanceof BackupError) throw new UsageError(error.message);
     throw error;

@@ -36,7 +36,10 @@ space or number belongs to one organisation at a time.`,
 });
 
 /** What `chat add <platform>` takes: the platform's id of the installation and its token. */
-function installationOf(platform: string | undefined, values: Record<string, unknown>): { platform: 'slack' | 'whatsapp'; externalId: string; token: string; what: string } {
+function installationOf(
+  platform: string | undefined,
+  values: Record<string, unknown>,
+): { platform: 'slack' | 'whatsapp'; externalId: string; token: string; what: string } {
   if (platform === 'slack') {
     const teamId = requireString(values, 'team-id', HELP);
     if (!/^[TE][A-Z0-9]{2,30}$/.test(teamId)) throw new UsageError(`--team-id must be a Slack team id (T…), got "${teamId}"`);
@@ -46,12 +49,18 @@ function installationOf(platform: string | undefined, values: Record<string, unk
   }
   if (platform === 'whatsapp') {
     const phoneNumberId = requireString(values, 'phone-number-id', HELP);
-    if (!/^[0-9]{5,30}$/.test(phoneNumberId)) throw new UsageError(`--phone-number-id must be Meta's phone number id (digits), got "${phoneNumberId}"`);
+    if (!/^[0-9]{5,30}$/.test(phoneNumberId))
+      throw new UsageError(`--phone-number-id must be Meta's phone number id (digits), got "${phoneNumberId}"`);
     const token = requireString(values, 'access-token', HELP);
-    if (!/^[A-Za-z0-9_\-.|]{20,1024}$/.test(token)) throw new UsageError('--access-token must be a Meta access token (20 to 1,024 characters, no spaces)');
+    if (!/^[A-Za-z0-9_\-.|]{20,1024}$/.test(token))
+      throw new UsageError('--access-token must be a Meta access token (20 to 1,024 characters, no spaces)');
     return { platform, externalId: phoneNumberId, token, what: 'phone number id' };
   }
-  throw new UsageError(platform ? `chat add: unknown platform "${platform}" (slack, google-chat, whatsapp)` : `chat add needs a platform (slack, google-chat, whatsapp)\n${HELP}`);
+  throw new UsageError(
+    platform
+      ? `chat add: unknown platform "${platform}" (slack, google-chat, whatsapp)`
+      : `chat add needs a platform (slack, google-chat, whatsapp)\n${HELP}`,
+  );
 }
 
 export async function chatCommand(argv: string[]) {
@@ -65,7 +74,14 @@ export async function chatCommand(argv: string[]) {
         const space = requireString(values, 'space', HELP);
         if (!SPACE_NAME.test(space)) throw new UsageError(`--space must be a Google Chat space name (spaces/…), got "${space}"`);
         const added = await withAdminSession(cmd.config(), 'chat add', (s) =>
-          s.runner.run('chat.add', { id: newId('chi'), org: requireString(values, 'org', HELP), platform: 'google_chat', externalId: space, credentialsSealed: null, actor: cliActor() }),
+          s.runner.run('chat.add', {
+            id: newId('chi'),
+            org: requireString(values, 'org', HELP),
+            platform: 'google_chat',
+            externalId: space,
+            credentialsSealed: null,
+            actor: cliActor(),
+          }),
         );
         return cmd.print(added, (row) => `added ${row.platform} installation ${row.id} for ${row.org_id}: space ${row.external_id}`);
       }
@@ -75,14 +91,29 @@ export async function chatCommand(argv: string[]) {
       if (!key) throw new UsageError('SECRET_KEY must be set to store a token (the servers must have the same one)');
       const id = newId('chi');
       const added = await withAdminSession(config, 'chat add', (s) =>
-        s.runner.run('chat.add', { id, org: requireString(values, 'org', HELP), platform: installation.platform, externalId: installation.externalId, credentialsSealed: sealSecret(installation.token, key, id), actor: cliActor() }),
+        s.runner.run('chat.add', {
+          id,
+          org: requireString(values, 'org', HELP),
+          platform: installation.platform,
+          externalId: installation.externalId,
+          credentialsSealed: sealSecret(installation.token, key, id),
+          actor: cliActor(),
+        }),
       );
-      return cmd.print(added, (row) => `added ${row.platform} installation ${row.id} for ${row.org_id}: ${installation.what} ${row.external_id}`);
+      return cmd.print(
+        added,
+        (row) => `added ${row.platform} installation ${row.id} for ${row.org_id}: ${installation.what} ${row.external_id}`,
+      );
     }
     case 'list': {
       const org = typeof values.org === 'string' ? values.org : undefined;
       const list = await withAdminSession(cmd.config(), 'chat list', (s) => s.runner.run('chat.list', { org }));
-      return cmd.print(list, (rows) => table(rows.map((r) => ({ ...r })), ['id', 'org_id', 'platform', 'external_id', 'created_at']));
+      return cmd.print(list, (rows) =>
+        table(
+          rows.map((r) => ({ ...r })),
+          ['id', 'org_id', 'platform', 'external_id', 'created_at'],
+        ),
+      );
     }
     case 'remove': {
       const id = positionals[0];

@@ -17,10 +17,20 @@ const OPTIONS: OptionSpecs = {
   platform: { type: 'string', value: 'PLATFORM', description: `one of ${PLATFORMS.join(', ')}` },
   secret: { type: 'string', value: 'S', description: "the platform's signing secret (at least 8 characters)" },
   'generate-secret': { type: 'boolean', description: 'generate a signing secret and print it once' },
-  token: { type: 'string', value: 'T', description: 'a static token, for platforms that can only add a header (Freshdesk, Gorgias, Zoho Desk: "Authorization: Bearer <token>")' },
+  token: {
+    type: 'string',
+    value: 'T',
+    description:
+      'a static token, for platforms that can only add a header (Freshdesk, Gorgias, Zoho Desk: "Authorization: Bearer <token>")',
+  },
   'no-token': { type: 'boolean', description: 'update: remove the token' },
   'no-secret': { type: 'boolean', description: 'update: remove the secret (the connector then takes unsigned events)' },
-  grace: { type: 'string', value: 'SECONDS', description: 'rotate-secret: how long the previous secret stays valid', default: `${DEFAULT_ROTATION_GRACE_SECONDS}, one day` },
+  grace: {
+    type: 'string',
+    value: 'SECONDS',
+    description: 'rotate-secret: how long the previous secret stays valid',
+    default: `${DEFAULT_ROTATION_GRACE_SECONDS}, one day`,
+  },
 };
 
 const HELP = helpText({
@@ -36,7 +46,6 @@ x-hub-signature-256; docs/tickets.md ("Connecting a platform") gives each platfo
   options: OPTIONS,
   settings: [...DATABASE_SETTINGS, 'PUBLIC_URL', 'SECRET_KEY'],
 });
-
 
 /** The key secrets are sealed with: SECRET_KEY, or the embedded database's own. */
 function sealingKey(config: Config): string {
@@ -115,7 +124,10 @@ export async function connectorsCommand(argv: string[]) {
           actor: cliActor(),
         }),
       );
-      return cmd.print(presentConnector(updated, config.publicUrl), (c) => `updated connector ${c.id} (${c.name}, ${c.platform}); signed: ${c.signed ? 'yes' : 'no'}, token: ${c.token ? 'yes' : 'no'}`);
+      return cmd.print(
+        presentConnector(updated, config.publicUrl),
+        (c) => `updated connector ${c.id} (${c.name}, ${c.platform}); signed: ${c.signed ? 'yes' : 'no'}, token: ${c.token ? 'yes' : 'no'}`,
+      );
     }
     case 'rotate-secret': {
       const config = cmd.config();
@@ -128,13 +140,20 @@ export async function connectorsCommand(argv: string[]) {
       if (!Number.isInteger(grace) || grace < 0) throw new UsageError(`--grace must be a whole number of seconds, got "${values.grace}"`);
       const rotated = await withAdminSession(config, 'connectors rotate-secret', async (s) => {
         const current = await s.runner.run('connectors.find', { connector: ref, org });
-        return s.runner.run('connectors.rotate-secret', { connector: current.id, secretSealed: sealSecret(secret, sealingKey(config), current.id), graceSeconds: grace, actor: cliActor() });
+        return s.runner.run('connectors.rotate-secret', {
+          connector: current.id,
+          secretSealed: sealSecret(secret, sealingKey(config), current.id),
+          graceSeconds: grace,
+          actor: cliActor(),
+        });
       });
       const shown = { ...presentConnector(rotated, config.publicUrl), ...(generated ? { secret } : {}) };
       return cmd.print(shown, (c) =>
         [
           `rotated the secret of ${c.id} (${c.name})`,
-          c.previous_secret_valid_until ? `the previous secret stays valid until ${c.previous_secret_valid_until}` : 'the previous secret no longer works',
+          c.previous_secret_valid_until
+            ? `the previous secret stays valid until ${c.previous_secret_valid_until}`
+            : 'the previous secret no longer works',
           ...(generated ? ['', `  secret: ${secret}`, '', 'This is the only time the secret is shown: enter it in the platform now.'] : []),
         ].join('\n'),
       );

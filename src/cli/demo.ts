@@ -35,7 +35,6 @@ and never served.`,
   settings: [...DATABASE_SETTINGS, 'PUBLIC_URL'],
 });
 
-
 const integer = (raw: unknown, name: string, fallback: number, max: number) => {
   if (raw === undefined) return fallback;
   if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
@@ -47,7 +46,12 @@ const integer = (raw: unknown, name: string, fallback: number, max: number) => {
 const TRUTH_PAGE = 20_000;
 
 /** The truth as CSV, a page at a time. */
-async function writeTruth(file: string, page: (after: { customerId: string; asOf: string } | null) => Promise<{ customer_id: string; external_id: string; as_of: string; p_true: number }[]>) {
+async function writeTruth(
+  file: string,
+  page: (
+    after: { customerId: string; asOf: string } | null,
+  ) => Promise<{ customer_id: string; external_id: string; as_of: string; p_true: number }[]>,
+) {
   const writer = Bun.file(file).writer();
   writer.write('customer_id,external_id,as_of,p_true\n');
   for (let after: { customerId: string; asOf: string } | null = null; ; ) {
@@ -89,7 +93,10 @@ export async function demoCommand(argv: string[]) {
     // hold the embedded database, and every tenant's requests, for the whole load.
     const loaded =
       s.via === 'server'
-        ? await loadDemoInUnits(s.runner, input, { onChunk: (customers) => phase(`loading… ${customers.toLocaleString('en-US')} of ${input.customers.toLocaleString('en-US')} customers`) })
+        ? await loadDemoInUnits(s.runner, input, {
+            onChunk: (customers) =>
+              phase(`loading… ${customers.toLocaleString('en-US')} of ${input.customers.toLocaleString('en-US')} customers`),
+          })
         : await s.runner.run('demo.load', input);
     if (truthFile) phase(`writing the truth to ${truthFile}…`);
     if (truthFile) await writeTruth(truthFile, (after) => s.runner.run('demo.truth', { orgId: loaded.org.id, after, limit: TRUTH_PAGE }));
@@ -101,11 +108,14 @@ export async function demoCommand(argv: string[]) {
     if (s.via === 'server') await waitForJob((id) => s.runner.run('jobs.show', { id }), loaded.recomputeJobId);
     else {
       let scored = 0;
-      await recomputeInChunks(async (args) => {
-        const chunk = await s.runner.run('predictions.score-chunk', args);
-        phase(`scoring predictions… ${(scored += chunk.scored).toLocaleString('en-US')} customers`);
-        return chunk;
-      }, { orgId: loaded.org.id, today: input.today, scope: 'all' });
+      await recomputeInChunks(
+        async (args) => {
+          const chunk = await s.runner.run('predictions.score-chunk', args);
+          phase(`scoring predictions… ${((scored += chunk.scored)).toLocaleString('en-US')} customers`);
+          return chunk;
+        },
+        { orgId: loaded.org.id, today: input.today, scope: 'all' },
+      );
     }
     const retrain = await s.runner.run('predictions.recompute', { org: loaded.org.id, retrain: true });
     return { ...loaded, retrainJobId: retrain.job_id };
@@ -115,23 +125,38 @@ export async function demoCommand(argv: string[]) {
   const base = consoleBase(config).replace(/\/+$/, '');
   const webhook = webhookUrl(result.connector.id, base);
   const signInLink = signInLinkUrl(consoleBase(config), result.signInToken);
-  cmd.print({ org_id: result.org.id, org: result.org.name, key_id: result.key.id, secret: result.secret, connector_id: result.connector.id, webhook_url: webhook, retrain_job_id: result.retrainJobId, admin_user_id: result.admin.id, admin_email: result.admin.email, sign_in_link: signInLink, pending_actions: result.pendingActions, ...result.counts }, (r) =>
-    [
-      `demo organisation "${r.org}" (${r.org_id}): ${r.customers} customers, ${r.contracts} contracts, ${r.invoices} invoices, ${r.tickets} tickets`,
-      ...(truthFile ? [`truth: ${r.truth} rows written to ${truthFile}`] : []),
-      `predictions scored; a model is being trained on its history (revintel jobs show ${r.retrain_job_id})`,
-      `${r.pending_actions} agent actions proposed from its latest churn-signal tickets wait in the console's inbox`,
-      '',
-      `  API key: ${r.secret}`,
-      '',
-      `Console: sign in as ${r.admin_email} with this one-time link (valid 24 h; it sets the password):`,
-      `  ${r.sign_in_link}`,
-      '',
-      // URLs quoted: `?` and `&` are special to the shell (zsh refuses an unmatched `?` glob).
-      `Try: curl -H "Authorization: Bearer ${r.secret}" '${base}/api/customers?sort=arr'`,
-      `     curl -H "Authorization: Bearer ${r.secret}" '${base}/api/tickets?churn_signal=cancellation'`,
-      `Post a ticket to its help desk (no signature needed):`,
-      `     curl -H 'content-type: application/json' -d '${JSON.stringify({ ticket: EXAMPLE_TICKET }).replaceAll("'", "'\\''")}' '${r.webhook_url}'`,
-    ].join('\n'),
+  cmd.print(
+    {
+      org_id: result.org.id,
+      org: result.org.name,
+      key_id: result.key.id,
+      secret: result.secret,
+      connector_id: result.connector.id,
+      webhook_url: webhook,
+      retrain_job_id: result.retrainJobId,
+      admin_user_id: result.admin.id,
+      admin_email: result.admin.email,
+      sign_in_link: signInLink,
+      pending_actions: result.pendingActions,
+      ...result.counts,
+    },
+    (r) =>
+      [
+        `demo organisation "${r.org}" (${r.org_id}): ${r.customers} customers, ${r.contracts} contracts, ${r.invoices} invoices, ${r.tickets} tickets`,
+        ...(truthFile ? [`truth: ${r.truth} rows written to ${truthFile}`] : []),
+        `predictions scored; a model is being trained on its history (revintel jobs show ${r.retrain_job_id})`,
+        `${r.pending_actions} agent actions proposed from its latest churn-signal tickets wait in the console's inbox`,
+        '',
+        `  API key: ${r.secret}`,
+        '',
+        `Console: sign in as ${r.admin_email} with this one-time link (valid 24 h; it sets the password):`,
+        `  ${r.sign_in_link}`,
+        '',
+        // URLs quoted: `?` and `&` are special to the shell (zsh refuses an unmatched `?` glob).
+        `Try: curl -H "Authorization: Bearer ${r.secret}" '${base}/api/customers?sort=arr'`,
+        `     curl -H "Authorization: Bearer ${r.secret}" '${base}/api/tickets?churn_signal=cancellation'`,
+        `Post a ticket to its help desk (no signature needed):`,
+        `     curl -H 'content-type: application/json' -d '${JSON.stringify({ ticket: EXAMPLE_TICKET }).replaceAll("'", "'\\''")}' '${r.webhook_url}'`,
+      ].join('\n'),
   );
 }

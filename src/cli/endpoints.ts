@@ -13,7 +13,12 @@ import { withAdminSession } from './admin-runner.ts';
 const OPTIONS: OptionSpecs = {
   org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name' },
   url: { type: 'string', value: 'URL', description: 'add: where deliveries are POSTed (https://…)' },
-  events: { type: 'string', value: 'TYPE,TYPE…', description: `add: the event types it receives, of ${OUTBOUND_EVENT_TYPES.join(', ')}`, default: 'all' },
+  events: {
+    type: 'string',
+    value: 'TYPE,TYPE…',
+    description: `add: the event types it receives, of ${OUTBOUND_EVENT_TYPES.join(', ')}`,
+    default: 'all',
+  },
 };
 
 const HELP = helpText({
@@ -46,29 +51,56 @@ export async function endpointsCommand(argv: string[]) {
       try {
         await resolveDestination(new URL(url), config.allowPrivateEndpoints);
       } catch (error) {
-        if (error instanceof RefusedDestination) throw new UsageError(`--url: ${messageOf(error)}; set ALLOW_PRIVATE_ENDPOINTS=true for on-premise receivers`);
+        if (error instanceof RefusedDestination)
+          throw new UsageError(`--url: ${messageOf(error)}; set ALLOW_PRIVATE_ENDPOINTS=true for on-premise receivers`);
       }
-      const events = typeof values.events === 'string' ? values.events.split(',').map((e) => e.trim()).filter(Boolean) : null;
+      const events =
+        typeof values.events === 'string'
+          ? values.events
+              .split(',')
+              .map((e) => e.trim())
+              .filter(Boolean)
+          : null;
       const key = ensureSecretKey(config.secretKey, config.databaseUrl ? null : config.dataDir);
       if (!key) throw new UsageError('SECRET_KEY must be set to store an endpoint secret (the servers must have the same one)');
       const id = newId('whe');
       const secret = newEndpointSecret();
       const endpoint = await withAdminSession(config, 'endpoints add', (s) =>
-        s.runner.run('endpoints.add', { id, org: requireString(values, 'org', HELP), url, events, secretSealed: sealSecret(secret, key, id), actor: cliActor() }),
+        s.runner.run('endpoints.add', {
+          id,
+          org: requireString(values, 'org', HELP),
+          url,
+          events,
+          secretSealed: sealSecret(secret, key, id),
+          actor: cliActor(),
+        }),
       );
       return cmd.print({ ...endpoint, secret }, (e) =>
-        [`added endpoint ${e.id} for ${e.org_id}: ${e.url} (${e.events ? e.events.join(', ') : 'all events'})`, '', `  secret: ${secret}`, '', 'This is the only time the secret is shown: give it to the receiver now.'].join('\n'),
+        [
+          `added endpoint ${e.id} for ${e.org_id}: ${e.url} (${e.events ? e.events.join(', ') : 'all events'})`,
+          '',
+          `  secret: ${secret}`,
+          '',
+          'This is the only time the secret is shown: give it to the receiver now.',
+        ].join('\n'),
       );
     }
     case 'list': {
       const org = typeof values.org === 'string' ? values.org : undefined;
       const list = await withAdminSession(cmd.config(), 'endpoints list', (s) => s.runner.run('endpoints.list', { org }));
-      return cmd.print(list, (rows) => table(rows.map((r) => ({ ...r, events: r.events ? r.events.join(',') : 'all' })), ['id', 'org_id', 'url', 'events', 'created_at']));
+      return cmd.print(list, (rows) =>
+        table(
+          rows.map((r) => ({ ...r, events: r.events ? r.events.join(',') : 'all' })),
+          ['id', 'org_id', 'url', 'events', 'created_at'],
+        ),
+      );
     }
     case 'remove': {
       const id = positionals[0];
       if (!id) throw new UsageError(`endpoints remove needs ENDPOINT_ID\n${HELP}`);
-      const removed = await withAdminSession(cmd.config(), 'endpoints remove', (s) => s.runner.run('endpoints.remove', { id, actor: cliActor() }));
+      const removed = await withAdminSession(cmd.config(), 'endpoints remove', (s) =>
+        s.runner.run('endpoints.remove', { id, actor: cliActor() }),
+      );
       return cmd.print(removed, () => `removed endpoint ${id}: it receives nothing more`);
     }
     default:

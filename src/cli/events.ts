@@ -32,11 +32,14 @@ export async function eventsCommand(argv: string[]) {
   switch (sub) {
     case 'list': {
       const status = typeof values.status === 'string' ? values.status : undefined;
-      if (status && !(EVENT_STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${EVENT_STATUSES.join(', ')}`);
+      if (status && !(EVENT_STATUSES as readonly string[]).includes(status))
+        throw new UsageError(`--status must be one of ${EVENT_STATUSES.join(', ')}`);
       const limit = values.limit === undefined ? 50 : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be 1 to 10000');
       const connector = typeof values.connector === 'string' ? values.connector : undefined;
-      const events = await withAdminSession(cmd.config(), 'events list', (s) => s.runner.run('events.list', { org, connector, status, limit }));
+      const events = await withAdminSession(cmd.config(), 'events list', (s) =>
+        s.runner.run('events.list', { org, connector, status, limit }),
+      );
       return cmd.print(events, (rows) =>
         table(
           rows.map((e) => ({ ...e, last_error: e.last_error ? e.last_error.slice(0, 60) : null })),
@@ -64,7 +67,10 @@ export async function eventsCommand(argv: string[]) {
       if (positionals.length === 0 && !values['all-dead']) throw new UsageError(`events replay needs EVENT_ID... or --all-dead\n${HELP}`);
       if (positionals.length > 0 && values['all-dead']) throw new UsageError('give EVENT_IDs or --all-dead, not both');
       const result = await withAdminSession(cmd.config(), 'events replay', (s) =>
-        s.runner.run('events.replay', positionals.length ? { ids: positionals, actor: cliActor() } : { allDead: true, org, actor: cliActor() }),
+        s.runner.run(
+          'events.replay',
+          positionals.length ? { ids: positionals, actor: cliActor() } : { allDead: true, org, actor: cliActor() },
+        ),
       );
       return cmd.print(result, (r) =>
         [

@@ -28,7 +28,8 @@ export async function exportCommand(argv: string[]) {
   const to = requireString(cmd.values, 'to', HELP);
   if (!/^postgres(ql)?:\/\//.test(to)) throw new UsageError(`--to must be a postgres:// URL, got "${to.replace(/:[^:@/]*@/, ':…@')}"`);
   const batchSize = Number(cmd.values['batch-size'] ?? 1000);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) throw new UsageError('--batch-size must be an integer from 1 to 100,000');
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000)
+    throw new UsageError('--batch-size must be an integer from 1 to 100,000');
   const config = cmd.config();
   if (config.databaseUrl) throw new UsageError('export copies the embedded database: unset DATABASE_URL (the target is --to)');
   const started = performance.now();
@@ -55,8 +56,19 @@ export async function exportCommand(argv: string[]) {
     const { verified, differ } = await verifyCopy(source.pglite!, target);
     if (differ.length > 0) throw new Error(`the copy does not match the source in ${differ.join('; ')}: do not switch to it`);
     const rows = copies.reduce((sum, t) => sum + t.rows, 0);
-    const result = { to: to.replace(/:[^:@/]*@/, ':…@'), tables: copies.length, rows, ms: Math.round(performance.now() - started), verified: verified.length, copies };
-    cmd.print(result, (r) => `copied ${r.rows.toLocaleString('en-US')} rows in ${r.tables} tables to ${r.to} in ${(r.ms / 1000).toFixed(1)} s; every table verified (rows and checksums match)`);
+    const result = {
+      to: to.replace(/:[^:@/]*@/, ':…@'),
+      tables: copies.length,
+      rows,
+      ms: Math.round(performance.now() - started),
+      verified: verified.length,
+      copies,
+    };
+    cmd.print(
+      result,
+      (r) =>
+        `copied ${r.rows.toLocaleString('en-US')} rows in ${r.tables} tables to ${r.to} in ${(r.ms / 1000).toFixed(1)} s; every table verified (rows and checksums match)`,
+    );
   } finally {
     await target.end();
     await source.close();

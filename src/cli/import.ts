@@ -7,9 +7,23 @@ import { checkHeader, IMPORT_ENTITIES, rowPreparer, type ImportEntity } from '..
 import type { BatchResult } from '../modules/imports/service.ts';
 
 const OPTIONS: OptionSpecs = {
-  org: { ...{ type: 'string', value: 'ORG', description: 'an organisation id or its exact name' }, default: 'the only organisation, when there is one' },
-  format: { type: 'string', value: 'FORMAT', description: 'csv, json or ndjson', default: "from the file's extension (.csv, .json, .ndjson/.jsonl)" },
-  'batch-size': { type: 'string', value: 'N', description: 'rows per transaction (through a running server on the embedded database, at most: there batches are sized to take about 50 ms)', default: '1000' },
+  org: {
+    ...{ type: 'string', value: 'ORG', description: 'an organisation id or its exact name' },
+    default: 'the only organisation, when there is one',
+  },
+  format: {
+    type: 'string',
+    value: 'FORMAT',
+    description: 'csv, json or ndjson',
+    default: "from the file's extension (.csv, .json, .ndjson/.jsonl)",
+  },
+  'batch-size': {
+    type: 'string',
+    value: 'N',
+    description:
+      'rows per transaction (through a running server on the embedded database, at most: there batches are sized to take about 50 ms)',
+    default: '1000',
+  },
 };
 
 const HELP = helpText({
@@ -29,7 +43,6 @@ could not run or stopped early (what was committed stays), 2 bad usage.`,
   options: OPTIONS,
   settings: DATABASE_SETTINGS,
 });
-
 
 /** Batches through a running server (nextSizeByTime): from 25 rows, aiming at 30 ms each (at
  * 50 ms, batches reached 130 ms on the embedded database, and /healthz p99 220 ms during an
@@ -73,7 +86,9 @@ function progressReporter(totalBytes: number, label: string) {
         lastDraw = performance.now();
         const width = 30;
         const filled = Math.round(fraction * width);
-        process.stderr.write(`\r${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${Math.floor(fraction * 100)}%  ${rows.toLocaleString('en')} rows  ${rate.toLocaleString('en')} rows/s ${final ? '\n' : ''}`);
+        process.stderr.write(
+          `\r${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${Math.floor(fraction * 100)}%  ${rows.toLocaleString('en')} rows  ${rate.toLocaleString('en')} rows/s ${final ? '\n' : ''}`,
+        );
       } else {
         const decile = Math.floor(fraction * 10);
         if (decile > lastDecile || final) {
@@ -111,7 +126,20 @@ export async function importCommand(argv: string[]) {
     const started = performance.now();
     const progress = progressReporter(size, `importing ${kind}`);
     const prepare = rowPreparer(kind);
-    const totals: Report = { entity: kind, file, org_id: org.id, org: org.name, rows: 0, created: 0, updated: 0, unchanged: 0, rejected: 0, rejected_rows: [], seconds: 0, rows_per_second: 0 };
+    const totals: Report = {
+      entity: kind,
+      file,
+      org_id: org.id,
+      org: org.name,
+      rows: 0,
+      created: 0,
+      updated: 0,
+      unchanged: 0,
+      rejected: 0,
+      rejected_rows: [],
+      seconds: 0,
+      rows_per_second: 0,
+    };
     const reject = (row: number, reason: string) => {
       totals.rejected++;
       totals.rejected_rows.push({ row, reason });
@@ -141,7 +169,10 @@ export async function importCommand(argv: string[]) {
       });
     };
     try {
-      for await (const record of readImportFile(file, format, { onBytes: progress.bytes, onHeader: (columns) => checkHeader(kind, columns) })) {
+      for await (const record of readImportFile(file, format, {
+        onBytes: progress.bytes,
+        onHeader: (columns) => checkHeader(kind, columns),
+      })) {
         totals.rows++;
         const prepared = prepare(record);
         if ('error' in prepared) reject(prepared.row, prepared.error);
@@ -163,7 +194,8 @@ export async function importCommand(argv: string[]) {
       await inFlight;
     }
     progress.rows(totals.rows, true);
-    if (totals.created + totals.updated > 0) await runner.run('import.finish', { entity: kind, sample: via === 'server' ? 'small' : 'full' });
+    if (totals.created + totals.updated > 0)
+      await runner.run('import.finish', { entity: kind, sample: via === 'server' ? 'small' : 'full' });
     totals.seconds = Math.round((performance.now() - started) / 10) / 100;
     totals.rows_per_second = Math.round(totals.rows / Math.max(0.001, totals.seconds));
     totals.rejected_rows.sort((a, b) => a.row - b.row);
@@ -176,7 +208,8 @@ export async function importCommand(argv: string[]) {
       `  created ${r.created}, updated ${r.updated}, unchanged ${r.unchanged}, rejected ${r.rejected}`,
     ];
     for (const rejected of r.rejected_rows.slice(0, REPORT_LIMIT)) lines.push(`  row ${rejected.row}: ${rejected.reason}`);
-    if (r.rejected_rows.length > REPORT_LIMIT) lines.push(`  … and ${r.rejected_rows.length - REPORT_LIMIT} more rejected rows (--json lists them all)`);
+    if (r.rejected_rows.length > REPORT_LIMIT)
+      lines.push(`  … and ${r.rejected_rows.length - REPORT_LIMIT} more rejected rows (--json lists them all)`);
     if (r.stopped) lines.push(`stopped early: ${r.stopped}. Rows before that point were imported; fix the file and run it again.`);
     return lines.join('\n');
   });

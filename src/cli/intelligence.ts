@@ -47,14 +47,33 @@ export function intelligenceCommand(argv: string[]) {
       `${r.messages} messages, intelligence ${r.method} version ${r.version}`,
       '',
       table(
-        r.signals.map((x) => ({ signal: x.signal, labelled: x.support, precision: figure(x.precision), recall: figure(x.recall), f1: figure(x.f1), tp: x.true_positives, fp: x.false_positives, fn: x.false_negatives, tn: x.true_negatives })),
+        r.signals.map((x) => ({
+          signal: x.signal,
+          labelled: x.support,
+          precision: figure(x.precision),
+          recall: figure(x.recall),
+          f1: figure(x.f1),
+          tp: x.true_positives,
+          fp: x.false_positives,
+          fn: x.false_negatives,
+          tn: x.true_negatives,
+        })),
         ['signal', 'labelled', 'precision', 'recall', 'f1', 'tp', 'fp', 'fn', 'tn'],
       ),
       '',
       s.labelled === 0
         ? 'sentiment: no message labelled'
         : `sentiment: sign agrees on ${s.agreeing} of ${s.labelled} (${figure(s.agreement)}); ${s.neutral} scored 0 (no sign)`,
-      ...(r.misses.length ? ['', `misses (first ${r.misses.length}):`, ...r.misses.map((m) => `  ${m.kind === 'missed' ? 'missed     ' : 'false alarm'} ${m.signal.padEnd(12)} ${JSON.stringify(m.text.length > 160 ? `${m.text.slice(0, 157)}...` : m.text)}`)] : []),
+      ...(r.misses.length
+        ? [
+            '',
+            `misses (first ${r.misses.length}):`,
+            ...r.misses.map(
+              (m) =>
+                `  ${m.kind === 'missed' ? 'missed     ' : 'false alarm'} ${m.signal.padEnd(12)} ${JSON.stringify(m.text.length > 160 ? `${m.text.slice(0, 157)}...` : m.text)}`,
+            ),
+          ]
+        : []),
     ].join('\n');
   });
 }

@@ -33,14 +33,21 @@ export async function jobsCommand(argv: string[]) {
   switch (sub) {
     case 'list': {
       const state = typeof values.state === 'string' ? values.state : undefined;
-      if (state && !(JOB_STATES as readonly string[]).includes(state)) throw new UsageError(`--state must be one of ${JOB_STATES.join(', ')}`);
+      if (state && !(JOB_STATES as readonly string[]).includes(state))
+        throw new UsageError(`--state must be one of ${JOB_STATES.join(', ')}`);
       const limit = values.limit === undefined ? 50 : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be 1 to 1000');
       const org = typeof values.org === 'string' ? values.org : undefined;
-      const jobs = await withAdminSession(cmd.config(), 'jobs list', (s) => s.runner.run('jobs.list', { state: state as JobState | undefined, kind, org, limit }));
+      const jobs = await withAdminSession(cmd.config(), 'jobs list', (s) =>
+        s.runner.run('jobs.list', { state: state as JobState | undefined, kind, org, limit }),
+      );
       return cmd.print(jobs, (rows) =>
         table(
-          rows.map((j) => ({ ...j, attempts: `${j.attempts}/${j.max_attempts}`, last_error: j.last_error ? j.last_error.slice(0, 60) : null })),
+          rows.map((j) => ({
+            ...j,
+            attempts: `${j.attempts}/${j.max_attempts}`,
+            last_error: j.last_error ? j.last_error.slice(0, 60) : null,
+          })),
           ['id', 'kind', 'org_id', 'state', 'attempts', 'run_at', 'finished_at', 'last_error'],
         ),
       );
@@ -64,7 +71,10 @@ export async function jobsCommand(argv: string[]) {
       if (positionals.length === 0 && !values['all-dead']) throw new UsageError(`jobs retry needs JOB_ID... or --all-dead\n${HELP}`);
       if (positionals.length > 0 && values['all-dead']) throw new UsageError('give JOB_IDs or --all-dead, not both');
       const result = await withAdminSession(cmd.config(), 'jobs retry', (s) =>
-        s.runner.run('jobs.retry', positionals.length ? { ids: positionals, actor: cliActor() } : { allDead: true, kind, actor: cliActor() }),
+        s.runner.run(
+          'jobs.retry',
+          positionals.length ? { ids: positionals, actor: cliActor() } : { allDead: true, kind, actor: cliActor() },
+        ),
       );
       return cmd.print(result, (r) =>
         [

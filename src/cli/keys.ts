@@ -40,7 +40,13 @@ export async function keysCommand(argv: string[]) {
         s.runner.run('keys.create', { org, name, expiresAt, actor: cliActor() }),
       );
       return cmd.print({ ...presentKey(key), org_id: key.orgId, secret: plaintext }, (k) =>
-        [`created key ${k.id} (${k.name}) for ${k.org_id}`, '', `  ${k.secret}`, '', 'This is the only time the key is shown: store it now.'].join('\n'),
+        [
+          `created key ${k.id} (${k.name}) for ${k.org_id}`,
+          '',
+          `  ${k.secret}`,
+          '',
+          'This is the only time the key is shown: store it now.',
+        ].join('\n'),
       );
     }
     case 'list': {

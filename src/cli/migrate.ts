@@ -17,14 +17,19 @@ export async function migrateCommand(argv: string[]) {
   const config = cmd.config();
   if (!config.databaseUrl && readLockHolder(config.dataDir)?.command === 'serve') {
     const status = await socketRunner(config.dataDir).run('migrations.status', {});
-    return cmd.print({ applied: 0, total: status.known, via: 'server' }, () =>
-      `the running server owns ${config.dataDir} and applied its migrations at start (${status.applied} applied, ${status.known} in this build)`,
+    return cmd.print(
+      { applied: 0, total: status.known, via: 'server' },
+      () =>
+        `the running server owns ${config.dataDir} and applied its migrations at start (${status.applied} applied, ${status.known} in this build)`,
     );
   }
   const database = await openDatabase(config, 'migrate');
   try {
     const result = await runMigrations(database, config.databaseUrl);
-    cmd.print({ ...result, via: database.kind }, (r) => `migrations: ${r.applied} applied now, ${r.total} in this build (${database.kind})`);
+    cmd.print(
+      { ...result, via: database.kind },
+      (r) => `migrations: ${r.applied} applied now, ${r.total} in this build (${database.kind})`,
+    );
   } finally {
     await database.close();
   }

@@ -1,6 +1,16 @@
 import { PLANS, type Organisation, type Plan } from '../db/schema/index.ts';
 import { limitsOf } from '../modules/orgs/service.ts';
-import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, optionalLimit, parseCommand, requireString, table, UsageError } from './args.ts';
+import {
+  DATABASE_SETTINGS,
+  helpText,
+  type OptionSpecs,
+  cliActor,
+  optionalLimit,
+  parseCommand,
+  requireString,
+  table,
+  UsageError,
+} from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
 const OPTIONS: OptionSpecs = {
@@ -62,7 +72,9 @@ export async function orgsCommand(argv: string[]) {
     }
     case 'list': {
       const orgs = await withAdminSession(cmd.config(), 'orgs list', (s) => s.runner.run('orgs.list', {}));
-      return cmd.print(orgs.map(presentOrg), (list) => table(list, ['id', 'name', 'plan', 'limit_per_minute', 'limit_per_day', 'created_at']));
+      return cmd.print(orgs.map(presentOrg), (list) =>
+        table(list, ['id', 'name', 'plan', 'limit_per_minute', 'limit_per_day', 'created_at']),
+      );
     }
     case 'update': {
       const org = positionals[0];

@@ -34,10 +34,13 @@ export async function outboxCommand(argv: string[]) {
   switch (sub) {
     case 'list': {
       const status = typeof values.status === 'string' ? values.status : undefined;
-      if (status && !(DELIVERY_STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+      if (status && !(DELIVERY_STATUSES as readonly string[]).includes(status))
+        throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
       const limit = values.limit === undefined ? 50 : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new UsageError('--limit must be 1 to 200');
-      const rows = await withAdminSession(cmd.config(), 'outbox list', (s) => s.runner.run('outbox.list', { org, status: status as DeliveryStatus | undefined, limit }));
+      const rows = await withAdminSession(cmd.config(), 'outbox list', (s) =>
+        s.runner.run('outbox.list', { org, status: status as DeliveryStatus | undefined, limit }),
+      );
       return cmd.print(rows, (list) =>
         table(
           list.map((d) => ({ ...d, attempts: `${d.attempts}/8`, last_error: d.last_error ? d.last_error.slice(0, 60) : null })),

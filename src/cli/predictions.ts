@@ -5,8 +5,18 @@ import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand, table, Usa
 import { withAdminSession } from './admin-runner.ts';
 
 const OPTIONS: OptionSpecs = {
-  org: { type: 'string', value: 'ORG', description: 'an organisation id or its exact name', default: 'the only organisation, when there is one' },
-  risk: { type: 'string', value: 'BANDS', description: `list: only these risk bands, a comma list of ${RISK_BANDS.join(', ')}`, default: 'every band' },
+  org: {
+    type: 'string',
+    value: 'ORG',
+    description: 'an organisation id or its exact name',
+    default: 'the only organisation, when there is one',
+  },
+  risk: {
+    type: 'string',
+    value: 'BANDS',
+    description: `list: only these risk bands, a comma list of ${RISK_BANDS.join(', ')}`,
+    default: 'every band',
+  },
   limit: { type: 'string', value: 'N', description: 'list: how many, the riskiest ARR first (1 to 1000)', default: '20' },
   retrain: { type: 'boolean', description: 'recompute: fit the model on the history first' },
 };
@@ -31,7 +41,8 @@ const topDriver = (drivers: { group: string; label: string; points: number }[]) 
 };
 const money = (minor: number, currency: string) => `${Math.round(minor / 100).toLocaleString('en-US')} ${currency}`;
 /** A renewal date, or the last day of service when notice was given (one ARR rule: docs/arr-data.md). */
-const renewal = (p: { renewal_date: string | null; renewing: boolean | null }) => (p.renewal_date && p.renewing === false ? `${p.renewal_date} (ends: notice given)` : p.renewal_date);
+const renewal = (p: { renewal_date: string | null; renewing: boolean | null }) =>
+  p.renewal_date && p.renewing === false ? `${p.renewal_date} (ends: notice given)` : p.renewal_date;
 
 export async function predictionsCommand(argv: string[]) {
   const cmd = parseCommand(argv, OPTIONS, HELP);
@@ -47,15 +58,27 @@ export async function predictionsCommand(argv: string[]) {
         const wrong = risk.find((r) => !(RISK_BANDS as readonly string[]).includes(r));
         if (wrong !== undefined) throw new UsageError(`--risk must be a comma list of ${RISK_BANDS.join(', ')}, not "${wrong}"`);
       }
-      const result = await withAdminSession(cmd.config(), 'predictions list', (s) => s.runner.run('predictions.list', { org, risk, limit }));
+      const result = await withAdminSession(cmd.config(), 'predictions list', (s) =>
+        s.runner.run('predictions.list', { org, risk, limit }),
+      );
       return cmd.print(result, (r) =>
         [
           table(
-            r.items.map((p) => ({ customer: `${p.customer_name} (${p.customer_id})`, risk: p.risk, probability: percent(p.probability), arr_at_risk: money(p.arr_at_risk, p.currency), renewal: renewal(p), top_driver: topDriver(p.drivers) })),
+            r.items.map((p) => ({
+              customer: `${p.customer_name} (${p.customer_id})`,
+              risk: p.risk,
+              probability: percent(p.probability),
+              arr_at_risk: money(p.arr_at_risk, p.currency),
+              renewal: renewal(p),
+              top_driver: topDriver(p.drivers),
+            })),
             ['customer', 'risk', 'probability', 'arr_at_risk', 'renewal', 'top_driver'],
           ),
           '',
-          ...r.meta.summary.map((s) => `${s.currency}: ${s.customers} customers, ARR ${money(s.total_arr, s.currency)}, at risk ${money(s.arr_at_risk, s.currency)} (expected GRR ${s.expected_grr === null ? '-' : percent(s.expected_grr)})`),
+          ...r.meta.summary.map(
+            (s) =>
+              `${s.currency}: ${s.customers} customers, ARR ${money(s.total_arr, s.currency)}, at risk ${money(s.arr_at_risk, s.currency)} (expected GRR ${s.expected_grr === null ? '-' : percent(s.expected_grr)})`,
+          ),
           `model: ${r.meta.model ? `${r.meta.model.kind} ${r.meta.model.id}` : 'none yet (run "revintel predictions recompute")'}; stale customers: ${r.meta.stale_customers}`,
         ].join('\n'),
       );
@@ -74,19 +97,26 @@ export async function predictionsCommand(argv: string[]) {
             x.drivers.flatMap((d) => [
               { points: signedPoints(d.points), impact: signed(d.impact), driver: d.label },
               // Each group's features beneath it, indented.
-              ...(d.features ?? []).filter((f) => f.impact !== 0).map((f) => ({ points: '', impact: signed(f.impact), driver: `  ${f.label}` })),
+              ...(d.features ?? [])
+                .filter((f) => f.impact !== 0)
+                .map((f) => ({ points: '', impact: signed(f.impact), driver: `  ${f.label}` })),
             ]),
             ['points', 'impact', 'driver'],
           ),
           '',
-          'points: what the group adds to the probability, in percentage points, against the reference customer\'s values (they do not add up); impact: logit units.',
+          "points: what the group adds to the probability, in percentage points, against the reference customer's values (they do not add up); impact: logit units.",
         ].join('\n'),
       );
     }
     case 'recompute': {
-      const result = await withAdminSession(cmd.config(), 'predictions recompute', (s) => s.runner.run('predictions.recompute', { org, retrain: cmd.values.retrain === true }));
+      const result = await withAdminSession(cmd.config(), 'predictions recompute', (s) =>
+        s.runner.run('predictions.recompute', { org, retrain: cmd.values.retrain === true }),
+      );
       const what = cmd.values.retrain ? 'retrain' : 'recompute';
-      return cmd.print(result, (r) => `${r.queued_already ? `a ${what} was queued already` : `${what} queued`}: job ${r.job_id} (revintel jobs show ${r.job_id})`);
+      return cmd.print(
+        result,
+        (r) => `${r.queued_already ? `a ${what} was queued already` : `${what} queued`}: job ${r.job_id} (revintel jobs show ${r.job_id})`,
+      );
     }
     default:
       throw new UsageError(sub ? `unknown predictions command "${sub}"\n${HELP}` : HELP);

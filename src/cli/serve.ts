@@ -27,13 +27,15 @@ export async function serveCommand(argv: string[], workerUrl: URL, worker?: Work
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) {
-      process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'second signal: exiting now', signal }) + '\n');
+      process.stderr.write(
+        `${JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'second signal: exiting now', signal })}\n`,
+      );
       process.exit(1);
     }
     signalled ??= signal;
     if (!server) return;
     stopping = true;
-    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'signal received', signal }) + '\n');
+    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'signal received', signal })}\n`);
     server.stop().then(
       () => process.exit(0),
       () => process.exit(1),
@@ -44,7 +46,9 @@ export async function serveCommand(argv: string[], workerUrl: URL, worker?: Work
   // server goes on (its database clients reconnect; a lost database fails /readyz).
   const logUncaught = (kind: string) => (error: unknown) => {
     const message = String((error as Error)?.message ?? error).slice(0, 500);
-    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: kind, error: message, during_shutdown: stopping }) + '\n');
+    process.stderr.write(
+      `${JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: kind, error: message, during_shutdown: stopping })}\n`,
+    );
   };
   process.on('uncaughtException', logUncaught('uncaught exception'));
   process.on('unhandledRejection', logUncaught('unhandled rejection'));

@@ -5,7 +5,9 @@ import { INTELLIGENCE_VERSION } from '../modules/tickets/intelligence.ts';
 import { DATABASE_SETTINGS, helpText, parseCommand, UsageError, type OptionSpecs } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
-const OPTIONS: OptionSpecs = { org: { type: 'string', value: 'ORG', description: 'the organisation (name or id)', default: 'the only one, when there is one' } };
+const OPTIONS: OptionSpecs = {
+  org: { type: 'string', value: 'ORG', description: 'the organisation (name or id)', default: 'the only one, when there is one' },
+};
 
 const HELP = helpText({
   usage: 'revintel tickets reanalyze [--org ORG]',
@@ -23,7 +25,11 @@ export async function ticketsCommand(argv: string[]) {
   switch (sub) {
     case 'reanalyze': {
       const result = await withAdminSession(cmd.config(), 'tickets reanalyze', (s) => s.runner.run('tickets.reanalyze', { org }));
-      return cmd.print(result, (r) => `${r.queued_already ? 'a re-analysis was queued already' : 're-analysis queued'}: job ${r.job_id} (revintel jobs show ${r.job_id})`);
+      return cmd.print(
+        result,
+        (r) =>
+          `${r.queued_already ? 'a re-analysis was queued already' : 're-analysis queued'}: job ${r.job_id} (revintel jobs show ${r.job_id})`,
+      );
     }
     default:
       throw new UsageError(sub ? `unknown tickets command "${sub}"\n${HELP}` : HELP);

@@ -56,15 +56,14 @@ export async function usersCommand(argv: string[]) {
     case 'list': {
       const filter = typeof values.org === 'string' ? { org: values.org } : {};
       const list = await withAdminSession(cmd.config(), 'users list', (s) => s.runner.run('users.list', filter));
-      return cmd.print(
-        list,
-        (rows) => table(rows, ['id', 'org_id', 'email', 'name', 'role', 'status', 'created_at']),
-      );
+      return cmd.print(list, (rows) => table(rows, ['id', 'org_id', 'email', 'name', 'role', 'status', 'created_at']));
     }
     case 'disable': {
       const userId = positionals[0];
       if (!userId) throw new UsageError(`users disable needs USER_ID\n${HELP}`);
-      const user = await withAdminSession(cmd.config(), 'users disable', (s) => s.runner.run('users.disable', { userId, actor: cliActor() }));
+      const user = await withAdminSession(cmd.config(), 'users disable', (s) =>
+        s.runner.run('users.disable', { userId, actor: cliActor() }),
+      );
       return cmd.print(user, (u) => `disabled ${u.id} (${u.email}): their sessions have ended`);
     }
     case 'link': {

@@ -45,7 +45,12 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   let response: Response;
   try {
-    response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    response = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch {
     throw new ApiError('The server could not be reached. Check your connection and try again.', 0, null);
   }
@@ -59,7 +64,11 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (!response.ok || !parsed || parsed.success === false) {
     const error = parsed?.error;
     const message =
-      typeof error === 'string' ? error : error && typeof error === 'object' && 'message' in error ? String((error as { message: unknown }).message) : `The server answered ${response.status}`;
+      typeof error === 'string'
+        ? error
+        : error && typeof error === 'object' && 'message' in error
+          ? String((error as { message: unknown }).message)
+          : `The server answered ${response.status}`;
     const code = parsed?.code ?? (error && typeof error === 'object' && 'code' in error ? String((error as { code: unknown }).code) : null);
     if (response.status === 401 && path !== '/api/me' && !path.startsWith('/api/auth/')) onUnauthorized?.();
     throw new ApiError(message, response.status, code);
@@ -72,7 +81,8 @@ export const errorMessage = (error: unknown): string => (error instanceof Error 
 /** `?a=1&b=x` from the defined, non-empty values. */
 export function query(params: Record<string, string | number | undefined | null>): string {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined && value !== null && value !== '') search.set(name, String(value));
   const text = search.toString();
   return text ? `?${text}` : '';
 }

@@ -145,9 +145,16 @@ function App() {
         <a class="brand" href="/">
           revintel
         </a>
-        <button type="button" class="menu-toggle secondary" aria-expanded={menuOpen} aria-controls="console-menu" onClick={() => setMenuOpen(!menuOpen)}>
+        <button
+          type="button"
+          class="menu-toggle secondary"
+          aria-expanded={menuOpen}
+          aria-controls="console-menu"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
           Menu
         </button>
+        {/* biome-ignore lint/a11y/noStaticElementInteractions: Escape closes the menu from any of its links; the links themselves are the interactive elements */}
         <div
           id="console-menu"
           class={menuOpen ? 'menu open' : 'menu'}
@@ -161,7 +168,16 @@ function App() {
             <ul>
               {NAV.filter((item) => !item.admin || admin).map((item) => (
                 <li key={item.path}>
-                  <a href={item.path} aria-current={path === item.path || (item.path === '/cfo' && path === '/') || (item.path !== '/' && path.startsWith(`${item.path}/`)) ? 'page' : undefined}>
+                  <a
+                    href={item.path}
+                    aria-current={
+                      path === item.path ||
+                      (item.path === '/cfo' && path === '/') ||
+                      (item.path !== '/' && path.startsWith(`${item.path}/`))
+                        ? 'page'
+                        : undefined
+                    }
+                  >
                     {item.label}
                   </a>
                 </li>

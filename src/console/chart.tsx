@@ -2,7 +2,15 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 
-export function Chart({ options, data, label }: { options: Omit<uPlot.Options, 'width' | 'height'> & { height?: number }; data: uPlot.AlignedData; label: string }) {
+export function Chart({
+  options,
+  data,
+  label,
+}: {
+  options: Omit<uPlot.Options, 'width' | 'height'> & { height?: number };
+  data: uPlot.AlignedData;
+  label: string;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = ref.current;

@@ -20,7 +20,11 @@ export async function refreshSession(): Promise<Session> {
     set({ state: 'signed-in', me: data });
   } catch (error) {
     setCsrfToken(null);
-    set(error instanceof ApiError && error.status === 401 ? { state: 'signed-out' } : { state: 'signed-out', error: error instanceof Error ? error.message : String(error) });
+    set(
+      error instanceof ApiError && error.status === 401
+        ? { state: 'signed-out' }
+        : { state: 'signed-out', error: error instanceof Error ? error.message : String(error) },
+    );
   }
   return session;
 }

@@ -13,7 +13,11 @@ export interface Loaded<T> {
 
 /** Runs `load` now and whenever `deps` change; `reload` runs it again. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | null; error: string | null; loading: boolean }>({ data: null, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | null; error: string | null; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let current = true;
@@ -82,7 +86,15 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 }
 
 /** A modal confirmation (the native <dialog>: focus moves into it, Escape cancels). */
-export function ConfirmDialog(props: { open: boolean; title: string; children: ComponentChildren; confirmLabel: string; onConfirm: () => void; onCancel: () => void; danger?: boolean }) {
+export function ConfirmDialog(props: {
+  open: boolean;
+  title: string;
+  children: ComponentChildren;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+  danger?: boolean;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current;
@@ -107,7 +119,12 @@ export function ConfirmDialog(props: { open: boolean; title: string; children: C
 }
 
 /** A form's submit state: busy while the call runs, the API's message when it fails. */
-export function useSubmit(): { busy: boolean; error: string | null; run: (work: () => Promise<void>) => Promise<void>; setError: (message: string | null) => void } {
+export function useSubmit(): {
+  busy: boolean;
+  error: string | null;
+  run: (work: () => Promise<void>) => Promise<void>;
+  setError: (message: string | null) => void;
+} {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const run = useCallback(async (work: () => Promise<void>) => {
@@ -152,7 +169,8 @@ export function money(minor: number | null | undefined, currency: string): strin
   }
 }
 
-export const percent = (value: number | null | undefined, digits = 1): string => (value === null || value === undefined ? '—' : `${(value * 100).toFixed(digits)} %`);
+export const percent = (value: number | null | undefined, digits = 1): string =>
+  value === null || value === undefined ? '—' : `${(value * 100).toFixed(digits)} %`;
 
 export function RiskBadge({ risk }: { risk: string | null | undefined }) {
   return risk ? <span class={`badge risk-${risk}`}>{risk}</span> : <span class="muted">not scored</span>;
@@ -197,10 +215,20 @@ export function TableScroll({ label, children }: { label: string; children: Comp
     <>
       {outOfSight !== null ? (
         <p class="scroll-hint" id={hintId}>
-          {outOfSight > 0 ? `${outOfSight} more column${outOfSight === 1 ? '' : 's'}: scroll the table sideways →` : '← Scroll back for the first columns'}
+          {outOfSight > 0
+            ? `${outOfSight} more column${outOfSight === 1 ? '' : 's'}: scroll the table sideways →`
+            : '← Scroll back for the first columns'}
         </p>
       ) : null}
-      <div ref={ref} class={outOfSight !== null ? 'table-wrap scrolls' : 'table-wrap'} tabIndex={0} role="region" aria-label={label} aria-describedby={outOfSight !== null ? hintId : undefined}>
+      {/* biome-ignore lint/a11y/useSemanticElements: a scrolling table must take keyboard focus to scroll (axe's scrollable-region-focusable), and a labelled region says what it holds */}
+      <div
+        ref={ref}
+        class={outOfSight !== null ? 'table-wrap scrolls' : 'table-wrap'}
+        tabIndex={0}
+        role="region"
+        aria-label={label}
+        aria-describedby={outOfSight !== null ? hintId : undefined}
+      >
         {children}
       </div>
     </>

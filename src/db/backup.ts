@@ -14,7 +14,26 @@
 // build knows; every table is counted), and only then swaps it in; a database already in DATA_DIR
 // is replaced only with --force.
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+  mkdirSync,
+  fstatSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { Transform } from 'node:stream';
@@ -94,7 +113,10 @@ export async function startBackup(session: BackupSession, pid: number): Promise<
   if (runningBackup && runningBackup.pid !== pid && alive(runningBackup.pid)) {
     throw new BackupError(`another backup is being written (revintel backup, pid ${runningBackup.pid}): wait for it to finish`);
   }
-  const start = async () => (await session.query(`select pg_backup_start('revintel ${new Date().toISOString()}', true)::text as start_lsn`))[0] as { start_lsn: string };
+  const start = async () =>
+    (await session.query(`select pg_backup_start('revintel ${new Date().toISOString()}', true)::text as start_lsn`))[0] as {
+      start_lsn: string;
+    };
   let started: { start_lsn: string };
   try {
     started = await session.attempt(start);
@@ -119,8 +141,24 @@ export async function stopBackup(session: BackupSession) {
 
 /** Not copied (as pg_basebackup leaves them out): what a running server keeps for itself, and
  * the WAL, which is copied after the stop. Their directories are kept, empty. */
-const EMPTIED_DIRS = new Set(['pg_wal', 'pg_stat_tmp', 'pg_replslot', 'pg_dynshmem', 'pg_notify', 'pg_serial', 'pg_snapshots', 'pg_subtrans']);
-const SKIPPED_FILES = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'backup_label.old', 'tablespace_map', 'pg_internal.init']);
+const EMPTIED_DIRS = new Set([
+  'pg_wal',
+  'pg_stat_tmp',
+  'pg_replslot',
+  'pg_dynshmem',
+  'pg_notify',
+  'pg_serial',
+  'pg_snapshots',
+  'pg_subtrans',
+]);
+const SKIPPED_FILES = new Set([
+  'postmaster.pid',
+  'postmaster.opts',
+  'backup_label',
+  'backup_label.old',
+  'tablespace_map',
+  'pg_internal.init',
+]);
 
 /** Every file and directory under `root` (relative paths, directories first), minus the above. */
 function listTree(root: string, at = ''): { path: string; dir: boolean }[] {
@@ -154,7 +192,13 @@ function tarHeader(path: string, size: number, dir: boolean): Buffer {
   header.write('0000000\0', 108, 'latin1');
   header.write('0000000\0', 116, 'latin1');
   header.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'latin1');
-  header.write(`${Math.floor(Date.now() / 1000).toString(8).padStart(11, '0')}\0`, 136, 'latin1');
+  header.write(
+    `${Math.floor(Date.now() / 1000)
+      .toString(8)
+      .padStart(11, '0')}\0`,
+    136,
+    'latin1',
+  );
   header.write('        ', 148, 'latin1');
   header.write(dir ? '5' : '0', 156, 'latin1');
   header.write('ustar\0' + '00', 257, 'latin1');
@@ -211,7 +255,12 @@ export function refuseExistingBackup(path: string): void {
   if (existsSync(path)) throw new BackupError(`${path} exists: name another file, or add --force to replace it`);
 }
 
-export async function writeBackup(path: string, dataDir: string, protocol: BackupProtocol, options: { replace?: boolean } = {}): Promise<BackupManifest> {
+export async function writeBackup(
+  path: string,
+  dataDir: string,
+  protocol: BackupProtocol,
+  options: { replace?: boolean } = {},
+): Promise<BackupManifest> {
   if (!options.replace) refuseExistingBackup(path);
   const root = pgdataDir(dataDir);
   const keyPath = join(dataDir, 'secret.key');
@@ -263,10 +312,14 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
       // The WAL from the start to the stop (and whatever followed: replayed too), then the label
       // that tells recovery where to begin.
       const wal = join(root, 'pg_wal');
-      const segments = readdirSync(wal).filter((name) => /^[0-9A-F]{24}$/.test(name)).sort();
+      const segments = readdirSync(wal)
+        .filter((name) => /^[0-9A-F]{24}$/.test(name))
+        .sort();
       const first = /file ([0-9A-F]{24})/.exec(stopped.labelfile)?.[1];
       if (!first || !segments.includes(first)) {
-        throw new BackupError(`the WAL segment the backup starts in (${first ?? 'unknown'}) was recycled while the files were copied; run the backup again`);
+        throw new BackupError(
+          `the WAL segment the backup starts in (${first ?? 'unknown'}) was recycled while the files were copied; run the backup again`,
+        );
       }
       for (const name of segments.filter((segment) => segment >= first)) {
         const size = statSync(join(wal, name)).size;
@@ -275,7 +328,10 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
         yield tarHeader(`pg_wal/${name}`, size, false);
         yield* fileChunks(join(wal, name), size);
       }
-      for (const [name, text] of [['backup_label', stopped.labelfile], ['tablespace_map', stopped.spcmapfile]] as const) {
+      for (const [name, text] of [
+        ['backup_label', stopped.labelfile],
+        ['tablespace_map', stopped.spcmapfile],
+      ] as const) {
         const bytes = Buffer.from(text, 'utf8');
         yield tarHeader(name, bytes.length, false);
         yield bytes;
@@ -284,7 +340,13 @@ export async function writeBackup(path: string, dataDir: string, protocol: Backu
       yield Buffer.alloc(1024); // the two empty blocks that end a tar
     }
     const payload = measured();
-    await pipeline(archive(), createGzip({ level: 1 }), payload.stream, createWriteStream('', { fd, start: MAGIC.length, autoClose: false }), { signal: interrupted.signal });
+    await pipeline(
+      archive(),
+      createGzip({ level: 1 }),
+      payload.stream,
+      createWriteStream('', { fd, start: MAGIC.length, autoClose: false }),
+      { signal: interrupted.signal },
+    );
     const manifest: BackupManifest = {
       format: 'revintel-backup',
       version: 2,
@@ -370,7 +432,8 @@ export function readManifest(path: string): { manifest: BackupManifest; payloadS
     const size = fstatSync(fd).size;
     const head = Buffer.alloc(MAGIC.length);
     readSync(fd, head, 0, head.length, 0);
-    if (head.toString('latin1') === 'revintel-backup 1\n') throw new BackupError(`${path} was written by an earlier revintel (format 1): restore it with that version`);
+    if (head.toString('latin1') === 'revintel-backup 1\n')
+      throw new BackupError(`${path} was written by an earlier revintel (format 1): restore it with that version`);
     if (head.toString('latin1') !== MAGIC) throw new BackupError(`${path} is not a revintel backup (no "revintel-backup 2" header)`);
     const trailer = Buffer.alloc(TRAILER_LENGTH);
     if (size < MAGIC.length + TRAILER_LENGTH) throw new BackupError(`${path} is truncated`);
@@ -381,7 +444,8 @@ export function readManifest(path: string): { manifest: BackupManifest; payloadS
     const json = Buffer.alloc(length);
     if (length > size - TRAILER_LENGTH - MAGIC.length) throw new BackupError(`${path} is truncated or damaged: its manifest does not fit`);
     readSync(fd, json, 0, length, size - TRAILER_LENGTH - length);
-    if (createHash('sha256').update(json).digest('hex') !== found[2]) throw new BackupError(`${path} is damaged: its manifest does not match its checksum`);
+    if (createHash('sha256').update(json).digest('hex') !== found[2])
+      throw new BackupError(`${path} is damaged: its manifest does not match its checksum`);
     let manifest: BackupManifest;
     try {
       manifest = JSON.parse(json.toString('utf8'));
@@ -389,7 +453,8 @@ export function readManifest(path: string): { manifest: BackupManifest; payloadS
       throw new BackupError(`${path}: the manifest is damaged`);
     }
     const payload = size - TRAILER_LENGTH - length - MAGIC.length;
-    if (payload !== manifest.pgdata?.bytes) throw new BackupError(`${path} is truncated or padded: ${payload} bytes of database, the manifest says ${manifest.pgdata?.bytes}`);
+    if (payload !== manifest.pgdata?.bytes)
+      throw new BackupError(`${path} is truncated or padded: ${payload} bytes of database, the manifest says ${manifest.pgdata?.bytes}`);
     return { manifest, payloadStart: MAGIC.length };
   } finally {
     closeSync(fd);
@@ -431,7 +496,8 @@ function untar(dir: string) {
       const prefix = text(block, 345, 155);
       const path = `${prefix ? `${prefix}/` : ''}${name}`.replace(/^\/+/, '');
       const target = join(dir, path);
-      if (relative(dir, target).startsWith('..') || path.split('/').includes('..')) throw new BackupError(`unsafe path in the backup: ${path}`);
+      if (relative(dir, target).startsWith('..') || path.split('/').includes('..'))
+        throw new BackupError(`unsafe path in the backup: ${path}`);
       const size = parseInt(text(block, 124, 12).trim() || '0', 8);
       const type = String.fromCharCode(block[156] ?? 48);
       if (type === '5') {
@@ -466,7 +532,9 @@ function untar(dir: string) {
 
 /** Row counts of every table of the public and drizzle schemas. */
 async function countRows(pglite: PGlite): Promise<Record<string, number>> {
-  const tables = await pglite.query<{ name: string }>(`select schemaname || '.' || tablename as name from pg_tables where schemaname in ('public', 'drizzle') order by 1`);
+  const tables = await pglite.query<{ name: string }>(
+    `select schemaname || '.' || tablename as name from pg_tables where schemaname in ('public', 'drizzle') order by 1`,
+  );
   const counts: Record<string, number> = {};
   for (const { name } of tables.rows) {
     const [schema, table] = name.split('.');
@@ -483,7 +551,11 @@ async function countRows(pglite: PGlite): Promise<Record<string, number>> {
  * another generated SECRET_KEY (the restored secrets were sealed under the backup's). `settled`
  * says what became of an earlier restore a crash had interrupted.
  */
-export async function restoreBackup(path: string, dataDir: string, force: boolean): Promise<{ manifest: BackupManifest; counts: Record<string, number>; replaced: boolean; settled: string | null }> {
+export async function restoreBackup(
+  path: string,
+  dataDir: string,
+  force: boolean,
+): Promise<{ manifest: BackupManifest; counts: Record<string, number>; replaced: boolean; settled: string | null }> {
   const { manifest, payloadStart } = readManifest(path);
   const end = payloadStart + manifest.pgdata.bytes - 1;
   const hash = createHash('sha256');
@@ -523,7 +595,9 @@ export async function restoreBackup(path: string, dataDir: string, force: boolea
       // build does not: refused here, before it replaces anything.
       const [applied] = (await pglite.query<{ n: number }>('select count(*)::int as n from drizzle.__drizzle_migrations')).rows;
       if ((applied?.n ?? 0) > knownMigrations()) {
-        throw new BackupError(`${path} was made by a newer revintel (its database has ${applied!.n} migrations, this build knows ${knownMigrations()}): restore it with that version or a later one`);
+        throw new BackupError(
+          `${path} was made by a newer revintel (its database has ${applied!.n} migrations, this build knows ${knownMigrations()}): restore it with that version or a later one`,
+        );
       }
       counts = await countRows(pglite);
     } finally {

@@ -53,7 +53,11 @@ export function connectPostgres(url: string, poolSize = 10, bounds: WorkBounds =
     db,
     sql,
     pglite: null,
-    ping: (timeoutMs = 2000) => withTimeout(sql`select 1`.then(() => undefined), timeoutMs),
+    ping: (timeoutMs = 2000) =>
+      withTimeout(
+        sql`select 1`.then(() => undefined),
+        timeoutMs,
+      ),
     failure: () => null,
     close: () => sql.end({ timeout: 5 }),
   };
@@ -86,7 +90,11 @@ export async function openEmbedded(
     db,
     sql: null,
     pglite,
-    ping: (timeoutMs = 2000) => withTimeout(db.execute(rawSql`select 1`).then(() => undefined), timeoutMs),
+    ping: (timeoutMs = 2000) =>
+      withTimeout(
+        db.execute(rawSql`select 1`).then(() => undefined),
+        timeoutMs,
+      ),
     failure: guard.failure,
     close: async () => {
       try {
@@ -127,7 +135,8 @@ export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
  */
 export async function queryText<T>(db: Db, text: string, params: unknown[]): Promise<T[]> {
   const session = db._.session;
-  if (is(session, PostgresJsSession)) return (await (session.client as Sql).unsafe(text, params as never[], { prepare: true })) as unknown as T[];
+  if (is(session, PostgresJsSession))
+    return (await (session.client as Sql).unsafe(text, params as never[], { prepare: true })) as unknown as T[];
   // Otherwise PGlite's session (or transaction), whose client answers `query` with `{ rows }`.
   const client = (session as unknown as { client: { query(text: string, params: unknown[]): Promise<{ rows: T[] }> } }).client;
   return (await client.query(text, params)).rows;

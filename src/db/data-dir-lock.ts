@@ -33,8 +33,14 @@ function busyAdvice(command: string, holder: LockHolder | null): string {
 }
 
 export class DataDirBusyError extends Error {
-  constructor(readonly dataDir: string, readonly holder: LockHolder | null, command = '') {
-    const who = holder ? `process ${holder.pid} (revintel ${holder.command} on ${holder.hostname}, since ${holder.since})` : 'another process';
+  constructor(
+    readonly dataDir: string,
+    readonly holder: LockHolder | null,
+    command = '',
+  ) {
+    const who = holder
+      ? `process ${holder.pid} (revintel ${holder.command} on ${holder.hostname}, since ${holder.since})`
+      : 'another process';
     super(`DATA_DIR ${dataDir} is in use by ${who}; only one process may open an embedded database. ${busyAdvice(command, holder)}`);
     this.name = 'DataDirBusyError';
   }

@@ -38,12 +38,16 @@ export interface GuardedPglite {
   failure(): EmbeddedDatabaseFailedError | null;
 }
 
-export function guardPglite(pglite: PGlite, options: { idleTimeoutMs: number; onFailure: (error: EmbeddedDatabaseFailedError) => void }): GuardedPglite {
+export function guardPglite(
+  pglite: PGlite,
+  options: { idleTimeoutMs: number; onFailure: (error: EmbeddedDatabaseFailedError) => void },
+): GuardedPglite {
   const internals = pglite as unknown as { mod?: Module; POSTGRES_MAIN_LONGJMP?: unknown };
   const mod = internals.mod;
   const longjmp = internals.POSTGRES_MAIN_LONGJMP;
   for (const name of ['_PostgresMainLoopOnce', 'stackRestore', '_PostgresSendReadyForQueryIfNecessary', '_pgl_pq_flush']) {
-    if (typeof mod?.[name] !== 'function' || longjmp === undefined) throw new Error(`PGlite no longer has ${name}: revisit src/db/embedded-guard.ts`);
+    if (typeof mod?.[name] !== 'function' || longjmp === undefined)
+      throw new Error(`PGlite no longer has ${name}: revisit src/db/embedded-guard.ts`);
   }
   let failure: EmbeddedDatabaseFailedError | null = null;
 
@@ -74,7 +78,8 @@ export function guardPglite(pglite: PGlite, options: { idleTimeoutMs: number; on
   }
 
   const transaction = pglite.transaction.bind(pglite);
-  pglite.transaction = <T>(callback: (tx: Transaction) => Promise<T>) => transaction((tx) => idleBounded(tx, callback, options.idleTimeoutMs));
+  pglite.transaction = <T>(callback: (tx: Transaction) => Promise<T>) =>
+    transaction((tx) => idleBounded(tx, callback, options.idleTimeoutMs));
 
   return { failure: () => failure };
 }

@@ -24,25 +24,35 @@ export interface ExportReport {
 
 /** Tables of the public schema, parents before children (foreign keys), each with its key columns. */
 async function tablesInOrder(source: PGlite): Promise<{ name: string; key: string[] }[]> {
-  const tables = (await source.query<{ name: string; key: string[] | null }>(`
+  const tables = (
+    await source.query<{ name: string; key: string[] | null }>(`
     select c.relname as name,
       (select array_agg(a.attname order by array_position(i.indkey::int2[], a.attnum))
          from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey::int2[])
         where i.indrelid = c.oid and i.indisprimary) as key
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = 'public' and c.relkind in ('r', 'p') order by c.relname`)).rows;
+    where n.nspname = 'public' and c.relkind in ('r', 'p') order by c.relname`)
+  ).rows;
   const parents = new Map<string, Set<string>>(tables.map((t) => [t.name, new Set<string>()]));
-  for (const edge of (await source.query<{ child: string; parent: string }>(`
+  for (const edge of (
+    await source.query<{ child: string; parent: string }>(`
     select c.relname as child, p.relname as parent from pg_constraint k
     join pg_class c on c.oid = k.conrelid join pg_class p on p.oid = k.confrelid join pg_namespace n on n.oid = c.relnamespace
-    where k.contype = 'f' and n.nspname = 'public' and c.relname <> p.relname`)).rows) {
+    where k.contype = 'f' and n.nspname = 'public' and c.relname <> p.relname`)
+  ).rows) {
     parents.get(edge.child)?.add(edge.parent);
   }
   const ordered: { name: string; key: string[] }[] = [];
   const placed = new Set<string>();
   while (ordered.length < tables.length) {
     const ready = tables.filter((t) => !placed.has(t.name) && [...parents.get(t.name)!].every((p) => placed.has(p)));
-    if (ready.length === 0) throw new Error(`the tables' foreign keys form a cycle: ${tables.filter((t) => !placed.has(t.name)).map((t) => t.name).join(', ')}`);
+    if (ready.length === 0)
+      throw new Error(
+        `the tables' foreign keys form a cycle: ${tables
+          .filter((t) => !placed.has(t.name))
+          .map((t) => t.name)
+          .join(', ')}`,
+      );
     for (const table of ready) {
       placed.add(table.name);
       ordered.push({ name: table.name, key: table.key ?? [] });
@@ -67,7 +77,11 @@ export async function targetIsEmpty(target: postgres.Sql): Promise<string | null
 /** Copies every table in batches of `batchSize` rows, each batch one statement; `progress` hears
  * of each table as it goes. The whole copy is one transaction on the target: a failure leaves it
  * empty, to be tried again. */
-export async function copyTables(source: PGlite, target: postgres.Sql, options: { batchSize: number; progress: (table: string, copied: number, total: number) => void }): Promise<TableCopy[]> {
+export async function copyTables(
+  source: PGlite,
+  target: postgres.Sql,
+  options: { batchSize: number; progress: (table: string, copied: number, total: number) => void },
+): Promise<TableCopy[]> {
   const tables = await tablesInOrder(source);
   const copies: TableCopy[] = [];
   await target.begin(async (tx) => {
@@ -81,22 +95,37 @@ export async function copyTables(source: PGlite, target: postgres.Sql, options: 
       let last: string | null = null;
       const inKeyOrder = (direction: string) => (key.length ? ` order by ${key.map((k) => `t.${ident(k)}${direction}`).join(', ')}` : '');
       for (let offset = 0; offset < total; offset += options.batchSize) {
-        const after = key.length && last ? `where (${key.map(ident).join(', ')}) > (select ${key.map(ident).join(', ')} from jsonb_populate_record(null::${ident(name)}, $1::jsonb))` : '';
-        const page = key.length ? `${after} order by ${orderBy(key)} limit ${options.batchSize}` : `order by ctid limit ${options.batchSize} offset ${offset}`;
-        const result: { rows: string; last: string | null } = (await source.query<{ rows: string; last: string | null }>(
-          `select coalesce(jsonb_agg(to_jsonb(t)${inKeyOrder('')}), '[]'::jsonb)::text as rows, (array_agg(to_jsonb(t)${inKeyOrder(' desc')}))[1]::text as last from (select * from ${ident(name)} ${page}) t`,
-          after ? [last] : [],
-        )).rows[0]!;
+        const after =
+          key.length && last
+            ? `where (${key.map(ident).join(', ')}) > (select ${key.map(ident).join(', ')} from jsonb_populate_record(null::${ident(name)}, $1::jsonb))`
+            : '';
+        const page = key.length
+          ? `${after} order by ${orderBy(key)} limit ${options.batchSize}`
+          : `order by ctid limit ${options.batchSize} offset ${offset}`;
+        const result: { rows: string; last: string | null } = (
+          await source.query<{ rows: string; last: string | null }>(
+            `select coalesce(jsonb_agg(to_jsonb(t)${inKeyOrder('')}), '[]'::jsonb)::text as rows, (array_agg(to_jsonb(t)${inKeyOrder(' desc')}))[1]::text as last from (select * from ${ident(name)} ${page}) t`,
+            after ? [last] : [],
+          )
+        ).rows[0]!;
         const batch = result.rows;
         last = result.last;
         // Identity columns (the audit log's, the action events') keep their numbers.
-        const inserted = await tx.unsafe(`insert into ${ident(name)} overriding system value select * from jsonb_populate_recordset(null::${ident(name)}, ($1::text)::jsonb)`, [batch]);
+        const inserted = await tx.unsafe(
+          `insert into ${ident(name)} overriding system value select * from jsonb_populate_recordset(null::${ident(name)}, ($1::text)::jsonb)`,
+          [batch],
+        );
         copied += inserted.count;
         options.progress(name, copied, total);
       }
       // The next number an identity column gives follows the copied ones.
-      for (const { column } of await tx<{ column: string }[]>`select attname as column from pg_attribute where attrelid = ${name}::regclass and attidentity <> ''`) {
-        await tx.unsafe(`select setval(pg_get_serial_sequence($1, $2), max_id) from (select max(${ident(column)}) as max_id from ${ident(name)}) m where max_id is not null`, [name, column]);
+      for (const { column } of await tx<
+        { column: string }[]
+      >`select attname as column from pg_attribute where attrelid = ${name}::regclass and attidentity <> ''`) {
+        await tx.unsafe(
+          `select setval(pg_get_serial_sequence($1, $2), max_id) from (select max(${ident(column)}) as max_id from ${ident(name)}) m where max_id is not null`,
+          [name, column],
+        );
       }
       copies.push({ table: name, rows: copied, ms: Math.round(performance.now() - started) });
     }
@@ -115,7 +144,10 @@ export async function verifyCopy(source: PGlite, target: postgres.Sql): Promise<
   for (const { name, key } of await tablesInOrder(source)) {
     const here = (await source.query<{ rows: number; checksum: string }>(checksumQuery(name, key))).rows[0]!;
     const [there] = await target.unsafe(checksumQuery(name, key));
-    if (Number(there!.rows) !== Number(here.rows) || there!.checksum !== here.checksum) differ.push(`${name} (${here.rows} rows here, ${there!.rows} there${Number(there!.rows) === Number(here.rows) ? ', contents differ' : ''})`);
+    if (Number(there!.rows) !== Number(here.rows) || there!.checksum !== here.checksum)
+      differ.push(
+        `${name} (${here.rows} rows here, ${there!.rows} there${Number(there!.rows) === Number(here.rows) ? ', contents differ' : ''})`,
+      );
     else verified.push({ table: name, rows: Number(here.rows), checksum: here.checksum });
   }
   return { verified, differ };

@@ -24,7 +24,11 @@ export function newestFirst(alias: string): Keyset {
 }
 
 /** ` and a and b …`: narrowing conditions appended to a WHERE that already has one. */
-export const andAll = (conditions: SQL[]) => sql.join(conditions.map((c) => sql` and ${c}`), sql``);
+export const andAll = (conditions: SQL[]) =>
+  sql.join(
+    conditions.map((c) => sql` and ${c}`),
+    sql``,
+  );
 
 /** ISO 8601 UTC with milliseconds, as the API shows times. */
 export const isoTime = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -39,7 +43,12 @@ export function idOrExternal(alias: string, ref: string): SQL {
 
 /** `column in (…)`, false for an empty list (SQL has no empty IN list). */
 export const inList = (column: SQL, values: readonly unknown[]): SQL =>
-  values.length === 0 ? sql`false` : sql`${column} in (${sql.join(values.map((v) => sql`${v}`), sql`, `)})`;
+  values.length === 0
+    ? sql`false`
+    : sql`${column} in (${sql.join(
+        values.map((v) => sql`${v}`),
+        sql`, `,
+      )})`;
 
 /** `limit n` with n written into the text, not bound: given a parameter, PostgreSQL plans a
  * prepared statement for an unknown limit, and the generic plan it settles on served a page of 50

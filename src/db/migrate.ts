@@ -73,7 +73,10 @@ export async function runMigrations(database: Database, databaseUrl: string | nu
   let before = start.applied;
   if (database.kind === 'postgres') {
     if (!databaseUrl) throw new Error('postgres migrations need DATABASE_URL');
-    const [{ migrate: migratePostgres }, { drizzle: drizzlePostgres }] = await Promise.all([import('drizzle-orm/postgres-js/migrator'), import('drizzle-orm/postgres-js')]);
+    const [{ migrate: migratePostgres }, { drizzle: drizzlePostgres }] = await Promise.all([
+      import('drizzle-orm/postgres-js/migrator'),
+      import('drizzle-orm/postgres-js'),
+    ]);
     const lockSql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connection: { application_name: 'revintel-migrate' } });
     try {
       await lockSql`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
@@ -86,7 +89,10 @@ export async function runMigrations(database: Database, databaseUrl: string | nu
     }
   } else {
     // drizzle's migrators load only when a migration is pending (and PGlite's only on it).
-    const [{ migrate: migratePglite }, { drizzle: drizzlePglite }] = await Promise.all([import('drizzle-orm/pglite/migrator'), import('drizzle-orm/pglite')]);
+    const [{ migrate: migratePglite }, { drizzle: drizzlePglite }] = await Promise.all([
+      import('drizzle-orm/pglite/migrator'),
+      import('drizzle-orm/pglite'),
+    ]);
     await migratePglite(drizzlePglite(database.pglite!), { migrationsFolder: folder });
   }
   const after = await migrationState(database);

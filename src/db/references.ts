@@ -11,7 +11,14 @@ export interface Named {
 
 /** The rows of `table` in organisation `orgId` that `ids` or `externalIds` name, by either name;
  * `columns` are what to select beside the two ids, `where` narrows (e.g. live records only). */
-export async function findNamed<T extends Named>(db: Db, table: 'customers' | 'contracts', orgId: string, names: { ids: Iterable<string>; externalIds: Iterable<string> }, columns: SQL, where: SQL = sql`true`) {
+export async function findNamed<T extends Named>(
+  db: Db,
+  table: 'customers' | 'contracts',
+  orgId: string,
+  names: { ids: Iterable<string>; externalIds: Iterable<string> },
+  columns: SQL,
+  where: SQL = sql`true`,
+) {
   const ids = [...new Set(names.ids)];
   const externalIds = [...new Set(names.externalIds)];
   const byId = new Map<string, T>();

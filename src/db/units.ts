@@ -87,7 +87,9 @@ export function localRunner<U extends UnitRegistry>(db: Db, units: U): UnitRunne
       const unit = units[name];
       if (!unit) return Promise.reject(new Error(`unknown unit ${name}`));
       const started = performance.now();
-      return db.transaction((tx) => unit(tx as unknown as Db, args)).finally(() => unitObserver?.(unitLabel(name, args), (performance.now() - started) / 1000));
+      return db
+        .transaction((tx) => unit(tx as unknown as Db, args))
+        .finally(() => unitObserver?.(unitLabel(name, args), (performance.now() - started) / 1000));
     },
   };
 }
@@ -110,7 +112,9 @@ export interface UnitReply {
 }
 
 /** The asking side: each `run` posts a request and waits for the reply handed to `receive`. */
-export function messageRunner<U extends UnitRegistry>(post: (request: UnitRequest) => void): UnitRunner<U> & { receive(reply: UnitReply): void } {
+export function messageRunner<U extends UnitRegistry>(
+  post: (request: UnitRequest) => void,
+): UnitRunner<U> & { receive(reply: UnitReply): void } {
   let nextId = 1;
   const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void; name: string }>();
   return {

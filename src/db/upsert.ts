@@ -32,7 +32,12 @@ const KEPT_BY_WRITES = new Set(['id', 'org_id', 'created_at', 'updated_at', 'del
  * themselves and those the database generates. */
 export function recordTable(table: PgTable, idPrefix: RecordTable['idPrefix'], explain: RecordTable['explain']): RecordTable {
   const writable = Object.values(getTableColumns(table)).filter((column) => !KEPT_BY_WRITES.has(column.name) && !column.generated);
-  return { name: getTableName(table), idPrefix, columns: Object.fromEntries(writable.map((column) => [column.name, column.getSQLType()])), explain };
+  return {
+    name: getTableName(table),
+    idPrefix,
+    columns: Object.fromEntries(writable.map((column) => [column.name, column.getSQLType()])),
+    explain,
+  };
 }
 
 export interface RowToWrite {
@@ -96,12 +101,18 @@ async function upsertStatement(db: Db, table: RecordTable, orgId: string, column
   const mine = (c: string) => sql`${t}.${ident(c)}`;
   const theirs = (c: string) => sql`excluded.${ident(c)}`;
   // A row that sets nothing but its external_id changes nothing but a tombstone.
-  const assignments = sql.join([...updatable.map((c) => sql`${ident(c)} = ${theirs(c)}`), sql`updated_at = now()`, sql`deleted_at = null`], sql`, `);
+  const assignments = sql.join(
+    [...updatable.map((c) => sql`${ident(c)} = ${theirs(c)}`), sql`updated_at = now()`, sql`deleted_at = null`],
+    sql`, `,
+  );
   const current = sql.join([...updatable.map(mine), sql`${t}.deleted_at is not null`], sql`, `);
   const incoming = sql.join([...updatable.map(theirs), sql`false`], sql`, `);
   const result = await db.execute(sql`
     insert into ${t} (org_id, ${sql.join(all.map(ident), sql`, `)})
-    select ${orgId}, ${sql.join(all.map((c) => sql`r.${ident(c)}`), sql`, `)} from jsonb_to_recordset(${payload}::jsonb) as r(${recordType})
+    select ${orgId}, ${sql.join(
+      all.map((c) => sql`r.${ident(c)}`),
+      sql`, `,
+    )} from jsonb_to_recordset(${payload}::jsonb) as r(${recordType})
     on conflict (org_id, external_id) where external_id is not null
     do update set ${assignments}
     where (${current}) is distinct from (${incoming})
@@ -111,12 +122,22 @@ async function upsertStatement(db: Db, table: RecordTable, orgId: string, column
 
 /** Outcomes of one statement's rows: returned rows were created or updated; a row with an
  * external_id that came back with nothing was already as it says. */
-async function outcomesOf(db: Db, table: RecordTable, orgId: string, rows: (RowToWrite & { id: string })[], returned: { id: string; external_id: string | null; created: boolean }[]): Promise<RowOutcome[]> {
+async function outcomesOf(
+  db: Db,
+  table: RecordTable,
+  orgId: string,
+  rows: (RowToWrite & { id: string })[],
+  returned: { id: string; external_id: string | null; created: boolean }[],
+): Promise<RowOutcome[]> {
   const byExternal = new Map(returned.filter((r) => r.external_id !== null).map((r) => [r.external_id!, r]));
-  const missing = rows.filter((row) => row.values.external_id != null && !byExternal.has(String(row.values.external_id))).map((row) => String(row.values.external_id));
+  const missing = rows
+    .filter((row) => row.values.external_id != null && !byExternal.has(String(row.values.external_id)))
+    .map((row) => String(row.values.external_id));
   const unchangedIds = new Map<string, string>();
   if (missing.length > 0) {
-    const found = await db.execute(sql`select id, external_id from ${ident(table.name)} where org_id = ${orgId} and ${inList(sql`external_id`, missing)}`);
+    const found = await db.execute(
+      sql`select id, external_id from ${ident(table.name)} where org_id = ${orgId} and ${inList(sql`external_id`, missing)}`,
+    );
     for (const r of rowsOf<{ id: string; external_id: string }>(found)) unchangedIds.set(r.external_id, r.id);
   }
   return rows.map((row): RowOutcome => {
@@ -191,7 +212,13 @@ export type PatchOutcome = { outcome: 'updated' | 'unchanged'; id: string } | { 
 
 /** Sets `values` on the live record `ref` names (an id or `ext:<external_id>`), in a savepoint; a
  * broken database rule is thrown as `table.explain` says. */
-export async function patchRecord(db: Db, table: RecordTable, orgId: string, ref: string, values: Record<string, unknown>): Promise<PatchOutcome> {
+export async function patchRecord(
+  db: Db,
+  table: RecordTable,
+  orgId: string,
+  ref: string,
+  values: Record<string, unknown>,
+): Promise<PatchOutcome> {
   try {
     return await db.transaction((tx) => patchStatements(tx as unknown as Db, table, orgId, idOrExternal(table.name, ref), values));
   } catch (error) {
@@ -200,17 +227,34 @@ export async function patchRecord(db: Db, table: RecordTable, orgId: string, ref
   }
 }
 
-async function patchStatements(db: Db, table: RecordTable, orgId: string, match: SQL, values: Record<string, unknown>): Promise<PatchOutcome> {
+async function patchStatements(
+  db: Db,
+  table: RecordTable,
+  orgId: string,
+  match: SQL,
+  values: Record<string, unknown>,
+): Promise<PatchOutcome> {
   const t = ident(table.name);
   const columns = Object.keys(values);
   checkColumns(table, columns);
   const scope = sql`${t}.org_id = ${orgId} and ${match} and ${t}.deleted_at is null`;
   if (columns.length > 0) {
-    const assignments = sql.join([...columns.map((c) => sql`${ident(c)} = ${cast(values[c], table.columns[c]!)}`), sql`updated_at = now()`], sql`, `);
-    const current = sql.join(columns.map((c) => sql`${t}.${ident(c)}`), sql`, `);
-    const incoming = sql.join(columns.map((c) => cast(values[c], table.columns[c]!)), sql`, `);
+    const assignments = sql.join(
+      [...columns.map((c) => sql`${ident(c)} = ${cast(values[c], table.columns[c]!)}`), sql`updated_at = now()`],
+      sql`, `,
+    );
+    const current = sql.join(
+      columns.map((c) => sql`${t}.${ident(c)}`),
+      sql`, `,
+    );
+    const incoming = sql.join(
+      columns.map((c) => cast(values[c], table.columns[c]!)),
+      sql`, `,
+    );
     const [updated] = rowsOf<{ id: string }>(
-      await db.execute(sql`update ${t} set ${assignments} where ${scope} and (${current}) is distinct from (${incoming}) returning ${t}.id`),
+      await db.execute(
+        sql`update ${t} set ${assignments} where ${scope} and (${current}) is distinct from (${incoming}) returning ${t}.id`,
+      ),
     );
     if (updated) return { outcome: 'updated', id: updated.id };
   }
@@ -224,7 +268,9 @@ export async function softDeleteRecord(db: Db, table: RecordTable, orgId: string
   const t = ident(table.name);
   const match = idOrExternal(table.name, ref);
   const [row] = rowsOf<{ id: string }>(
-    await db.execute(sql`update ${t} set deleted_at = now(), updated_at = now() where ${t}.org_id = ${orgId} and ${match} and ${t}.deleted_at is null returning ${t}.id`),
+    await db.execute(
+      sql`update ${t} set deleted_at = now(), updated_at = now() where ${t}.org_id = ${orgId} and ${match} and ${t}.deleted_at is null returning ${t}.id`,
+    ),
   );
   return row?.id ?? null;
 }

@@ -17,7 +17,10 @@ export const BatchSize = t.Optional(t.Integer({ minimum: 1, maximum: 100_000 }))
  * many it took, until one takes fewer than that: nothing due is left. Each item a batch takes must
  * leave what is due (deleted, or its state changed), or the loop would not end.
  */
-export async function inBatches(batch: (limit: number) => Promise<number>, fixedSize?: number): Promise<{ total: number; batches: number }> {
+export async function inBatches(
+  batch: (limit: number) => Promise<number>,
+  fixedSize?: number,
+): Promise<{ total: number; batches: number }> {
   let limit = fixedSize ?? BATCH_FIRST;
   let total = 0;
   let batches = 0;

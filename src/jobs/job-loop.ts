@@ -40,12 +40,24 @@ export interface JobLoopOptions {
 const isPermanentJobFailure = (error: unknown) => (error instanceof Error && error.name === 'PermanentJobError') || isPermanent(error);
 
 /** The outcome of a job that failed with `error` on its `attempts`-th attempt. */
-export function failedJobOutcome(kind: JobKind, job: Pick<ClaimedJob, 'id' | 'attempts' | 'maxAttempts'>, error: unknown, now: number, random: () => number = Math.random): JobOutcome {
+export function failedJobOutcome(
+  kind: JobKind,
+  job: Pick<ClaimedJob, 'id' | 'attempts' | 'maxAttempts'>,
+  error: unknown,
+  now: number,
+  random: () => number = Math.random,
+): JobOutcome {
   const message = messageOf(error);
   if (isPermanentJobFailure(error)) return { id: job.id, state: 'dead', error: `${message} (permanent: not retried)` };
-  if (job.attempts >= job.maxAttempts) return { id: job.id, state: 'dead', error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})` };
+  if (job.attempts >= job.maxAttempts)
+    return { id: job.id, state: 'dead', error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})` };
   const delayMs = backoffSeconds(retryPolicyOf(kind), job.attempts, random) * 1000;
-  return { id: job.id, state: 'queued', runAt: new Date(now + delayMs).toISOString(), error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})` };
+  return {
+    id: job.id,
+    state: 'queued',
+    runAt: new Date(now + delayMs).toISOString(),
+    error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})`,
+  };
 }
 
 /** Whether this failure is the job's last (a handler that keeps a record of its own closes it). */
@@ -75,7 +87,15 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
     const started = performance.now();
     // At debug level every finished job is a line (its result is small by design): the trail of
     // one action through its sends, execution and deliveries.
-    const finished = (result: unknown) => log.debug('job done', { job_id: job.id, kind: job.kind, org_id: job.orgId, attempt: job.attempts, ms: Math.round(performance.now() - started), result });
+    const finished = (result: unknown) =>
+      log.debug('job done', {
+        job_id: job.id,
+        kind: job.kind,
+        org_id: job.orgId,
+        attempt: job.attempts,
+        ms: Math.round(performance.now() - started),
+        result,
+      });
     try {
       if ('perform' in kind) {
         const done = await units.run('jobs.perform', { owner, job: { ...info, payload: job.payload }, now: now() });
@@ -91,15 +111,24 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       finished(result ?? null);
     } catch (error) {
       const outcome = failedJobOutcome(kind, job, error, clock(), random);
-      log.warn(outcome.state === 'dead' ? 'job dead' : 'job failed; will retry', { job_id: job.id, kind: job.kind, error: 'error' in outcome ? outcome.error : undefined });
+      log.warn(outcome.state === 'dead' ? 'job dead' : 'job failed; will retry', {
+        job_id: job.id,
+        kind: job.kind,
+        error: 'error' in outcome ? outcome.error : undefined,
+      });
       await settle(outcome);
     }
   }
 
-  const renewer = setInterval(() => {
-    if (running.size === 0) return;
-    units.run('jobs.renew', { owner, ids: [...running.keys()], leaseSeconds, now: now() }).catch((error) => log.warn('could not renew job leases', { error: messageOf(error) }));
-  }, (leaseSeconds * 1000) / 3);
+  const renewer = setInterval(
+    () => {
+      if (running.size === 0) return;
+      units
+        .run('jobs.renew', { owner, ids: [...running.keys()], leaseSeconds, now: now() })
+        .catch((error) => log.warn('could not renew job leases', { error: messageOf(error) }));
+    },
+    (leaseSeconds * 1000) / 3,
+  );
   renewer.unref?.();
 
   // A loop without schedules (the fitting thread's) has no firing to wake for: it waits the poll
@@ -109,7 +138,9 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   let turn = '';
   try {
     if (schedules.length > 0) {
-      await units.run('jobs.register-schedules', { schedules, now: now() }).catch((error) => log.warn('could not register job schedules', { error: messageOf(error) }));
+      await units
+        .run('jobs.register-schedules', { schedules, now: now() })
+        .catch((error) => log.warn('could not register job schedules', { error: messageOf(error) }));
     }
     while (!options.isStopping()) {
       if (schedules.length > 0 && clock() >= nextScheduleAt) {
@@ -129,7 +160,14 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       let claimed: ClaimedJob[] = [];
       if (refill) {
         try {
-          const claim = await units.run('jobs.claim', { owner, limit: free, leaseSeconds, now: now(), kinds: [...kinds.keys()], after: turn });
+          const claim = await units.run('jobs.claim', {
+            owner,
+            limit: free,
+            leaseSeconds,
+            now: now(),
+            kinds: [...kinds.keys()],
+            after: turn,
+          });
           claimed = claim.jobs;
           turn = claim.turn;
         } catch (error) {
@@ -175,7 +213,12 @@ function groupCommit(write: (outcomes: JobOutcome[]) => Promise<void>, log: Logg
         await write(batch.map((w) => w.outcome));
       } catch {
         for (const w of batch) {
-          await write([w.outcome]).catch((error) => log.error('could not record a job outcome; its lease will run out and it will run again', { job_id: w.outcome.id, error: messageOf(error) }));
+          await write([w.outcome]).catch((error) =>
+            log.error('could not record a job outcome; its lease will run out and it will run again', {
+              job_id: w.outcome.id,
+              error: messageOf(error),
+            }),
+          );
         }
       }
       for (const w of batch) w.done();

@@ -3,7 +3,17 @@
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry } from '../db/units.ts';
 import type { JobInfo, JobKind } from './kind.ts';
-import { claimJobs, fireSchedules, lockHeldJob, recoverLeases, registerSchedules, renewLeases, settleJobs, type JobOutcome, type ScheduledKind } from './queue.ts';
+import {
+  claimJobs,
+  fireSchedules,
+  lockHeldJob,
+  recoverLeases,
+  registerSchedules,
+  renewLeases,
+  settleJobs,
+  type JobOutcome,
+  type ScheduledKind,
+} from './queue.ts';
 
 export function jobUnits(kinds: readonly JobKind[]) {
   const byName = new Map(kinds.map((k) => [k.kind, k]));
@@ -12,7 +22,8 @@ export function jobUnits(kinds: readonly JobKind[]) {
      * organisation the loop's last claim served last (organisations take turns). */
     'jobs.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number; now: string; kinds: string[]; after?: string }) =>
       claimJobs(db, { ...args, kinds: args.kinds.filter((kind) => byName.has(kind)), now: new Date(args.now) }),
-    'jobs.settle': (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string }) => settleJobs(db, { ...args, now: new Date(args.now) }),
+    'jobs.settle': (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string }) =>
+      settleJobs(db, { ...args, now: new Date(args.now) }),
     /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost. */
     'jobs.perform': async (db: Db, args: { owner: string; job: JobInfo & { payload: unknown }; now: string }) => {
       const kind = byName.get(args.job.kind);
@@ -30,11 +41,14 @@ export function jobUnits(kinds: readonly JobKind[]) {
       if (!unit) throw new Error(`job kind ${args.kind} has no unit ${args.unit}`);
       return unit(db, args.args);
     },
-    'jobs.renew': (db: Db, args: { owner: string; ids: string[]; leaseSeconds: number; now: string }) => renewLeases(db, { ...args, now: new Date(args.now) }),
+    'jobs.renew': (db: Db, args: { owner: string; ids: string[]; leaseSeconds: number; now: string }) =>
+      renewLeases(db, { ...args, now: new Date(args.now) }),
     /** `all`: the embedded database's owner starting, whatever was running is an earlier run's. */
     'jobs.recover': (db: Db, args: { now: string; all?: boolean }) => recoverLeases(db, { now: new Date(args.now), all: args.all }),
-    'jobs.register-schedules': (db: Db, args: { schedules: ScheduledKind[]; now: string }) => registerSchedules(db, { ...args, now: new Date(args.now) }),
-    'jobs.fire-schedules': (db: Db, args: { schedules: ScheduledKind[]; now: string }) => fireSchedules(db, { ...args, now: new Date(args.now) }),
+    'jobs.register-schedules': (db: Db, args: { schedules: ScheduledKind[]; now: string }) =>
+      registerSchedules(db, { ...args, now: new Date(args.now) }),
+    'jobs.fire-schedules': (db: Db, args: { schedules: ScheduledKind[]; now: string }) =>
+      fireSchedules(db, { ...args, now: new Date(args.now) }),
   } satisfies UnitRegistry;
 }
 

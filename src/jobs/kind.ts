@@ -64,7 +64,9 @@ export interface HandleKind<P extends TSchema, R, U extends UnitRegistry> extend
   handle(payload: Static<P>, ctx: JobContext<U>): Promise<R>;
 }
 
-export type JobKind<P extends TSchema = TSchema, R = unknown, U extends UnitRegistry = UnitRegistry> = PerformKind<P, R> | HandleKind<P, R, U>;
+export type JobKind<P extends TSchema = TSchema, R = unknown, U extends UnitRegistry = UnitRegistry> =
+  | PerformKind<P, R>
+  | HandleKind<P, R, U>;
 
 /** Declares a job kind (an identity function that keeps the payload's and units' types). */
 export function defineJobKind<P extends TSchema, R>(kind: PerformKind<P, R>): PerformKind<P, R>;

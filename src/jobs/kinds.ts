@@ -21,7 +21,24 @@ import { executeActionJob } from '../modules/agent-actions/execute-job.ts';
 import { deliverEventJob } from '../modules/agent-actions/outbox.ts';
 import { reanalyseTicketsJob } from '../modules/tickets/reanalysis.ts';
 
-export const MAIN_JOB_KINDS: readonly JobKind[] = [idempotencyPurge, recoverJobLeases, purgeFinishedJobs, recomputePredictionsJob, recomputeStaleJob, nightlyJob, sweepStaleJob, executeActionJob, expireActionsJob, wakeActionsJob, renewalsDueJob, deliverEventJob, chatSendJob, whatsappInboundJob, whatsappBatchJob, reanalyseTicketsJob];
+export const MAIN_JOB_KINDS: readonly JobKind[] = [
+  idempotencyPurge,
+  recoverJobLeases,
+  purgeFinishedJobs,
+  recomputePredictionsJob,
+  recomputeStaleJob,
+  nightlyJob,
+  sweepStaleJob,
+  executeActionJob,
+  expireActionsJob,
+  wakeActionsJob,
+  renewalsDueJob,
+  deliverEventJob,
+  chatSendJob,
+  whatsappInboundJob,
+  whatsappBatchJob,
+  reanalyseTicketsJob,
+];
 
 export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob];
 

@@ -59,7 +59,17 @@ export async function enqueueJob(db: Db, kind: JobKind, payload: unknown, option
   // Twice at most: a twin seen by the insert may be claimed before it is read back.
   for (let round = 0; round < 2; round++) {
     const id = newId('job');
-    const params = [id, kind.kind, orgId, JSON.stringify(payload ?? {}), dedupeKey, options.priority ?? 0, runAt.toISOString(), retryPolicyOf(kind).maxAttempts, now.toISOString()];
+    const params = [
+      id,
+      kind.kind,
+      orgId,
+      JSON.stringify(payload ?? {}),
+      dedupeKey,
+      options.priority ?? 0,
+      runAt.toISOString(),
+      retryPolicyOf(kind).maxAttempts,
+      now.toISOString(),
+    ];
     const [inserted] = await queryText<{ id: string }>(db, INSERT, params);
     if (inserted) return { id: inserted.id, created: true };
     const [twin] = await queryText<{ id: string }>(db, QUEUED_TWIN, [kind.kind, orgId, dedupeKey]);
@@ -71,7 +81,13 @@ export async function enqueueJob(db: Db, kind: JobKind, payload: unknown, option
 /** "Run `kind` for this key `delaySeconds` after the first mark not yet processed": the first mark
  * enqueues the run, later ones find it queued and leave its time alone, so a steady stream of marks
  * never postpones it for ever; a mark after the run has started makes the next run. */
-export function markDebounced(db: Db, kind: JobKind, key: string, delaySeconds: number, options: { orgId?: string | null; payload?: unknown; now?: Date } = {}): Promise<Enqueued> {
+export function markDebounced(
+  db: Db,
+  kind: JobKind,
+  key: string,
+  delaySeconds: number,
+  options: { orgId?: string | null; payload?: unknown; now?: Date } = {},
+): Promise<Enqueued> {
   return enqueueJob(db, kind, options.payload ?? {}, { orgId: options.orgId, dedupeKey: key, delaySeconds, now: options.now });
 }
 
@@ -157,11 +173,17 @@ export async function claimJobs(
     `select set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`,
     [],
   );
-  const rows = await queryText<{ id: string; kind: string; org_id: string | null; payload: unknown; attempts: number; max_attempts: number; priority: number; run_at: Date | string; place: number | string }>(
-    db,
-    CLAIM,
-    [args.owner, args.limit, args.leaseSeconds, args.now.toISOString(), args.kinds, args.after ?? ''],
-  );
+  const rows = await queryText<{
+    id: string;
+    kind: string;
+    org_id: string | null;
+    payload: unknown;
+    attempts: number;
+    max_attempts: number;
+    priority: number;
+    run_at: Date | string;
+    place: number | string;
+  }>(db, CLAIM, [args.owner, args.limit, args.leaseSeconds, args.now.toISOString(), args.kinds, args.after ?? '']);
   // The furthest organisation served in the rotation (place is its position, in the database's
   // own order of ids) is where the next claim starts after.
   const last = rows.reduce<(typeof rows)[number] | null>((far, r) => (far === null || Number(r.place) > Number(far.place) ? r : far), null);
@@ -172,7 +194,10 @@ export async function claimJobs(
 }
 
 /** What became of a claimed job: done (with its result), back to the queue at `runAt`, or dead. */
-export type JobOutcome = { id: string; state: 'done'; result: unknown } | { id: string; state: 'queued'; runAt: string; error: string } | { id: string; state: 'dead'; error: string };
+export type JobOutcome =
+  | { id: string; state: 'done'; result: unknown }
+  | { id: string; state: 'queued'; runAt: string; error: string }
+  | { id: string; state: 'dead'; error: string };
 
 // A job going back to the queue drops its dedupe key if a twin was queued meanwhile (only one queued
 // job per key): both run, as a job asked for while another was running should.
@@ -210,7 +235,11 @@ export async function settleJobs(db: Db, args: { owner: string; outcomes: JobOut
 
 /** Whether `owner` still holds `id`, locking the row to the end of the transaction. */
 export async function lockHeldJob(db: Db, id: string, owner: string): Promise<boolean> {
-  const rows = await queryText<{ id: string }>(db, `select id from jobs where id = $1 and state = 'running' and lease_owner = $2 for update`, [id, owner]);
+  const rows = await queryText<{ id: string }>(
+    db,
+    `select id from jobs where id = $1 and state = 'running' and lease_owner = $2 for update`,
+    [id, owner],
+  );
   return rows.length > 0;
 }
 
@@ -277,7 +306,10 @@ export async function registerSchedules(db: Db, args: { schedules: ScheduledKind
  * transaction: the row is locked (others skip it) and, once committed, no longer due, so each
  * firing happens once across every process. A run still queued from the last firing absorbs this
  * one (dedupe key "schedule"). Returns when the next schedule is due (null: none). */
-export async function fireSchedules(db: Db, args: { schedules: ScheduledKind[]; now: Date }): Promise<{ fired: string[]; nextAt: string | null }> {
+export async function fireSchedules(
+  db: Db,
+  args: { schedules: ScheduledKind[]; now: Date },
+): Promise<{ fired: string[]; nextAt: string | null }> {
   const fired: string[] = [];
   const known = new Map(args.schedules.map((s) => [s.kind, s]));
   const due = await queryText<{ kind: string; cadence: string }>(
@@ -294,7 +326,17 @@ export async function fireSchedules(db: Db, args: { schedules: ScheduledKind[]; 
       nextFiring(s.schedule, args.now).toISOString(),
       args.now.toISOString(),
     ]);
-    const [inserted] = await queryText<{ id: string }>(db, INSERT, [newId('job'), s.kind, null, '{}', 'schedule', 0, args.now.toISOString(), s.maxAttempts, args.now.toISOString()]);
+    const [inserted] = await queryText<{ id: string }>(db, INSERT, [
+      newId('job'),
+      s.kind,
+      null,
+      '{}',
+      'schedule',
+      0,
+      args.now.toISOString(),
+      s.maxAttempts,
+      args.now.toISOString(),
+    ]);
     if (inserted) fired.push(s.kind);
   }
   const [next] = await queryText<{ next_at: string | null }>(
@@ -339,16 +381,25 @@ export async function listJobs(db: Db, filter: { state?: JobState; kind?: string
 }
 
 export async function showJob(db: Db, id: string): Promise<(JobView & { payload: unknown; result: unknown }) | null> {
-  const [row] = await queryText<JobView & { payload: unknown; result: unknown }>(db, `select ${VIEW_COLUMNS}, payload, result from jobs where id = $1`, [id]);
+  const [row] = await queryText<JobView & { payload: unknown; result: unknown }>(
+    db,
+    `select ${VIEW_COLUMNS}, payload, result from jobs where id = $1`,
+    [id],
+  );
   return row ?? null;
 }
 
 /** Dead jobs back to the queue with fresh attempts (by id, or every dead job of a kind). A job
  * whose key is queued again already stays dead: the queued one will do its work. */
-export async function retryDeadJobs(db: Db, args: { ids?: string[]; kind?: string; now: Date }): Promise<{ retried: string[]; skipped: string[] }> {
+export async function retryDeadJobs(
+  db: Db,
+  args: { ids?: string[]; kind?: string; now: Date },
+): Promise<{ retried: string[]; skipped: string[] }> {
   const candidates = args.ids
     ? await queryText<{ id: string }>(db, `select id from jobs where id = any($1::text[]) and state = 'dead' for update`, [args.ids])
-    : await queryText<{ id: string }>(db, `select id from jobs where state = 'dead' and ($1::text is null or kind = $1) for update`, [args.kind ?? null]);
+    : await queryText<{ id: string }>(db, `select id from jobs where state = 'dead' and ($1::text is null or kind = $1) for update`, [
+        args.kind ?? null,
+      ]);
   const retried: string[] = [];
   for (const { id } of candidates) {
     const rows = await queryText<{ id: string }>(

@@ -89,8 +89,14 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     failStart = reject;
   });
   // A worker that cannot register the instance fails the start-up instead of hanging it.
-  const startDeadline = setTimeout(() => failStart(new Error('the worker thread did not start within 30 s')), options.startTimeoutMs ?? 30_000);
-  ready.then(() => clearTimeout(startDeadline), () => clearTimeout(startDeadline));
+  const startDeadline = setTimeout(
+    () => failStart(new Error('the worker thread did not start within 30 s')),
+    options.startTimeoutMs ?? 30_000,
+  );
+  ready.then(
+    () => clearTimeout(startDeadline),
+    () => clearTimeout(startDeadline),
+  );
   // Embedded mode: the workers' units run here, on the one owner of the database.
   // Each thread is a source of its own, taking turns with the other and the CLI (db/turns.ts).
   const localUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
@@ -99,15 +105,17 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
 
   const spawn = (thread: Thread) => {
     thread.spawnedAt = Date.now();
-    const current = thread.role === 'main' && thread.spawns === 0 && options.firstWorker ? options.firstWorker : new Worker(options.workerUrl);
+    const current =
+      thread.role === 'main' && thread.spawns === 0 && options.firstWorker ? options.firstWorker : new Worker(options.workerUrl);
     thread.worker = current;
     current.addEventListener('message', (event: MessageEvent<FromWorker>) => {
       const message = event.data;
       switch (message.type) {
-        case 'unit':
+        case 'unit': {
           const units = ownerUnits[thread.role];
           if (units) answerUnit(units, message, (reply) => post(current, reply));
           return;
+        }
         case 'ready':
           if (thread.role !== 'main') return;
           lastBeat = Date.now();
@@ -147,7 +155,17 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       options.log.warn('worker exited; restarting', { role: thread.role, restarts: restartCount, delay_ms: delay });
       setTimeout(() => !stopping && spawn(thread), delay);
     });
-    post(current, { type: 'init', role: thread.role, databaseUrl: options.databaseUrl, instance: options.instance, heartbeatMs, logLevel: options.logLevel, firstStart: thread.spawns++ === 0, predictions: predictionSettings(), actions: actionSettings() });
+    post(current, {
+      type: 'init',
+      role: thread.role,
+      databaseUrl: options.databaseUrl,
+      instance: options.instance,
+      heartbeatMs,
+      logLevel: options.logLevel,
+      firstStart: thread.spawns++ === 0,
+      predictions: predictionSettings(),
+      actions: actionSettings(),
+    });
     // A worker started during a burst (a restart) defers like the one it replaces.
     if (ingestBusy && thread.role === 'main') post(current, { type: 'ingest', busy: true });
   };

@@ -89,7 +89,7 @@ export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
       try {
         waitedMs = await options.units.run('tickets.oldest-due-wait', {});
       } catch (error) {
-        options.log.warn('could not read the queue\'s age; processing instead of deferring', { error: messageOf(error) });
+        options.log.warn("could not read the queue's age; processing instead of deferring", { error: messageOf(error) });
       }
       if (waitedMs !== null && waitedMs < DEFER_AT_MOST_MS) {
         await applying;
@@ -116,19 +116,26 @@ export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
 
 /** One round, start to end: claim a batch, read and score it, apply it. Returns how many events
  * were claimed. */
-export async function processDueEvents(options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'batchSize' | 'leaseSeconds'>): Promise<number> {
+export async function processDueEvents(
+  options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'batchSize' | 'leaseSeconds'>,
+): Promise<number> {
   const outcomes = await prepareBatch(options, options.batchSize ?? BATCH_MAX);
   if (outcomes.length > 0) await applyBatch(options.units, options.owner, outcomes, options.log);
   return outcomes.length;
 }
 
 /** Claims due events and makes their outcomes (the tickets read and scored, or why not). */
-async function prepareBatch(options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'leaseSeconds'>, limit: number): Promise<EventOutcome[]> {
+async function prepareBatch(
+  options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'leaseSeconds'>,
+  limit: number,
+): Promise<EventOutcome[]> {
   const { units, owner, log } = options;
   const claimed = await units.run('tickets.claim', { owner, limit, leaseSeconds: options.leaseSeconds ?? 60 });
   if (claimed.length === 0) return [];
   const extractions = claimed.map(extractEvent);
-  const pairs = extractions.flatMap((x) => (x.ok ? x.tickets.filter((t) => t.requesterEmail).map((t) => ({ orgId: x.event.orgId, email: t.requesterEmail! })) : []));
+  const pairs = extractions.flatMap((x) =>
+    x.ok ? x.tickets.filter((t) => t.requesterEmail).map((t) => ({ orgId: x.event.orgId, email: t.requesterEmail! })) : [],
+  );
   let contacts: Record<string, number> = {};
   try {
     contacts = pairs.length ? await units.run('tickets.recent-contacts', { pairs: dedupePairs(pairs) }) : {};
@@ -149,7 +156,13 @@ function dedupePairs(pairs: { orgId: string; email: string }[]) {
   return [...seen.values()];
 }
 
-async function applyBatch(units: UnitRunner<WorkerUnits>, owner: string, outcomes: EventOutcome[], log: Logger, sizer?: BatchSizer): Promise<void> {
+async function applyBatch(
+  units: UnitRunner<WorkerUnits>,
+  owner: string,
+  outcomes: EventOutcome[],
+  log: Logger,
+  sizer?: BatchSizer,
+): Promise<void> {
   try {
     const result = await units.run('tickets.apply', { owner, outcomes });
     sizer?.applied(outcomes.length, result.ms);
@@ -159,9 +172,12 @@ async function applyBatch(units: UnitRunner<WorkerUnits>, owner: string, outcome
     if (outcomes.length === 1) {
       const failed = failedOutcome(outcomes[0]!.eventId, error, 'could not be stored');
       log.warn('ticket event failed', { event_id: failed.eventId, error: failed.error, permanent: failed.permanent });
-      await units
-        .run('tickets.apply', { owner, outcomes: [failed] })
-        .catch((e) => log.error('could not record a failed ticket event; its lease will run out and it will be retried', { event_id: failed.eventId, error: messageOf(e) }));
+      await units.run('tickets.apply', { owner, outcomes: [failed] }).catch((e) =>
+        log.error('could not record a failed ticket event; its lease will run out and it will be retried', {
+          event_id: failed.eventId,
+          error: messageOf(e),
+        }),
+      );
       return;
     }
   }

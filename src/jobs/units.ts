@@ -3,7 +3,14 @@ import { eq, sql } from 'drizzle-orm';
 import { instances } from '../db/schema/index.ts';
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry } from '../db/units.ts';
-import { applyOutcomes, claimEvents, oldestDueWaitMs, recentContacts, releaseAllLeases, type EventOutcome } from '../modules/ticket-queue/service.ts';
+import {
+  applyOutcomes,
+  claimEvents,
+  oldestDueWaitMs,
+  recentContacts,
+  releaseAllLeases,
+  type EventOutcome,
+} from '../modules/ticket-queue/service.ts';
 import { newId } from '../lib/ids.ts';
 import { jobUnits } from './job-units.ts';
 import { JOB_KINDS } from './kinds.ts';
@@ -29,11 +36,7 @@ export const workerUnits = {
   },
   /** Proves the worker can reach the database: writes the beat and reads back the instance's row. */
   'instances.heartbeat': async (db: Db, args: { id: string }) => {
-    const [row] = await db
-      .update(instances)
-      .set({ workerHeartbeatAt: sql`now()` })
-      .where(eq(instances.id, args.id))
-      .returning();
+    const [row] = await db.update(instances).set({ workerHeartbeatAt: sql`now()` }).where(eq(instances.id, args.id)).returning();
     if (!row) throw new Error(`instance ${args.id} is not registered`);
     return row;
   },

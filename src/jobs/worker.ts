@@ -79,7 +79,15 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
     ingestBusy: () => ingestBusy,
     pause: deferrals.idle,
   });
-  const jobs = runJobLoop({ units, kinds: MAIN_JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake });
+  const jobs = runJobLoop({
+    units,
+    kinds: MAIN_JOB_KINDS,
+    owner,
+    log,
+    isStopping: () => stopping,
+    idle: wakers.jobs.idle,
+    wake: wakers.jobs.wake,
+  });
   for (let beat = 0; !stopping; beat++) {
     try {
       if (beat % (ownDatabase ? 1 : EMBEDDED_BEATS_PER_WRITE) === 0) await units.run('instances.heartbeat', { id: owner });
@@ -113,7 +121,17 @@ function runFittingLoop(units: UnitRunner<WorkerUnits>, owner: string, log: Logg
         }) as UnitRunner<WorkerUnits>['run'],
       }
     : units;
-  return runJobLoop({ units: paced, kinds: FITTING_JOB_KINDS, owner, log, isStopping: () => stopping, idle: wakers.jobs.idle, wake: wakers.jobs.wake, concurrency: 1, leaseSeconds: 900 });
+  return runJobLoop({
+    units: paced,
+    kinds: FITTING_JOB_KINDS,
+    owner,
+    log,
+    isStopping: () => stopping,
+    idle: wakers.jobs.idle,
+    wake: wakers.jobs.wake,
+    concurrency: 1,
+    leaseSeconds: 900,
+  });
 }
 
 self.addEventListener('message', (event: MessageEvent<ToWorker>) => {
@@ -132,7 +150,9 @@ self.addEventListener('message', (event: MessageEvent<ToWorker>) => {
     case 'ingest':
       ingestBusy = message.busy;
       workerLog?.info(
-        ingestBusy ? `webhooks arriving fast: ticket processing deferred (at most ${DEFER_AT_MOST_MS / 1000} s) so that acknowledging comes first` : 'ticket processing back to full speed',
+        ingestBusy
+          ? `webhooks arriving fast: ticket processing deferred (at most ${DEFER_AT_MOST_MS / 1000} s) so that acknowledging comes first`
+          : 'ticket processing back to full speed',
       );
       if (!ingestBusy) deferrals.wake();
       return;

@@ -1,7 +1,6 @@
 import { AppError } from './errors.ts';
 
-export const tooLarge = (limit: number) =>
-  new AppError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
+export const tooLarge = (limit: number) => new AppError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`);
 
 /** Reads the body as it streams in and stops at `limit` bytes: a chunked upload that declares no
  * length is refused as soon as it goes over, not after it has been buffered whole. */

@@ -26,9 +26,36 @@ export function randomBase62(length: number): string {
 }
 
 /** Record ids: a type prefix and 20 base62 characters (~119 bits). */
-export const newId = (prefix: 'org' | 'key' | 'ins' | 'cus' | 'ctr' | 'inv' | 'evt' | 'tkt' | 'tib' | 'job' | 'mdl' | 'bt' | 'csm' | 'act' | 'ntf' | 'tsk' | 'note' | 'whe' | 'dlv' | 'msg' | 'chi' | 'chs' | 'che' | 'usr' | 'ses' | 'lnk') => `${prefix}_${randomBase62(20)}`;
+export const newId = (
+  prefix:
+    | 'org'
+    | 'key'
+    | 'ins'
+    | 'cus'
+    | 'ctr'
+    | 'inv'
+    | 'evt'
+    | 'tkt'
+    | 'tib'
+    | 'job'
+    | 'mdl'
+    | 'bt'
+    | 'csm'
+    | 'act'
+    | 'ntf'
+    | 'tsk'
+    | 'note'
+    | 'whe'
+    | 'dlv'
+    | 'msg'
+    | 'chi'
+    | 'chs'
+    | 'che'
+    | 'usr'
+    | 'ses'
+    | 'lnk',
+) => `${prefix}_${randomBase62(20)}`;
 
 /** Connector ids are in webhook URLs and are the only credential of a platform that can neither
  * sign nor add a header: 26 base62 characters, about 154 random bits. */
 export const newConnectorId = () => `con_${randomBase62(26)}`;
-

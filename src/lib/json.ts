@@ -60,7 +60,8 @@ export function jsonValueProblem(value: unknown, path = '', depth = 0): { field:
   return null;
 }
 
-export const tooDeep = () => new AppError('validation_failed', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
+export const tooDeep = () =>
+  new AppError('validation_failed', `Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
 
 /** Parses a request body's text: 400 when it is not JSON, nested too deep, or (unless `storedAsText`:
  * a body kept as JSON text, where such strings stay escaped, for the worker to clean) holds a
@@ -74,6 +75,10 @@ export function parseJsonBody(text: string, options: { storedAsText?: boolean } 
     throw new AppError('malformed_json', 'Malformed JSON in request body');
   }
   const found = options.storedAsText ? null : jsonValueProblem(value);
-  if (found) throw new AppError('validation_failed', found.field ? `Invalid field "${found.field}": ${found.problem}` : `Invalid request body: ${found.problem}`);
+  if (found)
+    throw new AppError(
+      'validation_failed',
+      found.field ? `Invalid field "${found.field}": ${found.problem}` : `Invalid request body: ${found.problem}`,
+    );
   return value;
 }

@@ -50,10 +50,16 @@ export async function listResponse<Row, T>(list: ListRequest<Row, T>) {
   const { cache, db, orgId, version } = list.cached;
   const url = list.request.url;
   const pathAndQuery = url.slice(url.indexOf('/', url.indexOf('//') + 2));
-  const kept = await cache.page(db, orgId, `${utcToday()}\n${pathAndQuery}`, async () => {
-    const page = await makePage();
-    return { body: JSON.stringify(ok(page.data, page.meta)), link: page.link };
-  }, version);
+  const kept = await cache.page(
+    db,
+    orgId,
+    `${utcToday()}\n${pathAndQuery}`,
+    async () => {
+      const page = await makePage();
+      return { body: JSON.stringify(ok(page.data, page.meta)), link: page.link };
+    },
+    version,
+  );
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (kept.link) headers.link = kept.link;
   return new Response(kept.body, { headers });

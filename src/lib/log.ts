@@ -49,10 +49,10 @@ process.on('exit', () => {
 const stdSink: LogSink = (line, level) => {
   if (RANK[level] >= RANK.warn) {
     flushOut();
-    process.stderr.write(line + '\n');
+    process.stderr.write(`${line}\n`);
     return;
   }
-  pendingOut.push(line + '\n');
+  pendingOut.push(`${line}\n`);
   if (!flushScheduled) {
     flushScheduled = true;
     setImmediate(flushOut);
@@ -64,7 +64,13 @@ export function createLogger(level: LogLevel, base: Record<string, unknown> = {}
   const threshold = RANK[level];
   const write = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < threshold) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...(fields ? (redact(fields) as object) : {}) });
+    const line = JSON.stringify({
+      time: new Date().toISOString(),
+      level: lvl,
+      msg,
+      ...base,
+      ...(fields ? (redact(fields) as object) : {}),
+    });
     sink(line, lvl);
   };
   return {

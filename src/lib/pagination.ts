@@ -54,7 +54,11 @@ export function decodeCursor(raw: string, sort: string, kind: CursorKind): Curso
   }
   if (!Array.isArray(parsed) || parsed.length !== 3) throw invalidCursor('not a cursor this API returned');
   const [cursorSort, value, id] = parsed as unknown[];
-  if (typeof cursorSort !== 'string' || typeof id !== 'string' || !(value === null || typeof value === 'string' || typeof value === 'number')) {
+  if (
+    typeof cursorSort !== 'string' ||
+    typeof id !== 'string' ||
+    !(value === null || typeof value === 'string' || typeof value === 'number')
+  ) {
     throw invalidCursor('not a cursor this API returned');
   }
   if (cursorSort !== sort) throw invalidCursor(`it belongs to sort "${cursorSort}", not "${sort}"`);
@@ -74,7 +78,14 @@ export interface Page<T> {
  * `positionOf` gives the cursor position of a row; `requestUrl` is the URL this page answered, the
  * next one is the same with `cursor` replaced.
  */
-export function pageOf<Row, T>(rows: Row[], limit: number, sort: string, positionOf: (row: Row) => { value: CursorValue; id: string }, present: (row: Row) => T, requestUrl: string): Page<T> {
+export function pageOf<Row, T>(
+  rows: Row[],
+  limit: number,
+  sort: string,
+  positionOf: (row: Row) => { value: CursorValue; id: string },
+  present: (row: Row) => T,
+  requestUrl: string,
+): Page<T> {
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];

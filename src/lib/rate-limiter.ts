@@ -228,18 +228,24 @@ export function postgresRateLimiter(sql: Sql): RateLimiter {
     const batch = queue.waiting.splice(0);
     queue.busy = true;
     const limits = batch[batch.length - 1]!.limits; // the latest limits, if they changed meanwhile
-    grant(queue.keys, limits, batch.length).then(
-      ({ granted, minute, day }) => {
-        batch.forEach((waiter, i) =>
-          waiter.resolve(i < granted ? { minute: minute + i + 1, day: day + i + 1, allowed: true } : { minute: minute + granted, day: day + granted, allowed: false }),
-        );
-      },
-      (error) => batch.forEach((waiter) => waiter.reject(error)),
-    ).finally(() => {
-      queue.busy = false;
-      if (queue.waiting.length > 0) flush(id);
-      else queues.delete(id);
-    });
+    grant(queue.keys, limits, batch.length)
+      .then(
+        ({ granted, minute, day }) => {
+          batch.forEach((waiter, i) =>
+            waiter.resolve(
+              i < granted
+                ? { minute: minute + i + 1, day: day + i + 1, allowed: true }
+                : { minute: minute + granted, day: day + granted, allowed: false },
+            ),
+          );
+        },
+        (error) => batch.forEach((waiter) => waiter.reject(error)),
+      )
+      .finally(() => {
+        queue.busy = false;
+        if (queue.waiting.length > 0) flush(id);
+        else queues.delete(id);
+      });
   };
 
   return createRateLimiter('postgres', {
@@ -284,7 +290,15 @@ export function redisRateLimiter(client: Redis): RateLimiter {
   // gets the text once.
   const sha = Bun.SHA1.hash(COUNT_BOTH, 'hex') as string;
   const run = async (keys: WindowKeys, limits: Limits): Promise<[number, number, number]> => {
-    const args = [2, prefix + keys.minuteKey, prefix + keys.dayKey, limits.perMinute, limits.perDay, keys.minuteExpiresAt, keys.dayExpiresAt] as const;
+    const args = [
+      2,
+      prefix + keys.minuteKey,
+      prefix + keys.dayKey,
+      limits.perMinute,
+      limits.perDay,
+      keys.minuteExpiresAt,
+      keys.dayExpiresAt,
+    ] as const;
     try {
       return (await client.evalsha(sha, ...args)) as [number, number, number];
     } catch (error) {

@@ -10,6 +10,6 @@ export function ensureSecretKey(configured: string | null, dataDir: string | nul
   const path = join(dataDir, 'secret.key');
   if (existsSync(path)) return readFileSync(path, 'utf8').trim();
   const key = randomBytes(32).toString('base64');
-  writeFileSync(path, key + '\n', { mode: 0o600, flag: 'wx' });
+  writeFileSync(path, `${key}\n`, { mode: 0o600, flag: 'wx' });
   return key;
 }

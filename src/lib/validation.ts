@@ -21,7 +21,7 @@ export type Where = 'field' | 'query parameter' | 'path parameter' | 'header';
 function throughNullable(error: SchemaError): SchemaError {
   if (error.value === null || !error.errors || error.errors.length !== 2) return error;
   const members = error.errors.map((iterator) => iterator.First());
-  const inner = members.find((member) => member && member.schema && (member.schema as { type?: unknown }).type !== 'null');
+  const inner = members.find((member) => member?.schema && (member.schema as { type?: unknown }).type !== 'null');
   return inner && (inner.path ?? '') !== (error.path ?? '') ? throughNullable(inner) : error;
 }
 

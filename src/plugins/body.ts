@@ -10,7 +10,10 @@ import { bodyLimit, type RouteDeclaration } from '../lib/routes.ts';
 import type { Config } from '../config.ts';
 
 /** The parse hook of a route that takes a JSON body, at its declared limit. */
-export function jsonBody(route: Pick<RouteDeclaration, 'body'>, config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>) {
+export function jsonBody(
+  route: Pick<RouteDeclaration, 'body'>,
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>,
+) {
   const limit = bodyLimit(route.body, config);
   return ({ request }: { request: Request }) => readJsonBody(request, limit);
 }

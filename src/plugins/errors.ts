@@ -23,7 +23,8 @@ const answer = (code: ErrorCode, message: string, headers: Record<string, string
 /** TypeBox's errors name the field by JSON pointer (`/limit`); say it the way a client wrote it. */
 function validationMessage(error: unknown): string {
   const e = error as { all?: SchemaError[]; type?: string };
-  const where: Where = e.type === 'query' ? 'query parameter' : e.type === 'params' ? 'path parameter' : e.type === 'headers' ? 'header' : 'field';
+  const where: Where =
+    e.type === 'query' ? 'query parameter' : e.type === 'params' ? 'path parameter' : e.type === 'headers' ? 'header' : 'field';
   return describeSchemaError(e.all?.[0], where, e.type ?? 'request');
 }
 
@@ -34,7 +35,17 @@ function causes(error: unknown): unknown[] {
   return chain;
 }
 
-const DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P03', '53300']);
+const DOWN_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  '57P01',
+  '57P03',
+  '53300',
+]);
 /** The work ran past REQUEST_TIMEOUT_MS in the database: a statement cancelled (57014), a
  * transaction left idle ended (25P03 on PostgreSQL, TransactionIdleTimeoutError on PGlite). */
 const TIMEOUT_CODES = new Set(['57014', '25P03']);
@@ -52,7 +63,11 @@ function timedOut(error: unknown): boolean {
 /** The database could not be reached or refused to work (not a fault of the request). */
 export function isDatabaseDown(error: unknown): boolean {
   return causes(error).some(
-    (e) => e instanceof DatabaseTimeoutError || e instanceof EmbeddedDatabaseFailedError || DOWN_CODES.has((e as { code?: string })?.code ?? '') || (e as Error)?.message === EMBEDDED_CLOSED,
+    (e) =>
+      e instanceof DatabaseTimeoutError ||
+      e instanceof EmbeddedDatabaseFailedError ||
+      DOWN_CODES.has((e as { code?: string })?.code ?? '') ||
+      (e as Error)?.message === EMBEDDED_CLOSED,
   );
 }
 
@@ -63,24 +78,39 @@ export function describeError(error: unknown): Record<string, unknown> {
     error: causes(error)
       .map((e) => String((e as Error)?.message ?? e).replace(/\nparams: [\s\S]*$/, '\nparams: [REDACTED]'))
       .join(' <- '),
-    code: causes(error).map((e) => (e as { code?: string })?.code).find(Boolean),
+    code: causes(error)
+      .map((e) => (e as { code?: string })?.code)
+      .find(Boolean),
   };
 }
 
 /** Maps anything thrown while answering a request to its envelope. */
-export function errorResponse(error: unknown, context: { log: Logger; requestId: string; method: string; path: string; allowedMethods?: (path: string) => string[]; elysiaCode?: string | number }): Response {
+export function errorResponse(
+  error: unknown,
+  context: {
+    log: Logger;
+    requestId: string;
+    method: string;
+    path: string;
+    allowedMethods?: (path: string) => string[];
+    elysiaCode?: string | number;
+  },
+): Response {
   // Elysia wraps whatever a parse hook throws in its ParseError: ours (413, 415) is the cause.
   const appError = causes(error).find((e): e is AppError => e instanceof AppError);
   if (appError) {
     // A 5xx a module made of what failed under it: the failure is the operator's to see.
-    if (appError.status >= 500 && appError.cause !== undefined) context.log.error(appError.message, { request_id: context.requestId, path: context.path, ...describeError(appError.cause) });
+    if (appError.status >= 500 && appError.cause !== undefined)
+      context.log.error(appError.message, { request_id: context.requestId, path: context.path, ...describeError(appError.cause) });
     return answer(appError.code, appError.message, appError.headers);
   }
   switch (context.elysiaCode) {
     case 'NOT_FOUND': {
       const allowed = context.allowedMethods?.(context.path) ?? [];
       if (allowed.length > 0) {
-        return answer('method_not_allowed', `Method ${context.method} is not allowed on ${context.path}; allowed: ${allowed.join(', ')}`, { allow: allowed.join(', ') });
+        return answer('method_not_allowed', `Method ${context.method} is not allowed on ${context.path}; allowed: ${allowed.join(', ')}`, {
+          allow: allowed.join(', '),
+        });
       }
       return answer('not_found', `Route ${context.method} ${context.path} not found`);
     }
@@ -96,8 +126,16 @@ export function errorResponse(error: unknown, context: { log: Logger; requestId:
     return answer('request_timeout', `The request ran too long and was abandoned (request ${context.requestId})`, { 'retry-after': '5' });
   }
   if (causes(error).some((e) => CONFLICT_CODES.has((e as { code?: string })?.code ?? ''))) {
-    context.log.warn('transaction rolled back by a lock conflict', { request_id: context.requestId, path: context.path, ...describeError(error) });
-    return answer('database_busy', `The database rolled this request back in a lock conflict; nothing was written, send it again (request ${context.requestId})`, { 'retry-after': '1' });
+    context.log.warn('transaction rolled back by a lock conflict', {
+      request_id: context.requestId,
+      path: context.path,
+      ...describeError(error),
+    });
+    return answer(
+      'database_busy',
+      `The database rolled this request back in a lock conflict; nothing was written, send it again (request ${context.requestId})`,
+      { 'retry-after': '1' },
+    );
   }
   if (isDatabaseDown(error)) {
     context.log.error('database unavailable', { request_id: context.requestId, ...describeError(error) });
@@ -120,6 +158,13 @@ export function errorsPlugin(deps: {
       const page = deps.notFoundPage(request, path);
       if (page) return page;
     }
-    return errorResponse(error, { log: deps.log, requestId: deps.requestIdOf(request), method: request.method, path, allowedMethods: deps.allowedMethods, elysiaCode: code });
+    return errorResponse(error, {
+      log: deps.log,
+      requestId: deps.requestIdOf(request),
+      method: request.method,
+      path,
+      allowedMethods: deps.allowedMethods,
+      elysiaCode: code,
+    });
   });
 }

@@ -15,7 +15,15 @@ import { tooLarge } from '../lib/body.ts';
 import { bodyLimit, type BodyKind, type Rules, type Who } from '../lib/routes.ts';
 import { rateLimitHeaders, untouchedDecision, type Decision, type Limits, type RateLimiter } from '../lib/rate-limiter.ts';
 import { AUTH_FAILURE_MESSAGES, type AuthFailure, type Authenticator, type Principal } from '../modules/keys/service.ts';
-import { clearedSessionCookie, csrfProblem, SAFE_METHODS, SESSION_FAILURE_MESSAGES, sessionTokenOf, type SessionAuthenticator, type SessionFailure } from '../modules/auth/sessions.ts';
+import {
+  clearedSessionCookie,
+  csrfProblem,
+  SAFE_METHODS,
+  SESSION_FAILURE_MESSAGES,
+  sessionTokenOf,
+  type SessionAuthenticator,
+  type SessionFailure,
+} from '../modules/auth/sessions.ts';
 import type { Config } from '../config.ts';
 import type { RequestState } from './request-state.ts';
 import { bearerToken } from './bearer-token.ts';
@@ -33,7 +41,10 @@ export function anonSubject(address: string): string {
   const front = head ? head.split(':') : [];
   const back = tail ? tail.split(':') : [];
   const groups = plain.includes('::') ? [...front, ...Array(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back] : front;
-  return `ip6:${groups.slice(0, 4).map((g) => parseInt(g || '0', 16).toString(16)).join(':')}::/64`;
+  return `ip6:${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g || '0', 16).toString(16))
+    .join(':')}::/64`;
 }
 
 export interface GateDeps {
@@ -67,7 +78,14 @@ export function createGate(deps: GateDeps) {
   };
 
   /** Counts the request and decides it; throws the AppError (or failure) it must end with. */
-  function decide(state: RequestState, request: Request, body: BodyKind, subject: string | null, limits: Limits, authError: unknown): void | Promise<void> {
+  function decide(
+    state: RequestState,
+    request: Request,
+    body: BodyKind,
+    subject: string | null,
+    limits: Limits,
+    authError: unknown,
+  ): void | Promise<void> {
     const settle = (decision: Decision) => {
       state.rateLimit = decision;
       state.headers = rateLimitHeaders(decision);
@@ -108,15 +126,30 @@ export function createGate(deps: GateDeps) {
       const problem = csrfProblem(request, principal, deps.config);
       if (problem) return new AppError('csrf_failed', problem);
     }
-    if ((who === 'admin-session' || who === 'admin') && principal.user.role !== 'admin') return new AppError('forbidden', 'Only an admin of the organisation may do this');
+    if ((who === 'admin-session' || who === 'admin') && principal.user.role !== 'admin')
+      return new AppError('forbidden', 'Only an admin of the organisation may do this');
     return null;
   }
 
   /** Turns what authentication said into whose budget the request spends, then decides it. */
-  function authenticated(state: RequestState, request: Request, rules: KeyRules, token: string | null | undefined, result: Principal | AuthFailure | null, error: unknown) {
+  function authenticated(
+    state: RequestState,
+    request: Request,
+    rules: KeyRules,
+    token: string | null | undefined,
+    result: Principal | AuthFailure | null,
+    error: unknown,
+  ) {
     if (error) return decide(state, request, rules.body, null, anonLimits, error);
     if (typeof result === 'string') {
-      return decide(state, request, rules.body, failuresOf(state), anonLimits, unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]));
+      return decide(
+        state,
+        request,
+        rules.body,
+        failuresOf(state),
+        anonLimits,
+        unauthorized(AUTH_FAILURE_MESSAGES[token === null ? 'malformed' : result]),
+      );
     }
     state.principal = result;
     return decide(state, request, rules.body, result!.rateSubject, result!.limits, refusal(request, rules.who, result!));
@@ -126,7 +159,10 @@ export function createGate(deps: GateDeps) {
   function sessionAuthenticated(state: RequestState, request: Request, rules: KeyRules, result: Principal | SessionFailure) {
     if (typeof result === 'string') {
       // The browser drops a cookie that will never work again, so it stops sending it.
-      const ended = new AppError('unauthorized', SESSION_FAILURE_MESSAGES[result], { 'www-authenticate': 'Bearer realm="revintel"', 'set-cookie': clearedSessionCookie(deps.config) });
+      const ended = new AppError('unauthorized', SESSION_FAILURE_MESSAGES[result], {
+        'www-authenticate': 'Bearer realm="revintel"',
+        'set-cookie': clearedSessionCookie(deps.config),
+      });
       return decide(state, request, rules.body, failuresOf(state), anonLimits, ended);
     }
     state.principal = result;
@@ -145,14 +181,22 @@ export function createGate(deps: GateDeps) {
     if (rules.auth === 'platform-signature') return;
     // Public routes spend the client address's budget; probes are answered with the headers but
     // not counted (a load balancer polling every second must not exhaust its address's budget).
-    if (rules.auth === 'none') return rules.counted === 'not-counted' ? probeHeaders(state) : decide(state, request, rules.body, null, anonLimits, null);
+    if (rules.auth === 'none')
+      return rules.counted === 'not-counted' ? probeHeaders(state) : decide(state, request, rules.body, null, anonLimits, null);
     // Whatever goes wrong while authenticating, the request is still counted (against the
     // address), so its answer carries rate-limit headers like every other.
     const authorization = request.headers.get('authorization');
     const token = bearerToken(authorization);
     if (hasKeyInQuery(request.url)) {
       // Keys in URLs end up in logs and browser histories: refuse them even alongside a header.
-      return decide(state, request, rules.body, failuresOf(state), anonLimits, unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"'));
+      return decide(
+        state,
+        request,
+        rules.body,
+        failuresOf(state),
+        anonLimits,
+        unauthorized('API keys are not accepted in the URL (access_token); send "Authorization: Bearer <key>"'),
+      );
     }
     // The console's requests: a session cookie and no Authorization header (a header always wins,
     // so API clients never pay for a session lookup).

@@ -13,7 +13,10 @@ export function clientAddressOf(request: Request, peer: string | undefined, trus
   const socket = peer ?? 'unknown';
   if (trust.mode === 'off') return socket;
   if (trust.mode === 'list' && !trust.addresses.includes(socket.replace(/^::ffff:/, ''))) return socket;
-  const forwarded = (request.headers.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const forwarded = (request.headers.get('x-forwarded-for') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (forwarded.length === 0) return socket;
   if (trust.mode === 'all') return forwarded[0]!;
   for (let i = forwarded.length - 1; i >= 0; i--) if (!trust.addresses.includes(forwarded[i]!)) return forwarded[i]!;

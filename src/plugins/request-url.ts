@@ -70,7 +70,11 @@ export function checkUrlEncoding(url: string): void {
   if (!decodesCleanly(path)) throw new AppError('bad_request', 'The request path is not valid percent-encoded UTF-8 text (no %00)');
   for (const [name, value] of queryPairs(url)) {
     if (!decodesCleanly(name)) throw new AppError('bad_request', 'A query parameter name is not valid percent-encoded UTF-8 text (no %00)');
-    if (!decodesCleanly(value)) throw new AppError('validation_failed', `Invalid query parameter "${decodedName(name)}": must be valid percent-encoded UTF-8 text (no %00)`);
+    if (!decodesCleanly(value))
+      throw new AppError(
+        'validation_failed',
+        `Invalid query parameter "${decodedName(name)}": must be valid percent-encoded UTF-8 text (no %00)`,
+      );
   }
 }
 

@@ -53,7 +53,10 @@ for (const backend of BACKENDS) {
       const deadline = Date.now() + 5_000;
       let lastUsed: Date | null = null;
       while (!lastUsed && Date.now() < deadline) {
-        [{ lastUsedAt: lastUsed }] = (await database.db.select({ lastUsedAt: apiKeys.lastUsedAt }).from(apiKeys).where(eq(apiKeys.id, key.id))) as [{ lastUsedAt: Date | null }];
+        [{ lastUsedAt: lastUsed }] = (await database.db
+          .select({ lastUsedAt: apiKeys.lastUsedAt })
+          .from(apiKeys)
+          .where(eq(apiKeys.id, key.id))) as [{ lastUsedAt: Date | null }];
         if (!lastUsed) await Bun.sleep(20);
       }
       expect(lastUsed).toBeInstanceOf(Date);
@@ -70,7 +73,10 @@ for (const backend of BACKENDS) {
 
     test('an expired key: 401', async () => {
       const { key, secret } = await createOrgWithKey(database);
-      await database.db.update(apiKeys).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(apiKeys.id, key.id));
+      await database.db
+        .update(apiKeys)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(apiKeys.id, key.id));
       const fresh = buildApp(database).app; // no cached lookup
       expect401(await call(fresh, 'GET', '/api/me', { key: secret }), /expired/);
     });
@@ -128,11 +134,19 @@ for (const backend of BACKENDS) {
     test('a new key works at once; the audit log cannot be rewritten', async () => {
       const { org, secret } = await createOrgWithKey(database);
       expect((await call(built.app, 'GET', '/api/me', { key: secret })).status).toBe(200);
-      const { plaintext } = await localRunner(database.db, adminUnits).run('keys.create', { org: org.id, name: 'second', expiresAt: null, actor: 'cli:ops' });
+      const { plaintext } = await localRunner(database.db, adminUnits).run('keys.create', {
+        org: org.id,
+        name: 'second',
+        expiresAt: null,
+        actor: 'cli:ops',
+      });
       expect((await call(built.app, 'GET', '/api/me', { key: plaintext })).status).toBe(200);
       // drizzle wraps the database's error; the trigger's message is its cause
       const refusal = (error: { message: string; cause?: { message: string } }) => error.cause?.message ?? error.message;
-      const update = await database.db.update(auditLog).set({ actor: 'someone else' }).then(() => null, refusal);
+      const update = await database.db
+        .update(auditLog)
+        .set({ actor: 'someone else' })
+        .then(() => null, refusal);
       expect(update).toContain('audit_log is append-only (UPDATE refused)');
       const deletion = await database.db.delete(auditLog).then(() => null, refusal);
       expect(deletion).toContain('audit_log is append-only (DELETE refused)');

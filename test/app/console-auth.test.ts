@@ -3,7 +3,19 @@
 // signed in to the console may use (keys, users).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { and, eq } from 'drizzle-orm';
-import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, uniqueName, type CallResult, type TestDatabase } from '../helpers/harness.ts';
+import {
+  awayFromMinuteBoundary,
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  uniqueName,
+  type CallResult,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { auditLog, sessions, signInLinks, users } from '../../src/db/schema/index.ts';
 import { createUser } from '../../src/modules/users/service.ts';
 import { ECHO_PATH } from '../helpers/fixture-routes.ts';
@@ -25,7 +37,8 @@ for (const backend of BACKENDS) {
   describe(`console users and sessions (${backend})`, () => {
     let database: TestDatabase;
     let app: ReturnType<typeof buildApp>['app'];
-    const configFor = (overrides: Partial<Config> = {}) => testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, ...overrides });
+    const configFor = (overrides: Partial<Config> = {}) =>
+      testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, ...overrides });
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
@@ -41,12 +54,24 @@ for (const backend of BACKENDS) {
     async function signedIn(role: 'admin' | 'member' = 'admin', into?: { org: Signed['org']; secret: string }, on = app): Promise<Signed> {
       const { org, secret } = into ?? (await createOrgWithKey(database));
       const { user, link } = await invite(org.id, role);
-      const accepted = await call(on, 'POST', '/api/auth/accept', { body: { token: link.token, password: PASSWORD }, headers: { origin: ORIGIN } });
+      const accepted = await call(on, 'POST', '/api/auth/accept', {
+        body: { token: link.token, password: PASSWORD },
+        headers: { origin: ORIGIN },
+      });
       expect(accepted.status).toBe(200);
-      return { org, secret, user, cookie: accepted.headers.get('set-cookie')!.split(';')[0]!, csrf: accepted.body.data.csrf_token, accepted };
+      return {
+        org,
+        secret,
+        user,
+        cookie: accepted.headers.get('set-cookie')!.split(';')[0]!,
+        csrf: accepted.body.data.csrf_token,
+        accepted,
+      };
     }
 
-    const as = (s: Signed, headers: Record<string, string> = {}) => ({ headers: { cookie: s.cookie, origin: ORIGIN, 'x-csrf-token': s.csrf, ...headers } });
+    const as = (s: Signed, headers: Record<string, string> = {}) => ({
+      headers: { cookie: s.cookie, origin: ORIGIN, 'x-csrf-token': s.csrf, ...headers },
+    });
 
     test('accepting a link sets the password, starts a session, and /api/me names the user and carries the CSRF token', async () => {
       const s = await signedIn();
@@ -85,7 +110,10 @@ for (const backend of BACKENDS) {
     test('an expired link is refused; an unknown one too', async () => {
       const { org } = await createOrgWithKey(database);
       const { user, link } = await invite(org.id);
-      await database.db.update(signInLinks).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(signInLinks.userId, user.id));
+      await database.db
+        .update(signInLinks)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(signInLinks.userId, user.id));
       const expired = await call(app, 'POST', '/api/auth/accept', { body: { token: link.token, password: PASSWORD } });
       expect(expired.status).toBe(401);
       expect(expired.body.error).toContain('expired');
@@ -111,7 +139,10 @@ for (const backend of BACKENDS) {
       const unknown = await call(app, 'POST', '/api/auth/sign-in', { body: { email: `nobody-${s.user.email}`, password: PASSWORD } });
       expect(unknown.status).toBe(401);
       expect(unknown.body.error).toBe('Wrong e-mail or password');
-      const right = await call(app, 'POST', '/api/auth/sign-in', { body: { email: s.user.email.toUpperCase(), password: PASSWORD }, headers: { cookie: s.cookie, origin: ORIGIN } });
+      const right = await call(app, 'POST', '/api/auth/sign-in', {
+        body: { email: s.user.email.toUpperCase(), password: PASSWORD },
+        headers: { cookie: s.cookie, origin: ORIGIN },
+      });
       expect(right.status).toBe(200);
       const cookie = right.headers.get('set-cookie')!.split(';')[0]!;
       expect(cookie).not.toBe(s.cookie); // a new session at every sign-in
@@ -121,7 +152,10 @@ for (const backend of BACKENDS) {
 
     test('sign-in from another site is refused by its Origin', async () => {
       const s = await signedIn();
-      const forged = await call(app, 'POST', '/api/auth/sign-in', { body: { email: s.user.email, password: PASSWORD }, headers: { origin: 'https://evil.example' } });
+      const forged = await call(app, 'POST', '/api/auth/sign-in', {
+        body: { email: s.user.email, password: PASSWORD },
+        headers: { origin: 'https://evil.example' },
+      });
       expect(forged.status).toBe(403);
       expect(forged.body.code).toBe('csrf_failed');
     });
@@ -131,7 +165,10 @@ for (const backend of BACKENDS) {
       const s = await signedIn('admin', undefined, limited);
       await awayFromMinuteBoundary();
       for (let i = 0; i < 3; i++) {
-        const attempt = await call(limited, 'POST', '/api/auth/sign-in', { body: { email: s.user.email, password: `wrong password ${i}` }, headers: { 'x-forwarded-for': `10.0.0.${i}` } });
+        const attempt = await call(limited, 'POST', '/api/auth/sign-in', {
+          body: { email: s.user.email, password: `wrong password ${i}` },
+          headers: { 'x-forwarded-for': `10.0.0.${i}` },
+        });
         expect(attempt.status).toBe(401);
       }
       const refused = await call(limited, 'POST', '/api/auth/sign-in', { body: { email: s.user.email, password: PASSWORD } });
@@ -146,14 +183,19 @@ for (const backend of BACKENDS) {
       const limited = buildApp(database, { config: configFor({ signInAddressLimitPerMinute: 2 }) }).app;
       await awayFromMinuteBoundary();
       for (let i = 0; i < 2; i++) {
-        expect((await call(limited, 'POST', '/api/auth/sign-in', { body: { email: `${uniqueName('x')}@example.com`, password: PASSWORD } })).status).toBe(401);
+        expect(
+          (await call(limited, 'POST', '/api/auth/sign-in', { body: { email: `${uniqueName('x')}@example.com`, password: PASSWORD } }))
+            .status,
+        ).toBe(401);
       }
-      const refused = await call(limited, 'POST', '/api/auth/sign-in', { body: { email: `${uniqueName('x')}@example.com`, password: PASSWORD } });
+      const refused = await call(limited, 'POST', '/api/auth/sign-in', {
+        body: { email: `${uniqueName('x')}@example.com`, password: PASSWORD },
+      });
       expect(refused.status).toBe(429);
       expect(refused.body.error).toContain('from this address');
     });
 
-    test('a session authenticates the API like a key, on its organisation\'s budget', async () => {
+    test("a session authenticates the API like a key, on its organisation's budget", async () => {
       const s = await signedIn();
       const viaKey = await call(app, 'GET', '/api/customers', { key: s.secret });
       const viaSession = await call(app, 'GET', '/api/customers', { headers: { cookie: s.cookie } });
@@ -170,7 +212,10 @@ for (const backend of BACKENDS) {
 
     test('a session ends after 12 hours without use', async () => {
       const s = await signedIn();
-      await database.db.update(sessions).set({ lastSeenAt: new Date(Date.now() - 13 * 3_600_000) }).where(eq(sessions.userId, s.user.id));
+      await database.db
+        .update(sessions)
+        .set({ lastSeenAt: new Date(Date.now() - 13 * 3_600_000) })
+        .where(eq(sessions.userId, s.user.id));
       const me = await call(app, 'GET', '/api/me', { headers: { cookie: s.cookie } });
       expect(me.status).toBe(401);
       expect(me.body.error).toContain('12 hours without use');
@@ -178,7 +223,10 @@ for (const backend of BACKENDS) {
 
     test('a session ends 7 days after sign-in, however used', async () => {
       const s = await signedIn();
-      await database.db.update(sessions).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(sessions.userId, s.user.id));
+      await database.db
+        .update(sessions)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(sessions.userId, s.user.id));
       const me = await call(app, 'GET', '/api/me', { headers: { cookie: s.cookie } });
       expect(me.status).toBe(401);
       expect(me.body.error).toContain('7-day limit');
@@ -210,7 +258,7 @@ for (const backend of BACKENDS) {
       expect(trail.map((e) => e.action)).toEqual(expect.arrayContaining(['user.created', 'user.signed_in', 'user.signed_out_everywhere']));
     });
 
-    test('CSRF: a session\'s write without the token is refused', async () => {
+    test("CSRF: a session's write without the token is refused", async () => {
       const s = await signedIn();
       const result = await call(app, 'POST', '/api/keys', { body: { name: 'k' }, headers: { cookie: s.cookie, origin: ORIGIN } });
       expect(result.status).toBe(403);
@@ -232,7 +280,10 @@ for (const backend of BACKENDS) {
     test('CSRF: the right token and Origin (or Referer) pass; a key needs neither', async () => {
       const s = await signedIn();
       expect((await call(app, 'POST', '/api/keys', { body: { name: 'by origin' }, ...as(s) })).status).toBe(201);
-      const byReferer = await call(app, 'POST', '/api/keys', { body: { name: 'by referer' }, headers: { cookie: s.cookie, 'x-csrf-token': s.csrf, referer: `${ORIGIN}/settings/api` } });
+      const byReferer = await call(app, 'POST', '/api/keys', {
+        body: { name: 'by referer' },
+        headers: { cookie: s.cookie, 'x-csrf-token': s.csrf, referer: `${ORIGIN}/settings/api` },
+      });
       expect(byReferer.status).toBe(201);
       expect((await call(app, 'POST', ECHO_PATH, { key: s.secret, body: { name: 'x' } })).status).toBeLessThan(300);
     });
@@ -254,8 +305,14 @@ for (const backend of BACKENDS) {
       expect(revoked.status).toBe(200);
       expect(revoked.body.data.status).toBe('revoked');
       expect((await call(app, 'GET', '/api/me', { key: secret })).status).toBe(401);
-      const trail = await database.db.select().from(auditLog).where(and(eq(auditLog.orgId, admin.org.id), eq(auditLog.targetId, id)));
-      expect(trail.map((e) => [e.action, e.actor]).sort()).toEqual([['key.created', `user:${admin.user.id}`], ['key.revoked', `user:${admin.user.id}`]]);
+      const trail = await database.db
+        .select()
+        .from(auditLog)
+        .where(and(eq(auditLog.orgId, admin.org.id), eq(auditLog.targetId, id)));
+      expect(trail.map((e) => [e.action, e.actor]).sort()).toEqual([
+        ['key.created', `user:${admin.user.id}`],
+        ['key.revoked', `user:${admin.user.id}`],
+      ]);
     });
 
     test('users: an admin invites (the link once), lists, changes a role and disables (their sessions end)', async () => {
@@ -272,7 +329,10 @@ for (const backend of BACKENDS) {
       const anaCookie = accepted.headers.get('set-cookie')!.split(';')[0]!;
       const id = invited.body.data.user.id;
       const list = await call(app, 'GET', '/api/users', as(admin));
-      expect(list.body.data.map((u: { id: string; status: string }) => [u.id, u.status])).toEqual([[admin.user.id, 'active'], [id, 'active']]);
+      expect(list.body.data.map((u: { id: string; status: string }) => [u.id, u.status])).toEqual([
+        [admin.user.id, 'active'],
+        [id, 'active'],
+      ]);
       const promoted = await call(app, 'PATCH', `/api/users/${id}`, { body: { role: 'admin' }, ...as(admin) });
       expect(promoted.body.data.role).toBe('admin');
       const disabled = await call(app, 'PATCH', `/api/users/${id}`, { body: { disabled: true }, ...as(admin) });
@@ -280,7 +340,10 @@ for (const backend of BACKENDS) {
       expect((await call(app, 'GET', '/api/me', { headers: { cookie: anaCookie } })).status).toBe(401);
       const signIn = await call(app, 'POST', '/api/auth/sign-in', { body: { email, password: PASSWORD } });
       expect(signIn.status).toBe(401);
-      const trail = await database.db.select().from(auditLog).where(and(eq(auditLog.orgId, admin.org.id), eq(auditLog.targetId, id)));
+      const trail = await database.db
+        .select()
+        .from(auditLog)
+        .where(and(eq(auditLog.orgId, admin.org.id), eq(auditLog.targetId, id)));
       expect(trail.map((e) => e.action).sort()).toEqual(['user.created', 'user.disabled', 'user.role_changed', 'user.signed_in']);
     });
 
@@ -294,7 +357,9 @@ for (const backend of BACKENDS) {
       expect((await call(app, 'POST', '/api/auth/accept', { body: { token, password: 'a brand new password' } })).status).toBe(200);
       expect((await call(app, 'GET', '/api/me', { headers: { cookie: member.cookie } })).status).toBe(401); // the old password's sessions end
       expect((await call(app, 'POST', '/api/auth/sign-in', { body: { email: member.user.email, password: PASSWORD } })).status).toBe(401);
-      expect((await call(app, 'POST', '/api/auth/sign-in', { body: { email: member.user.email, password: 'a brand new password' } })).status).toBe(200);
+      expect(
+        (await call(app, 'POST', '/api/auth/sign-in', { body: { email: member.user.email, password: 'a brand new password' } })).status,
+      ).toBe(200);
     });
 
     test('users: the last active admin cannot be demoted or disabled (409)', async () => {
@@ -324,18 +389,27 @@ for (const backend of BACKENDS) {
       expect(list.body.data.map((u: { id: string }) => u.id)).toEqual([mine.user.id]);
     });
 
-    test('under an https PUBLIC_URL the cookie is Secure, the Origin must be PUBLIC_URL\'s, and links point there', async () => {
+    test("under an https PUBLIC_URL the cookie is Secure, the Origin must be PUBLIC_URL's, and links point there", async () => {
       const publicUrl = 'https://console.example.com';
       const secure = buildApp(database, { config: configFor({ publicUrl }) }).app;
       const { org } = await createOrgWithKey(database);
       const { link } = await invite(org.id);
-      const accepted = await call(secure, 'POST', '/api/auth/accept', { body: { token: link.token, password: PASSWORD }, headers: { origin: publicUrl } });
+      const accepted = await call(secure, 'POST', '/api/auth/accept', {
+        body: { token: link.token, password: PASSWORD },
+        headers: { origin: publicUrl },
+      });
       expect(accepted.headers.get('set-cookie')).toEndWith('; Secure');
       const cookie = accepted.headers.get('set-cookie')!.split(';')[0]!;
       const csrf = accepted.body.data.csrf_token;
-      const local = await call(secure, 'POST', '/api/users', { body: { email: 'a@example.com', role: 'member' }, headers: { cookie, 'x-csrf-token': csrf, origin: ORIGIN } });
+      const local = await call(secure, 'POST', '/api/users', {
+        body: { email: 'a@example.com', role: 'member' },
+        headers: { cookie, 'x-csrf-token': csrf, origin: ORIGIN },
+      });
       expect(local.status).toBe(403);
-      const invited = await call(secure, 'POST', '/api/users', { body: { email: 'a@example.com', role: 'member' }, headers: { cookie, 'x-csrf-token': csrf, origin: publicUrl } });
+      const invited = await call(secure, 'POST', '/api/users', {
+        body: { email: 'a@example.com', role: 'member' },
+        headers: { cookie, 'x-csrf-token': csrf, origin: publicUrl },
+      });
       expect(invited.status).toBe(201);
       expect(invited.body.data.sign_in_link).toStartWith(`${publicUrl}/sign-in/accept#token=`);
     });

@@ -36,8 +36,16 @@ describe('deadlines on every route (embedded, the database held by a unit)', () 
       for (const route of declarations) {
         const path = route.path.replace(/:(\w+)/g, 'x_$1');
         const withBody = route.method !== 'GET' && route.method !== 'DELETE';
-        const answer = await call(app, route.method, path, { key, headers: { 'x-forwarded-for': '203.0.113.9' }, ...(withBody ? { body: {} } : {}) });
-        answers.push({ route: `${route.method} ${route.path}`, status: answer.status, code: (answer.body as { code?: unknown } | null)?.code });
+        const answer = await call(app, route.method, path, {
+          key,
+          headers: { 'x-forwarded-for': '203.0.113.9' },
+          ...(withBody ? { body: {} } : {}),
+        });
+        answers.push({
+          route: `${route.method} ${route.path}`,
+          status: answer.status,
+          code: (answer.body as { code?: unknown } | null)?.code,
+        });
       }
     } finally {
       release();

@@ -77,7 +77,11 @@ for (const backend of BACKENDS) {
     test('body over 1 MiB: 413, declared or streamed', async () => {
       const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024) });
       expectEnvelopeError(
-        await call(app, 'POST', ECHO_PATH, { key, rawBody: big, headers: { 'content-type': 'application/json', 'content-length': String(big.length) } }),
+        await call(app, 'POST', ECHO_PATH, {
+          key,
+          rawBody: big,
+          headers: { 'content-type': 'application/json', 'content-length': String(big.length) },
+        }),
         413,
         /larger than the limit of 1048576 bytes/,
       );
@@ -87,7 +91,11 @@ for (const backend of BACKENDS) {
           controller.close();
         },
       });
-      expectEnvelopeError(await call(app, 'POST', ECHO_PATH, { key, rawBody: chunks, headers: { 'content-type': 'application/json' } }), 413, /larger than the limit/);
+      expectEnvelopeError(
+        await call(app, 'POST', ECHO_PATH, { key, rawBody: chunks, headers: { 'content-type': 'application/json' } }),
+        413,
+        /larger than the limit/,
+      );
     });
 
     test('wrong content type: 415', async () => {
@@ -96,7 +104,11 @@ for (const backend of BACKENDS) {
         415,
         /Content-Type must be application\/json/,
       );
-      expectEnvelopeError(await call(app, 'POST', ECHO_PATH, { key, rawBody: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }), 415, /text\/plain/);
+      expectEnvelopeError(
+        await call(app, 'POST', ECHO_PATH, { key, rawBody: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }),
+        415,
+        /text\/plain/,
+      );
     });
 
     test('internal error: 500 without internals; database down: 503 with Retry-After; a deadlock: 503, send it again', async () => {
@@ -118,7 +130,12 @@ for (const backend of BACKENDS) {
 
       // PostgreSQL rolled the transaction back: nothing was written, and the client may resend.
       const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
-      const busy = await call(buildApp(database, { authenticator: broken(new Error('Failed query', { cause: deadlock })) }).app, 'GET', '/api/me', { key });
+      const busy = await call(
+        buildApp(database, { authenticator: broken(new Error('Failed query', { cause: deadlock })) }).app,
+        'GET',
+        '/api/me',
+        { key },
+      );
       expectEnvelopeError(busy, 503, /lock conflict; nothing was written, send it again/);
       expect(busy.headers.get('retry-after')).toBe('1');
     });

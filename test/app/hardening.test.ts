@@ -1,7 +1,16 @@
 // What a hostile or careless client found (the hardening issue): none of it may freeze, stall or
 // 500 the service, and each answer names what was wrong.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, tempDir, testConfig, type TestDatabase } from '../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  tempDir,
+  testConfig,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { drainQueue, makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 import { connectPostgres, openEmbedded, rowsOf } from '../../src/db/client.ts';
 import { EmbeddedDatabaseFailedError, TransactionIdleTimeoutError } from '../../src/db/embedded-guard.ts';
@@ -39,23 +48,41 @@ for (const backend of BACKENDS) {
 
     test('NUL and deeply nested metadata, round after round: each refused, nothing stored, and the database still answers', async () => {
       for (let round = 0; round < 4; round++) {
-        const nul = await call(app, 'POST', '/api/customers', { key, rawBody: '{"name":"a\\u0000b","currency":"EUR"}', headers: JSON_HEADERS });
+        const nul = await call(app, 'POST', '/api/customers', {
+          key,
+          rawBody: '{"name":"a\\u0000b","currency":"EUR"}',
+          headers: JSON_HEADERS,
+        });
         expect(nul.status).toBe(400);
         expect(nul.body.error).toBe('Invalid field "name": must not contain the NUL character (\\u0000)');
-        const deep = await call(app, 'POST', '/api/customers', { key, body: { name: `deep ${round}`, currency: 'EUR', metadata: nested(5_000) } });
+        const deep = await call(app, 'POST', '/api/customers', {
+          key,
+          body: { name: `deep ${round}`, currency: 'EUR', metadata: nested(5_000) },
+        });
         expect(deep.status).toBe(400);
         expect(deep.body.error).toBe(`Request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
       }
-      const [stored] = rowsOf<{ n: number }>(await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${orgId}`));
+      const [stored] = rowsOf<{ n: number }>(
+        await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${orgId}`),
+      );
       expect(stored!.n).toBe(0);
-      const fine = await call(app, 'POST', '/api/customers', { key, body: { name: 'After the storm', currency: 'EUR', metadata: nested(MAX_JSON_DEPTH - 2) } });
+      const fine = await call(app, 'POST', '/api/customers', {
+        key,
+        body: { name: 'After the storm', currency: 'EUR', metadata: nested(MAX_JSON_DEPTH - 2) },
+      });
       expect(fine.status).toBe(201);
       expect((await call(app, 'GET', `/api/customers/${fine.body.data.id}`, { key })).body.data.name).toBe('After the storm');
     });
 
     test('a body nested 20,000 arrays deep is refused with a 400 by every write route, with or without a key', async () => {
       const body = '['.repeat(20_000) + ']'.repeat(20_000);
-      for (const [method, path] of [['POST', '/api/customers'], ['POST', '/api/contracts'], ['POST', '/api/invoices'], ['PATCH', '/api/customers/cus_x'], ['POST', '/api/ticket-intelligence/import']]) {
+      for (const [method, path] of [
+        ['POST', '/api/customers'],
+        ['POST', '/api/contracts'],
+        ['POST', '/api/invoices'],
+        ['PATCH', '/api/customers/cus_x'],
+        ['POST', '/api/ticket-intelligence/import'],
+      ]) {
         const refused = await call(app, method!, path!, { key, rawBody: body, headers: JSON_HEADERS });
         expect(refused.status).toBe(400);
         expect(refused.body.error).toContain('nested deeper than 64 levels');
@@ -65,9 +92,15 @@ for (const backend of BACKENDS) {
     });
 
     test('one level past the limit is refused, the limit itself is accepted', async () => {
-      const at = await call(app, 'POST', '/api/customers', { key, body: { name: 'Deep enough', currency: 'EUR', metadata: nested(MAX_JSON_DEPTH - 2) } });
+      const at = await call(app, 'POST', '/api/customers', {
+        key,
+        body: { name: 'Deep enough', currency: 'EUR', metadata: nested(MAX_JSON_DEPTH - 2) },
+      });
       expect(at.status).toBe(201);
-      const past = await call(app, 'POST', '/api/customers', { key, body: { name: 'Too deep', currency: 'EUR', metadata: nested(MAX_JSON_DEPTH - 1) } });
+      const past = await call(app, 'POST', '/api/customers', {
+        key,
+        body: { name: 'Too deep', currency: 'EUR', metadata: nested(MAX_JSON_DEPTH - 1) },
+      });
       expect(past.status).toBe(400);
     });
 
@@ -76,7 +109,9 @@ for (const backend of BACKENDS) {
         const aside = await app.handle(new Request(`http://${host}/ab/api/me`));
         expect(aside.status).toBe(404);
         expect(((await aside.json()) as { error: string }).error).toBe('Route GET /ab/api/me not found');
-        const unauthenticated = await app.handle(new Request(`http://${host}/ab/api/customers`, { method: 'POST', headers: JSON_HEADERS, body: '['.repeat(20_000) }));
+        const unauthenticated = await app.handle(
+          new Request(`http://${host}/ab/api/customers`, { method: 'POST', headers: JSON_HEADERS, body: '['.repeat(20_000) }),
+        );
         expect(unauthenticated.status).toBe(404);
         const mine = await app.handle(new Request(`http://${host}/api/me`, { headers: { authorization: `Bearer ${key}` } }));
         expect(mine.status).toBe(200);
@@ -85,7 +120,13 @@ for (const backend of BACKENDS) {
     });
 
     test('forged cursors are a 400 naming the cursor, for every sort', async () => {
-      for (const path of ['/api/customers?cursor=WyJjcmVhdGVkX2F0IiwieCIsInkiXQ', '/api/customers?sort=arr&cursor=WyJhcnIiLDEuNSwieCJd', '/api/contracts?cursor=WyJjcmVhdGVkX2F0IiwieCIsInkiXQ', '/api/invoices?cursor=WyJjcmVhdGVkX2F0IiwieCIsInkiXQ', '/api/tickets?cursor=WyJjcmVhdGVkX2F0IiwieCIsInkiXQ']) {
+      for (const path of [
+        '/api/customers?cursor=WyJjcmVhdGVkX2F0IiwieCIsInkiXQ',
+        '/api/customers?sort=arr&cursor=WyJhcnIiLDEuNSwieCJd',
+        '/api/contracts?cursor=WyJjcmVhdGVkX2F0IiwieCIsInkiXQ',
+        '/api/invoices?cursor=WyJjcmVhdGVkX2F0IiwieCIsInkiXQ',
+        '/api/tickets?cursor=WyJjcmVhdGVkX2F0IiwieCIsInkiXQ',
+      ]) {
         const refused = await call(app, 'GET', path, { key });
         expect(refused.status).toBe(400);
         expect(refused.body.error).toBe('Invalid query parameter "cursor": not a cursor this API returned');
@@ -110,13 +151,40 @@ for (const backend of BACKENDS) {
     });
 
     test('NUL or a lone surrogate anywhere in a body: 400 naming the field, nothing written', async () => {
-      const customer = (await call(app, 'POST', '/api/customers', { key, body: { name: 'Plain', currency: 'EUR', external_id: 'plain-1' } })).body.data;
+      const customer = (
+        await call(app, 'POST', '/api/customers', { key, body: { name: 'Plain', currency: 'EUR', external_id: 'plain-1' } })
+      ).body.data;
       const cases: [string, string, string, string][] = [
-        ['POST', '/api/customers', '{"name":"Lone \\udfff","currency":"EUR"}', 'Invalid field "name": must not contain an unpaired UTF-16 surrogate (\\ud800–\\udfff)'],
-        ['POST', '/api/customers', '{"name":"M","currency":"EUR","metadata":{"notes":["ok","x\\u0000"]}}', 'Invalid field "metadata.notes.1": must not contain the NUL character (\\u0000)'],
-        ['POST', '/api/customers', '{"name":"M","currency":"EUR","metadata":{"a\\u0000":1}}', 'Invalid field "metadata.a\u0000": has a name that must not contain the NUL character (\\u0000)'],
-        ['PATCH', `/api/customers/${customer.id}`, '{"segment":"\\ud800"}', 'Invalid field "segment": must not contain an unpaired UTF-16 surrogate (\\ud800–\\udfff)'],
-        ['POST', '/api/ticket-intelligence/import', '{"connector_id":"con_\\u0000","tickets":[{"id":"T1"}]}', 'Invalid field "connector_id": must be a connector id (con_…)'],
+        [
+          'POST',
+          '/api/customers',
+          '{"name":"Lone \\udfff","currency":"EUR"}',
+          'Invalid field "name": must not contain an unpaired UTF-16 surrogate (\\ud800–\\udfff)',
+        ],
+        [
+          'POST',
+          '/api/customers',
+          '{"name":"M","currency":"EUR","metadata":{"notes":["ok","x\\u0000"]}}',
+          'Invalid field "metadata.notes.1": must not contain the NUL character (\\u0000)',
+        ],
+        [
+          'POST',
+          '/api/customers',
+          '{"name":"M","currency":"EUR","metadata":{"a\\u0000":1}}',
+          'Invalid field "metadata.a\u0000": has a name that must not contain the NUL character (\\u0000)',
+        ],
+        [
+          'PATCH',
+          `/api/customers/${customer.id}`,
+          '{"segment":"\\ud800"}',
+          'Invalid field "segment": must not contain an unpaired UTF-16 surrogate (\\ud800–\\udfff)',
+        ],
+        [
+          'POST',
+          '/api/ticket-intelligence/import',
+          '{"connector_id":"con_\\u0000","tickets":[{"id":"T1"}]}',
+          'Invalid field "connector_id": must be a connector id (con_…)',
+        ],
       ];
       for (const [method, path, body, message] of cases) {
         const refused = await call(app, method, path, { key, rawBody: body, headers: JSON_HEADERS });
@@ -126,8 +194,12 @@ for (const backend of BACKENDS) {
       expect((await call(app, 'GET', `/api/customers/${customer.id}`, { key })).body.data.segment).toBeNull();
     });
 
-    test('an imported ticket with NUL and a lone surrogate is accepted and stored cleaned, as a webhook\'s is', async () => {
-      const imported = await call(app, 'POST', '/api/ticket-intelligence/import', { key, rawBody: '{"tickets":[{"id":"IMP-\\u00001","subject":"Broken \\ud800 export\\u0000"}]}', headers: JSON_HEADERS });
+    test("an imported ticket with NUL and a lone surrogate is accepted and stored cleaned, as a webhook's is", async () => {
+      const imported = await call(app, 'POST', '/api/ticket-intelligence/import', {
+        key,
+        rawBody: '{"tickets":[{"id":"IMP-\\u00001","subject":"Broken \\ud800 export\\u0000"}]}',
+        headers: JSON_HEADERS,
+      });
       expect(imported.status).toBe(202);
       expect(imported.body.data).toMatchObject({ accepted: 1, rejected: [] });
       await drainQueue(database);
@@ -139,7 +211,14 @@ for (const backend of BACKENDS) {
       const customer = (await call(app, 'POST', '/api/customers', { key, body: { name: 'Offsets', currency: 'EUR' } })).body.data;
       const refused = await call(app, 'POST', '/api/invoices', {
         key,
-        body: { customer_id: customer.id, number: 'INV-OFF', status: 'open', currency: 'EUR', amount_due: 100, issued_at: '2026-01-01T00:00:00+23:59' },
+        body: {
+          customer_id: customer.id,
+          number: 'INV-OFF',
+          status: 'open',
+          currency: 'EUR',
+          amount_due: 100,
+          issued_at: '2026-01-01T00:00:00+23:59',
+        },
       });
       expect(refused.status).toBe(400);
       expect(refused.body.error).toStartWith('Invalid field "issued_at": must be an ISO 8601 time');
@@ -147,7 +226,14 @@ for (const backend of BACKENDS) {
       expect(query.status).toBe(400);
       const fine = await call(app, 'POST', '/api/invoices', {
         key,
-        body: { customer_id: customer.id, number: 'INV-OFF', status: 'open', currency: 'EUR', amount_due: 100, issued_at: '2026-01-01T00:00:00+14:00' },
+        body: {
+          customer_id: customer.id,
+          number: 'INV-OFF',
+          status: 'open',
+          currency: 'EUR',
+          amount_due: 100,
+          issued_at: '2026-01-01T00:00:00+14:00',
+        },
       });
       expect(fine.status).toBe(201);
     });
@@ -208,7 +294,8 @@ for (const backend of BACKENDS) {
     test('work the database ends at the bound (a statement too long, a transaction left idle) is answered 503 request_timeout', async () => {
       const dir = tempDir();
       const bounds = { timeoutMs: 300 };
-      const bounded = backend === 'postgres' ? connectPostgres(process.env.TEST_DATABASE_URL!, 2, bounds) : await openEmbedded(dir, 'test', bounds);
+      const bounded =
+        backend === 'postgres' ? connectPostgres(process.env.TEST_DATABASE_URL!, 2, bounds) : await openEmbedded(dir, 'test', bounds);
       try {
         const { Elysia } = await import('elysia');
         // PGlite runs a statement to its end (one thread): there the bound is on idle transactions.
@@ -220,7 +307,11 @@ for (const backend of BACKENDS) {
                 await Bun.sleep(1_000);
               }),
         );
-        const { app: timed } = buildApp(bounded, { config: testConfig({ requestTimeoutMs: 10_000 }), authenticator: buildApp(database).authenticator, modules: [slow] });
+        const { app: timed } = buildApp(bounded, {
+          config: testConfig({ requestTimeoutMs: 10_000 }),
+          authenticator: buildApp(database).authenticator,
+          modules: [slow],
+        });
         const answered = await call(timed, 'GET', '/api/test-fixtures/slow-sql', { key });
         expect(answered.status).toBe(503);
         expect(answered.body).toMatchObject({ success: false, code: 'request_timeout' });
@@ -234,7 +325,8 @@ for (const backend of BACKENDS) {
     test('a transaction left idle is ended after the bound, and the database serves the next one', async () => {
       const dir = tempDir();
       const bounds = { timeoutMs: 400 };
-      const bounded = backend === 'postgres' ? connectPostgres(process.env.TEST_DATABASE_URL!, 2, bounds) : await openEmbedded(dir, 'test', bounds);
+      const bounded =
+        backend === 'postgres' ? connectPostgres(process.env.TEST_DATABASE_URL!, 2, bounds) : await openEmbedded(dir, 'test', bounds);
       const db = bounded.db;
       try {
         const idle = db.transaction(async (tx) => {
@@ -242,7 +334,10 @@ for (const backend of BACKENDS) {
           await Bun.sleep(1_500);
           await tx.execute(sql`select 1`);
         });
-        const error = await idle.then(() => null, (e: unknown) => e);
+        const error = await idle.then(
+          () => null,
+          (e: unknown) => e,
+        );
         expect(error).not.toBeNull();
         if (backend === 'embedded') expect(error).toBeInstanceOf(TransactionIdleTimeoutError);
         expect(rowsOf<{ ok: number }>(await db.execute(sql`select 1 as ok`))[0]!.ok).toBe(1);
@@ -262,11 +357,17 @@ describe('embedded engine failure', () => {
     try {
       await runMigrations(database, null);
       // Deeper than the engine's stack: what an unbounded input did before bodies were bounded.
-      const literal = '{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000);
-      const first = await database.pglite!.query(`select $1::jsonb as v`, [literal]).then(() => null, (e: unknown) => e);
+      const literal = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+      const first = await database.pglite!.query(`select $1::jsonb as v`, [literal]).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(first).toBeInstanceOf(EmbeddedDatabaseFailedError);
       expect(failures).toHaveLength(1);
-      const next = await database.db.execute(sql`select 1`).then(() => null, (e: unknown) => e);
+      const next = await database.db.execute(sql`select 1`).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(next).toBeInstanceOf(Error);
       expect(database.failure()).toBe(failures[0]!);
       // The HTTP answer to such a failure is a 503, not a 500.

@@ -20,7 +20,10 @@ beforeAll(async () => {
   dir = tempDir('revintel-host-');
   // At info, as served: the request's log line reads the URL too.
   const config = testConfig({ port: 0, host: '127.0.0.1', dataDir: join(dir, 'data'), shutdownTimeoutMs: 5_000 });
-  server = await startServer(config, { workerUrl: WORKER_URL, log: createLogger('info', {}, (line) => void (line.includes('"level":"error"') && errorLines.push(line))) });
+  server = await startServer(config, {
+    workerUrl: WORKER_URL,
+    log: createLogger('info', {}, (line) => void (line.includes('"level":"error"') && errorLines.push(line))),
+  });
 });
 afterAll(async () => {
   await server?.stop();

@@ -22,7 +22,16 @@ describe('request log', () => {
     await Bun.sleep(10); // the line is written after the response
     expect(lines.length).toBe(1);
     const entry = JSON.parse(lines[0]!);
-    expect(entry).toMatchObject({ level: 'info', msg: 'request', request_id: 'trace-1', method: 'GET', path: '/api/me', status: 200, org_id: org.id, key_id: key.id });
+    expect(entry).toMatchObject({
+      level: 'info',
+      msg: 'request',
+      request_id: 'trace-1',
+      method: 'GET',
+      path: '/api/me',
+      status: 200,
+      org_id: org.id,
+      key_id: key.id,
+    });
     expect(typeof entry.duration_ms).toBe('number');
     expect(result.headers.get('x-request-id')).toBe('trace-1');
   });

@@ -15,7 +15,10 @@ import { buildApp, call, createOrgWithKey, openTestDatabase, tempDir, testConfig
 const ROOT = join(import.meta.dir, '../..');
 
 /** Every operation of the document with its method and path. */
-const operationsOf = (doc: any) => Object.entries(doc.paths).flatMap(([path, item]: [string, any]) => Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op })));
+const operationsOf = (doc: any) =>
+  Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
+    Object.entries(item).map(([method, op]: [string, any]) => ({ path, method, op })),
+  );
 
 /** Every object under `value` with the path to it. */
 function* objectsIn(value: unknown, at = '#'): Generator<[string, Record<string, unknown>]> {
@@ -62,7 +65,9 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/api/webhooks/workspace-chat'].post.security).toEqual([{ 'google-chat': [] }]);
     expect(doc.paths['/healthz'].get.security).toEqual([]);
     // Path and query parameters come from the schemas the routes validate with.
-    expect(doc.paths['/api/customers/{id}'].get.parameters).toContainEqual(expect.objectContaining({ name: 'id', in: 'path', required: true }));
+    expect(doc.paths['/api/customers/{id}'].get.parameters).toContainEqual(
+      expect.objectContaining({ name: 'id', in: 'path', required: true }),
+    );
     expect(doc.paths['/api/customers'].get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['limit', 'cursor', 'sort']));
     expect(doc.paths['/api/customers'].post.requestBody.content['application/json'].schema.required).toContain('name');
     expect(doc.components.headers['X-RateLimit-Remaining']).toBeDefined();
@@ -72,14 +77,22 @@ describe('the OpenAPI document', () => {
     const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
     ajv.addSchema(doc, 'openapi');
     const schemaOf = (path: string, method: string, status: string) =>
-      ajv.compile({ $ref: `openapi#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${status}/content/application~1json/schema` });
+      ajv.compile({
+        $ref: `openapi#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${status}/content/application~1json/schema`,
+      });
     const expectDocumented = (path: string, method: string, status: string, body: unknown) => {
       const validate = schemaOf(path, method, status);
       const valid = validate(body);
-      expect({ answer: `${method} ${path} ${status}`, errors: valid ? [] : validate.errors }).toEqual({ answer: `${method} ${path} ${status}`, errors: [] });
+      expect({ answer: `${method} ${path} ${status}`, errors: valid ? [] : validate.errors }).toEqual({
+        answer: `${method} ${path} ${status}`,
+        errors: [],
+      });
     };
     const { secret: key } = await createOrgWithKey(database);
-    const created = await call(built.app, 'POST', '/api/customers', { key, body: { name: 'Acme', currency: 'EUR', csm: { email: 'ann@example.com' } } });
+    const created = await call(built.app, 'POST', '/api/customers', {
+      key,
+      body: { name: 'Acme', currency: 'EUR', csm: { email: 'ann@example.com' } },
+    });
     expect(created.status).toBe(201);
     expectDocumented('/api/customers', 'post', '2XX', created.body);
     const list = await call(built.app, 'GET', '/api/customers?limit=1', { key });
@@ -87,7 +100,12 @@ describe('the OpenAPI document', () => {
     expect(list.body.meta).toBeDefined();
     // The check can fail: a record is not what the list documents.
     expect(schemaOf('/api/customers', 'get', '200')(created.body)).toBe(false);
-    expectDocumented('/api/customers/{id}', 'get', '200', (await call(built.app, 'GET', `/api/customers/${created.body.data.id}`, { key })).body);
+    expectDocumented(
+      '/api/customers/{id}',
+      'get',
+      '200',
+      (await call(built.app, 'GET', `/api/customers/${created.body.data.id}`, { key })).body,
+    );
     expectDocumented('/api/me', 'get', '200', (await call(built.app, 'GET', '/api/me', { key })).body);
     const missing = await call(built.app, 'GET', '/api/customers/cus_nope', { key });
     expect(missing.status).toBe(404);
@@ -123,8 +141,27 @@ describe('the OpenAPI document', () => {
     try {
       const file = join(dir, 'openapi.json');
       await Bun.write(file, JSON.stringify(doc));
-      const lint = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', '--config', join(ROOT, 'redocly.yaml'), '--format=json', '--max-problems=1000', file], { cwd: dir, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } });
-      const report = JSON.parse(lint.stdout.toString()) as { problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[] };
+      const lint = Bun.spawnSync(
+        [
+          process.execPath,
+          join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'),
+          'lint',
+          '--config',
+          join(ROOT, 'redocly.yaml'),
+          '--format=json',
+          '--max-problems=1000',
+          file,
+        ],
+        {
+          cwd: dir,
+          stdout: 'pipe',
+          stderr: 'pipe',
+          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        },
+      );
+      const report = JSON.parse(lint.stdout.toString()) as {
+        problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[];
+      };
       const problems = report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
       expect(problems.filter((p) => !p.startsWith('warn info-license'))).toEqual([]);
       expect(lint.exitCode).toBe(0);
@@ -135,8 +172,13 @@ describe('the OpenAPI document', () => {
 
   test('every parameter is described and typed: limit an integer with its bounds, path placeholders declared', () => {
     for (const { path, method, op } of operationsOf(doc)) {
-      for (const parameter of op.parameters ?? []) expect({ at: `${method} ${path} ${parameter.name}`, description: Boolean(parameter.description) }).toEqual({ at: `${method} ${path} ${parameter.name}`, description: true });
-      for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) expect(op.parameters).toContainEqual(expect.objectContaining({ name, in: 'path', required: true }));
+      for (const parameter of op.parameters ?? [])
+        expect({ at: `${method} ${path} ${parameter.name}`, description: Boolean(parameter.description) }).toEqual({
+          at: `${method} ${path} ${parameter.name}`,
+          description: true,
+        });
+      for (const [, name] of path.matchAll(/\{([^}]+)\}/g))
+        expect(op.parameters).toContainEqual(expect.objectContaining({ name, in: 'path', required: true }));
     }
     const limits = operationsOf(doc).flatMap(({ op }) => (op.parameters ?? []).filter((p: any) => p.name === 'limit'));
     expect(limits.length).toBeGreaterThan(10);
@@ -144,7 +186,10 @@ describe('the OpenAPI document', () => {
     const predictions = doc.paths['/api/cfo/predictions'].get.parameters;
     expect(predictions.find((p: any) => p.name === 'min_probability').schema).toEqual({ type: 'number', minimum: 0, maximum: 1 });
     expect(doc.paths['/api/customers'].get.parameters.find((p: any) => p.name === 'include_deleted').schema).toEqual({ type: 'boolean' });
-    expect(doc.paths['/api/contracts'].get.parameters.find((p: any) => p.name === 'updated_since').schema).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(doc.paths['/api/contracts'].get.parameters.find((p: any) => p.name === 'updated_since').schema).toMatchObject({
+      type: 'string',
+      format: 'date-time',
+    });
     expect(doc.paths['/customers/{id}'].get.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true })]);
     // The ticket webhook's connector: a required query parameter, and its 404.
     const webhook = doc.paths['/api/webhooks/tickets'].post;
@@ -158,26 +203,43 @@ describe('the OpenAPI document', () => {
     for (const limit of ['0', String(MAX_PAGE_SIZE + 1), 'ten']) {
       const refused = await call(built.app, 'GET', `/api/customers?limit=${limit}`, { key });
       expect(refused.status).toBe(400);
-      expect(refused.body).toMatchObject({ code: 'validation_failed', error: `Invalid query parameter "limit": must be an integer from 1 to ${MAX_PAGE_SIZE}, got "${limit}"` });
+      expect(refused.body).toMatchObject({
+        code: 'validation_failed',
+        error: `Invalid query parameter "limit": must be an integer from 1 to ${MAX_PAGE_SIZE}, got "${limit}"`,
+      });
     }
   });
 
   test('every body a route reads is documented, with examples from the tests that fit their schemas', () => {
-    const withoutBody = operationsOf(doc).filter(({ method, op }) => ['post', 'put', 'patch'].includes(method) && !op.requestBody).map(({ method, path }) => `${method} ${path}`);
+    const withoutBody = operationsOf(doc)
+      .filter(({ method, op }) => ['post', 'put', 'patch'].includes(method) && !op.requestBody)
+      .map(({ method, path }) => `${method} ${path}`);
     // These read no body at all.
-    expect(withoutBody.sort()).toEqual(['post /api/auth/sign-out', 'post /api/auth/sign-out-everywhere', 'post /api/ticket-events/{id}/replay', 'post /api/users/{id}/link']);
+    expect(withoutBody.sort()).toEqual([
+      'post /api/auth/sign-out',
+      'post /api/auth/sign-out-everywhere',
+      'post /api/ticket-events/{id}/replay',
+      'post /api/users/{id}/link',
+    ]);
     const snooze = doc.paths['/api/agent-actions/{id}/snooze'].post.requestBody;
     expect(snooze.required).toBe(false);
     expect(snooze.content['application/json'].schema.properties.days).toMatchObject({ type: 'integer', minimum: 1, maximum: 30 });
-    expect(doc.paths['/api/cfo/backtests'].post.requestBody.content['application/json'].schema.properties.method.enum).toContain('cross_validation');
+    expect(doc.paths['/api/cfo/backtests'].post.requestBody.content['application/json'].schema.properties.method.enum).toContain(
+      'cross_validation',
+    );
     expect(doc.paths['/api/action-rules'].put.requestBody).toMatchObject({ required: true });
     const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
     ajv.addSchema(doc, 'openapi');
     expect(Object.keys(REQUEST_EXAMPLES).length).toBeGreaterThan(10);
     for (const [route, example] of Object.entries(REQUEST_EXAMPLES)) {
       const [method, path] = route.split(' ') as [string, string];
-      const pointer = `${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/~/g, '~0').replace(/\//g, '~1')}/${method.toLowerCase()}/requestBody/content/application~1json`;
-      expect(doc.paths[path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')][method.toLowerCase()].requestBody.content['application/json'].example).toEqual(example);
+      const pointer = `${path
+        .replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+        .replace(/~/g, '~0')
+        .replace(/\//g, '~1')}/${method.toLowerCase()}/requestBody/content/application~1json`;
+      expect(
+        doc.paths[path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')][method.toLowerCase()].requestBody.content['application/json'].example,
+      ).toEqual(example);
       const validate = ajv.compile({ $ref: `openapi#/paths/${pointer}/schema` });
       expect({ route, errors: validate(example) ? [] : validate.errors }).toEqual({ route, errors: [] });
     }
@@ -189,10 +251,22 @@ describe('the OpenAPI document', () => {
     expect(customer.status).toBe(201);
     // The examples name one customer id: this organisation's customer stands for it.
     const withCustomer = (example: unknown) => JSON.parse(JSON.stringify(example).replaceAll('cus_2mQ8xV', customer.body.data.id));
-    for (const route of ['POST /api/contracts', 'POST /api/invoices', 'POST /api/csms', 'POST /api/agent-actions', 'PUT /api/action-rules', 'POST /api/cfo/predictions/recompute', 'POST /api/cfo/backtests']) {
+    for (const route of [
+      'POST /api/contracts',
+      'POST /api/invoices',
+      'POST /api/csms',
+      'POST /api/agent-actions',
+      'PUT /api/action-rules',
+      'POST /api/cfo/predictions/recompute',
+      'POST /api/cfo/backtests',
+    ]) {
       const [method, path] = route.split(' ') as [string, string];
       const answer = await call(built.app, method, path, { key, body: withCustomer(REQUEST_EXAMPLES[route]) });
-      expect({ route, accepted: [200, 201, 202].includes(answer.status), error: answer.body?.error ?? null }).toEqual({ route, accepted: true, error: null });
+      expect({ route, accepted: [200, 201, 202].includes(answer.status), error: answer.body?.error ?? null }).toEqual({
+        route,
+        accepted: true,
+        error: null,
+      });
     }
   });
 
@@ -218,7 +292,21 @@ describe('the OpenAPI document', () => {
     const dir = tempDir('revintel-client-');
     try {
       await Bun.write(join(dir, 'api.d.ts'), astToString(await openapiTS(doc)));
-      await Bun.write(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: 'ESNext', module: 'ESNext', moduleResolution: 'bundler', lib: ['ESNext'], types: [] }, files: ['calls.ts'] }));
+      await Bun.write(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            target: 'ESNext',
+            module: 'ESNext',
+            moduleResolution: 'bundler',
+            lib: ['ESNext'],
+            types: [],
+          },
+          files: ['calls.ts'],
+        }),
+      );
       await Bun.write(
         join(dir, 'calls.ts'),
         `import type { paths } from './api';
@@ -243,7 +331,11 @@ export const firstName = (list: Listed<paths['/api/customers']['get']>): string 
 export const nextCursor = (list: Listed<paths['/api/customers']['get']>): string | null | undefined => list.meta?.next_cursor;
 `,
       );
-      const tsc = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir, stdout: 'pipe', stderr: 'pipe' });
+      const tsc = Bun.spawnSync([process.execPath, join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+        cwd: dir,
+        stdout: 'pipe',
+        stderr: 'pipe',
+      });
       expect(tsc.stdout.toString() + tsc.stderr.toString()).toBe('');
       expect(tsc.exitCode).toBe(0);
     } finally {

@@ -2,8 +2,17 @@
 // with Retry-After, exact under concurrency — in memory, in PostgreSQL and in Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import Redis from 'ioredis';
-import { BACKENDS, TEST_DATABASE_URL, awayFromMinuteBoundary, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
-import { connectPostgres, type Database } from '../../src/db/client.ts';
+import {
+  BACKENDS,
+  TEST_DATABASE_URL,
+  awayFromMinuteBoundary,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  type TestDatabase,
+} from '../helpers/harness.ts';
+import { connectPostgres } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from '../../src/lib/rate-limiter.ts';
 
@@ -37,74 +46,74 @@ if (TEST_REDIS_URL) {
 }
 
 for (const store of STORES) {
-describe(`rate-limit windows (${store.name} store)`, () => {
-  let limiter: RateLimiter;
-  let closeStore: () => Promise<void>;
-  // Counters in PostgreSQL and Redis outlive a run: every run counts under subjects of its own.
-  const run = Math.random().toString(36).slice(2);
-  beforeAll(async () => {
-    ({ limiter, close: closeStore } = await store.make());
-  });
-  afterAll(() => closeStore());
+  describe(`rate-limit windows (${store.name} store)`, () => {
+    let limiter: RateLimiter;
+    let closeStore: () => Promise<void>;
+    // Counters in PostgreSQL and Redis outlive a run: every run counts under subjects of its own.
+    const run = Math.random().toString(36).slice(2);
+    beforeAll(async () => {
+      ({ limiter, close: closeStore } = await store.make());
+    });
+    afterAll(() => closeStore());
 
-  test('fixed windows aligned to the UTC minute and day; the window in force is the one with fewest left', async () => {
-    // Times in the future, not the past (Redis expires a counter whose window has ended), and well
-    // inside one day: ten minutes into tomorrow (UTC).
-    const tomorrow = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000;
-    const minuteStart = tomorrow + 10 * 60_000;
-    const now = minuteStart + 42_500;
-    const nextMidnight = tomorrow + 86_400_000;
-    const first = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
-    expect(first.allowed).toBe(true);
-    expect(first.minute).toEqual({ limit: 3, remaining: 2, reset: minuteStart / 1000 + 60 });
-    expect(first.day).toEqual({ limit: 5, remaining: 4, reset: nextMidnight / 1000 });
-    expect(first.inForce).toBe(first.minute);
-    await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
-    await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
-    const refused = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
-    expect(refused.allowed).toBe(false);
-    expect(refused.retryAfter).toBe(18); // hh:mm:42.5 -> the next minute
-    // the next minute is a new window; the day remembers
-    const nextMinute = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now + 18_000);
-    expect(nextMinute.allowed).toBe(true);
-    expect(nextMinute.minute.remaining).toBe(2);
-    expect(nextMinute.day.remaining).toBe(1);
-    expect(nextMinute.inForce).toBe(nextMinute.day);
-  });
+    test('fixed windows aligned to the UTC minute and day; the window in force is the one with fewest left', async () => {
+      // Times in the future, not the past (Redis expires a counter whose window has ended), and well
+      // inside one day: ten minutes into tomorrow (UTC).
+      const tomorrow = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000;
+      const minuteStart = tomorrow + 10 * 60_000;
+      const now = minuteStart + 42_500;
+      const nextMidnight = tomorrow + 86_400_000;
+      const first = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
+      expect(first.allowed).toBe(true);
+      expect(first.minute).toEqual({ limit: 3, remaining: 2, reset: minuteStart / 1000 + 60 });
+      expect(first.day).toEqual({ limit: 5, remaining: 4, reset: nextMidnight / 1000 });
+      expect(first.inForce).toBe(first.minute);
+      await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
+      await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
+      const refused = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now);
+      expect(refused.allowed).toBe(false);
+      expect(refused.retryAfter).toBe(18); // hh:mm:42.5 -> the next minute
+      // the next minute is a new window; the day remembers
+      const nextMinute = await limiter.consume(`subject-a-${run}`, { perMinute: 3, perDay: 5 }, now + 18_000);
+      expect(nextMinute.allowed).toBe(true);
+      expect(nextMinute.minute.remaining).toBe(2);
+      expect(nextMinute.day.remaining).toBe(1);
+      expect(nextMinute.inForce).toBe(nextMinute.day);
+    });
 
-  test('a request refused by the day counts in neither window', async () => {
-    const now = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000 - 60_000; // a minute before midnight UTC
-    const limits = { perMinute: 10, perDay: 2 };
-    await limiter.consume(`subject-b-${run}`, limits, now);
-    await limiter.consume(`subject-b-${run}`, limits, now);
-    const refused = await limiter.consume(`subject-b-${run}`, limits, now);
-    expect(refused.allowed).toBe(false);
-    expect(refused.minute.remaining).toBe(8);
-    expect(refused.inForce).toBe(refused.day);
-    expect(refused.retryAfter).toBe(60); // the day ends at midnight UTC
-    const state = await limiter.peek(`subject-b-${run}`, limits, now);
-    expect(state.minute.remaining).toBe(8);
-    expect(state.day.remaining).toBe(0);
-    // the refusals left no trace: a day limit raised mid-window admits exactly the difference
-    for (let i = 0; i < 20; i++) await limiter.consume(`subject-b-${run}`, limits, now);
-    const raised = { perMinute: 10, perDay: 4 };
-    expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(true);
-    expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(true);
-    expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(false);
-    // midnight: both windows start over
-    expect((await limiter.consume(`subject-b-${run}`, limits, now + 60_000)).allowed).toBe(true);
-  });
+    test('a request refused by the day counts in neither window', async () => {
+      const now = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000 - 60_000; // a minute before midnight UTC
+      const limits = { perMinute: 10, perDay: 2 };
+      await limiter.consume(`subject-b-${run}`, limits, now);
+      await limiter.consume(`subject-b-${run}`, limits, now);
+      const refused = await limiter.consume(`subject-b-${run}`, limits, now);
+      expect(refused.allowed).toBe(false);
+      expect(refused.minute.remaining).toBe(8);
+      expect(refused.inForce).toBe(refused.day);
+      expect(refused.retryAfter).toBe(60); // the day ends at midnight UTC
+      const state = await limiter.peek(`subject-b-${run}`, limits, now);
+      expect(state.minute.remaining).toBe(8);
+      expect(state.day.remaining).toBe(0);
+      // the refusals left no trace: a day limit raised mid-window admits exactly the difference
+      for (let i = 0; i < 20; i++) await limiter.consume(`subject-b-${run}`, limits, now);
+      const raised = { perMinute: 10, perDay: 4 };
+      expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(true);
+      expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(true);
+      expect((await limiter.consume(`subject-b-${run}`, raised, now)).allowed).toBe(false);
+      // midnight: both windows start over
+      expect((await limiter.consume(`subject-b-${run}`, limits, now + 60_000)).allowed).toBe(true);
+    });
 
-  test('a request refused by the minute counts in neither window either', async () => {
-    const now = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
-    for (let i = 0; i < 30; i++) await limiter.consume(`subject-c-${run}`, { perMinute: 5, perDay: 100 }, now);
-    const state = await limiter.peek(`subject-c-${run}`, { perMinute: 5, perDay: 100 }, now);
-    expect(state.day.remaining).toBe(95);
-    // raising the minute limit mid-minute admits at once
-    expect((await limiter.consume(`subject-c-${run}`, { perMinute: 6, perDay: 100 }, now)).allowed).toBe(true);
-    expect((await limiter.consume(`subject-c-${run}`, { perMinute: 6, perDay: 100 }, now)).allowed).toBe(false);
+    test('a request refused by the minute counts in neither window either', async () => {
+      const now = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
+      for (let i = 0; i < 30; i++) await limiter.consume(`subject-c-${run}`, { perMinute: 5, perDay: 100 }, now);
+      const state = await limiter.peek(`subject-c-${run}`, { perMinute: 5, perDay: 100 }, now);
+      expect(state.day.remaining).toBe(95);
+      // raising the minute limit mid-minute admits at once
+      expect((await limiter.consume(`subject-c-${run}`, { perMinute: 6, perDay: 100 }, now)).allowed).toBe(true);
+      expect((await limiter.consume(`subject-c-${run}`, { perMinute: 6, perDay: 100 }, now)).allowed).toBe(false);
+    });
   });
-});
 }
 
 if (TEST_DATABASE_URL) {
@@ -119,7 +128,9 @@ if (TEST_DATABASE_URL) {
     test('two limiters (two processes) on one database: 300 concurrent requests, exactly 60 pass, each with its own count', async () => {
       await awayFromMinuteBoundary();
       const subject = `batch-${Math.random()}`;
-      const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => (i % 2 ? one! : two!).consume(subject, { perMinute: 60, perDay: 1_000 })));
+      const decisions = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => (i % 2 ? one! : two!).consume(subject, { perMinute: 60, perDay: 1_000 })),
+      );
       const admitted = decisions.filter((d) => d.allowed);
       expect(admitted).toHaveLength(60);
       expect(new Set(admitted.map((d) => d.minute.remaining)).size).toBe(60);
@@ -132,7 +143,7 @@ if (TEST_DATABASE_URL) {
       await awayFromMinuteBoundary();
       const subject = `cleared-${Math.random()}`;
       await one!.consume(subject, { perMinute: 5, perDay: 100 });
-      await pools[0]!.sql!`delete from rate_limit_counters where key like ${subject + '%'}`;
+      await pools[0]!.sql!`delete from rate_limit_counters where key like ${`${subject}%`}`;
       await one!.consume(subject, { perMinute: 5, perDay: 100 });
       expect((await one!.peek(subject, { perMinute: 5, perDay: 100 })).minute.remaining).toBe(4);
     });
@@ -220,7 +231,8 @@ for (const backend of BACKENDS) {
           config: { ...buildApp(database).config, anonLimitPerMinute: 3, trustProxy: { mode: 'all' } },
         });
         // Redis keeps counters between runs: every run uses addresses of its own.
-        const randomAddress = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+        const randomAddress = () =>
+          `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
         const address = randomAddress();
         const from = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
         const firstProbe = await call(strict, 'GET', '/readyz', from(address));

@@ -27,9 +27,17 @@ for (const backend of BACKENDS) {
     afterAll(() => database.dispose());
 
     test("another organisation's id on every :id route is answered as an id nobody has (never a 2xx)", async () => {
-      const other = await database.db.transaction((tx) => loadDemo(tx as unknown as Db, { orgName: uniqueName('other'), customers: 40, seed: 5, today: '2026-06-30', actor: 'test' }));
-      await queryText(database.db, `update organisations set rate_limit_per_minute = 1000000, rate_limit_per_day = 100000000 where id = $1`, [other.org.id]);
-      const routes = app.declarations.filter((route) => route.auth === 'key' && route.who !== 'session' && route.who !== 'admin-session' && /\/:[a-z_]+/.test(route.path));
+      const other = await database.db.transaction((tx) =>
+        loadDemo(tx as unknown as Db, { orgName: uniqueName('other'), customers: 40, seed: 5, today: '2026-06-30', actor: 'test' }),
+      );
+      await queryText(
+        database.db,
+        `update organisations set rate_limit_per_minute = 1000000, rate_limit_per_day = 100000000 where id = $1`,
+        [other.org.id],
+      );
+      const routes = app.declarations.filter(
+        (route) => route.auth === 'key' && route.who !== 'session' && route.who !== 'admin-session' && /\/:[a-z_]+/.test(route.path),
+      );
       const covered: string[] = [];
       const wrong: string[] = [];
       for (const route of routes) {
@@ -41,17 +49,20 @@ for (const backend of BACKENDS) {
         const theirs = item?.[param] ?? item?.id;
         if (list.status !== 200 || typeof theirs !== 'string') continue;
         covered.push(collection);
-        const path = (id: string) => route.path.replace(/:[a-z_]+/, encodeURIComponent(id)).replace(/:([a-z_]+)/g, (_, name: string) => `${name}_nobody0000000000`);
+        const path = (id: string) =>
+          route.path.replace(/:[a-z_]+/, encodeURIComponent(id)).replace(/:([a-z_]+)/g, (_, name: string) => `${name}_nobody0000000000`);
         const asTheirs = await call(app, route.method, path(theirs), { key, body: bodyOf(route) });
         const asNobody = await call(app, route.method, path(`${theirs.split('_')[0]}_nobody0000000000`), { key, body: bodyOf(route) });
-        if (asTheirs.status < 400 || asTheirs.status !== asNobody.status) wrong.push(`${label(route)}: theirs ${asTheirs.status}, nobody's ${asNobody.status} ${asTheirs.text.slice(0, 100)}`);
+        if (asTheirs.status < 400 || asTheirs.status !== asNobody.status)
+          wrong.push(`${label(route)}: theirs ${asTheirs.status}, nobody's ${asNobody.status} ${asTheirs.text.slice(0, 100)}`);
       }
       expect(wrong).toEqual([]);
       // The collections the demo fills and lists as `data: [...]` are all exercised; a route whose
       // collection is empty in a demo or listed otherwise (backtests, models, predictions, ticket
       // events, import batches) is not yet. Keys' and connectors' :id routes are console-only: an API
       // key is refused 403 before any id is looked at (the test above).
-      for (const collection of ['/api/customers', '/api/contracts', '/api/invoices', '/api/tickets', '/api/agent-actions', '/api/csms']) expect(covered).toContain(collection);
+      for (const collection of ['/api/customers', '/api/contracts', '/api/invoices', '/api/tickets', '/api/agent-actions', '/api/csms'])
+        expect(covered).toContain(collection);
       expect(covered.length).toBeGreaterThanOrEqual(15);
     }, 120_000);
 
@@ -70,7 +81,10 @@ for (const backend of BACKENDS) {
     test('a made-up key on a key route: 401 as well', async () => {
       const wrong: string[] = [];
       for (const route of app.declarations.filter((r) => r.auth === 'key')) {
-        const answer = await call(app, route.method, concrete(route.path), { key: 'rvk_madeup000000000000000000000000', body: bodyOf(route) });
+        const answer = await call(app, route.method, concrete(route.path), {
+          key: 'rvk_madeup000000000000000000000000',
+          body: bodyOf(route),
+        });
         if (answer.status !== 401) wrong.push(`${label(route)}: ${answer.status}`);
       }
       expect(wrong).toEqual([]);
@@ -92,7 +106,10 @@ for (const backend of BACKENDS) {
       expect(routes.length).toBeGreaterThanOrEqual(4);
       const wrong: string[] = [];
       for (const route of routes) {
-        const answer = await call(app, route.method, concrete(route.path), { rawBody: '{"event":"made up"}', headers: { 'content-type': 'application/json' } });
+        const answer = await call(app, route.method, concrete(route.path), {
+          rawBody: '{"event":"made up"}',
+          headers: { 'content-type': 'application/json' },
+        });
         if (answer.status < 400 || answer.status >= 500) wrong.push(`${label(route)}: ${answer.status} ${answer.text.slice(0, 120)}`);
       }
       expect(wrong).toEqual([]);

@@ -6,7 +6,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Elysia, t } from 'elysia';
 import { Value } from '@sinclair/typebox/value';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type CallResult, type TestDatabase } from '../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  type CallResult,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { drainQueue, hubSignature, makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 import { routeTable, type RouteDeclaration } from '../../src/lib/routes.ts';
 
@@ -18,11 +28,22 @@ describe('the route table', () => {
   const list: RouteDeclaration = { ...keyed, method: 'GET', path: '/api/things' };
   const create: RouteDeclaration = { ...keyed, method: 'POST', path: '/api/things', body: 'import' };
   const one: RouteDeclaration = { ...keyed, method: 'GET', path: '/api/things/:id' };
-  const hook: RouteDeclaration = { method: 'POST', path: '/api/hooks/in', auth: 'platform-signature', verifiedBy: 'connector', counted: 'connector', body: 'webhook', response };
-  const table = routeTable([list, create, one, hook], [
-    { prefix: '/api/', auth: 'key', counted: 'organisation', body: 'api' },
-    { prefix: '/api/hooks/', auth: 'none', counted: 'address', body: 'webhook' },
-  ]);
+  const hook: RouteDeclaration = {
+    method: 'POST',
+    path: '/api/hooks/in',
+    auth: 'platform-signature',
+    verifiedBy: 'connector',
+    counted: 'connector',
+    body: 'webhook',
+    response,
+  };
+  const table = routeTable(
+    [list, create, one, hook],
+    [
+      { prefix: '/api/', auth: 'key', counted: 'organisation', body: 'api' },
+      { prefix: '/api/hooks/', auth: 'none', counted: 'address', body: 'webhook' },
+    ],
+  );
 
   test('a request gets its own route’s rules, with or without one trailing slash, HEAD as GET', () => {
     expect(table.rulesFor('GET', '/api/things')).toBe(list);
@@ -59,23 +80,46 @@ describe('declarations and registered routes', () => {
     const registered = app.routes.routes.map(keyOf).sort();
     expect(app.declarations.map(keyOf).sort()).toEqual(registered);
     // Each module's routes, records' writes included.
-    for (const route of ['GET /healthz', 'GET /api/me', 'POST /api/customers', 'PATCH /api/contracts/:id', 'DELETE /api/invoices/:id', 'POST /api/webhooks/tickets', 'POST /api/webhooks/workspace-chat', 'GET /api/ticket-intelligence/import/:batch_id']) {
+    for (const route of [
+      'GET /healthz',
+      'GET /api/me',
+      'POST /api/customers',
+      'PATCH /api/contracts/:id',
+      'DELETE /api/invoices/:id',
+      'POST /api/webhooks/tickets',
+      'POST /api/webhooks/workspace-chat',
+      'GET /api/ticket-intelligence/import/:batch_id',
+    ]) {
       expect(registered).toContain(route);
     }
   });
 
   test('createApp refuses a mounted route without a declaration, and a declaration without a route', () => {
-    const declared: RouteDeclaration = { method: 'GET', path: '/api/test-fixtures/declared', auth: 'key', counted: 'organisation', body: 'none', response: t.Null() };
+    const declared: RouteDeclaration = {
+      method: 'GET',
+      path: '/api/test-fixtures/declared',
+      auth: 'key',
+      counted: 'organisation',
+      body: 'none',
+      response: t.Null(),
+    };
     const extra = new Elysia().get(declared.path, () => 'ok').get('/api/test-fixtures/undeclared', () => 'ok');
-    expect(() => buildApp(database, { modules: [{ app: extra, declarations: [declared] }] })).toThrow('GET /api/test-fixtures/undeclared is registered but not declared');
+    expect(() => buildApp(database, { modules: [{ app: extra, declarations: [declared] }] })).toThrow(
+      'GET /api/test-fixtures/undeclared is registered but not declared',
+    );
     const stale: RouteDeclaration = { ...declared, method: 'DELETE' };
     const lone = new Elysia().get(declared.path, () => 'ok');
-    expect(() => buildApp(database, { modules: [{ app: lone, declarations: [declared, stale] }] })).toThrow('DELETE /api/test-fixtures/declared is declared but not registered');
+    expect(() => buildApp(database, { modules: [{ app: lone, declarations: [declared, stale] }] })).toThrow(
+      'DELETE /api/test-fixtures/declared is declared but not registered',
+    );
   });
 
   test('no path string of a route in the shared code: plugins, lib and app.ts', () => {
     const root = join(import.meta.dir, '../../src');
-    const files = [join(root, 'app.ts'), ...['plugins', 'lib'].flatMap((dir) => readdirSync(join(root, dir)).map((name) => join(root, dir, name)))];
+    const files = [
+      join(root, 'app.ts'),
+      ...['plugins', 'lib'].flatMap((dir) => readdirSync(join(root, dir)).map((name) => join(root, dir, name))),
+    ];
     const offending: string[] = [];
     for (const file of files) {
       readFileSync(file, 'utf8')
@@ -97,7 +141,9 @@ for (const backend of BACKENDS) {
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      app = buildApp(database, { config: testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY }) }).app;
+      app = buildApp(database, {
+        config: testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY }),
+      }).app;
     });
     afterAll(() => database.dispose());
 
@@ -108,7 +154,9 @@ for (const backend of BACKENDS) {
       expect(route).toBeDefined();
       expect(result.status).toBeLessThan(300);
       const data = route!.envelope === false ? result.body : result.body.data;
-      const errors = [...Value.Errors(route!.response, data)].slice(0, 3).map((e) => `${e.path}: ${e.message} (got ${JSON.stringify(e.value)})`);
+      const errors = [...Value.Errors(route!.response, data)]
+        .slice(0, 3)
+        .map((e) => `${e.path}: ${e.message} (got ${JSON.stringify(e.value)})`);
       expect({ route: `${method} ${path}`, errors }).toEqual({ route: `${method} ${path}`, errors: [] });
     }
 
@@ -116,18 +164,40 @@ for (const backend of BACKENDS) {
       const { secret: key } = await createOrgWithKey(database);
       const customer = await call(app, 'POST', '/api/customers', {
         key,
-        body: { external_id: 'c-1', name: 'Acme', currency: 'EUR', domain: 'acme.example', csm: { name: 'Ann', email: 'ann@example.com' }, metadata: { tier: 'gold' } },
+        body: {
+          external_id: 'c-1',
+          name: 'Acme',
+          currency: 'EUR',
+          domain: 'acme.example',
+          csm: { name: 'Ann', email: 'ann@example.com' },
+          metadata: { tier: 'gold' },
+        },
       });
       expectDeclared('POST', '/api/customers', customer);
       const id = customer.body.data.id;
       const contract = await call(app, 'POST', '/api/contracts', {
         key,
-        body: { customer_id: id, name: 'Annual', start_date: '2026-01-01', end_date: '2027-01-01', billing_interval: 'year', amount: 1_200_000, seats: 10 },
+        body: {
+          customer_id: id,
+          name: 'Annual',
+          start_date: '2026-01-01',
+          end_date: '2027-01-01',
+          billing_interval: 'year',
+          amount: 1_200_000,
+          seats: 10,
+        },
       });
       expectDeclared('POST', '/api/contracts', contract);
       const invoice = await call(app, 'POST', '/api/invoices', {
         key,
-        body: { customer_id: id, contract_id: contract.body.data.id, number: 'INV-1', amount_due: 1_200_000, issued_at: '2026-01-01T00:00:00Z', due_date: '2026-01-31' },
+        body: {
+          customer_id: id,
+          contract_id: contract.body.data.id,
+          number: 'INV-1',
+          amount_due: 1_200_000,
+          issued_at: '2026-01-01T00:00:00Z',
+          due_date: '2026-01-31',
+        },
       });
       expectDeclared('POST', '/api/invoices', invoice);
 
@@ -137,16 +207,27 @@ for (const backend of BACKENDS) {
       expectDeclared('GET', '/api/contracts/:id', await call(app, 'GET', `/api/contracts/${contract.body.data.id}`, { key }));
       expectDeclared('GET', '/api/invoices', await call(app, 'GET', '/api/invoices', { key }));
       expectDeclared('GET', '/api/invoices/:id', await call(app, 'GET', `/api/invoices/${invoice.body.data.id}`, { key }));
-      expectDeclared('PATCH', '/api/customers/:id', await call(app, 'PATCH', `/api/customers/${id}`, { key, body: { segment: 'enterprise', csm: null } }));
+      expectDeclared(
+        'PATCH',
+        '/api/customers/:id',
+        await call(app, 'PATCH', `/api/customers/${id}`, { key, body: { segment: 'enterprise', csm: null } }),
+      );
       expectDeclared('DELETE', '/api/invoices/:id', await call(app, 'DELETE', `/api/invoices/${invoice.body.data.id}`, { key }));
       expectDeclared('GET', '/api/me', await call(app, 'GET', '/api/me', { key }));
       expectDeclared('GET', '/api/keys', await call(app, 'GET', '/api/keys', { key }));
       expectDeclared('GET', '/healthz', await call(app, 'GET', '/healthz'));
       expectDeclared('GET', '/readyz', await call(app, 'GET', '/readyz'));
 
-      const imported = await call(app, 'POST', '/api/ticket-intelligence/import', { key, body: { tickets: [{ id: 't-1', subject: 'Invoice wrong', status: 'open' }] } });
+      const imported = await call(app, 'POST', '/api/ticket-intelligence/import', {
+        key,
+        body: { tickets: [{ id: 't-1', subject: 'Invoice wrong', status: 'open' }] },
+      });
       expectDeclared('POST', '/api/ticket-intelligence/import', imported);
-      expectDeclared('GET', '/api/ticket-intelligence/import/:batch_id', await call(app, 'GET', `/api/ticket-intelligence/import/${imported.body.data.batch_id}`, { key }));
+      expectDeclared(
+        'GET',
+        '/api/ticket-intelligence/import/:batch_id',
+        await call(app, 'GET', `/api/ticket-intelligence/import/${imported.body.data.batch_id}`, { key }),
+      );
       expectDeclared('GET', '/api/connectors', await call(app, 'GET', '/api/connectors', { key }));
       await drainQueue(database);
       const tickets = await call(app, 'GET', '/api/tickets', { key });
@@ -180,7 +261,13 @@ for (const backend of BACKENDS) {
 
     test("Google Chat's route reads its bearer token as Google's, never as an API key, and does not count it on the key's organisation", async () => {
       const { secret: key } = await createOrgWithKey(database, { perMinute: 50 });
-      const event = { type: 'MESSAGE', eventTime: new Date().toISOString(), space: { name: 'spaces/ROUTERULES' }, message: { text: 'help' }, user: { email: 'a@b.example' } };
+      const event = {
+        type: 'MESSAGE',
+        eventTime: new Date().toISOString(),
+        space: { name: 'spaces/ROUTERULES' },
+        message: { text: 'help' },
+        user: { email: 'a@b.example' },
+      };
       const res = await call(app, 'POST', '/api/webhooks/workspace-chat', { key, body: event });
       expect(res.status).toBe(401);
       expect(res.body.error).toMatch(/^Invalid Google Chat request/);

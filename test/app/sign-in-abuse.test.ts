@@ -5,7 +5,18 @@
 // (calls of Bun.password's hash and verify: every argon2 run, whoever makes it), never timed.
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
-import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import {
+  awayFromMinuteBoundary,
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  uniqueName,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { signInLinks } from '../../src/db/schema/index.ts';
 import { createUser } from '../../src/modules/users/service.ts';
 import Redis from 'ioredis';
@@ -22,7 +33,8 @@ for (const backend of BACKENDS) {
     // Addresses from X-Forwarded-For, so one test can be several clients.
     const configFor = (overrides: Partial<Config> = {}) =>
       testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, trustProxy: { mode: 'all' }, ...overrides });
-    const appWith = (overrides: Partial<Config> = {}, limiter?: RateLimiter) => buildApp(database, { config: configFor(overrides), ...(limiter ? { limiter } : {}) }).app;
+    const appWith = (overrides: Partial<Config> = {}, limiter?: RateLimiter) =>
+      buildApp(database, { config: configFor(overrides), ...(limiter ? { limiter } : {}) }).app;
     type App = ReturnType<typeof appWith>;
 
     beforeAll(async () => {
@@ -37,7 +49,10 @@ for (const backend of BACKENDS) {
     async function person(app: App, email?: string, password = PASSWORD) {
       const { org } = await createOrgWithKey(database);
       const { user, link } = await invite(org.id, email);
-      const accepted = await call(app, 'POST', '/api/auth/accept', { body: { token: link.token, password }, headers: { origin: ORIGIN, 'x-forwarded-for': '192.0.2.1' } });
+      const accepted = await call(app, 'POST', '/api/auth/accept', {
+        body: { token: link.token, password },
+        headers: { origin: ORIGIN, 'x-forwarded-for': '192.0.2.1' },
+      });
       expect(accepted.status).toBe(200);
       return { org, user };
     }
@@ -93,7 +108,10 @@ for (const backend of BACKENDS) {
       const app = appWith();
       const { org } = await createOrgWithKey(database);
       const { user, link } = await invite(org.id);
-      await database.db.update(signInLinks).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(signInLinks.userId, user.id));
+      await database.db
+        .update(signInLinks)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(signInLinks.userId, user.id));
       let answer: Awaited<ReturnType<typeof call>> | undefined;
       const hashings = await hashingsDuring(async () => {
         answer = await call(app, 'POST', '/api/auth/accept', { body: { token: link.token, password: PASSWORD } });
@@ -107,7 +125,9 @@ for (const backend of BACKENDS) {
       const app = appWith({ passwordHashingConcurrency: 1, passwordHashingQueue: 0 });
       const { user } = await person(app);
       // From six addresses, so that no throttle but the gate stands in the way.
-      const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => signIn(app, user.email, `wrong password ${i}`, `198.51.100.${i + 1}`)));
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => signIn(app, user.email, `wrong password ${i}`, `198.51.100.${i + 1}`)),
+      );
       const busy = answers.filter((a) => a.status === 503);
       expect(busy.length).toBeGreaterThan(0);
       expect(busy[0]!.body.code).toBe('busy');
@@ -118,7 +138,9 @@ for (const backend of BACKENDS) {
     test('the hashing gate lets a turn go to the next waiter: within its queue every sign-in is answered', async () => {
       const app = appWith({ passwordHashingConcurrency: 1, passwordHashingQueue: 8 });
       const { user } = await person(app);
-      const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => signIn(app, user.email, i === 4 ? PASSWORD : `wrong password ${i}`, `198.51.100.${i + 10}`)));
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => signIn(app, user.email, i === 4 ? PASSWORD : `wrong password ${i}`, `198.51.100.${i + 10}`)),
+      );
       expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 401, 200]);
     });
 

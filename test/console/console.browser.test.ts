@@ -13,7 +13,15 @@ import { createUser, signInLinkUrl } from '../../src/modules/users/service.ts';
 import { rowsOf, type Db } from '../../src/db/client.ts';
 import { sql } from 'drizzle-orm';
 import { utcToday } from '../../src/lib/today.ts';
-import { BROWSER_REQUIRED, CHROMIUM, hasChromium, launchBrowser, screenshots, startConsoleServer, type ConsoleServer } from '../helpers/browser.ts';
+import {
+  BROWSER_REQUIRED,
+  CHROMIUM,
+  hasChromium,
+  launchBrowser,
+  screenshots,
+  startConsoleServer,
+  type ConsoleServer,
+} from '../helpers/browser.ts';
 
 if (!hasChromium) {
   if (BROWSER_REQUIRED) throw new Error(`CONSOLE_BROWSER_REQUIRED=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
@@ -34,7 +42,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
 
   const link = async (orgId: string, email: string, role: 'admin' | 'member') => {
     const db = app.server.database.db;
-    const { link: issued } = await db.transaction((tx) => createUser(tx as unknown as Db, { org: orgId, email, name: null, role, actor: 'test' }));
+    const { link: issued } = await db.transaction((tx) =>
+      createUser(tx as unknown as Db, { org: orgId, email, name: null, role, actor: 'test' }),
+    );
     return signInLinkUrl(app.url, issued.token);
   };
   const newPage = async () => {
@@ -44,8 +54,11 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   };
   const cookieHeader = async (context: BrowserContext) => (await context.cookies(app.url)).map((c) => `${c.name}=${c.value}`).join('; ');
   const api = (path: string, init: RequestInit = {}) => fetch(`${app.url}${path}`, init);
-  const asDemo = async <T,>(path: string, init: RequestInit = {}) => {
-    const response = await api(path, { ...init, headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json', ...init.headers } });
+  const asDemo = async <T>(path: string, init: RequestInit = {}) => {
+    const response = await api(path, {
+      ...init,
+      headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json', ...init.headers },
+    });
     expect(response.status).toBeLessThan(300);
     return ((await response.json()) as { data: T }).data;
   };
@@ -78,11 +91,17 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   beforeAll(async () => {
     [app, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
     const db = app.server.database.db;
-    const demo = await db.transaction((tx) => loadDemo(tx as unknown as Db, { orgName: 'Demo', customers: 120, seed: 7, today: utcToday(), actor: 'test' }));
+    const demo = await db.transaction((tx) =>
+      loadDemo(tx as unknown as Db, { orgName: 'Demo', customers: 120, seed: 7, today: utcToday(), actor: 'test' }),
+    );
     demoKey = demo.secret;
     orgId = demo.org.id;
     // A backtest for the CFO page's calibration plot (the fitting thread runs it).
-    await api('/api/cfo/backtests', { method: 'POST', headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' }, body: '{}' });
+    await api('/api/cfo/backtests', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     adminEmail = `admin-${Date.now()}@example.com`;
     adminLink = await link(demo.org.id, adminEmail, 'admin');
     admin = await acceptLink(adminLink, 'accept');
@@ -98,7 +117,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const { page } = admin;
     await expect(page.getByRole('link', { name: 'Settings → API' }).isVisible()).resolves.toBe(true);
     expect(page.url()).not.toContain('token='); // the used token left the address bar
-    const me = (await (await api('/api/me', { headers: { cookie: await cookieHeader(admin.context) } })).json()) as { data: { user: unknown } };
+    const me = (await (await api('/api/me', { headers: { cookie: await cookieHeader(admin.context) } })).json()) as {
+      data: { user: unknown };
+    };
     expect(me.data.user).toEqual(expect.objectContaining({ email: adminEmail, role: 'admin' }));
     // The same link again: the page shows the API's refusal.
     const again = (await newPage()).page;
@@ -122,16 +143,23 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(secret).toStartWith('rvk_');
     const me = await api('/api/me', { headers: { authorization: `Bearer ${secret}` } });
     expect(me.status).toBe(200);
-    await page.getByRole('row', { name: /browser test key/ }).getByText(/ago|\d/).first().waitFor();
+    await page
+      .getByRole('row', { name: /browser test key/ })
+      .getByText(/ago|\d/)
+      .first()
+      .waitFor();
     await screenshots(page, 'settings-api');
     await page.getByRole('button', { name: 'Revoke key browser test key' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
-    await page.getByRole('row', { name: /browser test key/ }).getByText('revoked', { exact: true }).waitFor();
+    await page
+      .getByRole('row', { name: /browser test key/ })
+      .getByText('revoked', { exact: true })
+      .waitFor();
     const refused = await api('/api/me', { headers: { authorization: `Bearer ${secret}` } });
     expect(refused.status).toBe(401);
   });
 
-  test("a connector made in the page, its secret set there, receives a signed ticket that shows among its deliveries; a dead letter is replayed from the page", async () => {
+  test('a connector made in the page, its secret set there, receives a signed ticket that shows among its deliveries; a dead letter is replayed from the page', async () => {
     const { page } = admin;
     await page.goto(`${app.url}/support/connectors`);
     await page.getByLabel('Connector name').fill('Browser help desk');
@@ -144,11 +172,17 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(secret.length).toBeGreaterThanOrEqual(16);
     const url = await card.getByTestId('webhook-url').inputValue();
     expect(url).toStartWith(`${app.url}/api/webhooks/tickets?connectorId=`);
-    const body = JSON.stringify({ ticket: { id: 'BROWSER-1', subject: 'We are thinking of cancelling', requester_email: 'cfo@example.com' } });
+    const body = JSON.stringify({
+      ticket: { id: 'BROWSER-1', subject: 'We are thinking of cancelling', requester_email: 'cfo@example.com' },
+    });
     const unsigned = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     expect(unsigned.status).toBe(401);
     const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-    const signed = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body });
+    const signed = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+      body,
+    });
     expect(signed.status).toBeLessThan(300);
     await card.locator('summary', { hasText: 'Deliveries and dead letters' }).click();
     const deadline = Date.now() + 15_000;
@@ -163,7 +197,14 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     // A signed delivery with no ticket in it is a dead letter: listed with its reason, replayed
     // from the page (the replay is audited; the event, still without a ticket, dies again).
     const empty = JSON.stringify({ hello: 'no ticket here' });
-    const dead = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(empty).digest('hex')}` }, body: empty });
+    const dead = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(empty).digest('hex')}`,
+      },
+      body: empty,
+    });
     expect(dead.status).toBe(200);
     const { event_id: eventId } = (await dead.json()) as { event_id: string };
     await card.getByLabel('Show').selectOption('dead');
@@ -176,7 +217,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     }
     await card.getByRole('button', { name: `Replay delivery ${eventId}` }).click();
     const replayed = async () =>
-      (await app.server.database.db.execute(sql`select count(*)::int as n from audit_log where action = 'event.replayed' and target_id = ${eventId}`)) as unknown;
+      (await app.server.database.db.execute(
+        sql`select count(*)::int as n from audit_log where action = 'event.replayed' and target_id = ${eventId}`,
+      )) as unknown;
     const audited = Date.now() + 10_000;
     while (rowsOf<{ n: number }>(await replayed())[0]!.n !== 1) {
       if (Date.now() > audited) throw new Error('the replay was never recorded');
@@ -190,7 +233,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     // Predictions are scored by the worker after the demo load.
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      const list = (await (await api('/api/cfo/predictions?limit=1', { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data?: unknown[] };
+      const list = (await (await api('/api/cfo/predictions?limit=1', { headers: { authorization: `Bearer ${demoKey}` } })).json()) as {
+        data?: unknown[];
+      };
       if (list.data?.length) break;
       await Bun.sleep(200);
     }
@@ -207,7 +252,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await screenshots(page, 'customers');
     // Searching while sorted by risk searches every prediction, not just the page on screen: the
     // customer with the least ARR at risk is past the first 50.
-    const ranked = (await (await api('/api/cfo/predictions?sort=-arr_at_risk&limit=200', { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data: { customer_name: string }[] };
+    const ranked = (await (
+      await api('/api/cfo/predictions?sort=-arr_at_risk&limit=200', { headers: { authorization: `Bearer ${demoKey}` } })
+    ).json()) as { data: { customer_name: string }[] };
     expect(ranked.data.length).toBeGreaterThan(50);
     const last = ranked.data.at(-1)!.customer_name;
     await page.getByLabel('Search name, domain or e-mail').fill(last);
@@ -231,11 +278,18 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await card.getByLabel('Comment (optional)').fill('Call them on Tuesday');
     await card.getByRole('button', { name: 'Approve' }).click();
     await card.waitFor({ state: 'detached' });
-    const decided = ((await (await api(`/api/agent-actions/${action.id}`, { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data: { status: string } }).data;
+    const decided = (
+      (await (await api(`/api/agent-actions/${action.id}`, { headers: { authorization: `Bearer ${demoKey}` } })).json()) as {
+        data: { status: string };
+      }
+    ).data;
     expect(['approved', 'executed']).toContain(decided.status);
     // The card is gone, but the page says what happened, and then that it is done (executed: no undo).
     const notice = page.getByTestId('decision-notice');
-    await notice.getByText(/^Approved: check in for /).or(notice.getByText(/^Approved and done: check in for /)).waitFor();
+    await notice
+      .getByText(/^Approved: check in for /)
+      .or(notice.getByText(/^Approved and done: check in for /))
+      .waitFor();
     await notice.getByText(/^Approved and done: check in for /).waitFor({ timeout: 15_000 });
     expect(await notice.getByRole('button', { name: 'Cancel this action' }).count()).toBe(0);
     await screenshots(page, 'agent-actions-approved');
@@ -260,9 +314,13 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       riskiest = (await asDemo<{ customer_id: string }[]>('/api/cfo/predictions?sort=-probability&limit=1'))[0];
       if (!riskiest) await Bun.sleep(200);
     }
-    const prediction = await asDemo<{ drivers: { group: string; label: string; points: number; at_reference: boolean }[] }>(`/api/cfo/predictions/${riskiest!.customer_id}`);
+    const prediction = await asDemo<{ drivers: { group: string; label: string; points: number; at_reference: boolean }[] }>(
+      `/api/cfo/predictions/${riskiest!.customer_id}`,
+    );
     // Those not at the reference that move it by 0.05 points or more, largest points first.
-    const shown = prediction.drivers.filter((d) => !d.at_reference && Math.abs(d.points) >= 0.05).sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
+    const shown = prediction.drivers
+      .filter((d) => !d.at_reference && Math.abs(d.points) >= 0.05)
+      .sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
     expect(shown.length).toBeGreaterThan(0);
     expect(shown.length).toBeLessThan(prediction.drivers.length);
     await page.goto(`${app.url}/customers/${encodeURIComponent(riskiest!.customer_id)}`);
@@ -298,7 +356,10 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await card.getByLabel('Comment (optional)').fill('Not worth a manager yet');
     await card.getByRole('button', { name: 'Reject' }).click();
     await card.waitFor({ state: 'detached' });
-    await page.getByTestId('decision-notice').getByText(/^Rejected: escalation for .*A rejection is final/).waitFor();
+    await page
+      .getByTestId('decision-notice')
+      .getByText(/^Rejected: escalation for .*A rejection is final/)
+      .waitFor();
     const decided = await asDemo<{ status: string; decision_comment: string | null }>(`/api/agent-actions/${action.id}`);
     expect(decided).toEqual(expect.objectContaining({ status: 'rejected', decision_comment: 'Not worth a manager yet' }));
     await page.getByLabel('Status').selectOption('rejected');
@@ -343,9 +404,21 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const keys = await asDemo<{ name: string; expires_at: string | null }[]>('/api/keys?limit=100');
     const key = keys.find((k) => k.name === 'expiring browser key');
     // The end of the chosen day in the browser's time zone (Europe/Paris).
-    const paris = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+    const paris = new Intl.DateTimeFormat('sv-SE', {
+      timeZone: 'Europe/Paris',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
     expect(paris.format(new Date(key!.expires_at!))).toBe(`${date} 23:59:59`);
-    const expires = page.getByRole('row', { name: /expiring browser key/ }).locator('td').nth(5); // name, prefix, status, created, last used, expires
+    const expires = page
+      .getByRole('row', { name: /expiring browser key/ })
+      .locator('td')
+      .nth(5); // name, prefix, status, created, last used, expires
     await expect(expires.locator('time').getAttribute('datetime', { timeout: 5_000 })).resolves.toBe(key!.expires_at);
   });
 
@@ -365,12 +438,28 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   test("a customer whose contract has notice given shows that contract's ARR and the day service ends, not a renewal", async () => {
     const { page } = admin;
     const end = new Date(Date.now() + 45 * 86_400_000).toISOString().slice(0, 10);
-    const customer = await asDemo<{ id: string }>('/api/customers', { method: 'POST', body: JSON.stringify({ name: 'Browser test: notice given', currency: 'EUR' }) });
+    const customer = await asDemo<{ id: string }>('/api/customers', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Browser test: notice given', currency: 'EUR' }),
+    });
     await asDemo('/api/contracts', {
       method: 'POST',
-      body: JSON.stringify({ customer_id: customer.id, name: 'Plan', status: 'cancelled', auto_renew: true, start_date: '2025-01-01', end_date: end, billing_interval: 'year', amount: 6_051_600 }),
+      body: JSON.stringify({
+        customer_id: customer.id,
+        name: 'Plan',
+        status: 'cancelled',
+        auto_renew: true,
+        start_date: '2025-01-01',
+        end_date: end,
+        billing_interval: 'year',
+        amount: 6_051_600,
+      }),
     });
-    expect(await asDemo<{ arr: number; renewal_date: string; renewing: boolean }>(`/api/customers/${customer.id}`)).toMatchObject({ arr: 6_051_600, renewal_date: end, renewing: false });
+    expect(await asDemo<{ arr: number; renewal_date: string; renewing: boolean }>(`/api/customers/${customer.id}`)).toMatchObject({
+      arr: 6_051_600,
+      renewal_date: end,
+      renewing: false,
+    });
     await page.goto(`${app.url}/customers/${customer.id}`);
     const facts = page.locator('dl.facts');
     await facts.getByText('Service ends').waitFor();
@@ -379,11 +468,19 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('cell', { name: 'yes', exact: true }).waitFor(); // its contract is in ARR today
   });
 
-  test("a backtest whose model did not beat the scorecard says so beside both AUCs, and explains its warning in a sentence", async () => {
+  test('a backtest whose model did not beat the scorecard says so beside both AUCs, and explains its warning in a sentence', async () => {
     const { page } = admin;
     const metrics = {
-      auc: 0.866, auc_ci95: [0.84, 0.89], prior_auc: 0.895, prior_auc_ci95: [0.87, 0.92], ece: 0.03, base_rate: 0.1, customers: 100, calibration_table: [],
-      lost_history: { contracts: 40, notice_day_unknown: 7, amount_not_invoiced: 0, with_lost_history: 7 }, warnings: ['no_revision_history'],
+      auc: 0.866,
+      auc_ci95: [0.84, 0.89],
+      prior_auc: 0.895,
+      prior_auc_ci95: [0.87, 0.92],
+      ece: 0.03,
+      base_rate: 0.1,
+      customers: 100,
+      calibration_table: [],
+      lost_history: { contracts: 40, notice_day_unknown: 7, amount_not_invoiced: 0, with_lost_history: 7 },
+      warnings: ['no_revision_history'],
     };
     await app.server.database.db.execute(
       sql`insert into prediction_backtests (id, org_id, status, method, horizon_days, model_kind, metrics, warning, requested_by, started_at, finished_at)
@@ -403,7 +500,12 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const { page, context } = admin;
     await page.goto(`${app.url}/settings/users`);
     await page.getByLabel(`Role of ${email}`).selectOption('admin');
-    const users = async () => ((await (await api('/api/users?limit=100', { headers: { cookie: await cookieHeader(context) } })).json()) as { data: { email: string; role: string }[] }).data;
+    const users = async () =>
+      (
+        (await (await api('/api/users?limit=100', { headers: { cookie: await cookieHeader(context) } })).json()) as {
+          data: { email: string; role: string }[];
+        }
+      ).data;
     const deadline = Date.now() + 10_000;
     while ((await users()).find((u) => u.email === email)?.role !== 'admin') {
       if (Date.now() > deadline) throw new Error('the role change never reached the API');
@@ -435,11 +537,21 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await member.page.goto(`${app.url}/settings/api`);
     await member.page.getByText('Only admins manage API keys').waitFor();
     expect(await member.page.getByRole('button', { name: 'Generate key' }).count()).toBe(0);
-    expect(await (await api('/api/keys', { method: 'POST', headers: { cookie: await cookieHeader(member.context), 'content-type': 'application/json', origin: app.url }, body: '{"name":"x"}' })).status).toBe(403);
+    expect(
+      await (
+        await api('/api/keys', {
+          method: 'POST',
+          headers: { cookie: await cookieHeader(member.context), 'content-type': 'application/json', origin: app.url },
+          body: '{"name":"x"}',
+        })
+      ).status,
+    ).toBe(403);
     // A fresh link for them from the Users page (a forgotten password).
     await page.getByRole('button', { name: `New sign-in link for ${email}` }).click();
     await page.waitForFunction((old) => {
-      const input = (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document.querySelector('[data-testid="invite-link"]');
+      const input = (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document.querySelector(
+        '[data-testid="invite-link"]',
+      );
       return input !== null && input.value !== old && input.value.includes('/sign-in/accept#token=');
     }, invite);
     // Disabled by the admin in the Users page: the member's next page is the sign-in form.
@@ -499,7 +611,11 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       await nav.getByRole('link', { name: 'Customers' }).focus();
       await page.keyboard.press('Escape');
       expect(await menu.getAttribute('aria-expanded')).toBe('false');
-      expect(await menu.evaluate((button) => button === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+      expect(
+        await menu.evaluate(
+          (button) => button === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement,
+        ),
+      ).toBe(true);
       await menu.click();
       await nav.getByRole('link', { name: 'Customers' }).click();
       await page.getByLabel('Search name, domain or e-mail').waitFor();
@@ -545,7 +661,13 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
         const response = await api('/api/agent-actions', {
           method: 'POST',
           headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ customer_id: customer.id, type: 'discount_offer', params: { percent: 5, months: 2 }, rationale, requires_approval: true }),
+          body: JSON.stringify({
+            customer_id: customer.id,
+            type: 'discount_offer',
+            params: { percent: 5, months: 2 },
+            rationale,
+            requires_approval: true,
+          }),
         });
         const action = response.ok ? ((await response.json()) as { data: { id: string; deduplicated: boolean } }).data : null;
         if (action && !action.deduplicated) return { action, customer };
@@ -553,10 +675,18 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       throw new Error('no customer could take a new discount offer');
     };
     // The demo's CSMs: one, and the customers it looks after.
-    const csm = (await asDemo<{ id: string; name: string; email: string }[]>('/api/csms?limit=100')).find((c) => c.email === customers[0]!.csm!.email)!;
+    const csm = (await asDemo<{ id: string; name: string; email: string }[]>('/api/csms?limit=100')).find(
+      (c) => c.email === customers[0]!.csm!.email,
+    )!;
     const csmEmail = csm.email;
-    const owned = await offer(customers.filter((c) => c.csm!.email === csmEmail), `Browser test: the CSM's offer ${stamp}`);
-    const others = await offer(customers.filter((c) => c.csm!.email !== csmEmail), `Browser test: another CSM's offer ${stamp}`);
+    const owned = await offer(
+      customers.filter((c) => c.csm!.email === csmEmail),
+      `Browser test: the CSM's offer ${stamp}`,
+    );
+    const others = await offer(
+      customers.filter((c) => c.csm!.email !== csmEmail),
+      `Browser test: another CSM's offer ${stamp}`,
+    );
     await page.goto(`${app.url}/agent-actions`);
     const ownedCard = page.locator('li.card', { hasText: `Browser test: the CSM's offer ${stamp}` });
     const otherCard = page.locator('li.card', { hasText: `Browser test: another CSM's offer ${stamp}` });
@@ -581,10 +711,14 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(owned.customer.csm!.email).toBe(csmEmail);
   });
 
-  test("\"Propose an action\" on a customer's page proposes it for a decision (the inbox has it); proposed again, the open one is found instead", async () => {
+  test('"Propose an action" on a customer\'s page proposes it for a decision (the inbox has it); proposed again, the open one is found instead', async () => {
     const { page } = admin;
-    const customers = (await asDemo<{ id: string; name: string; status: string }[]>('/api/customers?limit=100&sort=name')).filter((c) => c.status !== 'churned');
-    const planned = new Set((await asDemo<{ customer_id: string; status: string }[]>('/api/agent-actions?type=success_plan&limit=100')).map((a) => a.customer_id));
+    const customers = (await asDemo<{ id: string; name: string; status: string }[]>('/api/customers?limit=100&sort=name')).filter(
+      (c) => c.status !== 'churned',
+    );
+    const planned = new Set(
+      (await asDemo<{ customer_id: string; status: string }[]>('/api/agent-actions?type=success_plan&limit=100')).map((a) => a.customer_id),
+    );
     const customer = customers.find((c) => !planned.has(c.id))!;
     const rationale = `Browser test: a plan for ${customer.name}`;
     await page.goto(`${app.url}/customers/${encodeURIComponent(customer.id)}`);
@@ -596,13 +730,23 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Propose', exact: true }).click();
     const proposed = page.getByTestId('proposed');
     await proposed.getByText(`Proposed: success plan for ${customer.name}, pending approval.`).waitFor();
-    const [action] = await asDemo<{ id: string; status: string; params: { goals: string[] }; priority: string; requires_approval: boolean; rationale: string }[]>(
-      `/api/agent-actions?customer_id=${encodeURIComponent(customer.id)}&type=success_plan`,
+    const [action] = await asDemo<
+      { id: string; status: string; params: { goals: string[] }; priority: string; requires_approval: boolean; rationale: string }[]
+    >(`/api/agent-actions?customer_id=${encodeURIComponent(customer.id)}&type=success_plan`);
+    expect(action).toEqual(
+      expect.objectContaining({
+        status: 'pending_approval',
+        priority: 'high',
+        requires_approval: true,
+        rationale,
+        params: { goals: ['Adopt the reporting module', 'Train the two new admins'] },
+      }),
     );
-    expect(action).toEqual(expect.objectContaining({ status: 'pending_approval', priority: 'high', requires_approval: true, rationale, params: { goals: ['Adopt the reporting module', 'Train the two new admins'] } }));
     await screenshots(page, 'customer-propose');
     await page.getByRole('button', { name: 'Propose', exact: true }).click();
-    await proposed.getByText(`An open success plan for ${customer.name} already exists (pending approval): nothing new was proposed.`).waitFor();
+    await proposed
+      .getByText(`An open success plan for ${customer.name} already exists (pending approval): nothing new was proposed.`)
+      .waitFor();
     await proposed.getByRole('link', { name: 'See it in the inbox' }).click();
     await page.locator('li.card', { hasText: rationale }).waitFor();
   });
@@ -625,13 +769,17 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await screenshots(page, 'connector-signing');
     const command = await help.getByLabel(/^Try it/).inputValue();
     // Run apart from this process (the server answering it runs here).
-    const sent = Bun.spawn(['sh', '-c', `${command} -s -o /dev/null -w '%{http_code}'`], { env: { ...process.env, SECRET: secret }, stdout: 'pipe' });
+    const sent = Bun.spawn(['sh', '-c', `${command} -s -o /dev/null -w '%{http_code}'`], {
+      env: { ...process.env, SECRET: secret },
+      stdout: 'pipe',
+    });
     expect(await new Response(sent.stdout).text()).toBe('200');
     expect(await sent.exited).toBe(0);
   });
 
   test('CSRF: a form on another origin posting to /api/keys with the session cookie is refused (403) and makes no key', async () => {
-    const keyCount = async () => ((await (await api('/api/keys', { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data: unknown[] }).data.length;
+    const keyCount = async () =>
+      ((await (await api('/api/keys', { headers: { authorization: `Bearer ${demoKey}` } })).json()) as { data: unknown[] }).data.length;
     const before = await keyCount();
     const attacker = Bun.serve({
       port: 0,

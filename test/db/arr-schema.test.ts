@@ -19,7 +19,11 @@ for (const backend of BACKENDS) {
     afterAll(() => database.dispose());
 
     const customer = (orgId: string, extra: Partial<typeof customers.$inferInsert> = {}) =>
-      database.db.insert(customers).values({ id: newId('cus'), orgId, name: 'Acme', currency: 'EUR', ...extra }).returning().then((r) => r[0]!);
+      database.db
+        .insert(customers)
+        .values({ id: newId('cus'), orgId, name: 'Acme', currency: 'EUR', ...extra })
+        .returning()
+        .then((r) => r[0]!);
 
     test("a contract cannot point at another organisation's customer", async () => {
       const mine = await createOrgWithKey(database);
@@ -27,7 +31,16 @@ for (const backend of BACKENDS) {
       const theirCustomer = await customer(theirs.org.id);
       const error = await database.db
         .insert(contracts)
-        .values({ id: newId('ctr'), orgId: mine.org.id, customerId: theirCustomer.id, name: 'Pro', startDate: '2026-01-01', billingInterval: 'month', amount: 1000, currency: 'EUR' })
+        .values({
+          id: newId('ctr'),
+          orgId: mine.org.id,
+          customerId: theirCustomer.id,
+          name: 'Pro',
+          startDate: '2026-01-01',
+          billingInterval: 'month',
+          amount: 1000,
+          currency: 'EUR',
+        })
         .then(() => null, refusal);
       expect(error).toContain('contracts_org_id_customer_id_customers_org_id_id_fk');
     });
@@ -39,11 +52,28 @@ for (const backend of BACKENDS) {
       const theirCustomer = await customer(theirs.org.id);
       const [theirContract] = await database.db
         .insert(contracts)
-        .values({ id: newId('ctr'), orgId: theirs.org.id, customerId: theirCustomer.id, name: 'Pro', startDate: '2026-01-01', billingInterval: 'year', amount: 1, currency: 'EUR' })
+        .values({
+          id: newId('ctr'),
+          orgId: theirs.org.id,
+          customerId: theirCustomer.id,
+          name: 'Pro',
+          startDate: '2026-01-01',
+          billingInterval: 'year',
+          amount: 1,
+          currency: 'EUR',
+        })
         .returning();
       const error = await database.db
         .insert(invoices)
-        .values({ id: newId('inv'), orgId: mine.org.id, customerId: myCustomer.id, contractId: theirContract!.id, currency: 'EUR', amountDue: 100, issuedAt: new Date() })
+        .values({
+          id: newId('inv'),
+          orgId: mine.org.id,
+          customerId: myCustomer.id,
+          contractId: theirContract!.id,
+          currency: 'EUR',
+          amountDue: 100,
+          issuedAt: new Date(),
+        })
         .then(() => null, refusal);
       expect(error).toContain('invoices_customer_contract_fk');
     });
@@ -51,12 +81,29 @@ for (const backend of BACKENDS) {
     test("an invoice's contract is one of its own customer's", async () => {
       const { org } = await createOrgWithKey(database);
       const [alice, bob] = [await customer(org.id), await customer(org.id)];
-      const contract = { id: newId('ctr'), orgId: org.id, customerId: bob.id, name: 'Pro', startDate: '2026-01-01', billingInterval: 'year' as const, amount: 1, currency: 'EUR' };
+      const contract = {
+        id: newId('ctr'),
+        orgId: org.id,
+        customerId: bob.id,
+        name: 'Pro',
+        startDate: '2026-01-01',
+        billingInterval: 'year' as const,
+        amount: 1,
+        currency: 'EUR',
+      };
       await database.db.insert(contracts).values(contract);
       const invoice = (customerId: string) =>
         database.db
           .insert(invoices)
-          .values({ id: newId('inv'), orgId: org.id, customerId, contractId: contract.id, currency: 'EUR', amountDue: 100, issuedAt: new Date() })
+          .values({
+            id: newId('inv'),
+            orgId: org.id,
+            customerId,
+            contractId: contract.id,
+            currency: 'EUR',
+            amountDue: 100,
+            issuedAt: new Date(),
+          })
           .then(() => null, refusal);
       expect(await invoice(alice.id)).toContain('invoices_customer_contract_fk');
       expect(await invoice(bob.id)).toBeNull();
@@ -68,7 +115,16 @@ for (const backend of BACKENDS) {
       const contract = (currency: string) =>
         database.db
           .insert(contracts)
-          .values({ id: newId('ctr'), orgId: org.id, customerId: c.id, name: 'Pro', startDate: '2026-01-01', billingInterval: 'month', amount: 1000, currency })
+          .values({
+            id: newId('ctr'),
+            orgId: org.id,
+            customerId: c.id,
+            name: 'Pro',
+            startDate: '2026-01-01',
+            billingInterval: 'month',
+            amount: 1000,
+            currency,
+          })
           .then(() => null, refusal);
       const invoice = (currency: string) =>
         database.db
@@ -107,7 +163,17 @@ for (const backend of BACKENDS) {
       const contract = (extra: Partial<typeof contracts.$inferInsert>) =>
         database.db
           .insert(contracts)
-          .values({ id: newId('ctr'), orgId: org.id, customerId: c.id, name: 'Pro', startDate: '2026-01-01', billingInterval: 'month', amount: 1000, currency: 'EUR', ...extra })
+          .values({
+            id: newId('ctr'),
+            orgId: org.id,
+            customerId: c.id,
+            name: 'Pro',
+            startDate: '2026-01-01',
+            billingInterval: 'month',
+            amount: 1000,
+            currency: 'EUR',
+            ...extra,
+          })
           .then(() => null, refusal);
       expect(await contract({ amount: -1 })).toContain('contracts_amount_check');
       expect(await contract({ endDate: '2025-12-31' })).toContain('contracts_dates_check');

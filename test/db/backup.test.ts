@@ -24,7 +24,10 @@ async function installation(): Promise<{ dir: string; database: Database; protoc
   const database = await openEmbedded(join(dir, 'data'), 'test');
   await runMigrations(database, null);
   // Statements on their own, outside a transaction: a failed one leaves nothing to roll back.
-  const session = { query: async (text: string) => (await database.pglite!.query<Record<string, unknown>>(text)).rows, attempt: <T>(work: () => Promise<T>) => work() };
+  const session = {
+    query: async (text: string) => (await database.pglite!.query<Record<string, unknown>>(text)).rows,
+    attempt: <T>(work: () => Promise<T>) => work(),
+  };
   return { dir, database, protocol: { start: () => startBackup(session, process.pid), stop: () => stopBackup(session) } };
 }
 

@@ -13,7 +13,8 @@ for (const backend of BACKENDS) {
     });
     afterAll(() => database.dispose());
 
-    const one = async <T>(query: ReturnType<typeof sql>): Promise<T> => Object.values(rowsOf<Record<string, T>>(await database.db.execute(query))[0]!)[0]!;
+    const one = async <T>(query: ReturnType<typeof sql>): Promise<T> =>
+      Object.values(rowsOf<Record<string, T>>(await database.db.execute(query))[0]!)[0]!;
 
     test('contract ARR annualises the charge per interval', async () => {
       expect(Number(await one(sql`select revintel_contract_arr('month', 1000)`))).toBe(12_000);

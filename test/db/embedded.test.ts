@@ -22,7 +22,10 @@ describe('embedded database', () => {
     const dir = newDir();
     const first = await openEmbedded(dir, 'serve');
     try {
-      const error = await openEmbedded(dir, 'orgs list').then(() => null, (e: unknown) => e);
+      const error = await openEmbedded(dir, 'orgs list').then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(DataDirBusyError);
       expect((error as Error).message).toContain(dir);
       expect((error as Error).message).toContain(`process ${process.pid}`);
@@ -38,12 +41,19 @@ describe('embedded database', () => {
   test('another process holding DATA_DIR is named; when it dies, however it dies, the directory is free', async () => {
     const dir = newDir();
     const holder = Bun.spawn(
-      ['bun', '-e', `const { lockDataDir } = await import(${JSON.stringify(new URL('../../src/db/data-dir-lock.ts', import.meta.url).pathname)}); lockDataDir(${JSON.stringify(dir)}, 'serve'); console.log('locked'); await Bun.sleep(60000);`],
+      [
+        'bun',
+        '-e',
+        `const { lockDataDir } = await import(${JSON.stringify(new URL('../../src/db/data-dir-lock.ts', import.meta.url).pathname)}); lockDataDir(${JSON.stringify(dir)}, 'serve'); console.log('locked'); await Bun.sleep(60000);`,
+      ],
       { stdout: 'pipe', stderr: 'inherit' },
     );
     const reader = holder.stdout.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('locked');
-    const error = await openEmbedded(dir, 'serve').then(() => null, (e: unknown) => e);
+    const error = await openEmbedded(dir, 'serve').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(DataDirBusyError);
     expect((error as Error).message).toContain(`process ${holder.pid}`);
     expect(readLockHolder(dir)?.pid).toBe(holder.pid);
@@ -74,7 +84,10 @@ describe('embedded database', () => {
     const first = await openEmbedded(dir, 'serve');
     await first.close();
     // what a container killed on another host leaves on a shared volume: a file, no lock held
-    writeFileSync(lockPath(dir), JSON.stringify({ pid: 1, hostname: 'some-old-container', command: 'serve', since: '2026-01-01T00:00:00Z' }));
+    writeFileSync(
+      lockPath(dir),
+      JSON.stringify({ pid: 1, hostname: 'some-old-container', command: 'serve', since: '2026-01-01T00:00:00Z' }),
+    );
     const second = await openEmbedded(dir, 'serve');
     expect(JSON.parse(readFileSync(lockPath(dir), 'utf8')).pid).toBe(process.pid);
     await second.close();
@@ -96,7 +109,10 @@ describe('embedded database', () => {
     const dir = newDir();
     mkdirSync(join(dir, 'pgdata'), { recursive: true });
     writeFileSync(join(dir, 'pgdata', 'precious.txt'), 'not a cluster');
-    const error = await openEmbedded(dir, 'serve').then(() => null, (e: unknown) => e);
+    const error = await openEmbedded(dir, 'serve').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(String((error as Error)?.message)).toContain('holds no PostgreSQL cluster');
     expect(readFileSync(join(dir, 'pgdata', 'precious.txt'), 'utf8')).toBe('not a cluster');
     expect(readLockHolder(dir)).toBeNull();
@@ -106,7 +122,10 @@ describe('embedded database', () => {
     const dir = newDir();
     mkdirSync(join(dir, 'pgdata'), { recursive: true });
     writeFileSync(join(dir, 'pgdata', 'global'), 'half of a cluster');
-    const error = await openEmbedded(dir, 'serve').then(() => null, (e: unknown) => e);
+    const error = await openEmbedded(dir, 'serve').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(String((error as Error)?.message)).toContain('revintel restore FILE --force');
     expect(String((error as Error)?.message)).not.toContain('move it away');
   });
@@ -115,7 +134,10 @@ describe('embedded database', () => {
     const dir = newDir();
     mkdirSync(join(dir, 'pgdata.restore'), { recursive: true });
     writeFileSync(join(dir, 'pgdata.restore', 'PG_VERSION'), '17\n');
-    const error = await openEmbedded(dir, 'serve').then(() => null, (e: unknown) => e);
+    const error = await openEmbedded(dir, 'serve').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(String((error as Error)?.message)).toContain(`rename ${join(dir, 'pgdata.restore')} to ${join(dir, 'pgdata')}`);
     expect(existsSync(join(dir, 'pgdata'))).toBe(false);
   });

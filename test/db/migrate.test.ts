@@ -29,12 +29,23 @@ function firstMigrations(count: number): string {
 }
 
 /** An empty database of its own, migrated up to the first `count` migrations. */
-async function behindDatabase(backend: string, count: number): Promise<{ database: Database; url: string | null; dispose(): Promise<void> }> {
+async function behindDatabase(
+  backend: string,
+  count: number,
+): Promise<{ database: Database; url: string | null; dispose(): Promise<void> }> {
   if (backend === 'embedded') {
     const pglite = await PGlite.create();
     await migratePglite(drizzlePglite(pglite), { migrationsFolder: firstMigrations(count) });
     const db = drizzlePglite(pglite) as unknown as Db;
-    const database: Database = { kind: 'embedded', db, sql: null, pglite, ping: async () => {}, failure: () => null, close: () => pglite.close() };
+    const database: Database = {
+      kind: 'embedded',
+      db,
+      sql: null,
+      pglite,
+      ping: async () => {},
+      failure: () => null,
+      close: () => pglite.close(),
+    };
     return { database, url: null, dispose: () => pglite.close() };
   }
   const name = `test_migrate_${process.pid}_${Date.now()}`;
@@ -77,7 +88,10 @@ for (const backend of BACKENDS) {
       const holder = backend === 'postgres' ? postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} }) : null;
       try {
         await holder?.unsafe('select pg_advisory_lock(7312004221)');
-        expect(await runMigrations(database, backend === 'postgres' ? TEST_DATABASE_URL : null)).toEqual({ applied: 0, total: knownMigrations() });
+        expect(await runMigrations(database, backend === 'postgres' ? TEST_DATABASE_URL : null)).toEqual({
+          applied: 0,
+          total: knownMigrations(),
+        });
         expect(await isMigrated(database)).toBe(true);
       } finally {
         await holder?.end({ timeout: 5 });

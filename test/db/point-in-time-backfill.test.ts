@@ -38,7 +38,7 @@ async function freshDatabase(backend: string): Promise<Fresh> {
   if (backend === 'embedded') {
     const pglite = await PGlite.create();
     return {
-      run: async <T,>(text: string) => (await pglite.query<T>(text)).rows,
+      run: async <T>(text: string) => (await pglite.query<T>(text)).rows,
       exec: async (text) => void (await pglite.exec(text)),
       migrate: (folder) => migratePglite(drizzlePglite(pglite), { migrationsFolder: folder }),
       close: () => pglite.close(),
@@ -51,7 +51,7 @@ async function freshDatabase(backend: string): Promise<Fresh> {
   url.pathname = `/${name}`;
   const client = postgres(url.toString(), { max: 1, onnotice: () => {} });
   return {
-    run: async <T,>(text: string) => (await client.unsafe(text)) as unknown as T[],
+    run: async <T>(text: string) => (await client.unsafe(text)) as unknown as T[],
     exec: async (text) => void (await client.unsafe(text).simple()),
     migrate: (folder) => migratePostgres(drizzlePostgres(client), { migrationsFolder: folder }),
     close: async () => {
@@ -95,7 +95,9 @@ for (const backend of BACKENDS) {
     });
 
     test('a cancelled contract gets its end date when that came first, else the day of its last change; an evergreen one marked ended the day of its last change', async () => {
-      const rows = await database.run<{ id: string; cancelled_at: string | null }>(`select id, cancelled_at::text as cancelled_at from contracts order by id`);
+      const rows = await database.run<{ id: string; cancelled_at: string | null }>(
+        `select id, cancelled_at::text as cancelled_at from contracts order by id`,
+      );
       expect(Object.fromEntries(rows.map((r) => [r.id, r.cancelled_at]))).toEqual({
         ctr_deleted: null,
         ctr_done: null,
@@ -109,7 +111,9 @@ for (const backend of BACKENDS) {
     });
 
     test('a churned customer gets the UTC day of its last change; others none', async () => {
-      const rows = await database.run<{ id: string; churned_at: string | null }>(`select id, churned_at::text as churned_at from customers order by id`);
+      const rows = await database.run<{ id: string; churned_at: string | null }>(
+        `select id, churned_at::text as churned_at from customers order by id`,
+      );
       expect(rows).toEqual([
         { id: 'cus_gone', churned_at: '2026-03-10' },
         { id: 'cus_here', churned_at: null },
@@ -117,7 +121,13 @@ for (const backend of BACKENDS) {
     });
 
     test('each contract has one revision from its start (or the day it was written, if earlier); a deleted one a second, deleted from that day', async () => {
-      const rows = await database.run<{ contract_id: string; revision: number; valid_from: string; cancelled_at: string | null; deleted: boolean }>(
+      const rows = await database.run<{
+        contract_id: string;
+        revision: number;
+        valid_from: string;
+        cancelled_at: string | null;
+        deleted: boolean;
+      }>(
         `select contract_id, revision, valid_from::text as valid_from, cancelled_at::text as cancelled_at, deleted from contract_revisions order by contract_id, revision`,
       );
       expect(rows.map((r) => [r.contract_id, r.revision, r.valid_from, r.deleted])).toEqual([
@@ -136,9 +146,16 @@ for (const backend of BACKENDS) {
 
     test('the backfilled past is rebuilt: the notice is known from its day, the evergreen contract counts through it', async () => {
       const at = (day: string) =>
-        database.run<{ contract_id: string; status: string; counted: boolean }>(`select contract_id, status, counted from revintel_contracts_at('org_bf', '${day}') order by contract_id`);
+        database.run<{ contract_id: string; status: string; counted: boolean }>(
+          `select contract_id, status, counted from revintel_contracts_at('org_bf', '${day}') order by contract_id`,
+        );
       const before = Object.fromEntries((await at('2026-03-09')).map((r) => [r.contract_id, [r.status, r.counted]]));
-      expect(before).toMatchObject({ ctr_notice: ['active', true], ctr_evergreen: ['active', true], ctr_deleted: ['active', true], ctr_done: ['ended', false] });
+      expect(before).toMatchObject({
+        ctr_notice: ['active', true],
+        ctr_evergreen: ['active', true],
+        ctr_deleted: ['active', true],
+        ctr_done: ['ended', false],
+      });
       const after = Object.fromEntries((await at('2026-03-11')).map((r) => [r.contract_id, [r.status, r.counted]]));
       expect(after).toMatchObject({ ctr_notice: ['cancelled', true], ctr_evergreen: ['cancelled', false], ctr_stopped: ['ended', false] });
       expect(after.ctr_deleted).toBeUndefined();

@@ -41,25 +41,77 @@ for (const backend of BACKENDS) {
     const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
 
     async function customer(input: Partial<CustomerPatch> = {}, org = orgId): Promise<string> {
-      const [outcome] = await inTransaction((tx) => writeCustomers(tx, org, [{ index: 0, input: { external_id: unique('c'), name: 'Acme', currency: 'EUR', ...input } }]));
+      const [outcome] = await inTransaction((tx) =>
+        writeCustomers(tx, org, [{ index: 0, input: { external_id: unique('c'), name: 'Acme', currency: 'EUR', ...input } }]),
+      );
       if (outcome?.outcome === 'rejected') throw outcome.error;
       return outcome!.id;
     }
-    async function contract(customerId: string, input: Partial<ContractPatch> = {}, org = orgId): Promise<{ id: string; externalId: string }> {
+    async function contract(
+      customerId: string,
+      input: Partial<ContractPatch> = {},
+      org = orgId,
+    ): Promise<{ id: string; externalId: string }> {
       const externalId = unique('k');
       const [outcome] = await inTransaction((tx) =>
-        writeContracts(tx, org, [{ index: 0, input: { external_id: externalId, customer_id: customerId, name: 'Pro', start_date: day(-100), billing_interval: 'month', amount: 1000, ...input } }]),
+        writeContracts(tx, org, [
+          {
+            index: 0,
+            input: {
+              external_id: externalId,
+              customer_id: customerId,
+              name: 'Pro',
+              start_date: day(-100),
+              billing_interval: 'month',
+              amount: 1000,
+              ...input,
+            },
+          },
+        ]),
       );
       if (outcome?.outcome === 'rejected') throw outcome.error;
       return { id: outcome!.id, externalId };
     }
     const upsertContract = (customerId: string, externalId: string, input: Partial<ContractPatch>) =>
-      inTransaction((tx) => writeContracts(tx, orgId, [{ index: 0, input: { external_id: externalId, customer_id: customerId, name: 'Pro', start_date: day(-100), billing_interval: 'month', amount: 1000, ...input } }]));
+      inTransaction((tx) =>
+        writeContracts(tx, orgId, [
+          {
+            index: 0,
+            input: {
+              external_id: externalId,
+              customer_id: customerId,
+              name: 'Pro',
+              start_date: day(-100),
+              billing_interval: 'month',
+              amount: 1000,
+              ...input,
+            },
+          },
+        ]),
+      );
     const patch = (id: string, input: ContractPatch) => inTransaction((tx) => patchContract(tx, orgId, id, input));
-    const stopped = async (id: string) => (await query<{ status: string; cancelled_at: string | null }>(sql`select status, cancelled_at::text as cancelled_at from contracts where id = ${id}`))[0]!;
-    const churn = async (id: string) => (await query<{ status: string; churned_at: string | null }>(sql`select status, churned_at::text as churned_at from customers where id = ${id}`))[0]!;
+    const stopped = async (id: string) =>
+      (
+        await query<{ status: string; cancelled_at: string | null }>(
+          sql`select status, cancelled_at::text as cancelled_at from contracts where id = ${id}`,
+        )
+      )[0]!;
+    const churn = async (id: string) =>
+      (
+        await query<{ status: string; churned_at: string | null }>(
+          sql`select status, churned_at::text as churned_at from customers where id = ${id}`,
+        )
+      )[0]!;
     const revisions = (id: string) =>
-      query<{ revision: number; valid_from: string; status: string; amount: string | number; seats: number | null; cancelled_at: string | null; deleted: boolean }>(
+      query<{
+        revision: number;
+        valid_from: string;
+        status: string;
+        amount: string | number;
+        seats: number | null;
+        cancelled_at: string | null;
+        deleted: boolean;
+      }>(
         sql`select revision, valid_from::text as valid_from, status, amount, seats, cancelled_at::text as cancelled_at, deleted from contract_revisions where contract_id = ${id} order by revision`,
       );
 
@@ -101,9 +153,15 @@ for (const backend of BACKENDS) {
       test('a cancelled_at on a live contract is refused, naming the field', async () => {
         const c = await customer();
         const { id } = await contract(c);
-        await expect(patch(id, { cancelled_at: day(-1) })).rejects.toMatchObject({ code: 'validation_failed', message: expect.stringContaining('Invalid field "cancelled_at"') });
+        await expect(patch(id, { cancelled_at: day(-1) })).rejects.toMatchObject({
+          code: 'validation_failed',
+          message: expect.stringContaining('Invalid field "cancelled_at"'),
+        });
         const [rejected] = await upsertContract(c, unique('k'), { status: 'active', cancelled_at: day(-1) });
-        expect(rejected).toMatchObject({ outcome: 'rejected', error: { code: 'validation_failed', message: expect.stringContaining('Invalid field "cancelled_at"') } });
+        expect(rejected).toMatchObject({
+          outcome: 'rejected',
+          error: { code: 'validation_failed', message: expect.stringContaining('Invalid field "cancelled_at"') },
+        });
       });
 
       test('a customer whose status becomes churned gets today; one that comes back loses it; a date on a live customer is refused', async () => {
@@ -126,7 +184,17 @@ for (const backend of BACKENDS) {
       test('a new contract has one revision, holding from its start_date (from today when it starts later)', async () => {
         const c = await customer();
         const past = await contract(c, { start_date: day(-400) });
-        expect(await revisions(past.id)).toEqual([{ revision: 1, valid_from: day(-400), status: 'active', amount: expect.anything(), seats: null, cancelled_at: null, deleted: false }]);
+        expect(await revisions(past.id)).toEqual([
+          {
+            revision: 1,
+            valid_from: day(-400),
+            status: 'active',
+            amount: expect.anything(),
+            seats: null,
+            cancelled_at: null,
+            deleted: false,
+          },
+        ]);
         const future = await contract(c, { start_date: day(30) });
         expect((await revisions(future.id)).map((r) => r.valid_from)).toEqual([day(0)]);
       });
@@ -218,7 +286,15 @@ for (const backend of BACKENDS) {
 
       test('the renewal holds its first terms before the amendment, and no cancellation is known', async () => {
         const renewed = (await view(day(-365)))[renewal]!;
-        expect(renewed).toMatchObject({ counted: true, status: 'active', amount: 1000, seats: 10, arr: 12_000, cancelled_at: null, revision: 1 });
+        expect(renewed).toMatchObject({
+          counted: true,
+          status: 'active',
+          amount: 1000,
+          seats: 10,
+          arr: 12_000,
+          cancelled_at: null,
+          revision: 1,
+        });
       });
 
       test('a change dated after the day changes nothing on that day', async () => {
@@ -239,7 +315,13 @@ for (const backend of BACKENDS) {
 
       test("the customer's counted contracts, ARR and churn on each day", async () => {
         const at = async (d: string) => (await customersAt(db, { orgId, day: d })).find((c) => c.customer_id === customerId);
-        expect(await at(day(-400))).toEqual({ customer_id: customerId, churned: false, churned_at: null, contracts_counted: 1, arr: 12_000 });
+        expect(await at(day(-400))).toEqual({
+          customer_id: customerId,
+          churned: false,
+          churned_at: null,
+          contracts_counted: 1,
+          arr: 12_000,
+        });
         expect(await at(day(-250))).toMatchObject({ contracts_counted: 2, arr: 12_000 + 600 });
         expect(await at(day(0))).toMatchObject({ contracts_counted: 1, arr: 18_000 });
         await inTransaction((tx) => patchCustomer(tx, orgId, customerId, { status: 'churned', churned_at: day(-10) }));

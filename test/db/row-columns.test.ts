@@ -31,8 +31,31 @@ for (const backend of BACKENDS) {
       await db.transaction(async (txn) => {
         const tx = txn as unknown as Db;
         await writeCustomers(tx, orgId, [{ index: 0, input: { external_id: 'c1', name: 'Acme', currency: 'EUR' } }]);
-        await writeContracts(tx, orgId, [{ index: 0, input: { external_id: 'k1', customer_external_id: 'c1', name: 'Pro', start_date: '2020-01-01', billing_interval: 'month', amount: 1000 } }]);
-        await writeInvoices(tx, orgId, [{ index: 0, input: { external_id: 'i1', contract_external_id: 'k1', amount_due: 1000, issued_at: '2026-01-01T00:00:00Z', due_date: '2026-01-31' } }]);
+        await writeContracts(tx, orgId, [
+          {
+            index: 0,
+            input: {
+              external_id: 'k1',
+              customer_external_id: 'c1',
+              name: 'Pro',
+              start_date: '2020-01-01',
+              billing_interval: 'month',
+              amount: 1000,
+            },
+          },
+        ]);
+        await writeInvoices(tx, orgId, [
+          {
+            index: 0,
+            input: {
+              external_id: 'i1',
+              contract_external_id: 'k1',
+              amount_due: 1000,
+              issued_at: '2026-01-01T00:00:00Z',
+              due_date: '2026-01-31',
+            },
+          },
+        ]);
       });
       const connector = await makeConnector(database, orgId);
       ticketId = newId('tkt');
@@ -42,8 +65,16 @@ for (const backend of BACKENDS) {
 
     const page = { limit: 10 };
     const queries: { name: string; shape: Parameters<typeof rowKeys>[0]; rows: () => Promise<object[]> }[] = [
-      { name: 'a page of customers in an order of their own columns', shape: LISTED_CUSTOMER_ROW, rows: () => listCustomers(db, { orgId, today, filters: {}, sort: 'name', ...page }) },
-      { name: 'a page of customers chosen by a derived value', shape: LISTED_CUSTOMER_ROW, rows: () => listCustomers(db, { orgId, today, filters: {}, sort: 'arr', ...page }) },
+      {
+        name: 'a page of customers in an order of their own columns',
+        shape: LISTED_CUSTOMER_ROW,
+        rows: () => listCustomers(db, { orgId, today, filters: {}, sort: 'name', ...page }),
+      },
+      {
+        name: 'a page of customers chosen by a derived value',
+        shape: LISTED_CUSTOMER_ROW,
+        rows: () => listCustomers(db, { orgId, today, filters: {}, sort: 'arr', ...page }),
+      },
       { name: 'one customer', shape: CUSTOMER_ROW, rows: async () => [await getCustomer(db, orgId, 'ext:c1', today)] },
       { name: 'a page of contracts', shape: CONTRACT_ROW, rows: () => listContracts(db, { orgId, today, filters: {}, ...page }) },
       { name: 'one contract', shape: CONTRACT_ROW, rows: async () => [await getContract(db, orgId, 'ext:k1', today)] },

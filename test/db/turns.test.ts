@@ -49,7 +49,10 @@ describe('background turns on the embedded database', () => {
     const turns = createBackgroundTurns({ maxWaitMs: 60_000 });
     turns.requestStarted();
     let ran = false;
-    const unit = turns.inTurn(localRunner(database.db, units)).run('hold', { n: 0 }).then(() => (ran = true));
+    const unit = turns
+      .inTurn(localRunner(database.db, units))
+      .run('hold', { n: 0 })
+      .then(() => (ran = true));
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(ran).toBe(false);
     turns.requestEnded();
@@ -68,7 +71,10 @@ describe('background turns on the embedded database', () => {
   test('sources take turns: a unit from the CLI runs after at most one of the queue the job loop has waiting', async () => {
     const turns = createBackgroundTurns();
     const order: string[] = [];
-    const traced = (label: string) => ({ ...units, hold: async (db: Db, args: { n: number }) => (await units.hold(db, args), void order.push(`${label}${args.n}`)) });
+    const traced = (label: string) => ({
+      ...units,
+      hold: async (db: Db, args: { n: number }) => (await units.hold(db, args), void order.push(`${label}${args.n}`)),
+    });
     const jobs = turns.inTurn(localRunner(database.db, traced('job')));
     const cli = turns.inTurn(localRunner(database.db, traced('cli')));
     const queued = Array.from({ length: 5 }, (_, n) => jobs.run('hold', { n }));

@@ -21,7 +21,15 @@ async function installation(root: string, orgs: string[]): Promise<string> {
   const dataDir = join(root, 'data');
   for (const name of orgs) {
     expect((await runCli(['orgs', 'create', '--name', name, '--plan', 'enterprise'], { DATA_DIR: dataDir }, { cwd: root })).code).toBe(0);
-    expect((await runCli(['connectors', 'create', '--org', name, '--platform', 'generic', '--name', 'Desk', '--generate-secret'], { DATA_DIR: dataDir }, { cwd: root })).code).toBe(0);
+    expect(
+      (
+        await runCli(
+          ['connectors', 'create', '--org', name, '--platform', 'generic', '--name', 'Desk', '--generate-secret'],
+          { DATA_DIR: dataDir },
+          { cwd: root },
+        )
+      ).code,
+    ).toBe(0);
   }
   return dataDir;
 }
@@ -107,10 +115,16 @@ describe('a restore --force killed during its swap', () => {
       expect(killed.code).toBe(KILLED);
 
       const listed = await runCli(['orgs', 'list', '--json'], env, { cwd });
-      expect(listed.stderr).toContain(`was interrupted ${notice === 'finished' ? 'after' : 'before'} its database was put in place: ${notice}`);
+      expect(listed.stderr).toContain(
+        `was interrupted ${notice === 'finished' ? 'after' : 'before'} its database was put in place: ${notice}`,
+      );
       expect(orgNames(listed)).toEqual([...orgs]);
       expect(readFileSync(join(dataDir, 'secret.key'), 'utf8')).toBe(key());
-      expect(readdirSync(dataDir).filter((name) => name.startsWith('pgdata')).sort()).toEqual(['pgdata']);
+      expect(
+        readdirSync(dataDir)
+          .filter((name) => name.startsWith('pgdata'))
+          .sort(),
+      ).toEqual(['pgdata']);
     }, 120_000);
   }
 
@@ -138,6 +152,10 @@ describe('a restore --force killed during its swap', () => {
     expect(again.json).toMatchObject({ replaced: true });
     const listed = await runCli(['orgs', 'list', '--json'], env, { cwd });
     expect(orgNames(listed)).toEqual([...NEW_ORGS]);
-    expect(readdirSync(dataDir).filter((name) => name.startsWith('pgdata')).sort()).toEqual(['pgdata']);
+    expect(
+      readdirSync(dataDir)
+        .filter((name) => name.startsWith('pgdata'))
+        .sort(),
+    ).toEqual(['pgdata']);
   }, 120_000);
 });

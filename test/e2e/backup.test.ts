@@ -23,7 +23,9 @@ describe('backup and restore of the embedded database', () => {
     servers.push(server);
     expect((await runCli(['orgs', 'create', '--name', 'Backed Up', '--plan', 'enterprise'], env, { cwd })).code).toBe(0);
     const key = (await runCli(['keys', 'create', '--org', 'Backed Up', '--name', 'k', '--json'], env, { cwd })).json.secret as string;
-    const connector = (await runCli(['connectors', 'create', '--org', 'Backed Up', '--platform', 'generic', '--name', 'Desk', '--json'], env, { cwd })).json.id as string;
+    const connector = (
+      await runCli(['connectors', 'create', '--org', 'Backed Up', '--platform', 'generic', '--name', 'Desk', '--json'], env, { cwd })
+    ).json.id as string;
 
     // The backup starts when the 300th delivery is acknowledged: those 300 came before it.
     const file = join(cwd, 'nightly.rvb');
@@ -66,7 +68,10 @@ describe('backup and restore of the embedded database', () => {
     expect(occupied.code).toBe(2);
     expect(occupied.stderr).toContain('--force');
     const bytes = readFileSync(file);
-    for (const [name, at] of [['payload', Math.floor(bytes.length / 2)], ['manifest', bytes.length - 200]] as const) {
+    for (const [name, at] of [
+      ['payload', Math.floor(bytes.length / 2)],
+      ['manifest', bytes.length - 200],
+    ] as const) {
       const damaged = join(cwd, `damaged-${name}.rvb`);
       const copy = Buffer.from(bytes);
       copy[at] = copy[at]! ^ 0xff;

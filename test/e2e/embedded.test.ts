@@ -88,7 +88,12 @@ describe('the binary on the embedded database', () => {
 
   test('a CLI killed mid-command never wedges the server', async () => {
     for (let i = 0; i < 8; i++) {
-      const proc = Bun.spawn([ensureBinary(), 'keys', 'create', '--org', orgId, '--name', `killed-${i}`], { cwd, env: { PATH: process.env.PATH! }, stdout: 'ignore', stderr: 'ignore' });
+      const proc = Bun.spawn([ensureBinary(), 'keys', 'create', '--org', orgId, '--name', `killed-${i}`], {
+        cwd,
+        env: { PATH: process.env.PATH! },
+        stdout: 'ignore',
+        stderr: 'ignore',
+      });
       await Bun.sleep(i * 15);
       proc.kill('SIGKILL');
       await proc.exited;
@@ -110,7 +115,9 @@ describe('the binary on the embedded database', () => {
     // a whole request, then gone before the answer
     const body = JSON.stringify({ org: orgId, name: 'sent-then-gone', expiresAt: null, actor: 'cli:test' });
     const whole = await connect();
-    whole.write(`POST /units/keys.create HTTP/1.1\r\nHost: revintel\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    whole.write(
+      `POST /units/keys.create HTTP/1.1\r\nHost: revintel\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     whole.terminate();
     const names = await waitFor(async () => {
       const list = await runCli(['keys', 'list', '--org', orgId, '--json'], env, { cwd });
@@ -164,7 +171,14 @@ describe('the binary on the embedded database', () => {
 
   test('SIGTERM: a clean exit 0, DATA_DIR released, everything kept (in-flight requests: test/server.test.ts)', async () => {
     // requests keep arriving until the signal
-    const load = Promise.all(Array.from({ length: 50 }, () => get(`${server.url}/api/me`, secret).then((r) => r.status, () => 0)));
+    const load = Promise.all(
+      Array.from({ length: 50 }, () =>
+        get(`${server.url}/api/me`, secret).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      ),
+    );
     server.kill('SIGTERM');
     const statuses = await load;
     expect(statuses.every((status) => status === 200 || status === 0)).toBe(true); // answered in full, or refused at connect

@@ -39,7 +39,23 @@ for (const _ of suites) {
       const env = { DATA_DIR: join(cwd, 'data') };
       const demo = await runCli(['demo', '--customers', '150', '--json'], env, { cwd });
       expect(demo.code).toBe(0);
-      const connector = await runCli(['connectors', 'create', '--org', demo.json.org_id, '--platform', 'generic', '--name', 'Signed desk', '--secret', 'export-webhook-secret', '--json'], env, { cwd });
+      const connector = await runCli(
+        [
+          'connectors',
+          'create',
+          '--org',
+          demo.json.org_id,
+          '--platform',
+          'generic',
+          '--name',
+          'Signed desk',
+          '--secret',
+          'export-webhook-secret',
+          '--json',
+        ],
+        env,
+        { cwd },
+      );
       expect(connector.code).toBe(0);
 
       const exported = await runCli(['export', '--to', url.href, '--batch-size', '500', '--json'], env, { cwd });
@@ -54,13 +70,24 @@ for (const _ of suites) {
       expect(again.code).toBe(2);
       expect(again.stderr).toContain('not empty');
 
-      const server = await startServe({ DATABASE_URL: url.href, SECRET_KEY: readFileSync(join(cwd, 'data', 'secret.key'), 'utf8').trim() }, { cwd });
+      const server = await startServe(
+        { DATABASE_URL: url.href, SECRET_KEY: readFileSync(join(cwd, 'data', 'secret.key'), 'utf8').trim() },
+        { cwd },
+      );
       servers.push(server);
       expect((await get(`${server.url}/api/customers?limit=1`, demo.json.secret)).status).toBe(200);
       const body = JSON.stringify({ ticket: { id: 'MOVED-1', subject: 'After the move' } });
-      const delivered = await fetch(`${server.url}/api/webhooks/tickets?connectorId=${connector.json.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature('export-webhook-secret', body) }, body });
+      const delivered = await fetch(`${server.url}/api/webhooks/tickets?connectorId=${connector.json.id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature('export-webhook-secret', body) },
+        body,
+      });
       expect(delivered.status).toBe(200);
-      const forged = await fetch(`${server.url}/api/webhooks/tickets?connectorId=${connector.json.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature('another-secret', body) }, body });
+      const forged = await fetch(`${server.url}/api/webhooks/tickets?connectorId=${connector.json.id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature('another-secret', body) },
+        body,
+      });
       expect(forged.status).toBe(401);
     }, 120_000);
   });

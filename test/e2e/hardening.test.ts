@@ -50,7 +50,13 @@ async function raw(head: string, trickle: string[] = [], everyMs = 0): Promise<s
 }
 
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
-const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n/, '').replace(/\r\n0\r\n\r\n$/, ''));
+const bodyOf = (answer: string) =>
+  JSON.parse(
+    answer
+      .slice(answer.indexOf('\r\n\r\n') + 4)
+      .replace(/^[0-9a-f]+\r\n/, '')
+      .replace(/\r\n0\r\n\r\n$/, ''),
+  );
 
 describe('the binary at the socket', () => {
   test('a Host of one character and a path taken as-is: the gate judges the path the router serves', async () => {
@@ -66,7 +72,10 @@ describe('the binary at the socket', () => {
       [`GET /api/customers HTTP/1.1\r\nHost: x/y\r\nConnection: close\r\n\r\n`, 401],
       [`GET /api/customers?limit=1 HTTP/1.1\r\nHost: a b\r\n${authorization}Connection: close\r\n\r\n`, 200],
       [`GET /api/customers?limit=1 HTTP/1.1\r\nHost: [::1\r\n${authorization}Connection: close\r\n\r\n`, 200],
-      [`POST /api/webhooks/tickets?connectorId=con_unknown HTTP/1.1\r\nHost: [\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 404],
+      [
+        `POST /api/webhooks/tickets?connectorId=con_unknown HTTP/1.1\r\nHost: [\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+        404,
+      ],
     ];
     for (const [request, status] of cases) {
       const answer = await raw(request);

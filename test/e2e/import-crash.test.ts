@@ -26,7 +26,12 @@ function customersCsv(dir: string): string {
 
 /** Starts an import, waits until `committed()` says part of it is in, kills it with SIGKILL. */
 async function importKilledMidway(args: string[], env: Record<string, string>, cwd: string, committed: () => Promise<boolean>) {
-  const proc = Bun.spawn([ensureBinary(), ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: '/tmp', ...env }, stdout: 'pipe', stderr: 'pipe' });
+  const proc = Bun.spawn([ensureBinary(), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: '/tmp', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   try {
     await waitFor(async () => (await committed()) || proc.exitCode !== null, 60_000);
     expect(proc.exitCode).toBeNull(); // still importing: the kill is mid-way
@@ -42,13 +47,22 @@ describe('an import killed with SIGKILL, then run again (embedded, through the s
     dirs.push(cwd);
     const server = await startServe({}, { cwd });
     servers.push(server);
-    const org = await runCli(['orgs', 'create', '--name', 'Importer', '--plan', 'enterprise', '--limit-per-minute', '100000', '--json'], {}, { cwd });
+    const org = await runCli(
+      ['orgs', 'create', '--name', 'Importer', '--plan', 'enterprise', '--limit-per-minute', '100000', '--json'],
+      {},
+      { cwd },
+    );
     const key = await runCli(['keys', 'create', '--org', 'Importer', '--name', 'test', '--json'], {}, { cwd });
     expect(key.code).toBe(0);
     const file = customersCsv(cwd);
     const args = ['import', 'customers', file, '--org', org.json.id, '--batch-size', BATCH, '--json'];
 
-    await importKilledMidway(args, {}, cwd, async () => (await get(`${server.url}/api/customers/ext:cus-1000`, key.json.secret)).status === 200);
+    await importKilledMidway(
+      args,
+      {},
+      cwd,
+      async () => (await get(`${server.url}/api/customers/ext:cus-1000`, key.json.secret)).status === 200,
+    );
     // The server is not wedged: it answers, and the CLI works through it.
     expect((await get(`${server.url}/readyz`)).status).toBe(200);
     const partial = await runCli(['import', 'customers', file, '--org', org.json.id, '--json'], {}, { cwd });
@@ -65,7 +79,10 @@ describe('an import killed with SIGKILL, then run again (embedded, through the s
     expect(((await last.json()) as any).data.name).toBe(`Company ${ROWS - 1}, Ltd`);
     // Rows cross the admin socket as they are: a metadata value that looks like a time stays as written.
     const ndjson = join(cwd, 'more.ndjson');
-    writeFileSync(ndjson, `${JSON.stringify({ external_id: 'cus-meta', name: 'Meta', currency: 'EUR', metadata: { syncedAt: '2026-01-01T00:00:00Z' } })}\n`);
+    writeFileSync(
+      ndjson,
+      `${JSON.stringify({ external_id: 'cus-meta', name: 'Meta', currency: 'EUR', metadata: { syncedAt: '2026-01-01T00:00:00Z' } })}\n`,
+    );
     expect((await runCli(['import', 'customers', ndjson, '--org', org.json.id, '--json'], {}, { cwd })).json).toMatchObject({ created: 1 });
     const meta = await get(`${server.url}/api/customers/ext:cus-meta`, key.json.secret);
     expect(((await meta.json()) as any).data.metadata).toEqual({ syncedAt: '2026-01-01T00:00:00Z' });
@@ -85,8 +102,14 @@ describe.skipIf(!TEST_DATABASE_URL)('an import killed with SIGKILL, then run aga
     const env = { DATABASE_URL: TEST_DATABASE_URL! };
     const org = await runCli(['orgs', 'create', '--name', `Importer ${Date.now()}`, '--plan', 'enterprise', '--json'], env);
     const file = customersCsv(dir);
-    const count = async () => rowsOf<{ n: number }>(await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${org.json.id}`))[0]!.n;
-    await importKilledMidway(['import', 'customers', file, '--org', org.json.id, '--batch-size', BATCH, '--json'], env, dir, async () => (await count()) >= 1000);
+    const count = async () =>
+      rowsOf<{ n: number }>(await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${org.json.id}`))[0]!.n;
+    await importKilledMidway(
+      ['import', 'customers', file, '--org', org.json.id, '--batch-size', BATCH, '--json'],
+      env,
+      dir,
+      async () => (await count()) >= 1000,
+    );
     const committed = await count();
     expect(committed % Number(BATCH)).toBe(0); // whole batches only
     const rerun = await runCli(['import', 'customers', file, '--org', org.json.id, '--json'], env);

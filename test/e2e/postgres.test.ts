@@ -120,7 +120,9 @@ for (const _ of suites) {
         await runCli(['orgs', 'create', '--name', 'Redis Co', '--plan', 'growth_agents', '--limit-per-minute', '25'], env);
         const key = await runCli(['keys', 'create', '--org', 'Redis Co', '--name', 'k', '--json'], env);
         await awayFromMinuteBoundary();
-        const statuses = await Promise.all(Array.from({ length: 80 }, (_, i) => get(`${(i % 2 ? a : b).url}/api/me`, key.json.secret).then((r) => r.status)));
+        const statuses = await Promise.all(
+          Array.from({ length: 80 }, (_, i) => get(`${(i % 2 ? a : b).url}/api/me`, key.json.secret).then((r) => r.status)),
+        );
         expect(statuses.filter((s) => s === 200).length).toBe(25);
       });
     }
@@ -129,27 +131,52 @@ for (const _ of suites) {
       const slack = fakeSlack();
       try {
         const url = await emptyDatabase();
-        const env = { DATABASE_URL: url, SECRET_KEY: 'two-instances-secret-key-0123456789abcdef', SLACK_API_BASE: slack.base, ALLOW_INSECURE_PLATFORM_URLS: 'true' };
+        const env = {
+          DATABASE_URL: url,
+          SECRET_KEY: 'two-instances-secret-key-0123456789abcdef',
+          SLACK_API_BASE: slack.base,
+          ALLOW_INSECURE_PLATFORM_URLS: 'true',
+        };
         const [a, b] = [track(await startServe(env)), track(await startServe(env))];
         await runCli(['orgs', 'create', '--name', 'Chatty', '--plan', 'enterprise'], env);
         const key = (await runCli(['keys', 'create', '--org', 'Chatty', '--name', 'k', '--json'], env)).json.secret as string;
-        expect((await runCli(['chat', 'add', 'slack', '--org', 'Chatty', '--team-id', 'T0TWO', '--bot-token', 'xoxb-two-instances'], env)).code).toBe(0);
+        expect(
+          (await runCli(['chat', 'add', 'slack', '--org', 'Chatty', '--team-id', 'T0TWO', '--bot-token', 'xoxb-two-instances'], env)).code,
+        ).toBe(0);
         const call = (server: ServeProcess, method: string, path: string, body?: unknown) =>
-          fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
-        expect((await call(a, 'POST', '/api/csms', { email: 'ana@chatty.test', name: 'Ana', slack_user_id: 'U0ANA', channels: ['slack'] })).status).toBe(201);
+          fetch(`${server.url}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+        expect(
+          (await call(a, 'POST', '/api/csms', { email: 'ana@chatty.test', name: 'Ana', slack_user_id: 'U0ANA', channels: ['slack'] }))
+            .status,
+        ).toBe(201);
         // Twenty actions proposed through both instances at once, then approved through the other one.
         const ids = await Promise.all(
           Array.from({ length: 20 }, async (_, i) => {
             const server = i % 2 ? a : b;
-            const customer = await call(server, 'POST', '/api/customers', { external_id: `c-${i}`, name: `Customer ${i}`, currency: 'EUR', csm: { email: 'ana@chatty.test' } });
-            const action = await call(server, 'POST', '/api/agent-actions', { customer_id: customer.body.data.id, type: 'check_in', params: { channel: 'call', due_in_days: 3 } });
+            const customer = await call(server, 'POST', '/api/customers', {
+              external_id: `c-${i}`,
+              name: `Customer ${i}`,
+              currency: 'EUR',
+              csm: { email: 'ana@chatty.test' },
+            });
+            const action = await call(server, 'POST', '/api/agent-actions', {
+              customer_id: customer.body.data.id,
+              type: 'check_in',
+              params: { channel: 'call', due_in_days: 3 },
+            });
             expect(action.status).toBe(201);
             return action.body.data.id as string;
           }),
         );
         const actionOf = (body: unknown) => /act_[A-Za-z0-9]+/.exec(JSON.stringify(body))?.[0];
         await waitFor(async () => slack.callsOf('chat.postMessage').length >= 20, 20_000);
-        await Promise.all(ids.map((id, i) => call(i % 2 ? b : a, 'POST', `/api/agent-actions/${id}/approve`).then((r) => expect(r.status).toBe(200))));
+        await Promise.all(
+          ids.map((id, i) => call(i % 2 ? b : a, 'POST', `/api/agent-actions/${id}/approve`).then((r) => expect(r.status).toBe(200))),
+        );
         await waitFor(async () => slack.callsOf('chat.update').length >= 20, 20_000);
         await Bun.sleep(1_000); // room for a second send, were there one
         const posted = slack.callsOf('chat.postMessage').map((c) => actionOf(c.body));

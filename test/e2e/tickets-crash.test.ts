@@ -18,7 +18,9 @@ async function makeConnector({ env, cwd }: Setup): Promise<{ org: string; connec
   const org = uniqueName('tickets');
   const made = await runCli(['orgs', 'create', '--name', org, '--plan', 'enterprise', '--json'], env, { cwd });
   expect(made.code).toBe(0);
-  const connector = await runCli(['connectors', 'create', '--org', org, '--platform', 'generic', '--name', 'Burst desk', '--json'], env, { cwd });
+  const connector = await runCli(['connectors', 'create', '--org', org, '--platform', 'generic', '--name', 'Burst desk', '--json'], env, {
+    cwd,
+  });
   expect(connector.code).toBe(0);
   return { org, connector: connector.json.id };
 }

@@ -65,10 +65,14 @@ async function killMidTraining(setup: Setup) {
 
   server = await startServe(setup.env, { cwd: setup.cwd });
   servers.push(server);
-  const done = await waitFor(async () => {
-    const shown = await job(setup, jobId);
-    return shown.state === 'done' && shown;
-  }, 120_000, 500);
+  const done = await waitFor(
+    async () => {
+      const shown = await job(setup, jobId);
+      return shown.state === 'done' && shown;
+    },
+    120_000,
+    500,
+  );
   expect(done.attempts).toBe(2);
   const models = await api(server, key, '/api/cfo/models?limit=100');
   const fromJob = (models.body.data as { status: string; metrics: { job_id?: string } }[]).filter((m) => m.metrics.job_id === jobId);
@@ -93,7 +97,9 @@ describe('retraining in the fitting thread of the binary', () => {
   if (databaseUrl) {
     /** A database of its own: the nightly run retrains every organisation it holds. */
     async function ownDatabase(): Promise<string> {
-      const name = `revintel_e2e_${uniqueName('t').replace(/[^a-z0-9]/gi, '').toLowerCase()}`;
+      const name = `revintel_e2e_${uniqueName('t')
+        .replace(/[^a-z0-9]/gi, '')
+        .toLowerCase()}`;
       const admin = postgres(databaseUrl!, { max: 1, onnotice: () => {} });
       await admin.unsafe(`create database ${name}`);
       await admin.end();
@@ -131,10 +137,14 @@ describe('retraining in the fitting thread of the binary', () => {
       const a = await startServe(setup.env, { cwd });
       const b = await startServe(setup.env, { cwd });
       servers.push(a, b);
-      const trained = await waitFor(async () => {
-        const rows = await sql<{ org_id: string; state: string }[]>`select org_id, state from jobs where kind = 'predictions.train'`;
-        return rows.length === 2 && rows.every((r) => r.state === 'done') && rows;
-      }, 120_000, 250);
+      const trained = await waitFor(
+        async () => {
+          const rows = await sql<{ org_id: string; state: string }[]>`select org_id, state from jobs where kind = 'predictions.train'`;
+          return rows.length === 2 && rows.every((r) => r.state === 'done') && rows;
+        },
+        120_000,
+        250,
+      );
       expect(trained.map((r) => r.org_id).sort()).toEqual(orgs.map((o) => o.orgId).sort());
       const nightly = await sql<{ n: number }[]>`select count(*)::int as n from jobs where kind = 'predictions.nightly'`;
       expect(nightly[0]!.n).toBe(1);

@@ -25,8 +25,32 @@ async function crashAndRecover(extraEnv: Record<string, string>) {
   expect((await runCli(['orgs', 'create', '--name', orgName, '--plan', 'enterprise', '--json'], env, { cwd })).code).toBe(0);
   const key = (await runCli(['keys', 'create', '--org', orgName, '--name', 'e2e', '--json'], env, { cwd })).json.secret as string;
   const phoneNumberId = `6${Date.now()}`;
-  expect((await runCli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', phoneNumberId, '--access-token', 'EAAGe2eTOKEN0123456789abcdef', '--json'], env, { cwd })).code).toBe(0);
-  const api = (url: string, path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+  expect(
+    (
+      await runCli(
+        [
+          'chat',
+          'add',
+          'whatsapp',
+          '--org',
+          orgName,
+          '--phone-number-id',
+          phoneNumberId,
+          '--access-token',
+          'EAAGe2eTOKEN0123456789abcdef',
+          '--json',
+        ],
+        env,
+        { cwd },
+      )
+    ).code,
+  ).toBe(0);
+  const api = (url: string, path: string, body: unknown) =>
+    fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<any>);
   const number = `1555${String(Date.now()).slice(-7)}`;
   const email = `ana.${number}@vendor.example`;
   await api(server.url, '/api/csms', { email, name: 'Ana', phone: `+${number}`, channels: ['whatsapp'] });
@@ -40,11 +64,34 @@ async function crashAndRecover(extraEnv: Record<string, string>) {
     Array.from({ length: 8 }, async () => {
       while (next < total) {
         const i = next++;
-        const message = { from: number, id: `wamid.E2E${number}${i}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `Globex note ${i}` } };
-        const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneNumberId }, messages: [message] } }] }] });
+        const message = {
+          from: number,
+          id: `wamid.E2E${number}${i}`,
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          type: 'text',
+          text: { body: `Globex note ${i}` },
+        };
+        const body = JSON.stringify({
+          object: 'whatsapp_business_account',
+          entry: [
+            {
+              id: '1',
+              changes: [
+                {
+                  field: 'messages',
+                  value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneNumberId }, messages: [message] },
+                },
+              ],
+            },
+          ],
+        });
         const signature = `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}`;
         try {
-          const res = await fetch(`${server.url}/api/webhooks/messaging`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body });
+          const res = await fetch(`${server.url}/api/webhooks/messaging`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+            body,
+          });
           await res.arrayBuffer();
           if (res.status === 200) acked.add(`Globex note ${i}`);
         } catch {
@@ -70,7 +117,11 @@ async function crashAndRecover(extraEnv: Record<string, string>) {
   }, 60_000);
   // Each message acted on once: no note twice.
   expect(new Set(notes).size).toBe(notes.length);
-  await waitFor(async () => (meta.to(number).filter((s) => s.answered === 200 && s.body.text?.body === 'Noted on Globex.').length >= acked.size ? true : null), 60_000);
+  await waitFor(
+    async () =>
+      meta.to(number).filter((s) => s.answered === 200 && s.body.text?.body === 'Noted on Globex.').length >= acked.size ? true : null,
+    60_000,
+  );
   server.kill('SIGTERM');
   expect(await server.exited).toBe(0);
 }
@@ -87,8 +138,32 @@ async function largeDeliveryKilled(count: number) {
   expect((await runCli(['orgs', 'create', '--name', orgName, '--plan', 'enterprise', '--json'], env, { cwd })).code).toBe(0);
   const key = (await runCli(['keys', 'create', '--org', orgName, '--name', 'e2e', '--json'], env, { cwd })).json.secret as string;
   const phoneNumberId = `5${Date.now()}`;
-  expect((await runCli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', phoneNumberId, '--access-token', 'EAAGe2eTOKEN0123456789abcdef', '--json'], env, { cwd })).code).toBe(0);
-  const api = (url: string, path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+  expect(
+    (
+      await runCli(
+        [
+          'chat',
+          'add',
+          'whatsapp',
+          '--org',
+          orgName,
+          '--phone-number-id',
+          phoneNumberId,
+          '--access-token',
+          'EAAGe2eTOKEN0123456789abcdef',
+          '--json',
+        ],
+        env,
+        { cwd },
+      )
+    ).code,
+  ).toBe(0);
+  const api = (url: string, path: string, body: unknown) =>
+    fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<any>);
   const number = `1556${String(Date.now()).slice(-7)}`;
   const email = `ana.${number}@vendor.example`;
   await api(server.url, '/api/csms', { email, name: 'Ana', phone: `+${number}`, channels: ['whatsapp'] });
@@ -98,9 +173,30 @@ async function largeDeliveryKilled(count: number) {
     return ((await res.json()) as any).data.map((n: { body: string }) => n.body) as string[];
   };
 
-  const messages = Array.from({ length: count }, (_, i) => ({ from: number, id: `wamid.BIG${number}${i}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `Umbrella note ${i}` } }));
-  const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneNumberId }, messages } }] }] });
-  const res = await fetch(`${server.url}/api/webhooks/messaging`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}` }, body });
+  const messages = Array.from({ length: count }, (_, i) => ({
+    from: number,
+    id: `wamid.BIG${number}${i}`,
+    timestamp: String(Math.floor(Date.now() / 1000)),
+    type: 'text',
+    text: { body: `Umbrella note ${i}` },
+  }));
+  const body = JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: '1',
+        changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: phoneNumberId }, messages } }],
+      },
+    ],
+  });
+  const res = await fetch(`${server.url}/api/webhooks/messaging`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}`,
+    },
+    body,
+  });
   expect(res.status).toBe(200);
   await waitFor(async () => ((await notesOf(server.url)).length >= 5 ? true : null), 60_000);
   server.kill('SIGKILL');

@@ -49,7 +49,11 @@ function parse(buf: Buffer, head: boolean, ended: boolean): Omit<RawResponse, 'm
     const length = get('content-length');
     if (length !== undefined) {
       const n = Number(length);
-      return buf.length - bodyStart >= n ? { status, headers, body: buf.subarray(bodyStart, bodyStart + n) } : ended ? { status, headers, body: buf.subarray(bodyStart) } : null;
+      return buf.length - bodyStart >= n
+        ? { status, headers, body: buf.subarray(bodyStart, bodyStart + n) }
+        : ended
+          ? { status, headers, body: buf.subarray(bodyStart) }
+          : null;
     }
     return ended ? { status, headers, body: buf.subarray(bodyStart) } : null;
   }

@@ -112,7 +112,8 @@ export interface CliResult {
 }
 
 /** The compiled binary with `args`. */
-export const runCli = (args: string[], env: Record<string, string>, options: { cwd?: string } = {}) => runCommand([ensureBinary(), ...args], env, options);
+export const runCli = (args: string[], env: Record<string, string>, options: { cwd?: string } = {}) =>
+  runCommand([ensureBinary(), ...args], env, options);
 
 /** The CLI from source (`bun src/index.ts`): for tests of commands that need no binary. */
 export const runSourceCli = (args: string[], env: Record<string, string>, options: { cwd?: string } = {}) =>

@@ -18,7 +18,16 @@ const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
 
 /** Flags for this machine's closed network (no Google lookups, no background connections); as
  * root, Chromium needs --no-sandbox. */
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: FLAGS, headless: true });
@@ -57,9 +66,20 @@ const AXE = new URL('../../node_modules/axe-core/axe.min.js', import.meta.url).p
 export async function accessibilityViolations(page: Page): Promise<string[]> {
   if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(await Bun.file(AXE).text());
   const violations = await page.evaluate(async () => {
-    const { axe, document } = globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; help: string; nodes: { target: unknown[] }[] }[] }> }; document: unknown };
+    const { axe, document } = globalThis as unknown as {
+      axe: {
+        run(context: unknown, options: unknown): Promise<{ violations: { id: string; help: string; nodes: { target: unknown[] }[] }[] }>;
+      };
+      document: unknown;
+    };
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
-    return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')})`);
+    return result.violations.map(
+      (v) =>
+        `${v.id}: ${v.help} (${v.nodes
+          .slice(0, 3)
+          .map((n) => JSON.stringify(n.target))
+          .join(', ')})`,
+    );
   });
   return violations;
 }
@@ -77,7 +97,9 @@ export async function screenshots(page: Page, name: string): Promise<void> {
       return new Promise<void>((resolve) => frame(() => frame(resolve)));
     });
     // Readable at a phone's width: nothing but a table's own scroll area is wider than the screen.
-    const pageWidth = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    const pageWidth = await page.evaluate(
+      () => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth,
+    );
     if (pageWidth > width) throw new Error(`${name} at ${width} px is ${pageWidth} px wide: something overflows the screen`);
     const violations = await accessibilityViolations(page);
     if (violations.length > 0) throw new Error(`${name} at ${width} px breaks WCAG 2.1 AA rules:\n${violations.join('\n')}`);

@@ -68,14 +68,37 @@ export async function fakeGoogle() {
         body = {};
       }
       const endpoint: GoogleCall['endpoint'] | null =
-        url.pathname === '/oauth2/v3/certs' ? 'jwks' : url.pathname === '/x509/chat' ? 'x509' : url.pathname === '/token' ? 'token' : request.method === 'PATCH' ? 'patch' : url.pathname.endsWith('/messages') ? 'create' : null;
+        url.pathname === '/oauth2/v3/certs'
+          ? 'jwks'
+          : url.pathname === '/x509/chat'
+            ? 'x509'
+            : url.pathname === '/token'
+              ? 'token'
+              : request.method === 'PATCH'
+                ? 'patch'
+                : url.pathname.endsWith('/messages')
+                  ? 'create'
+                  : null;
       const reply = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
-        calls.push({ endpoint: endpoint ?? 'create', method: request.method, path: url.pathname, query, token: auth?.replace(/^Bearer /, '') ?? null, body, answered: status });
+        calls.push({
+          endpoint: endpoint ?? 'create',
+          method: request.method,
+          path: url.pathname,
+          query,
+          token: auth?.replace(/^Bearer /, '') ?? null,
+          body,
+          answered: status,
+        });
         return Response.json(payload, { status, headers });
       };
       if (!endpoint) return reply(404, { error: { code: 404, status: 'NOT_FOUND' } });
       const next = scripts.get(endpoint)?.shift();
-      const scripted = (answer: GoogleScripted) => reply(answer.status, { error: { code: answer.status, status: answer.status === 429 ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE' } }, answer.headers);
+      const scripted = (answer: GoogleScripted) =>
+        reply(
+          answer.status,
+          { error: { code: answer.status, status: answer.status === 429 ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE' } },
+          answer.headers,
+        );
       if (next?.delayMs) await Bun.sleep(next.delayMs);
       if (next && next.status !== 200 && !next.commit) return scripted(next);
       switch (endpoint) {
@@ -86,7 +109,11 @@ export async function fakeGoogle() {
         case 'token': {
           if (body.grant_type !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return reply(400, { error: 'unsupported_grant_type' });
           try {
-            const { payload } = await jwtVerify(String(body.assertion ?? ''), account.publicKey, { algorithms: ['RS256'], issuer: accountEmail, audience: `${base}/token` });
+            const { payload } = await jwtVerify(String(body.assertion ?? ''), account.publicKey, {
+              algorithms: ['RS256'],
+              issuer: accountEmail,
+              audience: `${base}/token`,
+            });
             if (payload.scope !== 'https://www.googleapis.com/auth/chat.bot') return reply(400, { error: 'invalid_scope' });
           } catch {
             return reply(400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
@@ -116,11 +143,21 @@ export async function fakeGoogle() {
   base = `http://127.0.0.1:${server.port}`;
   writeFileSync(
     serviceAccountFile,
-    JSON.stringify({ type: 'service_account', project_id: 'revintel-test', private_key_id: 'fake-sa-1', private_key: await exportPKCS8(account.privateKey), client_email: accountEmail, token_uri: `${base}/token` }),
+    JSON.stringify({
+      type: 'service_account',
+      project_id: 'revintel-test',
+      private_key_id: 'fake-sa-1',
+      private_key: await exportPKCS8(account.privateKey),
+      client_email: accountEmail,
+      token_uri: `${base}/token`,
+    }),
   );
 
   /** A token as Google signs it: an ID token with the JWKS key, or (x509) the project-number JWT. */
-  async function sign(claims: JWTPayload, options: { key?: 'jwks' | 'x509' | CryptoKey; kid?: string; expiresIn?: number; issuedAt?: number; alg?: string } = {}) {
+  async function sign(
+    claims: JWTPayload,
+    options: { key?: 'jwks' | 'x509' | CryptoKey; kid?: string; expiresIn?: number; issuedAt?: number; alg?: string } = {},
+  ) {
     const iat = options.issuedAt ?? Math.floor(Date.now() / 1000);
     const key = options.key === 'x509' ? certKey : options.key && typeof options.key === 'object' ? options.key : jwtKeys.privateKey;
     const kid = options.kid ?? (options.key === 'x509' ? 'fake-x509-1' : jwk.kid);

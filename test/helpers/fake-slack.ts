@@ -44,7 +44,12 @@ export function fakeSlack(options: { users?: Record<string, string> } = {}) {
       switch (method) {
         case 'chat.postMessage':
           ts += 1;
-          return reply(200, { ok: true, channel: body.thread_ts ? body.channel : `D${String(body.channel).slice(1)}`, ts: `${ts}.000100`, message: { text: body.text } });
+          return reply(200, {
+            ok: true,
+            channel: body.thread_ts ? body.channel : `D${String(body.channel).slice(1)}`,
+            ts: `${ts}.000100`,
+            message: { text: body.text },
+          });
         case 'chat.update':
           return reply(200, { ok: true, channel: body.channel, ts: body.ts });
         case 'chat.postEphemeral':

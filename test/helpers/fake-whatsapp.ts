@@ -20,22 +20,40 @@ export interface Scripted {
 }
 
 export const metaError = (code: number, message: string) => ({
-  error: { message, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details: message }, fbtrace_id: 'AbCdEfGhIjK' },
+  error: {
+    message,
+    type: 'OAuthException',
+    code,
+    error_data: { messaging_product: 'whatsapp', details: message },
+    fbtrace_id: 'AbCdEfGhIjK',
+  },
 });
 
 /** What Meta refuses with error 100 / 131009: the shape and limits of a `messages` body. */
 function refusal(body: Record<string, any>): string | null {
   if (body.messaging_product !== 'whatsapp') return 'messaging_product must be whatsapp';
   if (typeof body.to !== 'string' || !/^[1-9][0-9]{6,14}$/.test(body.to)) return 'to must be a phone number without +';
-  if (body.type === 'text') return typeof body.text?.body === 'string' && body.text.body.length > 0 && body.text.body.length <= 4096 ? null : 'text.body must be 1-4096 characters';
+  if (body.type === 'text')
+    return typeof body.text?.body === 'string' && body.text.body.length > 0 && body.text.body.length <= 4096
+      ? null
+      : 'text.body must be 1-4096 characters';
   if (body.type === 'interactive') {
     const buttons = body.interactive?.action?.buttons;
-    if (body.interactive?.type !== 'button' || !Array.isArray(buttons) || buttons.length < 1 || buttons.length > 3) return 'interactive buttons: 1 to 3';
+    if (body.interactive?.type !== 'button' || !Array.isArray(buttons) || buttons.length < 1 || buttons.length > 3)
+      return 'interactive buttons: 1 to 3';
     if ([...String(body.interactive.body?.text ?? '')].length > 1024) return 'interactive body over 1024 characters';
-    if (buttons.some((b: any) => b.type !== 'reply' || [...String(b.reply?.title ?? '')].length > 20 || String(b.reply?.id ?? '').length > 256)) return 'button title over 20 characters or id over 256';
+    if (
+      buttons.some(
+        (b: any) => b.type !== 'reply' || [...String(b.reply?.title ?? '')].length > 20 || String(b.reply?.id ?? '').length > 256,
+      )
+    )
+      return 'button title over 20 characters or id over 256';
     return null;
   }
-  if (body.type === 'template') return typeof body.template?.name === 'string' && typeof body.template?.language?.code === 'string' ? null : 'template name and language are required';
+  if (body.type === 'template')
+    return typeof body.template?.name === 'string' && typeof body.template?.language?.code === 'string'
+      ? null
+      : 'template name and language are required';
   return `type ${String(body.type)} is not supported`;
 }
 
@@ -57,7 +75,8 @@ export function fakeWhatsApp() {
       } catch {
         body = {};
       }
-      const record = (answered: number, wamid: string | null) => sends.push({ phoneNumberId: match[1]!, token: auth ? auth.replace(/^Bearer /, '') : null, body, answered, wamid });
+      const record = (answered: number, wamid: string | null) =>
+        sends.push({ phoneNumberId: match[1]!, token: auth ? auth.replace(/^Bearer /, '') : null, body, answered, wamid });
       if (!auth?.startsWith('Bearer ')) {
         record(401, null);
         return Response.json(metaError(190, 'Invalid OAuth access token'), { status: 401 });
@@ -70,13 +89,18 @@ export function fakeWhatsApp() {
       const next = script.shift();
       if (next) {
         record(next.status, null);
-        const message = next.code === 131047 ? 'Re-engagement message' : next.code === 130429 ? 'Rate limit hit' : 'Service temporarily unavailable';
+        const message =
+          next.code === 131047 ? 'Re-engagement message' : next.code === 130429 ? 'Rate limit hit' : 'Service temporarily unavailable';
         return Response.json(metaError(next.code ?? 2, message), { status: next.status, headers: next.headers });
       }
       counter += 1;
       const wamid = `wamid.FAKE${String(counter).padStart(6, '0')}${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
       record(200, wamid);
-      return Response.json({ messaging_product: 'whatsapp', contacts: [{ input: String(body.to), wa_id: String(body.to) }], messages: [{ id: wamid }] });
+      return Response.json({
+        messaging_product: 'whatsapp',
+        contacts: [{ input: String(body.to), wa_id: String(body.to) }],
+        messages: [{ id: wamid }],
+      });
     },
   });
   return {

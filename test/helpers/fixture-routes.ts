@@ -28,6 +28,9 @@ export const ECHO_ROUTE = {
 export const ECHO_PATH = ECHO_ROUTE.path;
 
 export function echoModule(config: Config): DeclaredModule<AnyElysia> {
-  const app = new Elysia({ name: 'test/echo' }).post(ECHO_ROUTE.path, ({ body }) => ok(body), { body: Echo, parse: jsonBody(ECHO_ROUTE, config) });
+  const app = new Elysia({ name: 'test/echo' }).post(ECHO_ROUTE.path, ({ body }) => ok(body), {
+    body: Echo,
+    parse: jsonBody(ECHO_ROUTE, config),
+  });
   return { app, declarations: [ECHO_ROUTE] };
 }

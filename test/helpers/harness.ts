@@ -87,7 +87,12 @@ export async function createOrgWithKey(
       rateLimitPerDay: options.perDay ?? null,
       actor: 'test',
     });
-    const { key, plaintext } = await createKey(tx as never, { org: org.id, name: 'test key', expiresAt: options.expiresAt ?? null, actor: 'test' });
+    const { key, plaintext } = await createKey(tx as never, {
+      org: org.id,
+      name: 'test key',
+      expiresAt: options.expiresAt ?? null,
+      actor: 'test',
+    });
     return { org, key, secret: plaintext };
   });
 }
@@ -107,7 +112,12 @@ export interface CallResult {
 }
 
 /** One request through the app, as a client would send it. */
-export async function call(app: { handle(request: Request): Response | Promise<Response> }, method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+export async function call(
+  app: { handle(request: Request): Response | Promise<Response> },
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<CallResult> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   let body: string | Uint8Array | ReadableStream | undefined = options.rawBody;
@@ -117,14 +127,15 @@ export async function call(app: { handle(request: Request): Response | Promise<R
   }
   const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
   const text = await response.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     // leave undefined: tests asserting the envelope will fail loudly
   }
   // JSON answers only: an empty 200 (a Slack click's) or a text/plain one (Meta's handshake) has no body to check.
-  if ('declarations' in app && text !== '' && response.headers.get('content-type')?.includes('json')) expectDocumented(app as { declarations: readonly RouteDeclaration[] }, method, path, response.status, parsed);
+  if ('declarations' in app && text !== '' && response.headers.get('content-type')?.includes('json'))
+    expectDocumented(app as { declarations: readonly RouteDeclaration[] }, method, path, response.status, parsed);
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
@@ -136,14 +147,17 @@ const routeMatchers = new WeakMap<readonly RouteDeclaration[], { route: RouteDec
 function expectDocumented(app: { declarations: readonly RouteDeclaration[] }, method: string, path: string, status: number, body: unknown) {
   if (status < 200 || status >= 300) return;
   let matchers = routeMatchers.get(app.declarations);
-  if (!matchers) routeMatchers.set(app.declarations, (matchers = app.declarations.map((route) => ({ route, matcher: patternMatcher(route.path) }))));
+  if (!matchers)
+    routeMatchers.set(app.declarations, (matchers = app.declarations.map((route) => ({ route, matcher: patternMatcher(route.path) }))));
   const pathOnly = path.split('?')[0]!;
   const found = matchers.find((m) => m.route.method === method && m.matcher.test(pathOnly));
   if (!found) return;
   const data = found.route.envelope === false ? body : (body as { data?: unknown } | undefined)?.data;
   const errors = [...Value.Errors(found.route.response, data)].slice(0, 3);
   if (errors.length > 0) {
-    throw new Error(`${method} ${found.route.path} answered ${status} with data its declaration does not describe: ${errors.map((e) => `${e.path || '/'} ${e.message} (got ${JSON.stringify(e.value)?.slice(0, 80)})`).join('; ')}`);
+    throw new Error(
+      `${method} ${found.route.path} answered ${status} with data its declaration does not describe: ${errors.map((e) => `${e.path || '/'} ${e.message} (got ${JSON.stringify(e.value)?.slice(0, 80)})`).join('; ')}`,
+    );
   }
 }
 
@@ -159,5 +173,9 @@ export async function awayFromMinuteBoundary(marginMs = 8_000): Promise<void> {
  * would date today (a ticket created last year, first intelligence, a churn mark). */
 export async function insertRow(db: Db, table: string, row: Record<string, unknown>): Promise<void> {
   const columns = Object.keys(row);
-  await queryText(db, `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, Object.values(row));
+  await queryText(
+    db,
+    `insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+    Object.values(row),
+  );
 }

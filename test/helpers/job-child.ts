@@ -11,7 +11,9 @@ const database: Database = where!.startsWith('postgres://') ? connectPostgres(wh
 
 if (verb === 'claim') {
   const [owner, lease] = rest;
-  const { jobs } = await database.db.transaction((tx) => claimJobs(tx as never, { owner: owner!, limit: 100, leaseSeconds: Number(lease), kinds: [kind!], now: new Date() }));
+  const { jobs } = await database.db.transaction((tx) =>
+    claimJobs(tx as never, { owner: owner!, limit: 100, leaseSeconds: Number(lease), kinds: [kind!], now: new Date() }),
+  );
   console.log(`claimed ${jobs.map((j) => j.id).join(',')}`);
   setInterval(() => {}, 1 << 30);
 } else if (verb === 'fire') {

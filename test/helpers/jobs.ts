@@ -14,15 +14,20 @@ import { TEST_DATABASE_URL, type BackendKind, type TestDatabase } from './harnes
 const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
 
 /** Runs the job loop until none of `kinds` is due or running by the test's clock. */
-export async function drainJobs(db: Db, kinds: JobKind[], options: { owner?: string; clock?: () => number; random?: () => number; concurrency?: number } = {}) {
+export async function drainJobs(
+  db: Db,
+  kinds: JobKind[],
+  options: { owner?: string; clock?: () => number; random?: () => number; concurrency?: number } = {},
+) {
   let stop = false;
   const clock = options.clock ?? Date.now;
   const busy = async () =>
     (
-      await queryText(db, `select 1 from jobs where kind = any($1::text[]) and ((state = 'queued' and run_at <= $2::timestamptz) or state = 'running') limit 1`, [
-        kinds.map((k) => k.kind),
-        new Date(clock()).toISOString(),
-      ])
+      await queryText(
+        db,
+        `select 1 from jobs where kind = any($1::text[]) and ((state = 'queued' and run_at <= $2::timestamptz) or state = 'running') limit 1`,
+        [kinds.map((k) => k.kind), new Date(clock()).toISOString()],
+      )
     ).length > 0;
   await runJobLoop({
     units: localRunner(db, jobUnits(kinds)),
@@ -43,7 +48,11 @@ export async function drainJobs(db: Db, kinds: JobKind[], options: { owner?: str
 }
 
 /** The real worker thread (src/jobs/worker.ts) on `database`, as `serve` starts it. */
-export function startTestWorker(database: TestDatabase, backend: BackendKind, options: { instanceId?: string; heartbeatMs: number }): Supervisor {
+export function startTestWorker(
+  database: TestDatabase,
+  backend: BackendKind,
+  options: { instanceId?: string; heartbeatMs: number },
+): Supervisor {
   return startSupervisor({
     workerUrl: WORKER_URL,
     database,

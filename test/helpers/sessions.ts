@@ -8,9 +8,20 @@ export const CONSOLE_ORIGIN = 'http://localhost';
 export const CONSOLE_PASSWORD = 'correct horse battery';
 
 /** `origin`: the server's own (PUBLIC_URL's origin when the app has one). */
-export async function consoleSession(app: Parameters<typeof call>[0], database: TestDatabase, orgId: string, role: 'admin' | 'member' = 'admin', origin = CONSOLE_ORIGIN) {
-  const { user, link } = await database.db.transaction((tx) => createUser(tx as never, { org: orgId, email: `${uniqueName('person')}@example.com`, role, actor: 'test' }));
-  const accepted = await call(app, 'POST', '/api/auth/accept', { body: { token: link.token, password: CONSOLE_PASSWORD }, headers: { origin } });
+export async function consoleSession(
+  app: Parameters<typeof call>[0],
+  database: TestDatabase,
+  orgId: string,
+  role: 'admin' | 'member' = 'admin',
+  origin = CONSOLE_ORIGIN,
+) {
+  const { user, link } = await database.db.transaction((tx) =>
+    createUser(tx as never, { org: orgId, email: `${uniqueName('person')}@example.com`, role, actor: 'test' }),
+  );
+  const accepted = await call(app, 'POST', '/api/auth/accept', {
+    body: { token: link.token, password: CONSOLE_PASSWORD },
+    headers: { origin },
+  });
   if (accepted.status !== 200) throw new Error(`the sign-in link was refused: ${accepted.status} ${accepted.text}`);
   const cookie = accepted.headers.get('set-cookie')!.split(';')[0]!;
   const csrf = accepted.body.data.csrf_token as string;

@@ -15,7 +15,11 @@ import type { Platform } from '../../src/modules/tickets/platforms.ts';
 /** The SECRET_KEY of test apps. */
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdefghijklmnop';
 
-export async function makeConnector(database: Database, orgId: string, options: { platform?: Platform; name?: string; secret?: string | null; token?: string | null } = {}) {
+export async function makeConnector(
+  database: Database,
+  orgId: string,
+  options: { platform?: Platform; name?: string; secret?: string | null; token?: string | null } = {},
+) {
   const id = newConnectorId();
   return database.db.transaction((tx) =>
     createConnector(tx as never, {

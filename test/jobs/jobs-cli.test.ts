@@ -18,7 +18,8 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const targets: { label: string; env: Record<string, string>; open: () => Promise<Database> }[] = [
   { label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test') },
 ];
-if (TEST_DATABASE_URL) targets.push({ label: 'postgres', env: { DATABASE_URL: TEST_DATABASE_URL }, open: async () => connectPostgres(TEST_DATABASE_URL!, 2) });
+if (TEST_DATABASE_URL)
+  targets.push({ label: 'postgres', env: { DATABASE_URL: TEST_DATABASE_URL }, open: async () => connectPostgres(TEST_DATABASE_URL!, 2) });
 
 for (const target of targets) {
   describe(`jobs CLI (${target.label})`, () => {
@@ -26,13 +27,24 @@ for (const target of targets) {
 
     /** A job of a kind of its own, failed for good on its one attempt. */
     async function deadJob(): Promise<{ id: string; kind: string }> {
-      const kind = defineJobKind({ kind: `test.cli.${randomBase62(8)}`, payload: t.Object({ n: t.Number() }), retry: { maxAttempts: 1 }, perform: async () => null });
+      const kind = defineJobKind({
+        kind: `test.cli.${randomBase62(8)}`,
+        payload: t.Object({ n: t.Number() }),
+        retry: { maxAttempts: 1 },
+        perform: async () => null,
+      });
       const database = await target.open();
       try {
         await runMigrations(database, target.label === 'postgres' ? TEST_DATABASE_URL : null);
         const { id } = await enqueueJob(database.db, kind, { n: 1 });
-        await database.db.transaction((tx) => claimJobs(tx as never, { owner: 'cli-test', limit: 1, leaseSeconds: 60, kinds: [kind.kind], now: new Date() }));
-        await settleJobs(database.db, { owner: 'cli-test', outcomes: [{ id, state: 'dead', error: 'the platform refused it (attempt 1 of 1)' }], now: new Date() });
+        await database.db.transaction((tx) =>
+          claimJobs(tx as never, { owner: 'cli-test', limit: 1, leaseSeconds: 60, kinds: [kind.kind], now: new Date() }),
+        );
+        await settleJobs(database.db, {
+          owner: 'cli-test',
+          outcomes: [{ id, state: 'dead', error: 'the platform refused it (attempt 1 of 1)' }],
+          now: new Date(),
+        });
         return { id, kind: kind.kind };
       } finally {
         await database.close();
@@ -43,7 +55,16 @@ for (const target of targets) {
       const { id, kind } = await deadJob();
       const dead = await cli(['jobs', 'list', '--state', 'dead', '--kind', kind]);
       expect(dead.code).toBe(0);
-      expect(dead.json).toEqual([expect.objectContaining({ id, kind, state: 'dead', attempts: 1, max_attempts: 1, last_error: 'the platform refused it (attempt 1 of 1)' })]);
+      expect(dead.json).toEqual([
+        expect.objectContaining({
+          id,
+          kind,
+          state: 'dead',
+          attempts: 1,
+          max_attempts: 1,
+          last_error: 'the platform refused it (attempt 1 of 1)',
+        }),
+      ]);
 
       const shown = await cli(['jobs', 'show', id]);
       expect(shown.json).toMatchObject({ id, kind, state: 'dead', payload: { n: 1 }, result: null });
@@ -58,7 +79,11 @@ for (const target of targets) {
 
       const database = await target.open();
       try {
-        const audit = await queryText<{ actor: string; details: { kind: string } }>(database.db, `select actor, details from audit_log where action = 'job.retried' and target_id = $1`, [id]);
+        const audit = await queryText<{ actor: string; details: { kind: string } }>(
+          database.db,
+          `select actor, details from audit_log where action = 'job.retried' and target_id = $1`,
+          [id],
+        );
         expect(audit).toEqual([{ actor: expect.stringMatching(/^cli:/), details: { kind } }]);
       } finally {
         await database.close();

@@ -6,10 +6,21 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { t } from 'elysia';
 import { queryText, type Db } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units.ts';
-import { defineJobKind, nextFiring, PermanentJobError, type JobKind } from '../../src/jobs/kind.ts';
+import { defineJobKind, nextFiring, PermanentJobError } from '../../src/jobs/kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
 import { jobUnits } from '../../src/jobs/job-units.ts';
-import { claimJobs, enqueueJob, fireSchedules, InvalidJobPayloadError, markDebounced, recoverLeases, registerSchedules, retryDeadJobs, settleJobs, showJob } from '../../src/jobs/queue.ts';
+import {
+  claimJobs,
+  enqueueJob,
+  fireSchedules,
+  InvalidJobPayloadError,
+  markDebounced,
+  recoverLeases,
+  registerSchedules,
+  retryDeadJobs,
+  settleJobs,
+  showJob,
+} from '../../src/jobs/queue.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
 import { connectPostgres } from '../../src/db/client.ts';
@@ -83,7 +94,11 @@ for (const backend of BACKENDS) {
       }
       expect(ran.size).toBe(60);
       expect([...ran.values()].every((times) => times === 1)).toBe(true);
-      const states = await queryText<{ state: string; attempts: number; n: number }>(database.db, `select state, attempts, count(*)::int as n from jobs where kind = $1 group by 1, 2`, [kind.kind]);
+      const states = await queryText<{ state: string; attempts: number; n: number }>(
+        database.db,
+        `select state, attempts, count(*)::int as n from jobs where kind = $1 group by 1, 2`,
+        [kind.kind],
+      );
       expect(states).toEqual([{ state: 'done', attempts: 1, n: 60 }]);
     });
 
@@ -188,13 +203,19 @@ for (const backend of BACKENDS) {
       const again = await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_1' });
       expect(again).toEqual({ id: first.id, created: false });
       expect((await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_2' })).created).toBe(true);
-      const { jobs: claimed } = await database.db.transaction((tx) => claimJobs(tx as never, { owner: 'w', limit: 10, leaseSeconds: 60, kinds: [kind.kind], now: new Date() }));
+      const { jobs: claimed } = await database.db.transaction((tx) =>
+        claimJobs(tx as never, { owner: 'w', limit: 10, leaseSeconds: 60, kinds: [kind.kind], now: new Date() }),
+      );
       expect(claimed.map((j) => j.id)).toContain(first.id);
       const during = await enqueueJob(database.db, kind, {}, { dedupeKey: 'cus_1' });
       expect(during.created).toBe(true);
       expect(during.id).not.toBe(first.id);
       // The running one fails and goes back to the queue beside its twin: it gives up its key.
-      const settled = await settleJobs(database.db, { owner: 'w', outcomes: [{ id: first.id, state: 'queued', runAt: new Date().toISOString(), error: 'x' }], now: new Date() });
+      const settled = await settleJobs(database.db, {
+        owner: 'w',
+        outcomes: [{ id: first.id, state: 'queued', runAt: new Date().toISOString(), error: 'x' }],
+        now: new Date(),
+      });
       expect(settled).toEqual([first.id]);
       expect((await jobRow(database.db, first.id)).dedupe_key).toBeNull();
       expect((await jobRow(database.db, during.id)).dedupe_key).toBe('cus_1');
@@ -233,7 +254,15 @@ for (const backend of BACKENDS) {
       const a = await enqueueJob(database.db, mine, {});
       const b = await enqueueJob(database.db, theirs, {});
       let stop = false;
-      await runJobLoop({ units: localRunner(database.db, jobUnits([mine, theirs])), kinds: [mine], owner: 'subset', log: createLogger('silent'), isStopping: () => stop, idle: async () => void (stop = true), wake: () => {} });
+      await runJobLoop({
+        units: localRunner(database.db, jobUnits([mine, theirs])),
+        kinds: [mine],
+        owner: 'subset',
+        log: createLogger('silent'),
+        isStopping: () => stop,
+        idle: async () => void (stop = true),
+        wake: () => {},
+      });
       expect((await jobRow(database.db, a.id)).state).toBe('done');
       expect((await jobRow(database.db, b.id)).state).toBe('queued');
     });
@@ -244,7 +273,9 @@ for (const backend of BACKENDS) {
       const waits: number[] = [];
       let claims = 0;
       await runJobLoop({
-        units: { run: ((name: string, args: never) => (name === 'jobs.claim' && claims++, runner.run(name as never, args))) as typeof runner.run },
+        units: {
+          run: ((name: string, args: never) => (name === 'jobs.claim' && claims++, runner.run(name as never, args))) as typeof runner.run,
+        },
         kinds: [kind],
         owner: 'idle',
         log: createLogger('silent'),
@@ -291,7 +322,10 @@ for (const backend of BACKENDS) {
       }
       const { id } = await enqueueJob(db, kind, {});
       await own?.close();
-      const child = Bun.spawn(['bun', CHILD, 'claim', dir ?? TEST_DATABASE_URL!, kind.kind, 'doomed-worker', '2'], { stdout: 'pipe', stderr: 'inherit' });
+      const child = Bun.spawn(['bun', CHILD, 'claim', dir ?? TEST_DATABASE_URL!, kind.kind, 'doomed-worker', '2'], {
+        stdout: 'pipe',
+        stderr: 'inherit',
+      });
       const reader = child.stdout.getReader();
       let said = '';
       while (!said.includes('\n')) said += new TextDecoder().decode((await reader.read()).value);
@@ -340,7 +374,9 @@ for (const backend of BACKENDS) {
       await drainJobs(database.db, [kind], { clock: clock.now });
       await drainJobs(database.db, [kind], { clock: clock.now }); // the same slot again: nothing more
       expect(ran).toEqual([Date.parse('2026-03-01T12:00:10Z')]);
-      const [row] = await queryText<{ next: string }>(database.db, `select next_run_at::text as next from job_schedules where kind = $1`, [kind.kind]);
+      const [row] = await queryText<{ next: string }>(database.db, `select next_run_at::text as next from job_schedules where kind = $1`, [
+        kind.kind,
+      ]);
       expect(Date.parse(row!.next.replace(' ', 'T').replace(/\+00$/, 'Z'))).toBe(Date.parse('2026-03-01T12:00:20Z'));
     });
   });
@@ -359,14 +395,25 @@ describe('job schedules', () => {
     try {
       const kind = unique('race');
       const now = new Date();
-      await registerSchedules(database.db, { schedules: [{ kind, schedule: { everySeconds: 3600 }, maxAttempts: 3 }], now: new Date(now.getTime() - 7_200_000) });
-      const children = [0, 1].map(() => Bun.spawn(['bun', CHILD, 'fire', TEST_DATABASE_URL!, kind, '3600', now.toISOString(), '30'], { stdout: 'pipe', stderr: 'inherit' }));
+      await registerSchedules(database.db, {
+        schedules: [{ kind, schedule: { everySeconds: 3600 }, maxAttempts: 3 }],
+        now: new Date(now.getTime() - 7_200_000),
+      });
+      const children = [0, 1].map(() =>
+        Bun.spawn(['bun', CHILD, 'fire', TEST_DATABASE_URL!, kind, '3600', now.toISOString(), '30'], { stdout: 'pipe', stderr: 'inherit' }),
+      );
       const said = await Promise.all(children.map(async (c) => (await new Response(c.stdout).text()).trim()));
       const fired = said.map((line) => Number(/fired (\d+)/.exec(line)![1]));
       expect(fired.reduce((a, b) => a + b, 0)).toBe(1);
       expect(await queryText(database.db, `select state from jobs where kind = $1`, [kind])).toEqual([{ state: 'queued' }]);
       // And the same within one process, firing concurrently on separate connections.
-      const again = await Promise.all([0, 1, 2, 3].map(() => database.db.transaction((tx) => fireSchedules(tx as never, { schedules: [{ kind, schedule: { everySeconds: 3600 }, maxAttempts: 3 }], now }))));
+      const again = await Promise.all(
+        [0, 1, 2, 3].map(() =>
+          database.db.transaction((tx) =>
+            fireSchedules(tx as never, { schedules: [{ kind, schedule: { everySeconds: 3600 }, maxAttempts: 3 }], now }),
+          ),
+        ),
+      );
       expect(again.flatMap((r) => r.fired)).toEqual([]);
     } finally {
       await database.close();

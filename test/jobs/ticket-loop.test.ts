@@ -22,14 +22,21 @@ describe('ticket loop (embedded)', () => {
     const connector = await makeConnector(database, org.id);
     const app = buildApp(database, { config: testConfig({ secretKey: TEST_SECRET_KEY }) }).app;
     for (let i = 0; i < count; i++) {
-      const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, { rawBody: JSON.stringify({ ticket: { id: `L-${i}`, subject: 'Hello' } }), headers: { 'content-type': 'application/json' } });
+      const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, {
+        rawBody: JSON.stringify({ ticket: { id: `L-${i}`, subject: 'Hello' } }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.status).toBe(200);
     }
     return connector.id;
   }
 
   const statuses = async (connectorId: string) =>
-    (await queryText<{ status: string }>(database.db, `select status from ticket_events where connector_id = $1 order by id`, [connectorId])).map((r) => r.status);
+    (
+      await queryText<{ status: string }>(database.db, `select status from ticket_events where connector_id = $1 order by id`, [
+        connectorId,
+      ])
+    ).map((r) => r.status);
 
   /** Runs the loop until it has nothing left; `burst` says whether webhooks arrive fast, and is
    * told of each deferral (with its length) so the test can end the burst. */
@@ -83,7 +90,10 @@ describe('ticket loop (embedded)', () => {
 
   test('works at full speed during a burst once the oldest due event has waited too long', async () => {
     const connectorId = await post(25);
-    await queryText(database.db, `update ticket_events set run_after = now() - make_interval(secs => $2) where connector_id = $1`, [connectorId, DEFER_AT_MOST_MS / 1000 + 1]);
+    await queryText(database.db, `update ticket_events set run_after = now() - make_interval(secs => $2) where connector_id = $1`, [
+      connectorId,
+      DEFER_AT_MOST_MS / 1000 + 1,
+    ]);
     expect(await run({ busy: true })).toEqual([]);
     expect(await statuses(connectorId)).toEqual(Array(25).fill('done'));
   });

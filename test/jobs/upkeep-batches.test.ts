@@ -31,7 +31,13 @@ for (const backend of BACKENDS) {
         );
       }
       const taken: number[] = [];
-      const swept = await runHandler(database.db, sweepStaleJob, { batchSize: 5 }, { orgId: null }, { seen: (_unit, _args, result) => taken.push((result as { organisations: number }).organisations) });
+      const swept = await runHandler(
+        database.db,
+        sweepStaleJob,
+        { batchSize: 5 },
+        { orgId: null },
+        { seen: (_unit, _args, result) => taken.push((result as { organisations: number }).organisations) },
+      );
       expect(Math.max(...taken)).toBeLessThanOrEqual(5);
       expect(taken.length).toBeGreaterThanOrEqual(3);
       expect(swept.organisations).toBe(taken.reduce((a, b) => a + b, 0));
@@ -56,12 +62,23 @@ for (const backend of BACKENDS) {
       await insert('dead', 10, 2);
       await insert('done', 1, 2);
       const taken: number[] = [];
-      await runHandler(database.db, purgeFinishedJobs, { batchSize: 4 }, { orgId: null }, {
-        seen: (_unit, _args, result) => taken.push((result as { done: number; dead: number }).done + (result as { done: number; dead: number }).dead),
-      });
+      await runHandler(
+        database.db,
+        purgeFinishedJobs,
+        { batchSize: 4 },
+        { orgId: null },
+        {
+          seen: (_unit, _args, result) =>
+            taken.push((result as { done: number; dead: number }).done + (result as { done: number; dead: number }).dead),
+        },
+      );
       expect(Math.max(...taken)).toBeLessThanOrEqual(4);
       expect(taken.length).toBeGreaterThanOrEqual(Math.ceil(29 / 4));
-      const left = await queryText<{ state: string; n: number }>(database.db, `select state, count(*)::int as n from jobs where kind = $1 group by state order by state`, [kind]);
+      const left = await queryText<{ state: string; n: number }>(
+        database.db,
+        `select state, count(*)::int as n from jobs where kind = $1 group by state order by state`,
+        [kind],
+      );
       expect(left).toEqual([
         { state: 'dead', n: 2 },
         { state: 'done', n: 2 },
@@ -78,10 +95,18 @@ for (const backend of BACKENDS) {
         [org.id],
       );
       const taken: number[] = [];
-      await runHandler(database.db, idempotencyPurge, { batchSize: 5 }, { orgId: null }, { seen: (_unit, _args, result) => taken.push(result as number) });
+      await runHandler(
+        database.db,
+        idempotencyPurge,
+        { batchSize: 5 },
+        { orgId: null },
+        { seen: (_unit, _args, result) => taken.push(result as number) },
+      );
       expect(Math.max(...taken)).toBeLessThanOrEqual(5);
       expect(taken.length).toBeGreaterThanOrEqual(4);
-      const left = await queryText<{ key: string }>(database.db, `select key from idempotency_keys where org_id = $1 order by key`, [org.id]);
+      const left = await queryText<{ key: string }>(database.db, `select key from idempotency_keys where org_id = $1 order by key`, [
+        org.id,
+      ]);
       expect(left.map((r) => r.key)).toEqual(['new-1', 'new-2']);
     });
   });

@@ -43,7 +43,8 @@ test('an idle loop looks again after 1 s, then less and less often up to 5 s; wo
   let looks = 0;
   const units = {
     run: async (name: string) => {
-      if (name === 'tickets.claim') return ++looks === 6 ? [{ id: 'tev_1', orgId: 'org_1', platform: 'zendesk', payload: 'not json', attempts: 1 }] : [];
+      if (name === 'tickets.claim')
+        return ++looks === 6 ? [{ id: 'tev_1', orgId: 'org_1', platform: 'zendesk', payload: 'not json', attempts: 1 }] : [];
       if (name === 'tickets.apply') return { dead: 0, ms: 1 };
       return {};
     },

@@ -59,10 +59,23 @@ for (const backend of BACKENDS) {
 
     test("the worker runs the job queue: this build's schedules are registered, and a job enqueued and woken runs", async () => {
       const kinds = await until(async () => {
-        const rows = await queryText<{ kind: string }>(database.db, `select kind from job_schedules where kind = any($1::text[]) order by kind`, [JOB_KINDS.map((k) => k.kind)]);
+        const rows = await queryText<{ kind: string }>(
+          database.db,
+          `select kind from job_schedules where kind = any($1::text[]) order by kind`,
+          [JOB_KINDS.map((k) => k.kind)],
+        );
         return rows.length === 8 && rows.map((r) => r.kind);
       });
-      expect(kinds).toEqual(['actions.expire', 'actions.renewals-due', 'actions.wake', 'idempotency.purge', 'jobs.purge-finished', 'jobs.recover-leases', 'predictions.nightly', 'predictions.sweep-stale']);
+      expect(kinds).toEqual([
+        'actions.expire',
+        'actions.renewals-due',
+        'actions.wake',
+        'idempotency.purge',
+        'jobs.purge-finished',
+        'jobs.recover-leases',
+        'predictions.nightly',
+        'predictions.sweep-stale',
+      ]);
       const { id } = await enqueueJob(database.db, idempotencyPurge, {}, { priority: 10 });
       supervisor.wakeJobs();
       const done = await until(async () => {

@@ -12,7 +12,11 @@ async function runScript(source: string) {
   await Bun.write(file, source);
   const proc = Bun.spawn([process.execPath, file], { stdout: 'pipe', stderr: 'pipe' });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  const lines = (text: string) => text.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const lines = (text: string) =>
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
   return { out: lines(stdout), err: lines(stderr), code };
 }
 

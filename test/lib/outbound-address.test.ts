@@ -68,8 +68,28 @@ const NOT_PUBLIC: [string, string][] = [
   ['', 'not an IP address'],
 ];
 
-const PUBLIC = ['8.8.8.8', '1.1.1.1', '93.184.216.34', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '192.0.1.1', '192.169.0.1', '198.17.255.255', '198.20.0.0', '223.255.255.255',
-  '2606:4700:4700::1111', '2001:4860:4860::8888', '2001:200::1', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1'];
+const PUBLIC = [
+  '8.8.8.8',
+  '1.1.1.1',
+  '93.184.216.34',
+  '100.63.255.255',
+  '100.128.0.0',
+  '172.15.255.255',
+  '172.32.0.0',
+  '192.0.1.1',
+  '192.169.0.1',
+  '198.17.255.255',
+  '198.20.0.0',
+  '223.255.255.255',
+  '2606:4700:4700::1111',
+  '2001:4860:4860::8888',
+  '2001:200::1',
+  '2a00:1450:4001::200e',
+  '::ffff:8.8.8.8',
+  '::ffff:808:808',
+  '64:ff9b::808:808',
+  '2002:808:808::1',
+];
 
 describe('nonPublicRange', () => {
   test.each(NOT_PUBLIC)('%p is not public: %s', (address, range) => {
@@ -82,19 +102,39 @@ describe('nonPublicRange', () => {
 
 describe('hosts as a parsed URL gives them', () => {
   // The URL parser turns every numeric IPv4 form into a dotted quad, and prints IPv6 its own way.
-  const LOOPBACK_URLS = ['http://2130706433/', 'http://0x7f.1/', 'http://127.1/', 'http://0177.0.0.1/', 'http://0x7f000001/', 'http://127.0.0.1./', 'http://[::ffff:127.0.0.1]/', 'http://[0:0:0:0:0:ffff:7f00:1]/', 'http://[64:ff9b::127.0.0.1]/'];
+  const LOOPBACK_URLS = [
+    'http://2130706433/',
+    'http://0x7f.1/',
+    'http://127.1/',
+    'http://0177.0.0.1/',
+    'http://0x7f000001/',
+    'http://127.0.0.1./',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[0:0:0:0:0:ffff:7f00:1]/',
+    'http://[64:ff9b::127.0.0.1]/',
+  ];
   test.each(LOOPBACK_URLS)('%p is refused as written', (url) => {
     expect(hostRefusal(new URL(url))).toContain('loopback 127.0.0.0/8');
   });
-  test.each(['http://localhost/', 'http://localhost./', 'http://LOCALHOST../', 'http://a.localhost/', 'http://a.b.localhost./', 'http://%6c%6fcalhost/'])('%p is a name for this machine', (url) => {
+  test.each([
+    'http://localhost/',
+    'http://localhost./',
+    'http://LOCALHOST../',
+    'http://a.localhost/',
+    'http://a.b.localhost./',
+    'http://%6c%6fcalhost/',
+  ])('%p is a name for this machine', (url) => {
     expect(hostRefusal(new URL(url))).toBe('a name for this machine (localhost)');
   });
   test.each(['http://[::]/', 'http://0/', 'http://[::1]/', 'http://[fe80::1]/'])('%p is refused as written', (url) => {
     expect(hostRefusal(new URL(url))).not.toBeNull();
   });
-  test.each(['https://hooks.example.com/x', 'https://notlocalhost.example/', 'http://localhost.example.com/', 'https://8.8.8.8/'])('%p is not refused as written (a name is judged by its addresses)', (url) => {
-    expect(hostRefusal(new URL(url))).toBeNull();
-  });
+  test.each(['https://hooks.example.com/x', 'https://notlocalhost.example/', 'http://localhost.example.com/', 'https://8.8.8.8/'])(
+    '%p is not refused as written (a name is judged by its addresses)',
+    (url) => {
+      expect(hostRefusal(new URL(url))).toBeNull();
+    },
+  );
   test('isLocalName: localhost with trailing dots and any case', () => {
     expect(['localhost', 'LocalHost.', 'x.localhost', 'x.localhost..'].map(isLocalName)).toEqual([true, true, true, true]);
   });

@@ -18,12 +18,23 @@ describe('cursor pagination', () => {
   test('a cursor round-trips its position, and only for its own sort', () => {
     const cursor = encodeCursor({ sort: 'created_at', value: '2026-11-25 10:00:00.123456+00', id: 'cus_1' });
     expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/); // URL-safe, no padding
-    expect(decodeCursor(cursor, 'created_at', 'timestamp')).toEqual({ sort: 'created_at', value: '2026-11-25 10:00:00.123456+00', id: 'cus_1' });
-    expect(refusedWith(() => decodeCursor(cursor, 'name', 'text'))).toBe('Invalid query parameter "cursor": it belongs to sort "created_at", not "name"');
+    expect(decodeCursor(cursor, 'created_at', 'timestamp')).toEqual({
+      sort: 'created_at',
+      value: '2026-11-25 10:00:00.123456+00',
+      id: 'cus_1',
+    });
+    expect(refusedWith(() => decodeCursor(cursor, 'name', 'text'))).toBe(
+      'Invalid query parameter "cursor": it belongs to sort "created_at", not "name"',
+    );
   });
 
   test('anything else is refused, naming the parameter', () => {
-    for (const raw of ['garbage!!', Buffer.from('{"a":1}').toString('base64url'), Buffer.from('["created_at",{},"x"]').toString('base64url'), '']) {
+    for (const raw of [
+      'garbage!!',
+      Buffer.from('{"a":1}').toString('base64url'),
+      Buffer.from('["created_at",{},"x"]').toString('base64url'),
+      '',
+    ]) {
       expect(refusedWith(() => decodeCursor(raw, 'created_at', 'timestamp'))).toStartWith('Invalid query parameter "cursor"');
     }
   });
@@ -44,7 +55,9 @@ describe('cursor pagination', () => {
     ];
     for (const [raw, kind] of refusals) {
       const sort = JSON.parse(Buffer.from(raw, 'base64url').toString())[0];
-      expect(refusedWith(() => decodeCursor(raw, sort, kind as 'text'))).toBe('Invalid query parameter "cursor": not a cursor this API returned');
+      expect(refusedWith(() => decodeCursor(raw, sort, kind as 'text'))).toBe(
+        'Invalid query parameter "cursor": not a cursor this API returned',
+      );
     }
     expect(decodeCursor(forged('arr', '120000', 'cus_1'), 'arr', 'integer').value).toBe('120000');
     expect(decodeCursor(forged('name', 'Ünïcode & Co', 'cus_1'), 'name', 'text').value).toBe('Ünïcode & Co');
@@ -52,12 +65,26 @@ describe('cursor pagination', () => {
 
   test('a page from limit + 1 rows: has_more, next_cursor and Link, with the other parameters kept', () => {
     const rows = [1, 2, 3].map((n) => ({ id: `cus_${n}`, n }));
-    const page = pageOf(rows, 2, 'created_at', (r) => ({ value: r.n, id: r.id }), (r) => r.id, 'http://api.test/api/customers?status=active&limit=2');
+    const page = pageOf(
+      rows,
+      2,
+      'created_at',
+      (r) => ({ value: r.n, id: r.id }),
+      (r) => r.id,
+      'http://api.test/api/customers?status=active&limit=2',
+    );
     expect(page.data).toEqual(['cus_1', 'cus_2']);
     expect(page.meta.has_more).toBe(true);
     expect(decodeCursor(page.meta.next_cursor!, 'created_at', 'integer')).toEqual({ sort: 'created_at', value: 2, id: 'cus_2' });
     expect(page.link).toBe(`</api/customers?status=active&limit=2&cursor=${page.meta.next_cursor}>; rel="next"`);
-    const last = pageOf(rows.slice(0, 2), 2, 'created_at', (r) => ({ value: r.n, id: r.id }), (r) => r.id, 'http://api.test/api/customers');
+    const last = pageOf(
+      rows.slice(0, 2),
+      2,
+      'created_at',
+      (r) => ({ value: r.n, id: r.id }),
+      (r) => r.id,
+      'http://api.test/api/customers',
+    );
     expect(last.meta).toEqual({ has_more: false, next_cursor: null, limit: 2 });
     expect(last.link).toBeNull();
   });

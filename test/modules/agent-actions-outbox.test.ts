@@ -15,7 +15,14 @@ import { runMigrations } from '../../src/db/migrate.ts';
 import { ensureSecretKey } from '../../src/lib/secret-key.ts';
 import { Value } from '@sinclair/typebox/value';
 import { Delivery } from '../../src/modules/agent-actions/model.ts';
-import { attemptDelivery, deliverEventJob, newEndpointSecret, signWebhook, type Network, type Pending } from '../../src/modules/agent-actions/outbox.ts';
+import {
+  attemptDelivery,
+  deliverEventJob,
+  newEndpointSecret,
+  signWebhook,
+  type Network,
+  type Pending,
+} from '../../src/modules/agent-actions/outbox.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
 import { runSourceCli } from '../helpers/binary.ts';
@@ -40,7 +47,11 @@ function receiver() {
       const timestamp = request.headers.get('webhook-timestamp') ?? '';
       const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
       const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest();
-      const given = (request.headers.get('webhook-signature') ?? '').split(' ').map((part) => part.split(',')).filter(([v]) => v === 'v1').map(([, sig]) => Buffer.from(sig ?? '', 'base64'));
+      const given = (request.headers.get('webhook-signature') ?? '')
+        .split(' ')
+        .map((part) => part.split(','))
+        .filter(([v]) => v === 'v1')
+        .map(([, sig]) => Buffer.from(sig ?? '', 'base64'));
       const valid = given.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected));
       const next = script.shift() ?? { status: 200 };
       seen.push({ id, timestamp, body, valid, answered: next.status });
@@ -65,15 +76,28 @@ interface Target {
 
 const dataDir = tempDir('revintel-outbox-');
 dirs.push(dataDir);
-const targets: Target[] = [{ label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test'), secretKey: () => ensureSecretKey(null, dataDir)! }];
+const targets: Target[] = [
+  {
+    label: 'embedded',
+    env: { DATA_DIR: dataDir },
+    open: () => openEmbedded(dataDir, 'test'),
+    secretKey: () => ensureSecretKey(null, dataDir)!,
+  },
+];
 if (TEST_DATABASE_URL) {
   const url = TEST_DATABASE_URL;
-  targets.push({ label: 'postgres', env: { DATABASE_URL: url, SECRET_KEY }, open: async () => connectPostgres(url, 4), secretKey: () => SECRET_KEY });
+  targets.push({
+    label: 'postgres',
+    env: { DATABASE_URL: url, SECRET_KEY },
+    open: async () => connectPostgres(url, 4),
+    secretKey: () => SECRET_KEY,
+  });
 }
 
 for (const target of targets) {
   describe(`outbound events (${target.label})`, () => {
-    const cli = (args: string[], env: Record<string, string> = {}) => runSourceCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env, ...env });
+    const cli = (args: string[], env: Record<string, string> = {}) =>
+      runSourceCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env, ...env });
     const hook = receiver();
     let orgName: string;
     let key: string;
@@ -86,7 +110,9 @@ for (const target of targets) {
       const database = await target.open();
       try {
         await runMigrations(database, target.label === 'postgres' ? TEST_DATABASE_URL : null);
-        const app = buildApp(database, { config: testConfig({ databaseUrl: target.label === 'postgres' ? TEST_DATABASE_URL : null, secretKey: target.secretKey() }) }).app;
+        const app = buildApp(database, {
+          config: testConfig({ databaseUrl: target.label === 'postgres' ? TEST_DATABASE_URL : null, secretKey: target.secretKey() }),
+        }).app;
         return await fn(app, database);
       } finally {
         await database.close();
@@ -97,11 +123,15 @@ for (const target of targets) {
     /** Proposes an action for a new customer: one `agent_action.proposed` event. */
     async function propose(app: ReturnType<typeof buildApp>['app']): Promise<string> {
       const customer = await call(app, 'POST', '/api/customers', { key, body: { name: 'Acme', currency: 'EUR' } });
-      const action = await call(app, 'POST', '/api/agent-actions', { key, body: { customer_id: customer.body.data.id, type: 'success_plan', params: { goals: ['onboarding'] } } });
+      const action = await call(app, 'POST', '/api/agent-actions', {
+        key,
+        body: { customer_id: customer.body.data.id, type: 'success_plan', params: { goals: ['onboarding'] } },
+      });
       expect(action.status).toBe(201);
       return action.body.data.id;
     }
-    const deliveries = (app: ReturnType<typeof buildApp>['app'], query = '', k = key) => call(app, 'GET', `/api/events/deliveries${query}`, { key: k });
+    const deliveries = (app: ReturnType<typeof buildApp>['app'], query = '', k = key) =>
+      call(app, 'GET', `/api/events/deliveries${query}`, { key: k });
 
     beforeAll(async () => {
       if (target.label === 'postgres') expect((await runSourceCli(['migrate'], { LOG_LEVEL: 'silent', ...target.env })).code).toBe(0);
@@ -124,7 +154,10 @@ for (const target of targets) {
       expect(refused.stderr).toContain('--url: 127.0.0.1 is not a public address (loopback 127.0.0.0/8)');
       const bad = await cli(['endpoints', 'add', '--org', orgName, '--url', 'ftp://example.com/x']);
       expect(bad.code).toBe(2);
-      const added = await cli(['endpoints', 'add', '--org', orgName, '--url', hook.url, '--events', 'agent_action.proposed,agent_action.executed'], { ALLOW_PRIVATE_ENDPOINTS: 'true' });
+      const added = await cli(
+        ['endpoints', 'add', '--org', orgName, '--url', hook.url, '--events', 'agent_action.proposed,agent_action.executed'],
+        { ALLOW_PRIVATE_ENDPOINTS: 'true' },
+      );
       expect(added.code).toBe(0);
       expect(added.json).toMatchObject({ url: hook.url, events: ['agent_action.proposed', 'agent_action.executed'] });
       expect(added.json.id).toMatch(/^whe_/);
@@ -150,7 +183,13 @@ for (const target of targets) {
         expect(body).toMatchObject({ type: 'agent_action.proposed', data: { action: { id: actionId, status: 'pending_approval' } } });
         const listed = await deliveries(app, `?endpoint_id=${endpointId}`);
         expect(listed.status).toBe(200);
-        expect(listed.body.data[0]).toMatchObject({ event_id: hook.seen[0]!.id, status: 'delivered', attempts: 3, last_status: 200, url: hook.url });
+        expect(listed.body.data[0]).toMatchObject({
+          event_id: hook.seen[0]!.id,
+          status: 'delivered',
+          attempts: 3,
+          last_status: 200,
+          url: hook.url,
+        });
         expect(listed.body.data[0].history.map((h: any) => h.status)).toEqual([500, 500, 200]);
         expect(Value.Check(Delivery, listed.body.data[0])).toBe(true);
         expect((await deliveries(app, '', otherKey)).body.data).toHaveLength(0);
@@ -181,7 +220,9 @@ for (const target of targets) {
         expect(again).toMatchObject({ id: deliveryId, attempts: 1, last_status: 429 });
         expect(Date.parse(again.next_attempt_at) - Date.now()).toBeGreaterThan(7000 * 1000);
         await deliverAll(database);
-        expect((await queryText<{ status: string }>(database.db, `select status from event_deliveries where id = $1`, [deliveryId]))[0]!.status).toBe('delivered');
+        expect(
+          (await queryText<{ status: string }>(database.db, `select status from event_deliveries where id = $1`, [deliveryId]))[0]!.status,
+        ).toBe('delivered');
       });
     });
 
@@ -255,10 +296,21 @@ describe('a delivery connects to the address it checked', () => {
   const secret = newEndpointSecret();
   const settings = { ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, allowPrivateEndpoints: true };
   const pendingFor = (url: string): Pending => ({
-    id: 'dlv_test', org_id: 'org_test', attempts: 0, endpoint_id: 'whe_test', url, secret_sealed: sealSecret(secret, SECRET_KEY, 'whe_test'),
-    event_id: 'evt_test', event_type: 'agent_action.proposed', data: { action: { id: 'act_test' } }, event_at: new Date().toISOString(),
+    id: 'dlv_test',
+    org_id: 'org_test',
+    attempts: 0,
+    endpoint_id: 'whe_test',
+    url,
+    secret_sealed: sealSecret(secret, SECRET_KEY, 'whe_test'),
+    event_id: 'evt_test',
+    event_type: 'agent_action.proposed',
+    data: { action: { id: 'act_test' } },
+    event_at: new Date().toISOString(),
   });
-  const resolvingTo = (...addresses: string[]): Network => ({ ca, resolve: async () => addresses.map((address) => ({ address, family: isIP(address) })) });
+  const resolvingTo = (...addresses: string[]): Network => ({
+    ca,
+    resolve: async () => addresses.map((address) => ({ address, family: isIP(address) })),
+  });
   const url = `https://receiver.test:${server.port}/hooks`;
 
   test('over HTTPS: to the resolved address, the certificate checked against the name', async () => {
@@ -271,7 +323,12 @@ describe('a delivery connects to the address it checked', () => {
   test('a name resolving to a private address (or to one among public ones) is refused before connecting, unless allowed', async () => {
     seen.length = 0;
     for (const addresses of [['127.0.0.1'], ['93.184.216.34', '10.1.2.3'], ['::ffff:192.168.0.10']]) {
-      const result = await attemptDelivery(pendingFor(url), { ...settings, allowPrivateEndpoints: false }, Date.now(), resolvingTo(...addresses));
+      const result = await attemptDelivery(
+        pendingFor(url),
+        { ...settings, allowPrivateEndpoints: false },
+        Date.now(),
+        resolvingTo(...addresses),
+      );
       expect(result).toMatchObject({ status: null, final: true, error: 'refused: address not allowed' });
     }
     expect(seen).toEqual([]);

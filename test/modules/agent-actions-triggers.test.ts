@@ -38,22 +38,52 @@ for (const backend of BACKENDS) {
     async function scoredCustomer(options: { autoRenew?: boolean; endInDays?: number | null; email?: string } = {}): Promise<string> {
       const id = newId('cus');
       const today = utcToday();
-      await insertRow(database.db, 'customers', { id, org_id: orgId, name: `Customer ${id.slice(4, 10)}`, currency: 'EUR', email: options.email ?? null });
+      await insertRow(database.db, 'customers', {
+        id,
+        org_id: orgId,
+        name: `Customer ${id.slice(4, 10)}`,
+        currency: 'EUR',
+        email: options.email ?? null,
+      });
       await insertRow(database.db, 'contracts', {
-        id: newId('ctr'), org_id: orgId, customer_id: id, name: 'Plan', currency: 'EUR', status: 'active', billing_interval: 'year',
-        start_date: addDays(today, -300), end_date: options.endInDays === null ? null : addDays(today, options.endInDays ?? 200), auto_renew: options.autoRenew ?? true, amount: 1_200_000,
+        id: newId('ctr'),
+        org_id: orgId,
+        customer_id: id,
+        name: 'Plan',
+        currency: 'EUR',
+        status: 'active',
+        billing_interval: 'year',
+        start_date: addDays(today, -300),
+        end_date: options.endInDays === null ? null : addDays(today, options.endInDays ?? 200),
+        auto_renew: options.autoRenew ?? true,
+        amount: 1_200_000,
       });
       return id;
     }
 
     const recompute = (customerId: string, settings: PredictionSettings) =>
       database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today: utcToday(), customerIds: [customerId], settings }));
-    const probabilityOf = async (customerId: string) => (await queryText<{ probability: number }>(database.db, `select probability from predictions where org_id = $1 and customer_id = $2`, [orgId, customerId]))[0]!.probability;
+    const probabilityOf = async (customerId: string) =>
+      (
+        await queryText<{ probability: number }>(
+          database.db,
+          `select probability from predictions where org_id = $1 and customer_id = $2`,
+          [orgId, customerId],
+        )
+      )[0]!.probability;
     /** Bands that put probability p in `band`'s range, `margin` times its lower edge. */
-    const bandsFor = (p: number, margin: number): PredictionSettings => ({ ...DEFAULT_PREDICTION_SETTINGS, riskBands: [p / margin / 4, p / margin, p * 4] });
-    const setBand = (customerId: string, risk: string) => queryText(database.db, `update predictions set risk = $3 where org_id = $1 and customer_id = $2`, [orgId, customerId, risk]);
+    const bandsFor = (p: number, margin: number): PredictionSettings => ({
+      ...DEFAULT_PREDICTION_SETTINGS,
+      riskBands: [p / margin / 4, p / margin, p * 4],
+    });
+    const setBand = (customerId: string, risk: string) =>
+      queryText(database.db, `update predictions set risk = $3 where org_id = $1 and customer_id = $2`, [orgId, customerId, risk]);
     const markChanged = (customerId: string) =>
-      queryText(database.db, `insert into risk_input_changes (org_id, customer_id, changed_at) values ($1, $2, now()) on conflict (org_id, customer_id) do update set changed_at = now()`, [orgId, customerId]);
+      queryText(
+        database.db,
+        `insert into risk_input_changes (org_id, customer_id, changed_at) values ($1, $2, now()) on conflict (org_id, customer_id) do update set changed_at = now()`,
+        [orgId, customerId],
+      );
     const actionsOf = async (customerId: string) => (await get(`/api/agent-actions?customer_id=${customerId}`)).body.data as any[];
 
     test('two risk rises of a customer whose inputs changed: one check_in with trigger_count 2', async () => {
@@ -66,9 +96,19 @@ for (const backend of BACKENDS) {
       await recompute(id, bandsFor(p, 1.2));
       const [first, ...none] = await actionsOf(id);
       expect(none).toHaveLength(0);
-      expect(first).toMatchObject({ type: 'check_in', reason: 'risk_rise', trigger_count: 1, status: 'pending_approval', priority: 'high' });
+      expect(first).toMatchObject({
+        type: 'check_in',
+        reason: 'risk_rise',
+        trigger_count: 1,
+        status: 'pending_approval',
+        priority: 'high',
+      });
       expect(first.rationale).toContain('rose from low to high');
-      const changes = await queryText<{ data: any }>(database.db, `select data from outbound_events where org_id = $1 and type = 'prediction.risk_changed' and data->>'customer_id' = $2`, [orgId, id]);
+      const changes = await queryText<{ data: any }>(
+        database.db,
+        `select data from outbound_events where org_id = $1 and type = 'prediction.risk_changed' and data->>'customer_id' = $2`,
+        [orgId, id],
+      );
       expect(changes.map((c) => [c.data.from, c.data.to])).toEqual([['low', 'high']]);
       // It fell back to medium, and rose again.
       await setBand(id, 'medium');
@@ -86,7 +126,13 @@ for (const backend of BACKENDS) {
       await setBand(id, 'low');
       await recompute(id, bandsFor(p, 1.2)); // every band moved, its inputs did not
       expect(await actionsOf(id)).toHaveLength(0);
-      expect(await queryText(database.db, `select 1 from outbound_events where org_id = $1 and type = 'prediction.risk_changed' and data->>'customer_id' = $2`, [orgId, id])).toHaveLength(0);
+      expect(
+        await queryText(
+          database.db,
+          `select 1 from outbound_events where org_id = $1 and type = 'prediction.risk_changed' and data->>'customer_id' = $2`,
+          [orgId, id],
+        ),
+      ).toHaveLength(0);
       await setBand(id, 'low');
       await markChanged(id);
       await recompute(id, bandsFor(p, 1.05)); // just past the edge: flapping, not a rise
@@ -115,7 +161,12 @@ for (const backend of BACKENDS) {
     test('a ticket with a cancellation signal proposes a renewal call; its re-delivery nothing more; during the cool-down it is counted', async () => {
       const email = `buyer@${newId('cus').slice(4, 12).toLowerCase()}.example`;
       const id = await scoredCustomer({ email });
-      const ticket = { id: `T-${id}`, subject: 'We want to cancel our subscription', description: 'Please cancel at the end of the term; we are moving away.', requester_email: email };
+      const ticket = {
+        id: `T-${id}`,
+        subject: 'We want to cancel our subscription',
+        description: 'Please cancel at the end of the term; we are moving away.',
+        requester_email: email,
+      };
       const imported = await call(app, 'POST', '/api/ticket-intelligence/import', { key, body: { tickets: [ticket] } });
       expect(imported.status).toBe(202);
       await drainQueue(database);
@@ -134,8 +185,11 @@ for (const backend of BACKENDS) {
       expect(after[0]).toMatchObject({ id: action.id, status: 'rejected', trigger_count: 2 });
     });
 
-    test('a renewal without auto-renew within the rule\'s days proposes once per contract end', async () => {
-      const rules = await call(app, 'PUT', '/api/action-rules', { key, body: { rules: [{ trigger: 'renewal_due', within_days: 30, action: 'renewal_call', params: { due_in_days: 5 } }] } });
+    test("a renewal without auto-renew within the rule's days proposes once per contract end", async () => {
+      const rules = await call(app, 'PUT', '/api/action-rules', {
+        key,
+        body: { rules: [{ trigger: 'renewal_due', within_days: 30, action: 'renewal_call', params: { due_in_days: 5 } }] },
+      });
       expect(rules.status).toBe(200);
       const due = await scoredCustomer({ autoRenew: false, endInDays: 12 });
       const renewing = await scoredCustomer({ autoRenew: true, endInDays: 12 });
@@ -150,11 +204,24 @@ for (const backend of BACKENDS) {
     });
 
     test('the renewals job, a contract per unit, proposes once for every contract due', async () => {
-      const rules = await call(app, 'PUT', '/api/action-rules', { key, body: { rules: [{ trigger: 'renewal_due', within_days: 30, action: 'renewal_call', params: { due_in_days: 5 } }] } });
+      const rules = await call(app, 'PUT', '/api/action-rules', {
+        key,
+        body: { rules: [{ trigger: 'renewal_due', within_days: 30, action: 'renewal_call', params: { due_in_days: 5 } }] },
+      });
       expect(rules.status).toBe(200);
-      const due = [await scoredCustomer({ autoRenew: false, endInDays: 3 }), await scoredCustomer({ autoRenew: false, endInDays: 9 }), await scoredCustomer({ autoRenew: false, endInDays: 9 })];
+      const due = [
+        await scoredCustomer({ autoRenew: false, endInDays: 3 }),
+        await scoredCustomer({ autoRenew: false, endInDays: 9 }),
+        await scoredCustomer({ autoRenew: false, endInDays: 9 }),
+      ];
       let units = 0;
-      await runHandler(database.db, renewalsDueJob, { batchSize: 1 }, { orgId: null }, { seen: (unit) => void (unit === 'batch' && units++) });
+      await runHandler(
+        database.db,
+        renewalsDueJob,
+        { batchSize: 1 },
+        { orgId: null },
+        { seen: (unit) => void (unit === 'batch' && units++) },
+      );
       await runHandler(database.db, renewalsDueJob, { batchSize: 1 }, { orgId: null });
       for (const customer of due) expect((await actionsOf(customer)).map((a) => a.trigger_count)).toEqual([1]);
       expect(units).toBeGreaterThanOrEqual(due.length);

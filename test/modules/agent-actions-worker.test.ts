@@ -30,9 +30,16 @@ for (const backend of BACKENDS) {
         const body = await request.text();
         const id = request.headers.get('webhook-id')!;
         const timestamp = request.headers.get('webhook-timestamp')!;
-        const expected = `v1,${createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+        const expected = `v1,${createHmac('sha256', Buffer.from(secret.slice(6), 'base64'))
+          .update(`${id}.${timestamp}.${body}`)
+          .digest('base64')}`;
         const event = JSON.parse(body);
-        received.push({ type: event.type, actionId: event.data.action.id, status: event.data.action.status, valid: request.headers.get('webhook-signature') === expected });
+        received.push({
+          type: event.type,
+          actionId: event.data.action.id,
+          status: event.data.action.status,
+          valid: request.headers.get('webhook-signature') === expected,
+        });
         return new Response('ok');
       },
     });
@@ -55,10 +62,25 @@ for (const backend of BACKENDS) {
       const { org, secret: key } = await createOrgWithKey(database);
       const endpointId = newId('whe');
       await database.db.transaction((tx) =>
-        endpointAdminUnits['endpoints.add'](tx as never, { id: endpointId, org: org.id, url: `http://127.0.0.1:${server.port}/in`, events: null, secretSealed: sealSecret(secret, SECRET_KEY, endpointId), actor: 'test' }),
+        endpointAdminUnits['endpoints.add'](tx as never, {
+          id: endpointId,
+          org: org.id,
+          url: `http://127.0.0.1:${server.port}/in`,
+          events: null,
+          secretSealed: sealSecret(secret, SECRET_KEY, endpointId),
+          actor: 'test',
+        }),
       );
-      const customer = (await call(app, 'POST', '/api/customers', { key, body: { name: 'Acme', currency: 'EUR', csm: { name: 'Ana', email: 'ana@vendor.example' } } })).body.data;
-      const proposed = await call(app, 'POST', '/api/agent-actions', { key, body: { customer_id: customer.id, type: 'check_in', params: { channel: 'meeting', due_in_days: 3 } } });
+      const customer = (
+        await call(app, 'POST', '/api/customers', {
+          key,
+          body: { name: 'Acme', currency: 'EUR', csm: { name: 'Ana', email: 'ana@vendor.example' } },
+        })
+      ).body.data;
+      const proposed = await call(app, 'POST', '/api/agent-actions', {
+        key,
+        body: { customer_id: customer.id, type: 'check_in', params: { channel: 'meeting', due_in_days: 3 } },
+      });
       expect(proposed.status).toBe(201);
       const id = proposed.body.data.id;
       expect((await call(app, 'POST', `/api/agent-actions/${id}/approve`, { key })).status).toBe(200);
@@ -70,7 +92,10 @@ for (const backend of BACKENDS) {
       const tasks = (await call(app, 'GET', `/api/tasks?customer_id=${customer.id}`, { key })).body.data;
       expect(tasks).toHaveLength(1);
       expect(tasks[0].title).toBe('Check in with Acme (meeting)');
-      const all = await waitFor(async () => received.filter((r) => r.actionId === id).length >= 3 && received.filter((r) => r.actionId === id), 20_000);
+      const all = await waitFor(
+        async () => received.filter((r) => r.actionId === id).length >= 3 && received.filter((r) => r.actionId === id),
+        20_000,
+      );
       expect(all.map((r) => r.type).sort()).toEqual(['agent_action.approved', 'agent_action.executed', 'agent_action.proposed']);
       expect(all.every((r) => r.valid)).toBe(true);
       expect(all.find((r) => r.type === 'agent_action.executed')!.status).toBe('executed');

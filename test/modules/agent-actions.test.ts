@@ -40,18 +40,36 @@ for (const backend of BACKENDS) {
       return res.body.data.id;
     }
 
-    const checkIn = (customerId: string, extra: Record<string, unknown> = {}) => ({ customer_id: customerId, type: 'check_in', params: { channel: 'call', due_in_days: 5 }, ...extra });
+    const checkIn = (customerId: string, extra: Record<string, unknown> = {}) => ({
+      customer_id: customerId,
+      type: 'check_in',
+      params: { channel: 'call', due_in_days: 5 },
+      ...extra,
+    });
 
     test("a customer's csm e-mail makes its CSM once, whoever writes the customer", async () => {
       const email = `ana.${newId('csm').slice(4, 12).toLowerCase()}@vendor.example`;
       await customer({ csm: { name: 'Ana', email, phone: '+4915112345678', slack_user_id: 'U024BE7LH' } });
       await customer({ csm: { name: 'Ana B.', email: email.toUpperCase() } });
-      await insertRow(database.db, 'customers', { id: newId('cus'), org_id: orgId, name: 'Plain SQL', currency: 'EUR', csm: JSON.stringify({ email, name: null, phone: null, slack_user_id: null }) });
+      await insertRow(database.db, 'customers', {
+        id: newId('cus'),
+        org_id: orgId,
+        name: 'Plain SQL',
+        currency: 'EUR',
+        csm: JSON.stringify({ email, name: null, phone: null, slack_user_id: null }),
+      });
       const list = await get('/api/csms?limit=200');
       expect(list.status).toBe(200);
       const mine = list.body.data.filter((c: any) => c.email === email);
       expect(mine).toHaveLength(1);
-      expect(mine[0]).toMatchObject({ name: 'Ana', role: 'csm', channels: [], active: true, phone: '+4915112345678', slack_user_id: 'U024BE7LH' });
+      expect(mine[0]).toMatchObject({
+        name: 'Ana',
+        role: 'csm',
+        channels: [],
+        active: true,
+        phone: '+4915112345678',
+        slack_user_id: 'U024BE7LH',
+      });
       expect(mine[0].id).toMatch(/^csm_/);
       expect(Value.Check(Csm, mine[0])).toBe(true);
       const other = await get('/api/csms?limit=200', otherKey);
@@ -66,7 +84,10 @@ for (const backend of BACKENDS) {
       const again = await post('/api/csms', { email: email.toUpperCase() });
       expect(again.status).toBe(409);
       expect(again.body.error).toContain('"email"');
-      const patched = await call(app, 'PATCH', `/api/csms/${created.body.data.id}`, { key, body: { channels: ['slack', 'whatsapp'], phone: '+14155550100' } });
+      const patched = await call(app, 'PATCH', `/api/csms/${created.body.data.id}`, {
+        key,
+        body: { channels: ['slack', 'whatsapp'], phone: '+14155550100' },
+      });
       expect(patched.status).toBe(200);
       expect(patched.body.data.channels).toEqual(['slack', 'whatsapp']);
       const bad = await call(app, 'PATCH', `/api/csms/${created.body.data.id}`, { key, body: { channels: ['fax'] } });
@@ -82,7 +103,15 @@ for (const backend of BACKENDS) {
       const id = await customer({ name: 'Proposed For Ltd' });
       const first = await post('/api/agent-actions', checkIn(id), { 'idempotency-key': `k-${id}` });
       expect(first.status).toBe(201);
-      expect(first.body.data).toMatchObject({ customer_id: id, customer_name: 'Proposed For Ltd', type: 'check_in', status: 'pending_approval', reason: 'manual', trigger_count: 1, deduplicated: false });
+      expect(first.body.data).toMatchObject({
+        customer_id: id,
+        customer_name: 'Proposed For Ltd',
+        type: 'check_in',
+        status: 'pending_approval',
+        reason: 'manual',
+        trigger_count: 1,
+        deduplicated: false,
+      });
       expect(first.body.data.routing.to).toBe('inbox');
       expect(first.body.data.id).toMatch(/^act_/);
       expect(Value.Check(ProposedAction, first.body.data)).toBe(true);
@@ -93,7 +122,11 @@ for (const backend of BACKENDS) {
       const second = await post('/api/agent-actions', checkIn(id, { params: { channel: 'email', due_in_days: 2 } }));
       expect(second.status).toBe(200);
       expect(second.body.data).toMatchObject({ id: first.body.data.id, deduplicated: true, trigger_count: 2 });
-      const events = await queryText<{ type: string }>(database.db, `select type from outbound_events where org_id = $1 and data->'action'->>'id' = $2`, [orgId, first.body.data.id]);
+      const events = await queryText<{ type: string }>(
+        database.db,
+        `select type from outbound_events where org_id = $1 and data->'action'->>'id' = $2`,
+        [orgId, first.body.data.id],
+      );
       expect(events.map((e) => e.type)).toEqual(['agent_action.proposed']);
     });
 
@@ -125,7 +158,10 @@ for (const backend of BACKENDS) {
     test('a racing approve and reject: exactly one outcome, the other learns who decided and when', async () => {
       const id = await customer();
       const action = (await post('/api/agent-actions', checkIn(id))).body.data;
-      const [a, b] = await Promise.all([post(`/api/agent-actions/${action.id}/approve`, { comment: 'go' }), post(`/api/agent-actions/${action.id}/reject`)]);
+      const [a, b] = await Promise.all([
+        post(`/api/agent-actions/${action.id}/approve`, { comment: 'go' }),
+        post(`/api/agent-actions/${action.id}/reject`),
+      ]);
       const statuses = [a.status, b.status].sort();
       expect(statuses).toEqual([200, 409]);
       const winner = a.status === 200 ? a : b;
@@ -135,7 +171,11 @@ for (const backend of BACKENDS) {
       expect(detail.body.data.status).toBe(winner.body.data.status);
       expect(detail.body.data.decided_by).toMatchObject({ kind: 'api_key' });
       expect(detail.body.data.events.filter((e: any) => e.kind === 'approved' || e.kind === 'rejected')).toHaveLength(1);
-      const audit = await queryText<{ n: number }>(database.db, `select count(*)::int as n from audit_log where org_id = $1 and target_id = $2 and action = 'agent_action.decided'`, [orgId, action.id]);
+      const audit = await queryText<{ n: number }>(
+        database.db,
+        `select count(*)::int as n from audit_log where org_id = $1 and target_id = $2 and action = 'agent_action.decided'`,
+        [orgId, action.id],
+      );
       expect(audit[0]!.n).toBe(1);
     });
 
@@ -159,10 +199,18 @@ for (const backend of BACKENDS) {
       expect(notes.body.data).toHaveLength(1);
       expect(Value.Check(Note, notes.body.data[0])).toBe(true);
       expect(notes.body.data[0]).toMatchObject({ action_id: action.id, author: 'agent' });
-      const types = await queryText<{ type: string }>(database.db, `select type from outbound_events where org_id = $1 and data->'action'->>'id' = $2 order by created_at, id`, [orgId, action.id]);
+      const types = await queryText<{ type: string }>(
+        database.db,
+        `select type from outbound_events where org_id = $1 and data->'action'->>'id' = $2 order by created_at, id`,
+        [orgId, action.id],
+      );
       expect(types.map((e) => e.type).sort()).toEqual(['agent_action.approved', 'agent_action.executed', 'agent_action.proposed']);
       // A second run of the job (delivered at least once) changes nothing.
-      await queryText(database.db, `update jobs set state = 'queued', run_at = now() where kind = 'actions.execute' and payload->>'actionId' = $1`, [action.id]);
+      await queryText(
+        database.db,
+        `update jobs set state = 'queued', run_at = now() where kind = 'actions.execute' and payload->>'actionId' = $1`,
+        [action.id],
+      );
       await drainJobs(database.db, [executeActionJob]);
       expect((await get(`/api/tasks?customer_id=${id}`)).body.data).toHaveLength(1);
       const late = await post(`/api/agent-actions/${action.id}/cancel`);
@@ -176,10 +224,14 @@ for (const backend of BACKENDS) {
       await post(`/api/agent-actions/${action.id}/approve`);
       const { localRunner } = await import('../../src/db/units.ts');
       const runner = localRunner(database.db, executeActionJob.units!);
-      const attempt = executeActionJob.handle({ actionId: action.id }, {
-        job: { id: newId('job'), kind: executeActionJob.kind, orgId, attempts: 5 },
-        run: (unit, args) => (unit === 'execute' ? Promise.reject(new Error('the task service refused')) : runner.run(unit, args as never)) as never,
-      });
+      const attempt = executeActionJob.handle(
+        { actionId: action.id },
+        {
+          job: { id: newId('job'), kind: executeActionJob.kind, orgId, attempts: 5 },
+          run: (unit, args) =>
+            (unit === 'execute' ? Promise.reject(new Error('the task service refused')) : runner.run(unit, args as never)) as never,
+        },
+      );
       await expect(attempt).rejects.toThrow('the task service refused');
       const detail = (await get(`/api/agent-actions/${action.id}`)).body.data;
       expect(detail).toMatchObject({ status: 'failed', last_error: 'the task service refused' });
@@ -214,7 +266,13 @@ for (const backend of BACKENDS) {
       const late = await post(`/api/agent-actions/${action.id}/approve`);
       expect(late.status).toBe(409);
       expect(late.body.error).toMatch(/already expired at \d\d:\d\d UTC/);
-      expect((await get(`/api/agent-actions/${action.id}`)).body.data.events.map((e: any) => e.kind)).toEqual(['proposed', 'routed', 'snoozed', 'woke', 'expired']);
+      expect((await get(`/api/agent-actions/${action.id}`)).body.data.events.map((e: any) => e.kind)).toEqual([
+        'proposed',
+        'routed',
+        'snoozed',
+        'woke',
+        'expired',
+      ]);
     });
 
     test("routing: the CSM's channels, one notification per copy with a 128-bit nonce; no sender yet keeps it in the inbox", async () => {
@@ -231,7 +289,9 @@ for (const backend of BACKENDS) {
         ['google_chat', email, 'no_sender'],
         ['slack', 'U0DI', 'no_sender'],
       ]);
-      const nonces = await queryText<{ nonce: string }>(database.db, `select nonce from action_notifications where action_id = $1`, [action.id]);
+      const nonces = await queryText<{ nonce: string }>(database.db, `select nonce from action_notifications where action_id = $1`, [
+        action.id,
+      ]);
       for (const n of nonces) expect(n.nonce).toMatch(/^[0-9a-f]{32}$/);
       const inbox = await get(`/api/agent-actions?status=pending_approval&customer_id=${id}`);
       expect(inbox.body.data.map((a: any) => a.id)).toEqual([action.id]);
@@ -247,7 +307,9 @@ for (const backend of BACKENDS) {
       expect(page1.body.meta.has_more).toBe(true);
       const page2 = await get(`/api/agent-actions?customer_id=${id}&limit=2&cursor=${page1.body.meta.next_cursor}`);
       expect(page2.body.data).toHaveLength(1);
-      expect(new Set([...page1.body.data, ...page2.body.data].map((a: any) => a.type))).toEqual(new Set(['check_in', 'success_plan', 'escalation']));
+      expect(new Set([...page1.body.data, ...page2.body.data].map((a: any) => a.type))).toEqual(
+        new Set(['check_in', 'success_plan', 'escalation']),
+      );
       expect((await get(`/api/agent-actions?customer_id=${id}&type=escalation`)).body.data).toHaveLength(1);
       const bad = await get('/api/agent-actions?status=maybe');
       expect(bad.status).toBe(400);
@@ -273,20 +335,26 @@ for (const backend of BACKENDS) {
         ['churn_signal', 'cancellation', 'renewal_call'],
       ]);
       const put = (body: unknown) => call(app, 'PUT', '/api/action-rules', { key: ruleKey, body });
-      const badParams = await put({ rules: [{ trigger: 'risk_rise', band: 'high', action: 'discount_offer', params: { percent: 90, months: 1 } }] });
+      const badParams = await put({
+        rules: [{ trigger: 'risk_rise', band: 'high', action: 'discount_offer', params: { percent: 90, months: 1 } }],
+      });
       expect(badParams.status).toBe(400);
       expect(badParams.body.error).toContain('"rules.0.params.percent"');
       const badTrigger = await put({ rules: [{ trigger: 'moon_phase', action: 'check_in', params: {} }] });
       expect(badTrigger.status).toBe(400);
       expect(badTrigger.body.error).toContain('"rules.0.trigger"');
-      const badDays = await put({ rules: [{ trigger: 'renewal_due', within_days: 0, action: 'renewal_call', params: { due_in_days: 3 } }] });
+      const badDays = await put({
+        rules: [{ trigger: 'renewal_due', within_days: 0, action: 'renewal_call', params: { due_in_days: 3 } }],
+      });
       expect(badDays.status).toBe(400);
       expect(badDays.body.error).toContain('"rules.0.within_days"');
       const good = await put({ rules: [{ trigger: 'renewal_due', within_days: 30, action: 'renewal_call', params: { due_in_days: 3 } }] });
       expect(good.status).toBe(200);
       const now = await get('/api/action-rules', ruleKey);
       expect(now.body.meta.defaults).toBe(false);
-      expect(now.body.data).toEqual([{ trigger: 'renewal_due', within_days: 30, action: 'renewal_call', params: { due_in_days: 3 }, priority: 'normal', enabled: true }]);
+      expect(now.body.data).toEqual([
+        { trigger: 'renewal_due', within_days: 30, action: 'renewal_call', params: { due_in_days: 3 }, priority: 'normal', enabled: true },
+      ]);
     });
   });
 }

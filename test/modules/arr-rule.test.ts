@@ -27,7 +27,14 @@ interface Case {
 
 const yearly = { billing_interval: 'year', amount: 60_000, start_date: addDays(today, -300) };
 const CASES: Case[] = [
-  { name: 'active', contract: { ...yearly, end_date: addDays(today, 200), auto_renew: true }, arr: 60_000, renewal_date: addDays(today, 200), renewing: true, scored: true },
+  {
+    name: 'active',
+    contract: { ...yearly, end_date: addDays(today, 200), auto_renew: true },
+    arr: 60_000,
+    renewal_date: addDays(today, 200),
+    renewing: true,
+    scored: true,
+  },
   {
     name: 'notice given',
     contract: { ...yearly, status: 'cancelled', cancelled_at: addDays(today, -10), end_date: addDays(today, 45), auto_renew: true },
@@ -56,15 +63,42 @@ const CASES: Case[] = [
   },
   {
     name: 'evergreen cancelled earlier',
-    contract: { billing_interval: 'month', amount: 5_000, start_date: addDays(today, -400), status: 'cancelled', cancelled_at: addDays(today, -60) },
+    contract: {
+      billing_interval: 'month',
+      amount: 5_000,
+      start_date: addDays(today, -400),
+      status: 'cancelled',
+      cancelled_at: addDays(today, -60),
+    },
     arr: 0,
     renewal_date: null,
     renewing: null,
     scored: false,
   },
-  { name: 'ended', contract: { ...yearly, start_date: addDays(today, -500), status: 'ended', end_date: addDays(today, -90) }, arr: 0, renewal_date: null, renewing: null, scored: false },
-  { name: 'draft', contract: { ...yearly, status: 'draft', end_date: addDays(today, 300) }, arr: 0, renewal_date: null, renewing: null, scored: false },
-  { name: 'future start', contract: { ...yearly, start_date: addDays(today, 10), end_date: addDays(today, 375) }, arr: 0, renewal_date: null, renewing: null, scored: false },
+  {
+    name: 'ended',
+    contract: { ...yearly, start_date: addDays(today, -500), status: 'ended', end_date: addDays(today, -90) },
+    arr: 0,
+    renewal_date: null,
+    renewing: null,
+    scored: false,
+  },
+  {
+    name: 'draft',
+    contract: { ...yearly, status: 'draft', end_date: addDays(today, 300) },
+    arr: 0,
+    renewal_date: null,
+    renewing: null,
+    scored: false,
+  },
+  {
+    name: 'future start',
+    contract: { ...yearly, start_date: addDays(today, 10), end_date: addDays(today, 375) },
+    arr: 0,
+    renewal_date: null,
+    renewing: null,
+    scored: false,
+  },
 ];
 
 for (const backend of BACKENDS) {
@@ -89,7 +123,10 @@ for (const backend of BACKENDS) {
         const customer = await call(app, 'POST', '/api/customers', { key, body: { external_id: `c${i}`, name: c.name, currency: 'EUR' } });
         expect(customer.status).toBe(201);
         ids.set(c.name, customer.body.data.id);
-        const contract = await call(app, 'POST', '/api/contracts', { key, body: { external_id: `k${i}`, customer_external_id: `c${i}`, name: 'Plan', ...c.contract } });
+        const contract = await call(app, 'POST', '/api/contracts', {
+          key,
+          body: { external_id: `k${i}`, customer_external_id: `c${i}`, name: 'Plan', ...c.contract },
+        });
         expect(contract.status).toBe(201);
       }
       await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today }));
@@ -107,7 +144,9 @@ for (const backend of BACKENDS) {
         const listed = ((await get('/api/customers?sort=arr&limit=200')).body.data as any[]).find((x) => x.id === id);
         expect({ arr: listed.arr, mrr: listed.mrr, renewal_date: listed.renewal_date, renewing: listed.renewing }).toEqual(expected);
 
-        const renewingSoon = ((await get(`/api/customers?renewing_before=${addDays(today, 366)}&limit=200`)).body.data as any[]).some((x) => x.id === id);
+        const renewingSoon = ((await get(`/api/customers?renewing_before=${addDays(today, 366)}&limit=200`)).body.data as any[]).some(
+          (x) => x.id === id,
+        );
         expect(renewingSoon).toBe(c.renewal_date !== null);
 
         const contracts = (await get(`/api/contracts?customer_id=${id}`)).body.data as any[];
@@ -119,16 +158,28 @@ for (const backend of BACKENDS) {
           expect(prediction.body.code).toBe('not_scored');
         } else {
           const p = prediction.body.data;
-          expect({ arr: p.arr, renewal_date: p.renewal_date, renewing: p.renewing }).toEqual({ arr: c.arr, renewal_date: c.renewal_date, renewing: c.renewing });
+          expect({ arr: p.arr, renewal_date: p.renewal_date, renewing: p.renewing }).toEqual({
+            arr: c.arr,
+            renewal_date: c.renewal_date,
+            renewing: c.renewing,
+          });
           expect(p.arr_at_risk).toBe(Math.round(c.arr * p.probability));
           // A contract with notice given is never described as renewing, in a driver or its features.
           if (c.renewing === false) {
             expect(p.drivers.find((d: any) => d.group === 'renewal').label).toBe(c.renewal_label);
-            for (const d of p.drivers) for (const f of [d, ...d.features]) expect(f.label).not.toMatch(/auto-renewing|Renews automatically/);
+            for (const d of p.drivers)
+              for (const f of [d, ...d.features]) expect(f.label).not.toMatch(/auto-renewing|Renews automatically/);
           }
         }
 
-        const [features] = await featuresAt(database.db, { orgId, day: today, horizonDays: 90, population: 'scored', graceDays: 30, customerIds: [id] });
+        const [features] = await featuresAt(database.db, {
+          orgId,
+          day: today,
+          horizonDays: 90,
+          population: 'scored',
+          graceDays: 30,
+          customerIds: [id],
+        });
         expect(features ? { arr: features.arr, renewal_date: features.renewalDate, renewing: features.renewing } : null).toEqual(
           c.scored ? { arr: c.arr, renewal_date: c.renewal_date, renewing: c.renewing } : null,
         );

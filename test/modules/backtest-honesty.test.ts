@@ -14,13 +14,36 @@ const today = utcToday();
 describe('the model against the scorecard', () => {
   /** 60 customers, one row each; every fifth churns. */
   const rows = (model: (i: number) => number, prior: (i: number) => number) =>
-    Array.from({ length: 60 }, (_, i) => ({ customerId: `c${i}`, t: today, outcome: i % 5 === 0 ? 1 : 0, churnDay: i % 5 === 0 ? today : null, values: [], noticeKnown: false, probability: model(i), priorProbability: prior(i) }) as Snapshot & { probability: number; priorProbability: number });
+    Array.from(
+      { length: 60 },
+      (_, i) =>
+        ({
+          customerId: `c${i}`,
+          t: today,
+          outcome: i % 5 === 0 ? 1 : 0,
+          churnDay: i % 5 === 0 ? today : null,
+          values: [],
+          noticeKnown: false,
+          probability: model(i),
+          priorProbability: prior(i),
+        }) as Snapshot & { probability: number; priorProbability: number },
+    );
 
   test("the report gives the scorecard's AUC on the same rows and its 95 % interval from the same resamples", () => {
-    const same = evaluate(rows((i) => ((i * 37) % 60) / 60, (i) => ((i * 37) % 60) / 60));
+    const same = evaluate(
+      rows(
+        (i) => ((i * 37) % 60) / 60,
+        (i) => ((i * 37) % 60) / 60,
+      ),
+    );
     expect(same.prior_auc).toBe(same.auc);
     expect(same.prior_auc_ci95).toEqual(same.auc_ci95); // same scores, same resamples: the same interval
-    const m = evaluate(rows((i) => (i % 5 === 0 ? 0.9 : 0.1) + (i % 7) / 100, (i) => ((i * 37) % 60) / 60));
+    const m = evaluate(
+      rows(
+        (i) => (i % 5 === 0 ? 0.9 : 0.1) + (i % 7) / 100,
+        (i) => ((i * 37) % 60) / 60,
+      ),
+    );
     expect(m.auc!).toBeGreaterThan(m.prior_auc!);
     expect(m.prior_auc_ci95![0]).toBeLessThanOrEqual(m.prior_auc_ci95![1]);
   });
@@ -58,26 +81,49 @@ for (const backend of BACKENDS) {
      * the amounts given, issued monthly up to last month (before the contract was recorded). */
     const organisation = async (contracts: { body: Record<string, unknown>; invoiced: number[]; patch?: Record<string, unknown> }[]) => {
       const { org, secret: key } = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
-      expect((await call(app, 'POST', '/api/customers', { key, body: { external_id: 'c', name: 'Customer', currency: 'EUR' } })).status).toBe(201);
+      expect(
+        (await call(app, 'POST', '/api/customers', { key, body: { external_id: 'c', name: 'Customer', currency: 'EUR' } })).status,
+      ).toBe(201);
       for (const [n, c] of contracts.entries()) {
-        const made = await call(app, 'POST', '/api/contracts', { key, body: { external_id: `k${n}`, customer_external_id: 'c', name: 'Plan', billing_interval: 'month', start_date: addDays(today, -400), ...c.body } });
+        const made = await call(app, 'POST', '/api/contracts', {
+          key,
+          body: {
+            external_id: `k${n}`,
+            customer_external_id: 'c',
+            name: 'Plan',
+            billing_interval: 'month',
+            start_date: addDays(today, -400),
+            ...c.body,
+          },
+        });
         expect(made.status).toBe(201);
         for (const [i, amount] of c.invoiced.entries()) {
           await insertRow(database.db, 'invoices', {
-            id: `inv_${org.id.slice(4, 14)}_${n}_${i}`, org_id: org.id, customer_id: made.body.data.customer_id, contract_id: made.body.data.id, currency: 'EUR', status: 'paid',
-            amount_due: amount, amount_paid: amount, issued_at: `${addDays(today, -30 * (c.invoiced.length - i))}T09:00:00Z`,
+            id: `inv_${org.id.slice(4, 14)}_${n}_${i}`,
+            org_id: org.id,
+            customer_id: made.body.data.customer_id,
+            contract_id: made.body.data.id,
+            currency: 'EUR',
+            status: 'paid',
+            amount_due: amount,
+            amount_paid: amount,
+            issued_at: `${addDays(today, -30 * (c.invoiced.length - i))}T09:00:00Z`,
           });
         }
         if (c.patch) expect((await call(app, 'PATCH', `/api/contracts/${made.body.data.id}`, { key, body: c.patch })).status).toBe(200);
       }
       return org.id;
     };
-    const history = (orgId: string) => gatherHistory(localRunner(database.db, historyUnits), { orgId, today, horizonDays: 90, graceDays: 30, days: [], maxCustomers: 100 });
+    const history = (orgId: string) =>
+      gatherHistory(localRunner(database.db, historyUnits), { orgId, today, horizonDays: 90, graceDays: 30, days: [], maxCustomers: 100 });
 
     test('contracts never amended, invoiced at their amounts, with their notice days: no warning', async () => {
       const orgId = await organisation([
         { body: { amount: 1_000 }, invoiced: [1_000, 1_000, 1_000] },
-        { body: { amount: 2_000, status: 'cancelled', cancelled_at: addDays(today, -40), end_date: addDays(today, 20) }, invoiced: [2_000, 2_000] },
+        {
+          body: { amount: 2_000, status: 'cancelled', cancelled_at: addDays(today, -40), end_date: addDays(today, 20) },
+          invoiced: [2_000, 2_000],
+        },
         { body: { amount: 500 }, invoiced: [] },
       ]);
       const found = await history(orgId);

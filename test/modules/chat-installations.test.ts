@@ -22,10 +22,22 @@ interface Target {
   open: () => Promise<Database>;
   secretKey: () => string;
 }
-const targets: Target[] = [{ label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test'), secretKey: () => ensureSecretKey(null, dataDir)! }];
+const targets: Target[] = [
+  {
+    label: 'embedded',
+    env: { DATA_DIR: dataDir },
+    open: () => openEmbedded(dataDir, 'test'),
+    secretKey: () => ensureSecretKey(null, dataDir)!,
+  },
+];
 if (TEST_DATABASE_URL) {
   const url = TEST_DATABASE_URL;
-  targets.push({ label: 'postgres', env: { DATABASE_URL: url, SECRET_KEY }, open: async () => connectPostgres(url, 2), secretKey: () => SECRET_KEY });
+  targets.push({
+    label: 'postgres',
+    env: { DATABASE_URL: url, SECRET_KEY },
+    open: async () => connectPostgres(url, 2),
+    secretKey: () => SECRET_KEY,
+  });
 }
 
 for (const target of targets) {
@@ -58,7 +70,11 @@ for (const target of targets) {
       const id: string = added.json.id;
       expect(id).toMatch(/^chi_/);
       await withDb(async (database) => {
-        const [row] = await queryText<{ credentials_sealed: string }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [id]);
+        const [row] = await queryText<{ credentials_sealed: string }>(
+          database.db,
+          'select credentials_sealed from chat_installations where id = $1',
+          [id],
+        );
         expect(row!.credentials_sealed).not.toContain('xoxb');
         expect(openSecret(row!.credentials_sealed, target.secretKey(), id)).toBe(token);
       });
@@ -74,21 +90,33 @@ for (const target of targets) {
       expect((await cli(['chat', 'remove', id])).code).toBe(0);
       expect((await cli(['chat', 'list', '--org', orgName])).json).toEqual([]);
       await withDb(async (database) => {
-        const [row] = await queryText<{ credentials_sealed: string | null }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [id]);
+        const [row] = await queryText<{ credentials_sealed: string | null }>(
+          database.db,
+          'select credentials_sealed from chat_installations where id = $1',
+          [id],
+        );
         expect(row!.credentials_sealed).toBeNull();
       });
     });
 
     test('add whatsapp seals the access token; a bad phone number id or token, or a number already installed, is refused', async () => {
       const token = 'EAAGtestTOKENabcdefghijklmnop0123456789';
-      expect((await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', '+1 555', '--access-token', token])).code).toBe(2);
-      expect((await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', phoneNumberId, '--access-token', 'short'])).code).toBe(2);
+      expect((await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', '+1 555', '--access-token', token])).code).toBe(
+        2,
+      );
+      expect(
+        (await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', phoneNumberId, '--access-token', 'short'])).code,
+      ).toBe(2);
       const added = await cli(['chat', 'add', 'whatsapp', '--org', orgName, '--phone-number-id', phoneNumberId, '--access-token', token]);
       expect(added.code).toBe(0);
       expect(added.json).toMatchObject({ platform: 'whatsapp', external_id: phoneNumberId });
       const id: string = added.json.id;
       await withDb(async (database) => {
-        const [row] = await queryText<{ credentials_sealed: string }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [id]);
+        const [row] = await queryText<{ credentials_sealed: string }>(
+          database.db,
+          'select credentials_sealed from chat_installations where id = $1',
+          [id],
+        );
         expect(row!.credentials_sealed).not.toContain('EAAG');
         expect(openSecret(row!.credentials_sealed, target.secretKey(), id)).toBe(token);
       });
@@ -107,7 +135,11 @@ for (const target of targets) {
       expect(added.code).toBe(0);
       expect(added.json).toMatchObject({ platform: 'google_chat', external_id: space });
       await withDb(async (database) => {
-        const [row] = await queryText<{ credentials_sealed: string | null }>(database.db, 'select credentials_sealed from chat_installations where id = $1', [added.json.id]);
+        const [row] = await queryText<{ credentials_sealed: string | null }>(
+          database.db,
+          'select credentials_sealed from chat_installations where id = $1',
+          [added.json.id],
+        );
         expect(row!.credentials_sealed).toBeNull();
       });
       const again = await cli(['chat', 'add', 'google-chat', '--org', orgName, '--space', space]);

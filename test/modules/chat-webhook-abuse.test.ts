@@ -12,7 +12,17 @@ import { createLogger } from '../../src/lib/log.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { fakeGoogle, type FakeGoogle } from '../helpers/fake-google.ts';
-import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import {
+  awayFromMinuteBoundary,
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 
 const SECRET_KEY = 'abuse-test-secret-key-0123456789abcdefghij';
 const SLACK_SECRET = 'abuse-test-slack-signing-secret';
@@ -27,7 +37,10 @@ const slackHeaders = (body: string, secret = SLACK_SECRET, at = Math.floor(Date.
   'x-slack-request-timestamp': String(at),
   'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${at}:${body}`).digest('hex')}`,
 });
-const metaHeaders = (body: string, secret = WHATSAPP_SECRET) => ({ 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` });
+const metaHeaders = (body: string, secret = WHATSAPP_SECRET) => ({
+  'content-type': 'application/json',
+  'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+});
 const randomTeam = () => `T${newId('org').slice(4, 14).toUpperCase()}`;
 const from = (address: string) => ({ 'x-forwarded-for': address });
 let addresses = 0;
@@ -47,25 +60,76 @@ for (const backend of BACKENDS) {
 
     const slackEvent = (overrides: Record<string, unknown> = {}, event: Record<string, unknown> = {}) =>
       JSON.stringify({
-        token: 'x', team_id: team, api_app_id: 'A0EXAMPLEAPP', type: 'event_callback', event_id: `Ev${newId('org').slice(4, 14)}`, event_time: Math.floor(Date.now() / 1000),
-        event: { type: 'app_mention', user: 'U0NOBODY01', text: '<@U0REVBOT01> help', ts: '1767605400.001200', channel: 'C0CSTEAM01', event_ts: '1767605400.001200', ...event },
+        token: 'x',
+        team_id: team,
+        api_app_id: 'A0EXAMPLEAPP',
+        type: 'event_callback',
+        event_id: `Ev${newId('org').slice(4, 14)}`,
+        event_time: Math.floor(Date.now() / 1000),
+        event: {
+          type: 'app_mention',
+          user: 'U0NOBODY01',
+          text: '<@U0REVBOT01> help',
+          ts: '1767605400.001200',
+          channel: 'C0CSTEAM01',
+          event_ts: '1767605400.001200',
+          ...event,
+        },
         ...overrides,
       });
-    const slack = (body: string, headers: Record<string, string>) => call(app, 'POST', '/api/webhooks/team-chat', { rawBody: body, headers });
-    const whatsapp = (body: string, headers: Record<string, string>) => call(app, 'POST', '/api/webhooks/messaging', { rawBody: body, headers });
+    const slack = (body: string, headers: Record<string, string>) =>
+      call(app, 'POST', '/api/webhooks/team-chat', { rawBody: body, headers });
+    const whatsapp = (body: string, headers: Record<string, string>) =>
+      call(app, 'POST', '/api/webhooks/messaging', { rawBody: body, headers });
     const statusDelivery = () =>
       JSON.stringify({
         object: 'whatsapp_business_account',
-        entry: [{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550000000', phone_number_id: phoneNumberId }, statuses: [{ id: `wamid.${newId('org').slice(4)}`, status: 'delivered', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: '15551234567' }] } }] }],
+        entry: [
+          {
+            id: 'WABA',
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: { display_phone_number: '15550000000', phone_number_id: phoneNumberId },
+                  statuses: [
+                    {
+                      id: `wamid.${newId('org').slice(4)}`,
+                      status: 'delivered',
+                      timestamp: String(Math.floor(Date.now() / 1000)),
+                      recipient_id: '15551234567',
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
       });
     const gchatMessage = (text: string) =>
       JSON.stringify({
-        type: 'MESSAGE', eventTime: new Date().toISOString(),
-        message: { name: `${space}/messages/m${newId('org').slice(4)}`, sender: { name: 'users/1', type: 'HUMAN' }, text: `@revintel ${text}`, argumentText: ` ${text}`, space: { name: space } },
-        user: { name: 'users/1', email: 'someone@vendor.example', type: 'HUMAN' }, space: { name: space, spaceType: 'SPACE' },
+        type: 'MESSAGE',
+        eventTime: new Date().toISOString(),
+        message: {
+          name: `${space}/messages/m${newId('org').slice(4)}`,
+          sender: { name: 'users/1', type: 'HUMAN' },
+          text: `@revintel ${text}`,
+          argumentText: ` ${text}`,
+          space: { name: space },
+        },
+        user: { name: 'users/1', email: 'someone@vendor.example', type: 'HUMAN' },
+        space: { name: space, spaceType: 'SPACE' },
       });
     const gchat = async (body: string, headers: Record<string, string>, token?: string) =>
-      call(app, 'POST', GCHAT_PATH, { rawBody: body, headers: { 'content-type': 'application/json', authorization: `Bearer ${token ?? (await google.sign({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: 'chat@system.gserviceaccount.com', email_verified: true, sub: '1' }))}`, ...headers } });
+      call(app, 'POST', GCHAT_PATH, {
+        rawBody: body,
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${token ?? (await google.sign({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: 'chat@system.gserviceaccount.com', email_verified: true, sub: '1' }))}`,
+          ...headers,
+        },
+      });
 
     beforeAll(async () => {
       google = await fakeGoogle();
@@ -86,9 +150,20 @@ for (const backend of BACKENDS) {
       app = buildApp(database, { config, log }).app;
       orgId = (await createOrgWithKey(database)).org.id;
       await database.db.transaction(async (tx) => {
-        for (const [platform, externalId] of [['slack', team], ['google_chat', space], ['whatsapp', phoneNumberId]] as const) {
+        for (const [platform, externalId] of [
+          ['slack', team],
+          ['google_chat', space],
+          ['whatsapp', phoneNumberId],
+        ] as const) {
           const id = newId('chi');
-          await chatAdminUnits['chat.add'](tx as never, { id, org: orgId, platform, externalId, credentialsSealed: platform === 'google_chat' ? null : sealSecret(`token-${externalId}`, SECRET_KEY, id), actor: 'test' });
+          await chatAdminUnits['chat.add'](tx as never, {
+            id,
+            org: orgId,
+            platform,
+            externalId,
+            credentialsSealed: platform === 'google_chat' ? null : sealSecret(`token-${externalId}`, SECRET_KEY, id),
+            actor: 'test',
+          });
         }
       });
     });
@@ -102,7 +177,8 @@ for (const backend of BACKENDS) {
       const address = freshAddress();
       const body = slackEvent({ team_id: randomTeam() });
       const statuses: number[] = [];
-      for (let i = 0; i < BUDGET + 3; i++) statuses.push((await slack(body, { ...slackHeaders(body, 'forged-secret'), ...from(address) })).status);
+      for (let i = 0; i < BUDGET + 3; i++)
+        statuses.push((await slack(body, { ...slackHeaders(body, 'forged-secret'), ...from(address) })).status);
       expect(statuses).toEqual([...Array(BUDGET).fill(401), 429, 429, 429]);
       const refused = await slack(body, { ...slackHeaders(body, 'forged-secret'), ...from(address) });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -136,7 +212,11 @@ for (const backend of BACKENDS) {
       const body = slackEvent({ event_id: eventId, 'odd\u0000key': 1 }, { text: '<@U0REVBOT01> status a\u0000b \ud800' });
       const res = await slack(body, { ...slackHeaders(body), ...from(freshAddress()) });
       expect(res.status).toBe(200);
-      const [row] = await queryText<{ text: string; keys: string[] }>(database.db, `select body->'event'->>'text' as text, array(select jsonb_object_keys(body)) as keys from chat_inbound_events where platform = 'slack' and dedupe_key = $1`, [`event:${eventId}`]);
+      const [row] = await queryText<{ text: string; keys: string[] }>(
+        database.db,
+        `select body->'event'->>'text' as text, array(select jsonb_object_keys(body)) as keys from chat_inbound_events where platform = 'slack' and dedupe_key = $1`,
+        [`event:${eventId}`],
+      );
       expect(row!.text).toBe('<@U0REVBOT01> status ab \ufffd');
       expect(row!.keys).toContain('oddkey');
     });
@@ -150,7 +230,11 @@ for (const backend of BACKENDS) {
       expect(res.body.code).toBe('internal');
       expect(res.headers.get('x-slack-no-retry')).toBeNull();
       const logged = errorLines.slice(lines).map((line) => JSON.parse(line));
-      expect(logged.some((line) => line.request_id === 'req-abuse-typeerror' && line.msg === 'unhandled error' && line.path === '/api/webhooks/team-chat')).toBe(true);
+      expect(
+        logged.some(
+          (line) => line.request_id === 'req-abuse-typeerror' && line.msg === 'unhandled error' && line.path === '/api/webhooks/team-chat',
+        ),
+      ).toBe(true);
     });
 
     test('WhatsApp: refused signatures from one address are 401 up to its budget, then 429; a valid delivery from another address passes', async () => {
@@ -169,7 +253,10 @@ for (const backend of BACKENDS) {
     test('Google Chat: refused tokens from one address are 401 up to its budget, then 429; a valid event from another address passes', async () => {
       await awayFromMinuteBoundary();
       const address = freshAddress();
-      const forged = await google.sign({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: 'chat@system.gserviceaccount.com', email_verified: true, sub: '1' }, { key: await google.otherKey() });
+      const forged = await google.sign(
+        { iss: 'https://accounts.google.com', aud: AUDIENCE, email: 'chat@system.gserviceaccount.com', email_verified: true, sub: '1' },
+        { key: await google.otherKey() },
+      );
       const statuses: number[] = [];
       for (let i = 0; i < BUDGET + 2; i++) statuses.push((await gchat(gchatMessage('help'), from(address), forged)).status);
       expect(statuses).toEqual([...Array(BUDGET).fill(401), 429, 429]);
@@ -181,7 +268,11 @@ for (const backend of BACKENDS) {
       const res = await gchat(body, from(freshAddress()));
       expect(res.status).toBe(200);
       const name = JSON.parse(body).message.name;
-      const [row] = await queryText<{ text: string }>(database.db, `select body->'message'->>'argumentText' as text from chat_inbound_events where platform = 'google_chat' and dedupe_key = $1`, [`message:${name}`]);
+      const [row] = await queryText<{ text: string }>(
+        database.db,
+        `select body->'message'->>'argumentText' as text from chat_inbound_events where platform = 'google_chat' and dedupe_key = $1`,
+        [`message:${name}`],
+      );
       expect(row!.text).toBe(' status ab \ufffd');
     });
   });

@@ -4,12 +4,23 @@
 // another organisation sees nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { drainQueue, hubSignature, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 import { consoleSession } from '../helpers/sessions.ts';
 
 const PUBLIC_URL = 'https://rev.example.com';
-const TICKET = JSON.stringify({ ticket: { id: 'TCK-1', subject: 'Export times out', requester_email: 'carol@acme.example.com', created_at: '2026-01-05T09:15:00Z' } });
+const TICKET = JSON.stringify({
+  ticket: { id: 'TCK-1', subject: 'Export times out', requester_email: 'carol@acme.example.com', created_at: '2026-01-05T09:15:00Z' },
+});
 
 for (const backend of BACKENDS) {
   describe(`connectors API (${backend})`, () => {
@@ -20,7 +31,8 @@ for (const backend of BACKENDS) {
     /** An admin of `key`'s organisation, and one of the other's, signed in to the console. */
     let admin: Record<string, string>;
     let otherAdmin: Record<string, string>;
-    const config = () => testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY, publicUrl: PUBLIC_URL });
+    const config = () =>
+      testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY, publicUrl: PUBLIC_URL });
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
@@ -37,13 +49,21 @@ for (const backend of BACKENDS) {
     });
 
     const deliver = (url: string, body: string, secret: string) =>
-      call(app, 'POST', new URL(url).pathname + new URL(url).search, { rawBody: body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature(secret, body) } });
+      call(app, 'POST', new URL(url).pathname + new URL(url).search, {
+        rawBody: body,
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': hubSignature(secret, body) },
+      });
 
     test('create, generate a secret (answered once, sealed at rest), deliver a signed ticket and see it in the events', async () => {
       const created = await call(app, 'POST', '/api/connectors', { key, body: { name: 'Zendesk EU', platform: 'generic' } });
       expect(created.status).toBe(201);
       const connector = created.body.data;
-      expect(connector).toMatchObject({ name: 'Zendesk EU', platform: 'generic', signed: false, webhook_url: `https://rev.example.com/api/webhooks/tickets?connectorId=${connector.id}` });
+      expect(connector).toMatchObject({
+        name: 'Zendesk EU',
+        platform: 'generic',
+        signed: false,
+        webhook_url: `https://rev.example.com/api/webhooks/tickets?connectorId=${connector.id}`,
+      });
 
       const set = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin });
       expect(set.status).toBe(200);
@@ -51,7 +71,9 @@ for (const backend of BACKENDS) {
       expect(secret).toMatch(/^whsec_[0-9A-Za-z]{40}$/);
       expect(set.body.data.connector).toMatchObject({ id: connector.id, signed: true, previous_secret_valid_until: null });
       // Sealed at rest; never in a listing.
-      const [stored] = await queryText<{ secret_sealed: string }>(database.db, 'select secret_sealed from connectors where id = $1', [connector.id]);
+      const [stored] = await queryText<{ secret_sealed: string }>(database.db, 'select secret_sealed from connectors where id = $1', [
+        connector.id,
+      ]);
       expect(stored!.secret_sealed).not.toContain(secret);
       expect((await call(app, 'GET', '/api/connectors', { key })).text).not.toContain(secret);
 
@@ -60,7 +82,14 @@ for (const backend of BACKENDS) {
       const pending = await call(app, 'GET', `/api/ticket-events?connector_id=${connector.id}`, { key });
       expect(pending.status).toBe(200);
       expect(pending.body.data).toHaveLength(1);
-      expect(pending.body.data[0]).toMatchObject({ connector_id: connector.id, connector_name: 'Zendesk EU', source: 'webhook', status: 'pending', attempts: 0, ticket_ids: null });
+      expect(pending.body.data[0]).toMatchObject({
+        connector_id: connector.id,
+        connector_name: 'Zendesk EU',
+        source: 'webhook',
+        status: 'pending',
+        attempts: 0,
+        ticket_ids: null,
+      });
       await drainQueue(database);
       const [done] = (await call(app, 'GET', `/api/ticket-events?connector_id=${connector.id}&status=done`, { key })).body.data;
       expect(done.ticket_ids).toHaveLength(1);
@@ -70,7 +99,10 @@ for (const backend of BACKENDS) {
     test('rotating keeps the previous secret valid for the grace period; a typed secret is not answered back', async () => {
       const connector = (await call(app, 'POST', '/api/connectors', { key, body: { name: 'Rotating', platform: 'generic' } })).body.data;
       await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'first-secret-123' } });
-      const rotated = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'second-secret-456', grace_seconds: 3600 } });
+      const rotated = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, {
+        headers: admin,
+        body: { secret: 'second-secret-456', grace_seconds: 3600 },
+      });
       expect(rotated.status).toBe(200);
       expect(rotated.body.data.secret).toBeUndefined();
       const until = Date.parse(rotated.body.data.connector.previous_secret_valid_until);
@@ -79,12 +111,16 @@ for (const backend of BACKENDS) {
       expect((await deliver(connector.webhook_url, TICKET, 'first-secret-123')).status).toBe(200);
       expect((await deliver(connector.webhook_url, TICKET.replace('TCK-1', 'TCK-2'), 'second-secret-456')).status).toBe(200);
       // No grace: the old one stops at once.
-      await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'third-secret-789', grace_seconds: 0 } });
+      await call(app, 'POST', `/api/connectors/${connector.id}/secret`, {
+        headers: admin,
+        body: { secret: 'third-secret-789', grace_seconds: 0 },
+      });
       expect((await deliver(connector.webhook_url, TICKET.replace('TCK-1', 'TCK-3'), 'second-secret-456')).status).toBe(401);
     });
 
     test('a dead letter is replayed back to the queue; a done event is not (409); pages walk the events', async () => {
-      const connector = (await call(app, 'POST', '/api/connectors', { key, body: { name: 'Dead letters', platform: 'generic' } })).body.data;
+      const connector = (await call(app, 'POST', '/api/connectors', { key, body: { name: 'Dead letters', platform: 'generic' } })).body
+        .data;
       expect((await deliver(connector.webhook_url, JSON.stringify({ hello: 'world' }), 'unused')).status).toBe(200);
       expect((await deliver(connector.webhook_url, TICKET.replace('TCK-1', 'TCK-9'), 'unused')).status).toBe(200);
       await drainQueue(database);
@@ -101,7 +137,12 @@ for (const backend of BACKENDS) {
       const first = await call(app, 'GET', `/api/ticket-events?connector_id=${connector.id}&limit=1`, { key });
       expect(first.body.data).toHaveLength(1);
       expect(first.body.meta.has_more).toBe(true);
-      const second = await call(app, 'GET', `/api/ticket-events?connector_id=${connector.id}&limit=1&cursor=${first.body.meta.next_cursor}`, { key });
+      const second = await call(
+        app,
+        'GET',
+        `/api/ticket-events?connector_id=${connector.id}&limit=1&cursor=${first.body.meta.next_cursor}`,
+        { key },
+      );
       expect(second.body.data).toHaveLength(1);
       expect(second.body.data[0].id).not.toBe(first.body.data[0].id);
     });
@@ -113,10 +154,15 @@ for (const backend of BACKENDS) {
       expect(byKey.body.error).toContain('API key');
       const [mine] = await queryText<{ org_id: string }>(database.db, 'select org_id from connectors where id = $1', [connector.id]);
       const member = (await consoleSession(app, database, mine!.org_id, 'member', PUBLIC_URL)).headers;
-      const byMember = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, { headers: member, body: { secret: 'chosen-by-a-member' } });
+      const byMember = await call(app, 'POST', `/api/connectors/${connector.id}/secret`, {
+        headers: member,
+        body: { secret: 'chosen-by-a-member' },
+      });
       expect(byMember.status).toBe(403);
       expect(byMember.body.error).toContain('admin');
-      const [row] = await queryText<{ secret_sealed: string | null }>(database.db, 'select secret_sealed from connectors where id = $1', [connector.id]);
+      const [row] = await queryText<{ secret_sealed: string | null }>(database.db, 'select secret_sealed from connectors where id = $1', [
+        connector.id,
+      ]);
       expect(row!.secret_sealed).toBeNull();
     });
 
@@ -140,7 +186,9 @@ for (const backend of BACKENDS) {
       const status = await call(app, 'GET', '/api/ticket-events?status=exploded', { key });
       expect(status.status).toBe(400);
       expect(status.body.error).toContain('status');
-      const [after] = await queryText<{ secret_sealed: string | null }>(database.db, 'select secret_sealed from connectors where id = $1', [connector.id]);
+      const [after] = await queryText<{ secret_sealed: string | null }>(database.db, 'select secret_sealed from connectors where id = $1', [
+        connector.id,
+      ]);
       expect(after!.secret_sealed).toBeNull();
     });
 
@@ -164,10 +212,15 @@ for (const backend of BACKENDS) {
     test('without SECRET_KEY a secret cannot be set: 503 not_configured, nothing stored', async () => {
       const bare = buildApp(database, { config: { ...config(), secretKey: null } }).app;
       const connector = (await call(bare, 'POST', '/api/connectors', { key, body: { name: 'No key', platform: 'generic' } })).body.data;
-      const refused = await call(bare, 'POST', `/api/connectors/${connector.id}/secret`, { headers: admin, body: { secret: 'a-secret-of-length' } });
+      const refused = await call(bare, 'POST', `/api/connectors/${connector.id}/secret`, {
+        headers: admin,
+        body: { secret: 'a-secret-of-length' },
+      });
       expect(refused.status).toBe(503);
       expect(refused.body.error).toContain('SECRET_KEY');
-      expect((await call(bare, 'GET', '/api/connectors', { key })).body.data.find((c: { id: string }) => c.id === connector.id).signed).toBe(false);
+      expect(
+        (await call(bare, 'GET', '/api/connectors', { key })).body.data.find((c: { id: string }) => c.id === connector.id).signed,
+      ).toBe(false);
     });
   });
 }

@@ -27,11 +27,21 @@ interface Target {
 const dataDir = tempDir('revintel-cli-');
 dirs.push(dataDir);
 const targets: Target[] = [
-  { label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test'), secretKey: () => ensureSecretKey(null, dataDir)! },
+  {
+    label: 'embedded',
+    env: { DATA_DIR: dataDir },
+    open: () => openEmbedded(dataDir, 'test'),
+    secretKey: () => ensureSecretKey(null, dataDir)!,
+  },
 ];
 if (TEST_DATABASE_URL) {
   const url = TEST_DATABASE_URL;
-  targets.push({ label: 'postgres', env: { DATABASE_URL: url, SECRET_KEY }, open: async () => connectPostgres(url, 2), secretKey: () => SECRET_KEY });
+  targets.push({
+    label: 'postgres',
+    env: { DATABASE_URL: url, SECRET_KEY },
+    open: async () => connectPostgres(url, 2),
+    secretKey: () => SECRET_KEY,
+  });
 }
 
 for (const target of targets) {
@@ -41,7 +51,9 @@ for (const target of targets) {
     async function withApp<T>(fn: (app: ReturnType<typeof buildApp>['app'], database: Database) => Promise<T>): Promise<T> {
       const database = await target.open();
       try {
-        const app = buildApp(database, { config: testConfig({ databaseUrl: target.label === 'postgres' ? TEST_DATABASE_URL : null, secretKey: target.secretKey() }) }).app;
+        const app = buildApp(database, {
+          config: testConfig({ databaseUrl: target.label === 'postgres' ? TEST_DATABASE_URL : null, secretKey: target.secretKey() }),
+        }).app;
         return await fn(app, database);
       } finally {
         await database.close();
@@ -52,18 +64,42 @@ for (const target of targets) {
       if (target.label === 'postgres') expect((await runSourceCli(['migrate'], { LOG_LEVEL: 'silent', ...target.env })).code).toBe(0);
       const org = uniqueName('cli');
       expect((await cli(['orgs', 'create', '--name', org, '--plan', 'enterprise'])).code).toBe(0);
-      const created = await cli(['connectors', 'create', '--org', org, '--platform', 'zendesk', '--name', 'Zendesk EU', '--secret', 'first-secret-123']);
+      const created = await cli([
+        'connectors',
+        'create',
+        '--org',
+        org,
+        '--platform',
+        'zendesk',
+        '--name',
+        'Zendesk EU',
+        '--secret',
+        'first-secret-123',
+      ]);
       expect(created.code).toBe(0);
-      expect(created.json).toMatchObject({ name: 'Zendesk EU', platform: 'zendesk', signed: true, token: false, webhook_url: `/api/webhooks/tickets?connectorId=${created.json.id}` });
+      expect(created.json).toMatchObject({
+        name: 'Zendesk EU',
+        platform: 'zendesk',
+        signed: true,
+        token: false,
+        webhook_url: `/api/webhooks/tickets?connectorId=${created.json.id}`,
+      });
       expect(created.json.id).toMatch(/^con_[0-9A-Za-z]{26}$/);
       expect(created.stdout).not.toContain('first-secret-123');
 
       const badPlatform = await cli(['connectors', 'create', '--org', org, '--platform', 'myspace', '--name', 'X']);
       expect(badPlatform.code).toBe(1);
-      expect(JSON.parse(badPlatform.stderr)).toMatchObject({ code: 'validation_failed', error: expect.stringContaining('platform must be one of') });
+      expect(JSON.parse(badPlatform.stderr)).toMatchObject({
+        code: 'validation_failed',
+        error: expect.stringContaining('platform must be one of'),
+      });
       const taken = await cli(['connectors', 'create', '--org', org, '--platform', 'generic', '--name', 'Zendesk EU']);
       expect(taken.code).toBe(1);
-      expect(JSON.parse(taken.stderr)).toEqual({ success: false, code: 'conflict', error: 'a connector named "Zendesk EU" already exists in this organisation' });
+      expect(JSON.parse(taken.stderr)).toEqual({
+        success: false,
+        code: 'conflict',
+        error: 'a connector named "Zendesk EU" already exists in this organisation',
+      });
 
       const reserved = await cli(['connectors', 'create', '--org', org, '--platform', 'generic', '--name', 'api import']);
       expect(JSON.parse(reserved.stderr).error).toBe('"API import" is the name of the built-in import connector');
@@ -72,7 +108,17 @@ for (const target of targets) {
       expect(listed.json).toHaveLength(1);
       expect(listed.stdout).not.toMatch(/first-secret|v1\.|secret_sealed|token_hash/);
 
-      const rotated = await cli(['connectors', 'rotate-secret', 'Zendesk EU', '--org', org, '--secret', 'second-secret-456', '--grace', '3600']);
+      const rotated = await cli([
+        'connectors',
+        'rotate-secret',
+        'Zendesk EU',
+        '--org',
+        org,
+        '--secret',
+        'second-secret-456',
+        '--grace',
+        '3600',
+      ]);
       expect(rotated.code).toBe(0);
       expect(Date.parse(rotated.json.previous_secret_valid_until) - Date.now()).toBeGreaterThan(3500_000);
       expect(rotated.stdout).not.toContain('second-secret-456');
@@ -85,7 +131,10 @@ for (const target of targets) {
         withApp(async (app) => {
           const answers: number[] = [];
           for (const h of headers) {
-            const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${created.json.id}`, { rawBody: body, headers: { 'content-type': 'application/json', ...h } });
+            const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${created.json.id}`, {
+              rawBody: body,
+              headers: { 'content-type': 'application/json', ...h },
+            });
             answers.push(res.status);
           }
           return answers;
@@ -111,7 +160,10 @@ for (const target of targets) {
       expect((await cli(['orgs', 'create', '--name', org, '--plan', 'enterprise'])).code).toBe(0);
       const connector = (await cli(['connectors', 'create', '--org', org, '--platform', 'generic', '--name', 'Desk'])).json.id as string;
       const eventId = await withApp(async (app, database) => {
-        const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector}`, { rawBody: '{"unexpected":"shape"}', headers: { 'content-type': 'application/json' } });
+        const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector}`, {
+          rawBody: '{"unexpected":"shape"}',
+          headers: { 'content-type': 'application/json' },
+        });
         expect(res.status).toBe(200);
         await drainQueue(database);
         return res.body.event_id as string;
@@ -120,7 +172,13 @@ for (const target of targets) {
       expect(dead.code).toBe(0);
       expect(dead.json.map((e: { id: string }) => e.id)).toEqual([eventId]);
       const shown = await cli(['events', 'show', eventId]);
-      expect(shown.json).toMatchObject({ id: eventId, status: 'dead', attempts: 1, body: '{"unexpected":"shape"}', connector_name: 'Desk' });
+      expect(shown.json).toMatchObject({
+        id: eventId,
+        status: 'dead',
+        attempts: 1,
+        body: '{"unexpected":"shape"}',
+        connector_name: 'Desk',
+      });
       expect(shown.json.last_error).toContain('no ticket found');
       const replayed = await cli(['events', 'replay', eventId, 'evt_unknown']);
       expect(replayed.json).toEqual({ replayed: [eventId], refused: [{ id: 'evt_unknown', status: 'not found' }] });

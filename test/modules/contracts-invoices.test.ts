@@ -22,14 +22,30 @@ for (const backend of BACKENDS) {
       key = made.secret;
       other = (await createOrgWithKey(database)).secret;
       const orgId = made.org.id;
-      const [acme] = await database.db.insert(customers).values({ id: newId('cus'), orgId, name: 'Acme', currency: 'GBP' }).returning();
-      const [beta] = await database.db.insert(customers).values({ id: newId('cus'), orgId, name: 'Beta', currency: 'GBP' }).returning();
+      const [acme] = await database.db
+        .insert(customers)
+        .values({ id: newId('cus'), orgId, name: 'Acme', currency: 'GBP' })
+        .returning();
+      const [beta] = await database.db
+        .insert(customers)
+        .values({ id: newId('cus'), orgId, name: 'Beta', currency: 'GBP' })
+        .returning();
       ids.acme = acme!.id;
       ids.beta = beta!.id;
       const contract = async (name: string, extra: Partial<typeof contracts.$inferInsert>) => {
         const [row] = await database.db
           .insert(contracts)
-          .values({ id: newId('ctr'), orgId, customerId: acme!.id, name, startDate: day(-200), billingInterval: 'month', amount: 1_000, currency: 'GBP', ...extra })
+          .values({
+            id: newId('ctr'),
+            orgId,
+            customerId: acme!.id,
+            name,
+            startDate: day(-200),
+            billingInterval: 'month',
+            amount: 1_000,
+            currency: 'GBP',
+            ...extra,
+          })
           .returning();
         ids[name] = row!.id;
       };
@@ -40,7 +56,15 @@ for (const backend of BACKENDS) {
       const invoice = async (name: string, extra: Partial<typeof invoices.$inferInsert>) => {
         const [row] = await database.db
           .insert(invoices)
-          .values({ id: newId('inv'), orgId, customerId: acme!.id, currency: 'GBP', amountDue: 1_000, issuedAt: new Date(Date.now() - 40 * 86_400_000), ...extra })
+          .values({
+            id: newId('inv'),
+            orgId,
+            customerId: acme!.id,
+            currency: 'GBP',
+            amountDue: 1_000,
+            issuedAt: new Date(Date.now() - 40 * 86_400_000),
+            ...extra,
+          })
           .returning();
         ids[name] = row!.id;
       };
@@ -59,24 +83,40 @@ for (const backend of BACKENDS) {
 
     test('a contract with its ARR, by id and external id; 404 elsewhere', async () => {
       const monthly = await call(app, 'GET', `/api/contracts/${ids.Monthly}`, { key });
-      expect(monthly.body.data).toMatchObject({ id: ids.Monthly, customer_id: ids.acme, billing_interval: 'month', amount: 1_000, arr: 12_000, end_date: day(10), currency: 'GBP' });
+      expect(monthly.body.data).toMatchObject({
+        id: ids.Monthly,
+        customer_id: ids.acme,
+        billing_interval: 'month',
+        amount: 1_000,
+        arr: 12_000,
+        end_date: day(10),
+        currency: 'GBP',
+      });
       expect((await call(app, 'GET', '/api/contracts/ext:sub_1', { key })).body.data.id).toBe(ids.Monthly);
       expect((await call(app, 'GET', `/api/contracts/${ids.Monthly}`, { key: other })).status).toBe(404);
       expect((await call(app, 'GET', '/api/contracts', { key: other })).body.data).toEqual([]);
     });
 
     test('contract filters: customer, status, ending before/after', async () => {
-      expect((await names(`/api/contracts?customer_id=${ids.beta}`))).toEqual(['Beta plan']);
-      expect((await names('/api/contracts?status=ended'))).toEqual(['Ended']);
+      expect(await names(`/api/contracts?customer_id=${ids.beta}`)).toEqual(['Beta plan']);
+      expect(await names('/api/contracts?status=ended')).toEqual(['Ended']);
       expect((await names(`/api/contracts?ending_before=${day(50)}`)).sort()).toEqual(['Ended', 'Monthly']);
-      expect((await names(`/api/contracts?ending_after=${day(50)}`))).toEqual(['Quarterly']);
+      expect(await names(`/api/contracts?ending_after=${day(50)}`)).toEqual(['Quarterly']);
       expect((await call(app, 'GET', '/api/contracts?status=paused', { key })).status).toBe(400);
       expect((await call(app, 'GET', '/api/contracts?ends_before=2026-01-01', { key })).body.error).toContain('"ends_before"');
     });
 
     test('an invoice with days past due; overdue, status, customer, contract and issue-date filters', async () => {
       const late = await call(app, 'GET', `/api/invoices/${ids.Late}`, { key });
-      expect(late.body.data).toMatchObject({ id: ids.Late, number: 'INV-1', status: 'open', amount_due: 1_000, amount_paid: 0, days_past_due: 12, contract_id: ids.Monthly });
+      expect(late.body.data).toMatchObject({
+        id: ids.Late,
+        number: 'INV-1',
+        status: 'open',
+        amount_due: 1_000,
+        amount_paid: 0,
+        days_past_due: 12,
+        contract_id: ids.Monthly,
+      });
       expect((await call(app, 'GET', `/api/invoices/${ids.Paid}`, { key })).body.data.days_past_due).toBe(0);
       expect(await names('/api/invoices?overdue=true', 'id')).toEqual([ids.Late]);
       expect((await names('/api/invoices?overdue=false', 'id')).length).toBe(3);
@@ -95,7 +135,9 @@ for (const backend of BACKENDS) {
         const seen: string[] = [];
         let cursor: string | null = null;
         do {
-          const result: Awaited<ReturnType<typeof call>> = await call(app, 'GET', `${path}?limit=1${cursor ? `&cursor=${cursor}` : ''}`, { key });
+          const result: Awaited<ReturnType<typeof call>> = await call(app, 'GET', `${path}?limit=1${cursor ? `&cursor=${cursor}` : ''}`, {
+            key,
+          });
           expect(result.status).toBe(200);
           seen.push(...result.body.data.map((row: { id: string }) => row.id));
           cursor = result.body.meta.next_cursor;

@@ -18,12 +18,25 @@ for (const backend of BACKENDS) {
     const ids: Record<string, string> = {};
 
     const addCustomer = async (name: string, extra: Partial<typeof customers.$inferInsert> = {}) => {
-      const [row] = await database.db.insert(customers).values({ id: newId('cus'), orgId, name, currency: 'EUR', ...extra }).returning();
+      const [row] = await database.db
+        .insert(customers)
+        .values({ id: newId('cus'), orgId, name, currency: 'EUR', ...extra })
+        .returning();
       ids[name] = row!.id;
       return row!;
     };
     const addContract = (customerId: string, extra: Partial<typeof contracts.$inferInsert>) =>
-      database.db.insert(contracts).values({ id: newId('ctr'), orgId, customerId, name: 'Pro', startDate: daysFromToday(-100), billingInterval: 'month', amount: 1000, currency: 'EUR', ...extra });
+      database.db.insert(contracts).values({
+        id: newId('ctr'),
+        orgId,
+        customerId,
+        name: 'Pro',
+        startDate: daysFromToday(-100),
+        billingInterval: 'month',
+        amount: 1000,
+        currency: 'EUR',
+        ...extra,
+      });
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
@@ -31,7 +44,12 @@ for (const backend of BACKENDS) {
       const made = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
       key = made.secret;
       orgId = made.org.id;
-      const acme = await addCustomer('Acme', { externalId: 'crm-acme', segment: 'enterprise', domain: 'acme.test', csm: { name: 'Dana', email: 'Dana@Vendor.test', phone: null, slack_user_id: null } });
+      const acme = await addCustomer('Acme', {
+        externalId: 'crm-acme',
+        segment: 'enterprise',
+        domain: 'acme.test',
+        csm: { name: 'Dana', email: 'Dana@Vendor.test', phone: null, slack_user_id: null },
+      });
       await addContract(acme.id, { billingInterval: 'year', amount: 120_000, endDate: daysFromToday(30) });
       await addContract(acme.id, { billingInterval: 'month', amount: 500, endDate: today() }); // ends today: still counts
       await addContract(acme.id, { billingInterval: 'quarter', amount: 9_999, status: 'cancelled', cancelledAt: daysFromToday(-10) }); // evergreen, stopped 10 days ago: does not count
@@ -129,13 +147,23 @@ for (const backend of BACKENDS) {
     for (const sort of ['created_at', 'name', 'arr'] as const) {
       test(`walking pages (sort=${sort}) sees every row exactly once while rows are inserted`, async () => {
         const walker = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
-        const seed = Array.from({ length: 23 }, (_, i) => ({ id: newId('cus'), orgId: walker.org.id, name: `Co ${String(i).padStart(2, '0')}`, currency: 'USD' }));
+        const seed = Array.from({ length: 23 }, (_, i) => ({
+          id: newId('cus'),
+          orgId: walker.org.id,
+          name: `Co ${String(i).padStart(2, '0')}`,
+          currency: 'USD',
+        }));
         await database.db.insert(customers).values(seed);
         const seen: string[] = [];
         let cursor: string | null = null;
         let pages = 0;
         do {
-          const result: Awaited<ReturnType<typeof call>> = await call(app, 'GET', `/api/customers?sort=${sort}&limit=5${cursor ? `&cursor=${cursor}` : ''}`, { key: walker.secret });
+          const result: Awaited<ReturnType<typeof call>> = await call(
+            app,
+            'GET',
+            `/api/customers?sort=${sort}&limit=5${cursor ? `&cursor=${cursor}` : ''}`,
+            { key: walker.secret },
+          );
           expect(result.status).toBe(200);
           seen.push(...result.body.data.map((c: { id: string }) => c.id));
           cursor = result.body.meta.next_cursor;

@@ -17,7 +17,13 @@ describe('demo data in chunks', () => {
     const options = { orgId: 'org_x', connectorId: 'con_x', customers: 250, seed: 42, today: TODAY };
     const whole = JSON.stringify(generateDemoData(options));
     for (const size of [1, 7, 100, 250, 1_000]) {
-      const joined = { customers: [] as unknown[], contracts: [] as unknown[], invoices: [] as unknown[], tickets: [] as unknown[], truth: [] as unknown[] };
+      const joined = {
+        customers: [] as unknown[],
+        contracts: [] as unknown[],
+        invoices: [] as unknown[],
+        tickets: [] as unknown[],
+        truth: [] as unknown[],
+      };
       let chunks = 0;
       for (const chunk of generateDemoChunks(options, size)) {
         chunks++;
@@ -34,7 +40,12 @@ describe('demo data in chunks', () => {
 });
 
 /** A row as the database gave it back, without what the database adds (timestamps, tombstone). */
-const stored = <T extends { createdAt: Date; updatedAt: Date; deletedAt: Date | null }>({ createdAt: _c, updatedAt: _u, deletedAt: _d, ...rest }: T) => rest;
+const stored = <T extends { createdAt: Date; updatedAt: Date; deletedAt: Date | null }>({
+  createdAt: _c,
+  updatedAt: _u,
+  deletedAt: _d,
+  ...rest
+}: T) => rest;
 const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
 for (const backend of BACKENDS) {
@@ -51,7 +62,11 @@ for (const backend of BACKENDS) {
       contracts: byId(await database.db.select().from(contracts).where(eq(contracts.orgId, orgId))).map(stored),
       invoices: byId(await database.db.select().from(invoices).where(eq(invoices.orgId, orgId))).map(stored),
       tickets: byId(await database.db.select().from(tickets).where(eq(tickets.orgId, orgId))).map(({ lastEventId: _e, ...rest }) => rest),
-      truth: await database.db.select().from(demoTruth).where(eq(demoTruth.orgId, orgId)).orderBy(asc(demoTruth.customerId), asc(demoTruth.asOf)),
+      truth: await database.db
+        .select()
+        .from(demoTruth)
+        .where(eq(demoTruth.orgId, orgId))
+        .orderBy(asc(demoTruth.customerId), asc(demoTruth.asOf)),
     });
 
     test('what is stored is what was generated, over several chunks, and a refresh stores it again', async () => {
@@ -59,7 +74,13 @@ for (const backend of BACKENDS) {
       const input = { orgName, customers: 40, seed: 9, today: TODAY, actor: 'test' };
       const first = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 7 }));
       const expected = generateDemoData({ orgId: first.org.id, connectorId: first.connector.id, customers: 40, seed: 9, today: TODAY });
-      expect(first.counts).toEqual({ customers: 40, contracts: expected.contracts.length, invoices: expected.invoices.length, tickets: expected.tickets.length, truth: expected.truth.length });
+      expect(first.counts).toEqual({
+        customers: 40,
+        contracts: expected.contracts.length,
+        invoices: expected.invoices.length,
+        tickets: expected.tickets.length,
+        truth: expected.truth.length,
+      });
       expect(expected.tickets.length).toBeGreaterThan(0);
       expect(expected.truth.length).toBeGreaterThan(0);
 
@@ -89,7 +110,11 @@ for (const backend of BACKENDS) {
       const rows = await storedDemo(whole.org.id);
       const runner = localRunner(database.db, demoUnits);
       let chunks = 0;
-      const inUnits = await loadDemoInUnits({ run: (name, args) => (chunks += name === 'demo.chunk' ? 1 : 0, runner.run(name, args)) }, input, { chunkCustomers: 4 });
+      const inUnits = await loadDemoInUnits(
+        { run: (name, args) => ((chunks += name === 'demo.chunk' ? 1 : 0), runner.run(name, args)) },
+        input,
+        { chunkCustomers: 4 },
+      );
       expect(chunks).toBe(Math.ceil(30 / 4));
       expect(inUnits.org.id).toBe(whole.org.id);
       expect(inUnits.counts).toEqual(whole.counts);
@@ -100,11 +125,22 @@ for (const backend of BACKENDS) {
       const input = { orgName: uniqueName('demo-fails'), customers: 30, seed: 11, today: TODAY, actor: 'test' };
       const runner = localRunner(database.db, demoUnits);
       let chunks = 0;
-      const failing = { run: ((name, args) => (name === 'demo.chunk' && ++chunks === 4 ? Promise.reject(new Error('the server stopped')) : runner.run(name, args))) as typeof runner.run };
+      const failing = {
+        run: ((name, args) =>
+          name === 'demo.chunk' && ++chunks === 4
+            ? Promise.reject(new Error('the server stopped'))
+            : runner.run(name, args)) as typeof runner.run,
+      };
       await expect(loadDemoInUnits(failing, input, { chunkCustomers: 4 })).rejects.toThrow('the server stopped');
       const [org] = await queryText<{ id: string }>(database.db, `select id from organisations where name = $1`, [input.orgName]);
       const left = await storedDemo(org!.id);
-      expect({ customers: left.customers.length, contracts: left.contracts.length, invoices: left.invoices.length, tickets: left.tickets.length, truth: left.truth.length }).toEqual({ customers: 0, contracts: 0, invoices: 0, tickets: 0, truth: 0 });
+      expect({
+        customers: left.customers.length,
+        contracts: left.contracts.length,
+        invoices: left.invoices.length,
+        tickets: left.tickets.length,
+        truth: left.truth.length,
+      }).toEqual({ customers: 0, contracts: 0, invoices: 0, tickets: 0, truth: 0 });
     });
   });
 }

@@ -68,12 +68,23 @@ describe('demo data generator', () => {
   });
 
   test('a customer who writes about leaving carries the signal of its mood, and the example ticket fires one', () => {
-    const signalOf: Partial<Record<Mood, string>> = { cancellation: 'cancellation', competitor: 'competitor', downgrade: 'downgrade', refund: 'refund' };
+    const signalOf: Partial<Record<Mood, string>> = {
+      cancellation: 'cancellation',
+      competitor: 'competitor',
+      downgrade: 'downgrade',
+      refund: 'refund',
+    };
     for (const [mood, signal] of Object.entries(signalOf)) {
-      for (const template of templatesOf(mood as Mood)) expect({ subject: template.subject, signals: analyseTicket(template, { recentContacts: 0 }).churnSignals }).toEqual({ subject: template.subject, signals: expect.arrayContaining([signal]) });
+      for (const template of templatesOf(mood as Mood))
+        expect({ subject: template.subject, signals: analyseTicket(template, { recentContacts: 0 }).churnSignals }).toEqual({
+          subject: template.subject,
+          signals: expect.arrayContaining([signal]),
+        });
     }
     for (const template of templatesOf('howto')) expect(analyseTicket(template, { recentContacts: 0 }).churnSignals).toEqual([]);
-    expect(analyseTicket({ subject: EXAMPLE_TICKET.subject, description: null, priority: null }, { recentContacts: 0 }).churnSignals).toEqual(['cancellation']);
+    expect(
+      analyseTicket({ subject: EXAMPLE_TICKET.subject, description: null, priority: null }, { recentContacts: 0 }).churnSignals,
+    ).toEqual(['cancellation']);
   });
 
   test('36 months of history, and a truth for every active customer every 30 days that matches what happened', () => {
@@ -142,22 +153,37 @@ for (const backend of BACKENDS) {
       const tickets = await call(app, 'GET', '/api/tickets?limit=200', { key: again.secret });
       expect(again.counts.tickets).toBeGreaterThan(0);
       expect(tickets.body.data).toHaveLength(Math.min(200, again.counts.tickets));
-      expect(tickets.body.data.every((t: { customer_id: string | null; connector: { name: string } }) => t.customer_id && t.connector.name === 'Demo help desk')).toBe(true);
+      expect(
+        tickets.body.data.every(
+          (t: { customer_id: string | null; connector: { name: string } }) => t.customer_id && t.connector.name === 'Demo help desk',
+        ),
+      ).toBe(true);
       expect(again.connector.id).toBe(first.connector.id);
       // its console admin stays the same user; every load gives a fresh one-time link
       expect(again.admin).toEqual(first.admin);
       expect(again.signInToken).not.toBe(first.signInToken);
       const accepted = await call(app, 'POST', '/api/auth/accept', { body: { token: again.signInToken, password: 'demo password 123' } });
-      expect(accepted.body.data).toMatchObject({ user: { id: first.admin.id, email: 'admin@example.com', role: 'admin' }, organisation: { id: first.org.id } });
+      expect(accepted.body.data).toMatchObject({
+        user: { id: first.admin.id, email: 'admin@example.com', role: 'admin' },
+        organisation: { id: first.org.id },
+      });
       // Its churn predictions are asked for once, whatever the number of loads while none ran.
-      const asked = await queryText<{ state: string }>(database.db, `select state from jobs where org_id = $1 and kind = 'predictions.recompute'`, [first.org.id]);
+      const asked = await queryText<{ state: string }>(
+        database.db,
+        `select state from jobs where org_id = $1 and kind = 'predictions.recompute'`,
+        [first.org.id],
+      );
       expect(asked).toEqual([{ state: 'queued' }]);
       // The inbox is not empty: its churn-signal rules acted on the latest tickets.
       expect(again.pendingActions).toBeGreaterThan(0);
       const inbox = await call(app, 'GET', '/api/agent-actions?limit=50', { key: again.secret });
       expect(inbox.status).toBe(200);
       expect(inbox.body.data.length).toBe(again.pendingActions);
-      expect(inbox.body.data.every((a: { status: string; reason: string }) => a.reason === 'churn_signal' && ['proposed', 'pending_approval'].includes(a.status))).toBe(true);
+      expect(
+        inbox.body.data.every(
+          (a: { status: string; reason: string }) => a.reason === 'churn_signal' && ['proposed', 'pending_approval'].includes(a.status),
+        ),
+      ).toBe(true);
       // a second demo organisation with the same seed lives beside the first
       const other = await admin.run('demo.load', { orgName: uniqueName('demo'), customers: 40, seed: 5, today: TODAY, actor: 'test' });
       expect(other.org.id).not.toBe(first.org.id);

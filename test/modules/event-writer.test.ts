@@ -33,7 +33,13 @@ for (const backend of BACKENDS) {
 
     // Events one statement stored share received_at (the start of its transaction).
     const statementsFor = async (ids: string[]) =>
-      (await queryText<{ n: number }>(database.db, `select count(distinct received_at)::int as n from ticket_events where id = any($1::text[])`, [ids]))[0]!.n;
+      (
+        await queryText<{ n: number }>(
+          database.db,
+          `select count(distinct received_at)::int as n from ticket_events where id = any($1::text[])`,
+          [ids],
+        )
+      )[0]!.n;
 
     for (const parallel of [1, 2]) {
       test(`a burst of 300 (${parallel} insert${parallel > 1 ? 's' : ''} in flight at most): each stored once, with its own id, in a few statements`, async () => {
@@ -43,7 +49,11 @@ for (const backend of BACKENDS) {
         const stored = await Promise.all(events.map((e) => writer.write(e)));
         expect(stored).toEqual(events.map((e) => ({ id: e.id, duplicate: false })));
         expect(committed).toBe(300);
-        const rows = await queryText<{ id: string; body: string }>(database.db, `select id, body from ticket_events where id = any($1::text[])`, [events.map((e) => e.id)]);
+        const rows = await queryText<{ id: string; body: string }>(
+          database.db,
+          `select id, body from ticket_events where id = any($1::text[])`,
+          [events.map((e) => e.id)],
+        );
         expect(rows).toHaveLength(300);
         expect(new Map(rows.map((r) => [r.id, r.body]))).toEqual(new Map(events.map((e) => [e.id, e.body])));
         // The first goes alone (nothing was waiting); the rest wait for it together.
@@ -63,7 +73,9 @@ for (const backend of BACKENDS) {
       expect(results[0]).toEqual({ status: 'fulfilled', value: { id: good.id, duplicate: false } });
       expect(results[1]).toEqual({ status: 'fulfilled', value: { id: first.id, duplicate: true } });
       expect(results[2]!.status).toBe('rejected');
-      const rows = await queryText<{ id: string }>(database.db, `select id from ticket_events where id = any($1::text[]) order by id`, [[good.id, again.id, bad.id]]);
+      const rows = await queryText<{ id: string }>(database.db, `select id from ticket_events where id = any($1::text[]) order by id`, [
+        [good.id, again.id, bad.id],
+      ]);
       expect(rows.map((r) => r.id)).toEqual([good.id]);
     });
 
@@ -72,7 +84,9 @@ for (const backend of BACKENDS) {
       const events = Array.from({ length: 50 }, (_, n) => event(100 + n));
       const writes = events.map((e) => writer.write(e));
       await writer.drain();
-      const [row] = await queryText<{ n: number }>(database.db, `select count(*)::int as n from ticket_events where id = any($1::text[])`, [events.map((e) => e.id)]);
+      const [row] = await queryText<{ n: number }>(database.db, `select count(*)::int as n from ticket_events where id = any($1::text[])`, [
+        events.map((e) => e.id),
+      ]);
       expect(row!.n).toBe(50);
       await Promise.all(writes);
       await writer.drain(); // nothing in hand: at once

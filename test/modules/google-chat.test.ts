@@ -27,7 +27,17 @@ import { fakeGoogle, type FakeGoogle } from '../helpers/fake-google.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
 import { fakeWhatsApp } from '../helpers/fake-whatsapp.ts';
 import { whatsappInboundJob } from '../../src/modules/whatsapp/inbound.ts';
-import { awayFromMinuteBoundary, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import {
+  awayFromMinuteBoundary,
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 
 const FIXTURES = new URL('../fixtures/google-chat/', import.meta.url);
@@ -98,7 +108,10 @@ describe("Google's keys", () => {
     try {
       let now = Date.now();
       const keys = googleKeySet(google.jwksUrl, 'jwks', () => now);
-      google.script('jwks', Array.from({ length: 50 }, () => ({ status: 503 })));
+      google.script(
+        'jwks',
+        Array.from({ length: 50 }, () => ({ status: 503 })),
+      );
       await expect(keys.keyFor('fake-jwks-1')).rejects.toBeInstanceOf(KeysUnavailable);
       for (let i = 0; i < 20; i++) await expect(keys.keyFor(`forged-${i}`)).rejects.toBeInstanceOf(KeysUnavailable);
       expect(google.callsOf('jwks')).toHaveLength(1);
@@ -115,7 +128,9 @@ describe("Google's keys", () => {
     try {
       const keys = googleKeySet(google.jwksUrl, 'jwks');
       google.script('jwks', [{ status: 200, delayMs: 200 }]);
-      const found = await Promise.all(Array.from({ length: 20 }, (_, i) => keys.keyFor(i % 2 ? 'fake-jwks-1' : `forged-${i}`).catch((e) => e)));
+      const found = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => keys.keyFor(i % 2 ? 'fake-jwks-1' : `forged-${i}`).catch((e) => e)),
+      );
       expect(found.filter((k) => k instanceof TokenRejected)).toHaveLength(10);
       expect(google.callsOf('jwks')).toHaveLength(1);
     } finally {
@@ -128,7 +143,10 @@ describe("Google's keys", () => {
     try {
       let now = Date.now();
       const keys = googleKeySet(google.jwksUrl, 'jwks', () => now);
-      google.script('jwks', Array.from({ length: 50 }, () => ({ status: 500 })));
+      google.script(
+        'jwks',
+        Array.from({ length: 50 }, () => ({ status: 500 })),
+      );
       // Past each back-off a new try: six in a minute would be asked, four are made.
       for (let i = 0; i < 6; i++) {
         await expect(keys.keyFor(`forged-${i}`)).rejects.toBeInstanceOf(KeysUnavailable);
@@ -171,7 +189,11 @@ for (const backend of BACKENDS) {
     let orgId: string;
     const space = `spaces/AAAA${newId('org').slice(4, 14)}`;
     const before = actionSettings();
-    const person = (name: string) => ({ name, email: `${name.toLowerCase()}.${newId('csm').slice(4, 12).toLowerCase()}@vendor.example`, user: `users/${Math.floor(Math.random() * 1e15)}` });
+    const person = (name: string) => ({
+      name,
+      email: `${name.toLowerCase()}.${newId('csm').slice(4, 12).toLowerCase()}@vendor.example`,
+      user: `users/${Math.floor(Math.random() * 1e15)}`,
+    });
     const owner = person('Ana');
     const other = person('Bo');
 
@@ -195,8 +217,22 @@ for (const backend of BACKENDS) {
     const idToken = (email: string, claims: Record<string, unknown> = {}, options: Parameters<FakeGoogle['sign']>[1] = {}) =>
       google.sign({ iss: 'https://accounts.google.com', aud: AUDIENCE, email, email_verified: true, sub: '1089', ...claims }, options);
     const send = (event: unknown, token: string | null, target = app) =>
-      call(target, 'POST', PATH, { rawBody: JSON.stringify(event), headers: { 'content-type': 'application/json', 'user-agent': 'Google-Dynamite', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-    const inbound = async () => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where platform = 'google_chat' and org_id = $1`, [orgId]))[0]!.n;
+      call(target, 'POST', PATH, {
+        rawBody: JSON.stringify(event),
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Google-Dynamite',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+      });
+    const inbound = async () =>
+      (
+        await queryText<{ n: number }>(
+          database.db,
+          `select count(*)::int as n from chat_inbound_events where platform = 'google_chat' and org_id = $1`,
+          [orgId],
+        )
+      )[0]!.n;
 
     async function customerOf(csmEmail: string | null, name = `Acme ${newId('cus').slice(4, 10)}`): Promise<string> {
       const res = await post('/api/customers', { name, currency: 'EUR', csm: { email: csmEmail } });
@@ -205,21 +241,41 @@ for (const backend of BACKENDS) {
     }
 
     /** An action proposed for Ana's customer, its card posted; what its buttons carry. */
-    async function posted(type = 'check_in', params: Record<string, unknown> = { channel: 'call', due_in_days: 5 }, csmEmail = owner.email) {
+    async function posted(
+      type = 'check_in',
+      params: Record<string, unknown> = { channel: 'call', due_in_days: 5 },
+      csmEmail = owner.email,
+    ) {
       const res = await post('/api/agent-actions', { customer_id: await customerOf(csmEmail), type, params });
       expect(res.status).toBe(201);
       const actionId: string = res.body.data.id;
       await drain();
       const create = google.callsOf('create').find((c) => c.answered === 200 && JSON.stringify(c.body).includes(actionId));
       expect(create).toBeDefined();
-      const buttons = create!.body.cardsV2[0].card.sections[1].widgets[0].buttonList.buttons as { text: string; onClick: { action: { function: string; parameters: { key: string; value: string }[] } } }[];
+      const buttons = create!.body.cardsV2[0].card.sections[1].widgets[0].buttonList.buttons as {
+        text: string;
+        onClick: { action: { function: string; parameters: { key: string; value: string }[] } };
+      }[];
       const nonce = buttons[0]!.onClick.action.parameters.find((p) => p.key === 'nonce')!.value;
-      const messageName = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications.find((n: any) => n.platform === 'google_chat').platform_message_id as string;
+      const messageName = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications.find(
+        (n: any) => n.platform === 'google_chat',
+      ).platform_message_id as string;
       return { actionId, nonce, buttons, messageName, create: create! };
     }
 
     /** A click as Google sends it, in the fixture's shape (Chat API or add-on). */
-    function click(format: 'chat' | 'addon', input: { actionId: string; nonce: string; decision: 'approve' | 'reject' | 'snooze'; who: { email: string; user: string; name?: string }; messageName: string; at?: number; systemIdToken?: string }) {
+    function click(
+      format: 'chat' | 'addon',
+      input: {
+        actionId: string;
+        nonce: string;
+        decision: 'approve' | 'reject' | 'snooze';
+        who: { email: string; user: string; name?: string };
+        messageName: string;
+        at?: number;
+        systemIdToken?: string;
+      },
+    ) {
       const eventTime = new Date(input.at ?? Date.now()).toISOString();
       const parameters = { decision: input.decision, action_id: input.actionId, nonce: input.nonce };
       const fn = `revintel_${input.decision}`;
@@ -246,28 +302,57 @@ for (const backend of BACKENDS) {
           ...event.chat,
           user: { ...event.chat.user, ...user },
           eventTime,
-          buttonClickedPayload: { ...event.chat.buttonClickedPayload, message: { ...event.chat.buttonClickedPayload.message, name: input.messageName }, space: { ...event.chat.buttonClickedPayload.space, name: space } },
+          buttonClickedPayload: {
+            ...event.chat.buttonClickedPayload,
+            message: { ...event.chat.buttonClickedPayload.message, name: input.messageName },
+            space: { ...event.chat.buttonClickedPayload.space, name: space },
+          },
         },
       };
     }
 
     function message(format: 'chat' | 'addon', who: { email: string; user: string }, text: string) {
       const eventTime = new Date().toISOString();
-      const msg = { name: `${space}/messages/m${newId('org').slice(4)}`, sender: { name: who.user, type: 'HUMAN' }, text: `@revintel ${text}`, argumentText: ` ${text}`, space: { name: space } };
+      const msg = {
+        name: `${space}/messages/m${newId('org').slice(4)}`,
+        sender: { name: who.user, type: 'HUMAN' },
+        text: `@revintel ${text}`,
+        argumentText: ` ${text}`,
+        space: { name: space },
+      };
       const user = { name: who.user, email: who.email, type: 'HUMAN' };
-      return format === 'chat' ? { type: 'MESSAGE', eventTime, message: msg, user, space: { name: space, spaceType: 'SPACE' } } : { commonEventObject: { hostApp: 'CHAT' }, chat: { user, eventTime, messagePayload: { message: msg, space: { name: space } } } };
+      return format === 'chat'
+        ? { type: 'MESSAGE', eventTime, message: msg, user, space: { name: space, spaceType: 'SPACE' } }
+        : { commonEventObject: { hostApp: 'CHAT' }, chat: { user, eventTime, messagePayload: { message: msg, space: { name: space } } } };
     }
 
     beforeAll(async () => {
       google = await fakeGoogle();
       forgetAccessToken();
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base, gchatApiBase: google.apiBase, googleTokenUrl: google.tokenUrl, gchatServiceAccountFile: google.serviceAccountFile, whatsappApiBase: meta.base });
+      useActionSettings({
+        ...DEFAULT_ACTION_SETTINGS,
+        secretKey: SECRET_KEY,
+        slackApiBase: slack.base,
+        gchatApiBase: google.apiBase,
+        googleTokenUrl: google.tokenUrl,
+        gchatServiceAccountFile: google.serviceAccountFile,
+        whatsappApiBase: meta.base,
+      });
       database = await openTestDatabase(backend);
       app = buildApp(database, { config: configFor() }).app;
       const made = await createOrgWithKey(database);
       key = made.secret;
       orgId = made.org.id;
-      await database.db.transaction((tx) => chatAdminUnits['chat.add'](tx as never, { id: newId('chi'), org: orgId, platform: 'google_chat', externalId: space, credentialsSealed: null, actor: 'test' }));
+      await database.db.transaction((tx) =>
+        chatAdminUnits['chat.add'](tx as never, {
+          id: newId('chi'),
+          org: orgId,
+          platform: 'google_chat',
+          externalId: space,
+          credentialsSealed: null,
+          actor: 'test',
+        }),
+      );
       expect((await post('/api/csms', { email: owner.email, name: owner.name, channels: ['google_chat'] })).status).toBe(201);
       expect((await post('/api/csms', { email: other.email, name: other.name })).status).toBe(201);
     });
@@ -281,7 +366,10 @@ for (const backend of BACKENDS) {
 
     test('approval cards are created in the space with the copy id as requestId; one access token serves both; 429, then a create whose answer was lost, then delivered once', async () => {
       const tokensBefore = google.callsOf('token').length;
-      google.script('create', [{ status: 429, headers: { 'retry-after': '1' } }, { status: 503, commit: true }]);
+      google.script('create', [
+        { status: 429, headers: { 'retry-after': '1' } },
+        { status: 503, commit: true },
+      ]);
       const first = await posted();
       const second = await posted('escalation', { to: 'manager', note: 'renewal at risk' });
       expect(google.callsOf('token').length - tokensBefore).toBeLessThanOrEqual(1);
@@ -289,12 +377,21 @@ for (const backend of BACKENDS) {
       for (const sent of [first, second]) {
         const detail = (await get(`/api/agent-actions/${sent.actionId}`)).body.data;
         expect(detail.status).toBe('pending_approval');
-        expect(detail.notifications[0]).toMatchObject({ platform: 'google_chat', status: 'sent', target: owner.email, platform_channel: space });
+        expect(detail.notifications[0]).toMatchObject({
+          platform: 'google_chat',
+          status: 'sent',
+          target: owner.email,
+          platform_channel: space,
+        });
         expect(sent.create.path).toBe(`/v1/${space}/messages`);
         expect(sent.create.query.requestId).toBe(detail.notifications[0].id);
         expect(sent.messageName.startsWith(`${space}/messages/`)).toBe(true);
         expect(sent.buttons.map((b) => b.text)).toEqual(['Approve', 'Reject', 'Snooze 7 days']);
-        expect(sent.buttons[0]!.onClick.action.parameters).toEqual([{ key: 'decision', value: 'approve' }, { key: 'action_id', value: sent.actionId }, { key: 'nonce', value: sent.nonce }]);
+        expect(sent.buttons[0]!.onClick.action.parameters).toEqual([
+          { key: 'decision', value: 'approve' },
+          { key: 'action_id', value: sent.actionId },
+          { key: 'nonce', value: sent.nonce },
+        ]);
       }
       // Every attempt carried the same requestId: the create Google carried out (its answer lost) is the message kept.
       const attempts = google.callsOf('create').filter((c) => c.query.requestId === first.create.query.requestId);
@@ -335,7 +432,11 @@ for (const backend of BACKENDS) {
       const card = res.body.hostAppDataAction.chatDataAction.updateMessageAction.message.cardsV2[0];
       expect(card.card.header.title).toStartWith(`Rejected by ${owner.name}`);
       expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('rejected');
-      const [stored] = await queryText<{ body: Record<string, unknown> }>(database.db, `select body from chat_inbound_events where platform = 'google_chat' and org_id = $1 and type = 'addon.buttonClickedPayload' order by created_at desc limit 1`, [orgId]);
+      const [stored] = await queryText<{ body: Record<string, unknown> }>(
+        database.db,
+        `select body from chat_inbound_events where platform = 'google_chat' and org_id = $1 and type = 'addon.buttonClickedPayload' order by created_at desc limit 1`,
+        [orgId],
+      );
       expect(JSON.stringify(stored!.body)).not.toContain('systemIdToken');
     });
 
@@ -344,7 +445,11 @@ for (const backend of BACKENDS) {
       const stored = await inbound();
       const event = click('chat', { ...sent, decision: 'approve', who: owner });
       const addOnEvent = click('addon', { ...sent, decision: 'approve', who: owner });
-      const hs256 = await new SignJWT({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: CHAT, email_verified: true }).setProtectedHeader({ alg: 'HS256', kid: 'fake-jwks-1' }).setIssuedAt().setExpirationTime('1h').sign(new Uint8Array(32));
+      const hs256 = await new SignJWT({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: CHAT, email_verified: true })
+        .setProtectedHeader({ alg: 'HS256', kid: 'fake-jwks-1' })
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new Uint8Array(32));
       const faults: [string, unknown, string | null, RegExp][] = [
         ['expired', event, await idToken(CHAT, {}, { issuedAt: Math.floor(Date.now() / 1000) - 7200, expiresIn: 3600 }), /expired/],
         ['wrong audience', event, await idToken(CHAT, { aud: 'https://elsewhere.example/hook' }), /another audience/],
@@ -366,7 +471,11 @@ for (const backend of BACKENDS) {
       expect(await inbound()).toBe(stored);
       expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('pending_approval');
       // A body that is no event: 401 without a token (a stranger learns nothing of it), 400 with Google's.
-      const garbage = (token?: string) => call(app, 'POST', PATH, { rawBody: '{"not":', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+      const garbage = (token?: string) =>
+        call(app, 'POST', PATH, {
+          rawBody: '{"not":',
+          headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        });
       expect((await garbage()).status).toBe(401);
       const malformed = await garbage(await idToken(CHAT));
       expect(malformed.status).toBe(400);
@@ -414,7 +523,7 @@ for (const backend of BACKENDS) {
       expect(stale.body.error).toContain('300 s');
     });
 
-    test("a plain CSM who does not own the customer, and someone who is no CSM: a private message, nothing changes", async () => {
+    test('a plain CSM who does not own the customer, and someone who is no CSM: a private message, nothing changes', async () => {
       const sent = await posted();
       const notOwner = await send(click('chat', { ...sent, decision: 'approve', who: other }), await idToken(CHAT));
       expect(notOwner.status).toBe(200);
@@ -425,7 +534,10 @@ for (const backend of BACKENDS) {
       const private_ = addOn.body.hostAppDataAction.chatDataAction.createMessageAction.message;
       expect(private_).toMatchObject({ privateMessageViewer: { name: stranger.user } });
       expect(private_.text).toContain('Only a CSM');
-      const wrongNonce = await send(click('chat', { ...sent, nonce: '0'.repeat(32), decision: 'approve', who: owner }), await idToken(CHAT));
+      const wrongNonce = await send(
+        click('chat', { ...sent, nonce: '0'.repeat(32), decision: 'approve', who: owner }),
+        await idToken(CHAT),
+      );
       expect(wrongNonce.body.text).toContain('does not belong');
       expect((await get(`/api/agent-actions/${sent.actionId}`)).body.data.status).toBe('pending_approval');
       // Late: decided over the API first, the owner's click is told so privately.
@@ -516,36 +628,110 @@ for (const backend of BACKENDS) {
       slackInstalled = true;
       await database.db.transaction(async (tx) => {
         const id = newId('chi');
-        await chatAdminUnits['chat.add'](tx as never, { id, org: orgId, platform: 'slack', externalId: team, credentialsSealed: sealSecret(`xoxb-test-${team}`, SECRET_KEY, id), actor: 'test' });
+        await chatAdminUnits['chat.add'](tx as never, {
+          id,
+          org: orgId,
+          platform: 'slack',
+          externalId: team,
+          credentialsSealed: sealSecret(`xoxb-test-${team}`, SECRET_KEY, id),
+          actor: 'test',
+        });
       });
     }
 
     test('one action on all three platforms: a Slack approve, a Google Chat reject and a WhatsApp reject at once give one outcome, and every copy shows it', async () => {
-      const zoe = { ...person('Zoe'), slackUser: `U${newId('org').slice(4, 14).toUpperCase()}`, number: `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}` };
+      const zoe = {
+        ...person('Zoe'),
+        slackUser: `U${newId('org').slice(4, 14).toUpperCase()}`,
+        number: `1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`,
+      };
       const phoneNumberId = `8${String(Math.floor(Math.random() * 1e14)).padStart(14, '0')}`;
       await installSlack();
       await database.db.transaction(async (tx) => {
         const id = newId('chi');
-        await chatAdminUnits['chat.add'](tx as never, { id, org: orgId, platform: 'whatsapp', externalId: phoneNumberId, credentialsSealed: sealSecret(`EAAG-test-token-${phoneNumberId}`, SECRET_KEY, id), actor: 'test' });
+        await chatAdminUnits['chat.add'](tx as never, {
+          id,
+          org: orgId,
+          platform: 'whatsapp',
+          externalId: phoneNumberId,
+          credentialsSealed: sealSecret(`EAAG-test-token-${phoneNumberId}`, SECRET_KEY, id),
+          actor: 'test',
+        });
       });
-      expect((await post('/api/csms', { email: zoe.email, name: 'Zoe', slack_user_id: zoe.slackUser, phone: `+${zoe.number}`, channels: ['slack', 'google_chat', 'whatsapp'] })).status).toBe(201);
+      expect(
+        (
+          await post('/api/csms', {
+            email: zoe.email,
+            name: 'Zoe',
+            slack_user_id: zoe.slackUser,
+            phone: `+${zoe.number}`,
+            channels: ['slack', 'google_chat', 'whatsapp'],
+          })
+        ).status,
+      ).toBe(201);
       // Zoe wrote to the number a minute ago: Meta's 24-hour window is open.
-      await queryText(database.db, `update csms set whatsapp_inbound_at = now() - interval '1 minute' where org_id = $1 and email = $2`, [orgId, zoe.email]);
+      await queryText(database.db, `update csms set whatsapp_inbound_at = now() - interval '1 minute' where org_id = $1 and email = $2`, [
+        orgId,
+        zoe.email,
+      ]);
       const card = await posted('check_in', { channel: 'call', due_in_days: 5 }, zoe.email);
       const { actionId } = card;
       const copies = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
-      expect(copies.map((c: any) => [c.platform, c.status]).sort()).toEqual([['google_chat', 'sent'], ['slack', 'sent'], ['whatsapp', 'sent']]);
+      expect(copies.map((c: any) => [c.platform, c.status]).sort()).toEqual([
+        ['google_chat', 'sent'],
+        ['slack', 'sent'],
+        ['whatsapp', 'sent'],
+      ]);
 
       const slackPost = slack.callsOf('chat.postMessage').find((c) => JSON.stringify(c.body.blocks ?? []).includes(actionId))!;
       const approveValue = slackPost.body.blocks.find((b: any) => b.type === 'actions').elements[0].value as string;
-      const payload = { type: 'block_actions', user: { id: zoe.slackUser, team_id: team }, team: { id: team }, trigger_id: `t3-${actionId}`, container: { channel_id: 'D0DM' }, actions: [{ action_id: 'revintel_approve', value: approveValue, action_ts: '1' }] };
+      const payload = {
+        type: 'block_actions',
+        user: { id: zoe.slackUser, team_id: team },
+        team: { id: team },
+        trigger_id: `t3-${actionId}`,
+        container: { channel_id: 'D0DM' },
+        actions: [{ action_id: 'revintel_approve', value: approveValue, action_ts: '1' }],
+      };
       const slackBody = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
       const at = Math.floor(Date.now() / 1000);
-      const slackHeaders = { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(at), 'x-slack-signature': `v0=${createHmac('sha256', SLACK_SIGNING_SECRET).update(`v0:${at}:${slackBody}`).digest('hex')}` };
+      const slackHeaders = {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-slack-request-timestamp': String(at),
+        'x-slack-signature': `v0=${createHmac('sha256', SLACK_SIGNING_SECRET).update(`v0:${at}:${slackBody}`).digest('hex')}`,
+      };
       const wamid = meta.to(zoe.number).find((m) => m.answered === 200 && JSON.stringify(m.body).includes(`:${actionId}:`))!.wamid!;
-      const reply = { from: zoe.number, id: `wamid.T3${newId('org').slice(4)}`, timestamp: String(at), type: 'text', text: { body: 'reject' }, context: { from: '15550783881', id: wamid } };
-      const metaBody = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId }, contacts: [{ profile: { name: 'Zoe' }, wa_id: zoe.number }], messages: [reply] } }] }] });
-      const metaHeaders = { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', WHATSAPP_APP_SECRET).update(metaBody).digest('hex')}` };
+      const reply = {
+        from: zoe.number,
+        id: `wamid.T3${newId('org').slice(4)}`,
+        timestamp: String(at),
+        type: 'text',
+        text: { body: 'reject' },
+        context: { from: '15550783881', id: wamid },
+      };
+      const metaBody = JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: '1',
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId },
+                  contacts: [{ profile: { name: 'Zoe' }, wa_id: zoe.number }],
+                  messages: [reply],
+                },
+              },
+            ],
+          },
+        ],
+      });
+      const metaHeaders = {
+        'content-type': 'application/json',
+        'x-hub-signature-256': `sha256=${createHmac('sha256', WHATSAPP_APP_SECRET).update(metaBody).digest('hex')}`,
+      };
 
       const [fromSlack, fromGoogle, fromMeta] = await Promise.all([
         call(app, 'POST', '/api/webhooks/team-chat', { rawBody: slackBody, headers: slackHeaders }),
@@ -565,11 +751,17 @@ for (const backend of BACKENDS) {
       const slackUpdates = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
       expect(slackUpdates.map((c) => c.body.text.startsWith(word))).toEqual([true]);
       const patched = google.callsOf('patch').filter((c) => c.path === `/v1/${card.messageName}`);
-      const googleShows = decided.decided_by.platform === 'google_chat' ? [fromGoogle.body.actionResponse.type, fromGoogle.body.cardsV2[0].card.header.title] : ['UPDATE_MESSAGE', patched[0]?.body.cardsV2[0].card.header.title];
+      const googleShows =
+        decided.decided_by.platform === 'google_chat'
+          ? [fromGoogle.body.actionResponse.type, fromGoogle.body.cardsV2[0].card.header.title]
+          : ['UPDATE_MESSAGE', patched[0]?.body.cardsV2[0].card.header.title];
       expect(googleShows[0]).toBe('UPDATE_MESSAGE');
       expect(String(googleShows[1])).toStartWith(word);
       expect(patched.length).toBe(decided.decided_by.platform === 'google_chat' ? 0 : 1);
-      const texts = meta.to(zoe.number).filter((m) => m.body.type === 'text' && m.answered === 200).map((m) => String(m.body.text.body));
+      const texts = meta
+        .to(zoe.number)
+        .filter((m) => m.body.type === 'text' && m.answered === 200)
+        .map((m) => String(m.body.text.body));
       expect(texts.filter((t) => t.startsWith(word) && t.includes(actionId))).toHaveLength(1);
       expect(decided.notifications.map((n: any) => n.status)).toEqual(['updated', 'updated', 'updated']);
     });
@@ -577,10 +769,16 @@ for (const backend of BACKENDS) {
     test('one action on Slack and Google Chat: a Google click updates the Slack copy, a Slack click patches the Google card', async () => {
       const both = { ...person('Cy'), slackUser: `U${newId('org').slice(4, 14).toUpperCase()}` };
       await installSlack();
-      expect((await post('/api/csms', { email: both.email, name: 'Cy', slack_user_id: both.slackUser, channels: ['slack', 'google_chat'] })).status).toBe(201);
+      expect(
+        (await post('/api/csms', { email: both.email, name: 'Cy', slack_user_id: both.slackUser, channels: ['slack', 'google_chat'] }))
+          .status,
+      ).toBe(201);
       const fromGoogle = await posted('check_in', { channel: 'call', due_in_days: 5 }, both.email);
       const copies = (await get(`/api/agent-actions/${fromGoogle.actionId}`)).body.data.notifications;
-      expect(copies.map((c: any) => [c.platform, c.status])).toEqual([['slack', 'sent'], ['google_chat', 'sent']]);
+      expect(copies.map((c: any) => [c.platform, c.status])).toEqual([
+        ['slack', 'sent'],
+        ['google_chat', 'sent'],
+      ]);
       const clicked = await send(click('chat', { ...fromGoogle, decision: 'approve', who: both }), await idToken(CHAT));
       expect(clicked.body.actionResponse.type).toBe('UPDATE_MESSAGE');
       await drain();
@@ -591,11 +789,25 @@ for (const backend of BACKENDS) {
       const fromSlack = await posted('renewal_call', { due_in_days: 10 }, both.email);
       const slackPost = slack.callsOf('chat.postMessage').find((c) => JSON.stringify(c.body.blocks ?? []).includes(fromSlack.actionId))!;
       const value = slackPost.body.blocks.find((b: any) => b.type === 'actions').elements[1].value as string;
-      const payload = { type: 'block_actions', user: { id: both.slackUser, team_id: team }, team: { id: team }, trigger_id: `t-${fromSlack.actionId}`, container: { channel_id: 'D0DM' }, actions: [{ action_id: 'revintel_reject', value, action_ts: '1' }] };
+      const payload = {
+        type: 'block_actions',
+        user: { id: both.slackUser, team_id: team },
+        team: { id: team },
+        trigger_id: `t-${fromSlack.actionId}`,
+        container: { channel_id: 'D0DM' },
+        actions: [{ action_id: 'revintel_reject', value, action_ts: '1' }],
+      };
       const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
       const at = Math.floor(Date.now() / 1000);
       const signature = `v0=${createHmac('sha256', SLACK_SIGNING_SECRET).update(`v0:${at}:${body}`).digest('hex')}`;
-      const res = await call(app, 'POST', '/api/webhooks/team-chat', { rawBody: body, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(at), 'x-slack-signature': signature } });
+      const res = await call(app, 'POST', '/api/webhooks/team-chat', {
+        rawBody: body,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-slack-request-timestamp': String(at),
+          'x-slack-signature': signature,
+        },
+      });
       expect(res.status).toBe(200);
       await drain();
       expect((await get(`/api/agent-actions/${fromSlack.actionId}`)).body.data.status).toBe('rejected');

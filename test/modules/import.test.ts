@@ -55,15 +55,31 @@ describe('reading import files', () => {
     const dir = tempDir();
     try {
       const path = join(dir, 'contracts.csv');
-      writeFileSync(path, 'external_id,customer_external_id,name,start_date,end_date,billing_interval,amount,seats,auto_renew\nk1,c1,Pro,2026-01-01,,month,4900,,yes\nk2,c1,Pro,2026-01-01,2026-12-31,year,12.5,3,no\n');
+      writeFileSync(
+        path,
+        'external_id,customer_external_id,name,start_date,end_date,billing_interval,amount,seats,auto_renew\nk1,c1,Pro,2026-01-01,,month,4900,,yes\nk2,c1,Pro,2026-01-01,2026-12-31,year,12.5,3,no\n',
+      );
       const [good, bad] = await readAll(path, 'csv', 'contracts');
       expect(good).toEqual({
         row: 1,
-        input: { external_id: 'k1', customer_external_id: 'c1', name: 'Pro', start_date: '2026-01-01', end_date: null, billing_interval: 'month', amount: 4900, seats: null, auto_renew: true },
+        input: {
+          external_id: 'k1',
+          customer_external_id: 'c1',
+          name: 'Pro',
+          start_date: '2026-01-01',
+          end_date: null,
+          billing_interval: 'month',
+          amount: 4900,
+          seats: null,
+          auto_renew: true,
+        },
       });
       expect(bad).toMatchObject({ row: 2, error: expect.stringContaining('Invalid field "amount"') });
       const invoices = join(dir, 'invoices.csv');
-      writeFileSync(invoices, 'external_id,customer_id,amount_due,issued_at,paid_at\ni1,cus_1,100,2026-01-05,2026-01-06 14:30\ni2,cus_1,100,2026-01-05T10:00:00+02:00,yesterday\n');
+      writeFileSync(
+        invoices,
+        'external_id,customer_id,amount_due,issued_at,paid_at\ni1,cus_1,100,2026-01-05,2026-01-06 14:30\ni2,cus_1,100,2026-01-05T10:00:00+02:00,yesterday\n',
+      );
       const [first, second] = await readAll(invoices, 'csv', 'invoices');
       expect(first).toMatchObject({ input: { issued_at: '2026-01-05T00:00:00Z', paid_at: '2026-01-06T14:30:00Z', amount_due: 100 } });
       expect(second).toMatchObject({ error: expect.stringContaining('Invalid field "paid_at"') });
@@ -119,7 +135,8 @@ for (const backend of BACKENDS) {
       for (const cleanup of cleanups.reverse()) await cleanup();
     });
 
-    const run = (entity: string, file: string, ...extra: string[]) => cli(['import', entity, join(FIXTURES, file), '--org', orgId, '--json', ...extra], env);
+    const run = (entity: string, file: string, ...extra: string[]) =>
+      cli(['import', entity, join(FIXTURES, file), '--org', orgId, '--json', ...extra], env);
 
     test('a mixed file imports its good rows, reports the bad ones by row, and exits 3', async () => {
       const result = await run('customers', 'customers-mixed.csv');
@@ -131,7 +148,11 @@ for (const backend of BACKENDS) {
         sql`select external_id, name, metadata, csm from customers where org_id = ${orgId} order by external_id`,
       );
       expect(rows.map((r) => r.external_id)).toEqual(['crm-1', 'crm-2', 'crm-3']);
-      expect(rows[0]).toMatchObject({ name: 'Acme, Inc.', metadata: { plan: 'platinum' }, csm: { name: 'Dana Whitfield', email: 'dana@example.com' } });
+      expect(rows[0]).toMatchObject({
+        name: 'Acme, Inc.',
+        metadata: { plan: 'platinum' },
+        csm: { name: 'Dana Whitfield', email: 'dana@example.com' },
+      });
       expect(rows[2]!.name).toBe('Gamma\r\nHoldings');
     });
 
@@ -157,13 +178,18 @@ for (const backend of BACKENDS) {
     test('running a file again changes nothing that is already there', async () => {
       const again = await run('contracts', 'contracts.json');
       expect(again.json).toMatchObject({ created: 0, updated: 0, unchanged: 3, rejected: 3 });
-      const [{ n }] = (await query<{ n: number }>(sql`select count(*)::int as n from contracts where org_id = ${orgId}`)) as [{ n: number }];
+      const [{ n }] = (await query<{ n: number }>(sql`select count(*)::int as n from contracts where org_id = ${orgId}`)) as [
+        { n: number },
+      ];
       expect(n).toBe(3);
     });
 
     test('churned_at and cancelled_at import; a date on a live record or a bad day is a rejected row naming it; a re-run moves no date', async () => {
       const customersFile = join(dir, 'stop-customers.csv');
-      writeFileSync(customersFile, 'external_id,name,currency,status,churned_at\npit-1,Gone,USD,churned,2024-05-31\npit-2,Here,USD,active,\npit-3,Odd,USD,active,2024-01-01\n');
+      writeFileSync(
+        customersFile,
+        'external_id,name,currency,status,churned_at\npit-1,Gone,USD,churned,2024-05-31\npit-2,Here,USD,active,\npit-3,Odd,USD,active,2024-01-01\n',
+      );
       const customers = await cli(['import', 'customers', customersFile, '--org', orgId, '--json'], env);
       expect(customers.json).toMatchObject({ created: 2, rejected: 1 });
       expect(customers.json.rejected_rows).toEqual([{ row: 3, reason: expect.stringContaining('Invalid field "churned_at"') }]);
@@ -194,7 +220,9 @@ for (const backend of BACKENDS) {
       const again = await cli(['import', 'contracts', contractsFile, '--org', orgId, '--json'], env);
       expect(again.json).toMatchObject({ created: 0, updated: 0, unchanged: 2, rejected: 2 });
       expect((await dates()).map((r) => r.revisions)).toEqual([1, 1]);
-      const [gone] = await query<{ churned_at: string }>(sql`select churned_at::text as churned_at from customers where org_id = ${orgId} and external_id = 'pit-1'`);
+      const [gone] = await query<{ churned_at: string }>(
+        sql`select churned_at::text as churned_at from customers where org_id = ${orgId} and external_id = 'pit-1'`,
+      );
       expect(gone!.churned_at).toBe('2024-05-31');
     });
 
@@ -218,5 +246,3 @@ for (const backend of BACKENDS) {
     });
   });
 }
-
-

@@ -65,17 +65,30 @@ for (const backend of BACKENDS) {
 
     test("a contract changes the customers' ARR on the next read; a deletion leaves the list", async () => {
       const customer = (await call(first, 'POST', '/api/customers', { key, body: { name: 'Arr Co', currency: 'USD' } })).body.data;
-      const arrOf = async () => (await call(first, 'GET', '/api/customers?sort=arr&limit=200', { key })).body.data.find((c: { id: string }) => c.id === customer.id).arr;
+      const arrOf = async () =>
+        (await call(first, 'GET', '/api/customers?sort=arr&limit=200', { key })).body.data.find((c: { id: string }) => c.id === customer.id)
+          .arr;
       expect(await arrOf()).toBe(0);
       const contract = await call(second, 'POST', '/api/contracts', {
         key,
-        body: { customer_id: customer.id, name: 'Pro', status: 'active', start_date: day(-10), end_date: day(300), billing_interval: 'month', amount: 10_000 },
+        body: {
+          customer_id: customer.id,
+          name: 'Pro',
+          status: 'active',
+          start_date: day(-10),
+          end_date: day(300),
+          billing_interval: 'month',
+          amount: 10_000,
+        },
       });
       expect(contract.status).toBe(201);
       expect(await arrOf()).toBe(120_000);
       const invoices = async () => (await call(first, 'GET', '/api/invoices?limit=200', { key })).body.data.length;
       const count = await invoices();
-      await call(second, 'POST', '/api/invoices', { key, body: { customer_id: customer.id, amount_due: 500, issued_at: new Date().toISOString() } });
+      await call(second, 'POST', '/api/invoices', {
+        key,
+        body: { customer_id: customer.id, amount_due: 500, issued_at: new Date().toISOString() },
+      });
       expect(await invoices()).toBe(count + 1);
       await call(second, 'DELETE', `/api/customers/${customer.id}`, { key });
       expect(await names(first)).not.toContain('Arr Co');
@@ -85,7 +98,9 @@ for (const backend of BACKENDS) {
       const other = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
       await call(first, 'POST', '/api/customers', { key: other.secret, body: { name: 'Other org only', currency: 'EUR' } });
       const mine = await names(first);
-      const theirs = (await call(first, 'GET', '/api/customers?sort=name&limit=200', { key: other.secret })).body.data.map((c: { name: string }) => c.name);
+      const theirs = (await call(first, 'GET', '/api/customers?sort=name&limit=200', { key: other.secret })).body.data.map(
+        (c: { name: string }) => c.name,
+      );
       expect(theirs).toEqual(['Other org only']);
       expect(mine).not.toContain('Other org only');
     });

@@ -17,7 +17,6 @@ import { makeConnector } from '../helpers/tickets.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 import { recomputePredictionsJob } from '../../src/jobs/kinds/predictions-recompute.ts';
 
-
 for (const backend of BACKENDS) {
   describe(`GET /api/cfo/predictions (${backend})`, () => {
     let database: TestDatabase;
@@ -40,10 +39,25 @@ for (const backend of BACKENDS) {
       for (let i = 0; i < 12; i++) {
         const name = `c${i}`;
         const currency = i % 3 === 0 ? 'EUR' : 'USD';
-        await insertRow(db, 'customers', { id: id(name), org_id: orgId, name: `Customer ${i}`, currency, csm: JSON.stringify({ name: 'Ana', email: i % 2 ? 'ana@vendor.example' : 'bo@vendor.example', phone: null, slack_user_id: null }) });
+        await insertRow(db, 'customers', {
+          id: id(name),
+          org_id: orgId,
+          name: `Customer ${i}`,
+          currency,
+          csm: JSON.stringify({ name: 'Ana', email: i % 2 ? 'ana@vendor.example' : 'bo@vendor.example', phone: null, slack_user_id: null }),
+        });
         await insertRow(db, 'contracts', {
-          id: id(`${name}k`), org_id: orgId, customer_id: id(name), name: 'Plan', currency, status: 'active', billing_interval: i % 4 === 0 ? 'month' : 'year',
-          start_date: addDays(today, -200 - 40 * i), end_date: i % 4 === 0 ? null : addDays(today, 10 + 25 * i), auto_renew: i % 2 === 0, amount: 100_000 * (i + 1),
+          id: id(`${name}k`),
+          org_id: orgId,
+          customer_id: id(name),
+          name: 'Plan',
+          currency,
+          status: 'active',
+          billing_interval: i % 4 === 0 ? 'month' : 'year',
+          start_date: addDays(today, -200 - 40 * i),
+          end_date: i % 4 === 0 ? null : addDays(today, 10 + 25 * i),
+          auto_renew: i % 2 === 0,
+          amount: 100_000 * (i + 1),
         });
       }
       await insertRow(db, 'customers', { id: id('unscored'), org_id: orgId, name: 'No contract', currency: 'USD' });
@@ -68,7 +82,12 @@ for (const backend of BACKENDS) {
       const full = await get(`/api/cfo/predictions/${items[0].customer_id}`);
       expect(full.body.data.drivers).toHaveLength(DRIVER_GROUPS.length);
       expect(Value.Check(Prediction, full.body.data)).toBe(true);
-      expect(Math.abs(sigmoid(full.body.data.base_logit + full.body.data.drivers.reduce((s: number, d: any) => s + d.impact, 0)) - full.body.data.probability)).toBeLessThan(1e-9);
+      expect(
+        Math.abs(
+          sigmoid(full.body.data.base_logit + full.body.data.drivers.reduce((s: number, d: any) => s + d.impact, 0)) -
+            full.body.data.probability,
+        ),
+      ).toBeLessThan(1e-9);
       const atRisk = items.map((i) => i.arr_at_risk);
       expect(atRisk).toEqual([...atRisk].sort((a, b) => b - a));
       const meta = res.body.meta;
@@ -79,9 +98,13 @@ for (const backend of BACKENDS) {
         expect(row.customers).toBe(mine.length);
         expect(row.total_arr).toBe(mine.reduce((s, i) => s + i.arr, 0));
         expect(row.arr_at_risk).toBe(mine.reduce((s, i) => s + i.arr_at_risk, 0));
-        expect(row.expected_churned_customers).toBeCloseTo(mine.reduce((s, i) => s + i.probability, 0), 9);
+        expect(row.expected_churned_customers).toBeCloseTo(
+          mine.reduce((s, i) => s + i.probability, 0),
+          9,
+        );
         expect(row.expected_grr).toBeCloseTo(1 - row.arr_at_risk / row.total_arr, 12);
-        for (const band of ['low', 'medium', 'high', 'critical']) expect(row.by_risk[band].customers).toBe(mine.filter((i) => i.risk === band).length);
+        for (const band of ['low', 'medium', 'high', 'critical'])
+          expect(row.by_risk[band].customers).toBe(mine.filter((i) => i.risk === band).length);
       }
       expect(meta.summary.map((r: any) => r.currency)).toEqual(['EUR', 'USD']);
     });
@@ -117,7 +140,10 @@ for (const backend of BACKENDS) {
       expect((await get(`/api/cfo/predictions?customer_id=${id('c3')}`)).body.data.map((i: any) => i.customer_id)).toEqual([id('c3')]);
       // q: the name contains it, case aside, its % and _ taken literally.
       const named = await get('/api/cfo/predictions?q=customer%201&limit=200');
-      const expected = all.filter((i: any) => /^Customer 1/.test(i.customer_name)).map((i: any) => i.customer_id).sort();
+      const expected = all
+        .filter((i: any) => /^Customer 1/.test(i.customer_name))
+        .map((i: any) => i.customer_id)
+        .sort();
       expect(expected.length).toBeGreaterThan(1);
       expect(named.body.data.map((i: any) => i.customer_id).sort()).toEqual(expected);
       expect(named.body.meta.summary.reduce((n: number, r: any) => n + r.customers, 0)).toBe(expected.length);
@@ -150,7 +176,9 @@ for (const backend of BACKENDS) {
       const shown = await risks();
       for (const [customer, risk] of predicted) expect(shown.get(customer)).toBe(risk);
       expect(shown.get(id('unscored'))).toBeNull();
-      const version = async () => (await queryText<{ version: string }>(database.db, `select version::text from org_data_versions where org_id = $1`, [orgId]))[0]!.version;
+      const version = async () =>
+        (await queryText<{ version: string }>(database.db, `select version::text from org_data_versions where org_id = $1`, [orgId]))[0]!
+          .version;
       const before = await version();
       await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today: utcToday() }));
       expect(await version()).toBe(before);
@@ -159,11 +187,20 @@ for (const backend of BACKENDS) {
       const connectorId = (await makeConnector(database, orgId)).id;
       for (let n = 0; n < 3; n++) {
         await insertRow(database.db, 'tickets', {
-          id: `tkt_${calmest.customer_id.slice(4)}${n}`, org_id: orgId, connector_id: connectorId, external_id: `LEAVE-${n}`, customer_id: calmest.customer_id,
-          source_created_at: new Date(Date.now() - 86_400_000).toISOString(), first_urgency: 'critical', first_sentiment: -0.9, first_churn_signals: JSON.stringify(['cancellation', 'competitor']),
+          id: `tkt_${calmest.customer_id.slice(4)}${n}`,
+          org_id: orgId,
+          connector_id: connectorId,
+          external_id: `LEAVE-${n}`,
+          customer_id: calmest.customer_id,
+          source_created_at: new Date(Date.now() - 86_400_000).toISOString(),
+          first_urgency: 'critical',
+          first_sentiment: -0.9,
+          first_churn_signals: JSON.stringify(['cancellation', 'competitor']),
         });
       }
-      await database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today: utcToday(), customerIds: [calmest.customer_id] }));
+      await database.db.transaction((tx) =>
+        recomputePredictions(tx as never, { orgId, today: utcToday(), customerIds: [calmest.customer_id] }),
+      );
       const now = (await get(`/api/cfo/predictions/${calmest.customer_id}`)).body.data;
       expect(now.risk).not.toBe(calmest.risk);
       expect(now.previous_risk).toBe(calmest.risk);
@@ -176,13 +213,24 @@ for (const backend of BACKENDS) {
       const first = await page();
       expect(await page()).toEqual(first);
       const top = first.data[0];
-      await queryText(database.db, `update predictions set probability = probability * 0.999 where org_id = $1 and customer_id = $2`, [orgId, top.customer_id]);
+      await queryText(database.db, `update predictions set probability = probability * 0.999 where org_id = $1 and customer_id = $2`, [
+        orgId,
+        top.customer_id,
+      ]);
       const rescored = await page();
       expect(rescored.data[0].probability).toBeCloseTo(top.probability * 0.999, 12);
-      await insertRow(database.db, 'risk_input_changes', { org_id: orgId, customer_id: top.customer_id, changed_at: new Date().toISOString() });
+      await insertRow(database.db, 'risk_input_changes', {
+        org_id: orgId,
+        customer_id: top.customer_id,
+        changed_at: new Date().toISOString(),
+      });
       const marked = await page();
       expect([marked.data[0].stale, marked.meta.stale_customers]).toEqual([true, rescored.meta.stale_customers + 1]);
-      await queryText(database.db, `update prediction_models set metrics = metrics || '{"backtest": {"auc": 0.71}}'::jsonb where org_id = $1 and status = 'active'`, [orgId]);
+      await queryText(
+        database.db,
+        `update prediction_models set metrics = metrics || '{"backtest": {"auc": 0.71}}'::jsonb where org_id = $1 and status = 'active'`,
+        [orgId],
+      );
       expect((await page()).meta.model.backtest_auc).toBe(0.71);
       await queryText(database.db, `update customers set name = 'Renamed' where id = $1`, [top.customer_id]);
       expect((await page()).data[0].customer_name).toBe('Renamed');
@@ -198,7 +246,12 @@ for (const backend of BACKENDS) {
       const some = await call(app, 'POST', '/api/cfo/predictions/recompute', { key, body: { customer_ids: [id('c1')] } });
       expect(some.status).toBe(202);
       expect(some.body.data.job_id).toBe(first.body.data.job_id);
-      for (const [body, name] of [[{ customer_ids: 'c1' }, 'customer_ids'], [{ customer_ids: [] }, 'customer_ids'], [{ retrain: 'yes' }, 'retrain'], [{ retrain: true, customer_ids: ['x'] }, 'customer_ids']] as const) {
+      for (const [body, name] of [
+        [{ customer_ids: 'c1' }, 'customer_ids'],
+        [{ customer_ids: [] }, 'customer_ids'],
+        [{ retrain: 'yes' }, 'retrain'],
+        [{ retrain: true, customer_ids: ['x'] }, 'customer_ids'],
+      ] as const) {
         const bad = await call(app, 'POST', '/api/cfo/predictions/recompute', { key, body });
         expect([name, bad.status]).toEqual([name, 400]);
         expect(bad.body.error).toContain(name);
@@ -206,7 +259,11 @@ for (const backend of BACKENDS) {
       const before = (await get(`/api/cfo/predictions/${id('c1')}`)).body.data.predicted_at;
       await Bun.sleep(5);
       await drainJobs(database.db, [recomputePredictionsJob]);
-      const jobs = await queryText<{ id: string; state: string }>(database.db, `select id, state from jobs where org_id = $1 and kind = 'predictions.recompute' order by id`, [orgId]);
+      const jobs = await queryText<{ id: string; state: string }>(
+        database.db,
+        `select id, state from jobs where org_id = $1 and kind = 'predictions.recompute' order by id`,
+        [orgId],
+      );
       expect(jobs.map((j) => j.state)).toEqual(['done']);
       expect((await get(`/api/cfo/predictions/${id('c1')}`)).body.data.predicted_at).not.toBe(before);
     });

@@ -22,7 +22,23 @@ import { addDays } from '../../src/modules/predictions/training.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
-const METRICS = ['auc', 'auc_ci95', 'prior_auc', 'prior_auc_ci95', 'lost_history', 'auc_without_notice', 'top_decile_lift', 'brier', 'ece', 'base_rate', 'rows', 'events', 'customers', 'calibration_table', 'decile_table'];
+const METRICS = [
+  'auc',
+  'auc_ci95',
+  'prior_auc',
+  'prior_auc_ci95',
+  'lost_history',
+  'auc_without_notice',
+  'top_decile_lift',
+  'brier',
+  'ece',
+  'base_rate',
+  'rows',
+  'events',
+  'customers',
+  'calibration_table',
+  'decile_table',
+];
 
 for (const backend of BACKENDS) {
   describe(`backtests and retraining (${backend})`, () => {
@@ -36,7 +52,9 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       database = await openTestDatabase(backend);
       app = buildApp(database).app;
-      const demo = await database.db.transaction((tx) => loadDemo(tx as unknown as Db, { orgName: uniqueName('backtests'), customers: 400, seed: 42, today, actor: 'test' }));
+      const demo = await database.db.transaction((tx) =>
+        loadDemo(tx as unknown as Db, { orgName: uniqueName('backtests'), customers: 400, seed: 42, today, actor: 'test' }),
+      );
       orgId = demo.org.id;
       key = demo.secret;
       otherKey = (await createOrgWithKey(database)).secret;
@@ -50,7 +68,14 @@ for (const backend of BACKENDS) {
     test('POST /api/cfo/backtests queues one (202); another while it is open is 409; the job reports every metric and `latest` follows', async () => {
       const asked = await post('/api/cfo/backtests', {});
       expect(asked.status).toBe(202);
-      expect(asked.body.data).toMatchObject({ status: 'queued', method: 'out_of_time', horizon_days: 90, cutoff: addDays(today, -270), as_of: null, requested_by: 'api' });
+      expect(asked.body.data).toMatchObject({
+        status: 'queued',
+        method: 'out_of_time',
+        horizon_days: 90,
+        cutoff: addDays(today, -270),
+        as_of: null,
+        requested_by: 'api',
+      });
       const again = await post('/api/cfo/backtests', { method: 'cross_validation' });
       expect(again.status).toBe(409);
       expect(again.body.error).toContain(asked.body.data.id);
@@ -104,7 +129,11 @@ for (const backend of BACKENDS) {
       const asked = await post('/api/cfo/backtests', {});
       expect(asked.status).toBe(202);
       // What the queue does to a job whose worker is gone and whose attempts are used up.
-      await queryText(database.db, `update jobs set state = 'dead', last_error = 'its worker stopped before finishing it (lease taken back)' where kind = 'predictions.backtest' and payload->>'backtestId' = $1`, [asked.body.data.id]);
+      await queryText(
+        database.db,
+        `update jobs set state = 'dead', last_error = 'its worker stopped before finishing it (lease taken back)' where kind = 'predictions.backtest' and payload->>'backtestId' = $1`,
+        [asked.body.data.id],
+      );
       const shown = (await get(`/api/cfo/backtests/${asked.body.data.id}`)).body.data;
       expect(shown).toMatchObject({ status: 'failed' });
       expect(shown.error).toContain('its worker stopped before finishing it');
@@ -114,7 +143,7 @@ for (const backend of BACKENDS) {
       expect((await get(`/api/cfo/backtests/${next.body.data.id}`)).body.data.status).toBe('succeeded');
     });
 
-    test("another organisation sees none of them: 404 by id, and no latest", async () => {
+    test('another organisation sees none of them: 404 by id, and no latest', async () => {
       const [own] = await queryText<{ id: string }>(database.db, `select id from prediction_backtests where org_id = $1 limit 1`, [orgId]);
       expect((await get(`/api/cfo/backtests/${own!.id}`, otherKey)).status).toBe(404);
       const latest = await get('/api/cfo/backtests/latest', otherKey);
@@ -123,12 +152,20 @@ for (const backend of BACKENDS) {
     });
 
     test('a recompute with retrain trains the tier the history allows, promotes it over the scorecard, and rescores everyone with it', async () => {
-      const [scorecard] = await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId]);
+      const [scorecard] = await queryText<{ id: string }>(
+        database.db,
+        `select id from prediction_models where org_id = $1 and status = 'active'`,
+        [orgId],
+      );
       expect((await post('/api/cfo/predictions/recompute', { retrain: true, customer_ids: ['x'] })).status).toBe(400);
       const asked = await post('/api/cfo/predictions/recompute', { retrain: true });
       expect(asked.status).toBe(202);
       await drainJobs(database.db, [trainJob, recomputePredictionsJob]);
-      const models = await queryText<{ id: string; kind: string; status: string; metrics: any }>(database.db, `select id, kind, status, metrics from prediction_models where org_id = $1 order by trained_at`, [orgId]);
+      const models = await queryText<{ id: string; kind: string; status: string; metrics: any }>(
+        database.db,
+        `select id, kind, status, metrics from prediction_models where org_id = $1 order by trained_at`,
+        [orgId],
+      );
       const trained = models.find((m) => m.metrics.job_id === asked.body.data.job_id)!;
       expect(trained.kind).not.toBe('prior');
       expect(trained.status).toBe('active');
@@ -137,33 +174,90 @@ for (const backend of BACKENDS) {
       expect(trained.metrics.trained_on.events).toBeGreaterThanOrEqual(10);
       const list = (await get('/api/cfo/predictions?limit=10')).body;
       expect(list.meta.model).toMatchObject({ id: trained.id, kind: trained.kind, backtest_auc: trained.metrics.backtest.auc });
-      const scoredBy = await queryText<{ model_id: string }>(database.db, `select distinct model_id from predictions where org_id = $1`, [orgId]);
+      const scoredBy = await queryText<{ model_id: string }>(database.db, `select distinct model_id from predictions where org_id = $1`, [
+        orgId,
+      ]);
       expect(scoredBy).toEqual([{ model_id: trained.id }]);
-      expect((await get('/api/cfo/backtests/latest')).body.data).toMatchObject({ requested_by: 'nightly', method: 'out_of_time', model_kind: trained.kind });
+      expect((await get('/api/cfo/backtests/latest')).body.data).toMatchObject({
+        requested_by: 'nightly',
+        method: 'out_of_time',
+        model_kind: trained.kind,
+      });
     });
 
     test('a candidate judged worse is kept as rejected with its reason; the model in force stays', async () => {
       const settings = predictionSettings();
       const history = await gatherHistory(localRunner(database.db, historyUnits), {
-        orgId, today, horizonDays: settings.horizonDays, graceDays: settings.graceDays, days: trainingDays(today, settings), maxCustomers: settings.trainMaxCustomers,
+        orgId,
+        today,
+        horizonDays: settings.horizonDays,
+        graceDays: settings.graceDays,
+        days: trainingDays(today, settings),
+        maxCustomers: settings.trainMaxCustomers,
       });
       const result = retrain(history, 'logistic', today, settings);
-      const worse = { ...result, promotion: { status: 'rejected' as const, reason: 'AUC 0.610 is worse than the active model\'s 0.700 (refitted on the same rows) by more than 0.01' } };
-      const [active] = await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId]);
-      const saved = await database.db.transaction((tx) => saveRetrain(tx as unknown as Db, recomputePredictionsJob, { orgId, jobId: 'job_worse', horizonDays: 90, judgedAgainst: active!.id, result: worse }));
+      const worse = {
+        ...result,
+        promotion: {
+          status: 'rejected' as const,
+          reason: "AUC 0.610 is worse than the active model's 0.700 (refitted on the same rows) by more than 0.01",
+        },
+      };
+      const [active] = await queryText<{ id: string }>(
+        database.db,
+        `select id from prediction_models where org_id = $1 and status = 'active'`,
+        [orgId],
+      );
+      const saved = await database.db.transaction((tx) =>
+        saveRetrain(tx as unknown as Db, recomputePredictionsJob, {
+          orgId,
+          jobId: 'job_worse',
+          horizonDays: 90,
+          judgedAgainst: active!.id,
+          result: worse,
+        }),
+      );
       expect(saved).toMatchObject({ status: 'rejected', reason: worse.promotion.reason });
       const res = await get(`/api/cfo/models/${saved.modelId}`);
       expect(res.body.data).toMatchObject({ status: 'rejected', reject_reason: worse.promotion.reason });
-      expect((await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId]))[0]!.id).toBe(active!.id);
+      expect(
+        (
+          await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId])
+        )[0]!.id,
+      ).toBe(active!.id);
       // The same job's retry finds its decision instead of making another model.
-      const repeated = await database.db.transaction((tx) => saveRetrain(tx as unknown as Db, recomputePredictionsJob, { orgId, jobId: 'job_worse', horizonDays: 90, judgedAgainst: active!.id, result: worse }));
+      const repeated = await database.db.transaction((tx) =>
+        saveRetrain(tx as unknown as Db, recomputePredictionsJob, {
+          orgId,
+          jobId: 'job_worse',
+          horizonDays: 90,
+          judgedAgainst: active!.id,
+          result: worse,
+        }),
+      );
       expect(repeated.modelId).toBe(saved.modelId);
       // Judged against a model another retrain has since replaced: kept as rejected, whatever it scored.
       const better = { ...result, promotion: { status: 'active' as const, reason: null } };
-      const late = await database.db.transaction((tx) => saveRetrain(tx as unknown as Db, recomputePredictionsJob, { orgId, jobId: 'job_late', horizonDays: 90, judgedAgainst: 'mdl_replaced', result: better }));
+      const late = await database.db.transaction((tx) =>
+        saveRetrain(tx as unknown as Db, recomputePredictionsJob, {
+          orgId,
+          jobId: 'job_late',
+          horizonDays: 90,
+          judgedAgainst: 'mdl_replaced',
+          result: better,
+        }),
+      );
       expect(late).toMatchObject({ status: 'rejected', reason: 'the model in force changed while this one was trained' });
-      expect((await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId]))[0]!.id).toBe(active!.id);
-      const backtests = await queryText(database.db, `select id from prediction_backtests where org_id = $1 and metrics->>'job_id' = any($2::text[])`, [orgId, ['job_worse', 'job_late']]);
+      expect(
+        (
+          await queryText<{ id: string }>(database.db, `select id from prediction_models where org_id = $1 and status = 'active'`, [orgId])
+        )[0]!.id,
+      ).toBe(active!.id);
+      const backtests = await queryText(
+        database.db,
+        `select id from prediction_backtests where org_id = $1 and metrics->>'job_id' = any($2::text[])`,
+        [orgId, ['job_worse', 'job_late']],
+      );
       expect(backtests).toHaveLength(2);
     });
 
@@ -171,7 +265,11 @@ for (const backend of BACKENDS) {
       const info = { id: 'job_nightly', kind: nightlyJob.kind, orgId: null, attempts: 1 };
       await database.db.transaction((tx) => nightlyJob.perform(tx as never, {}, info));
       await database.db.transaction((tx) => nightlyJob.perform(tx as never, {}, info));
-      const queued = await queryText<{ dedupe_key: string }>(database.db, `select dedupe_key from jobs where org_id = $1 and kind = 'predictions.train' and state = 'queued'`, [orgId]);
+      const queued = await queryText<{ dedupe_key: string }>(
+        database.db,
+        `select dedupe_key from jobs where org_id = $1 and kind = 'predictions.train' and state = 'queued'`,
+        [orgId],
+      );
       expect(queued).toEqual([{ dedupe_key: 'train' }]);
       await queryText(database.db, `delete from jobs where kind = 'predictions.train' and state = 'queued'`, []);
     });

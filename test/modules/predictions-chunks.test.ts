@@ -25,12 +25,21 @@ for (const backend of BACKENDS) {
          from predictions where org_id = $1 order by customer_id`,
         [orgId],
       );
-    const marks = async () => (await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1 order by customer_id`, [orgId])).map((m) => m.customer_id);
+    const marks = async () =>
+      (
+        await queryText<{ customer_id: string }>(
+          database.db,
+          `select customer_id from risk_input_changes where org_id = $1 order by customer_id`,
+          [orgId],
+        )
+      ).map((m) => m.customer_id);
     let whole: Record<string, unknown>[];
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      const demo = await database.db.transaction((tx) => loadDemo(tx as never, { orgName: uniqueName('chunks'), customers: 40, seed: 5, today: TODAY, actor: 'test' }));
+      const demo = await database.db.transaction((tx) =>
+        loadDemo(tx as never, { orgName: uniqueName('chunks'), customers: 40, seed: 5, today: TODAY, actor: 'test' }),
+      );
       orgId = demo.org.id;
       // A churned customer keeps a prediction until a recompute takes it away.
       await recomputePredictions(database.db, { orgId, today: TODAY });
@@ -40,14 +49,20 @@ for (const backend of BACKENDS) {
 
     test('several chunks score what one does, and answer every mark', async () => {
       expect(whole.length).toBeGreaterThan(10);
-      await queryText(database.db, `update customers set status = 'churned', churned_at = $2 where id = $1`, [whole[3]!.customer_id, TODAY]);
+      await queryText(database.db, `update customers set status = 'churned', churned_at = $2 where id = $1`, [
+        whole[3]!.customer_id,
+        TODAY,
+      ]);
       await queryText(database.db, `delete from predictions where org_id = $1 and customer_id = $2`, [orgId, whole[5]!.customer_id]);
       const one = await recomputePredictions(database.db, { orgId, today: TODAY, chunkSize: 1_000 });
       const expected = await predictions();
       expect(one.removed).toBe(1);
       expect(expected.length).toBe(whole.length - 1);
       await queryText(database.db, `update customers set status = 'active', churned_at = null where id = $1`, [whole[3]!.customer_id]);
-      await queryText(database.db, `update customers set status = 'churned', churned_at = $2 where id = $1`, [whole[3]!.customer_id, TODAY]);
+      await queryText(database.db, `update customers set status = 'churned', churned_at = $2 where id = $1`, [
+        whole[3]!.customer_id,
+        TODAY,
+      ]);
       const chunked = await recomputePredictions(database.db, { orgId, today: TODAY, chunkSize: 3 });
       expect(await predictions()).toEqual(expected);
       expect(chunked.scored).toBe(expected.length);
@@ -58,7 +73,9 @@ for (const backend of BACKENDS) {
     });
 
     test('a mark made between chunks survives when its chunk had passed, and is answered when not', async () => {
-      const ids = (await queryText<{ id: string }>(database.db, `select id from customers where org_id = $1 order by id`, [orgId])).map((r) => r.id);
+      const ids = (await queryText<{ id: string }>(database.db, `select id from customers where org_id = $1 order by id`, [orgId])).map(
+        (r) => r.id,
+      );
       const first = await scoreChunk(database.db, { orgId, today: TODAY, scope: 'all', after: null, limit: 4 });
       expect(first.next).toBe(ids[3]!);
       // Inputs change between the chunks: one customer of the chunk done, one of a chunk to come.
@@ -74,19 +91,28 @@ for (const backend of BACKENDS) {
 
     test('the job kinds score a chunk per unit; a job that dies mid-way converges when it runs again', async () => {
       await queryText(database.db, `update predictions set probability = 0.5, risk = 'critical' where org_id = $1`, [orgId]);
-      await expect(runHandler(database.db, recomputePredictionsJob, { chunkSize: 5 }, { orgId }, { failAfter: 2 })).rejects.toThrow('the worker died');
+      await expect(runHandler(database.db, recomputePredictionsJob, { chunkSize: 5 }, { orgId }, { failAfter: 2 })).rejects.toThrow(
+        'the worker died',
+      );
       const changed = await predictions();
       expect(changed.filter((p) => p.risk === 'critical' && p.probability === 0.5).length).toBeGreaterThan(0);
       const again = await runHandler(database.db, recomputePredictionsJob, { chunkSize: 5 }, { orgId });
       expect(again.chunks).toBeGreaterThan(2);
       expect(await predictions()).toEqual(whole);
       // Stale marks, through the stale kind, in chunks of two.
-      await queryText(database.db, `update customers set name = name || '.' where id = any($1::text[])`, [whole.slice(0, 5).map((p) => p.customer_id)]);
+      await queryText(database.db, `update customers set name = name || '.' where id = any($1::text[])`, [
+        whole.slice(0, 5).map((p) => p.customer_id),
+      ]);
       const stale = await runHandler(database.db, recomputeStaleJob, { chunkSize: 2 }, { orgId });
       expect(stale).toMatchObject({ scored: 5, chunks: 3 });
       expect(await marks()).toEqual([]);
       // Named customers.
-      const named = await runHandler(database.db, recomputePredictionsJob, { customerIds: [whole[0]!.customer_id as string, 'cus_nobody'] }, { orgId });
+      const named = await runHandler(
+        database.db,
+        recomputePredictionsJob,
+        { customerIds: [whole[0]!.customer_id as string, 'cus_nobody'] },
+        { orgId },
+      );
       expect(named).toMatchObject({ scored: 1, removed: 0 });
     });
 
@@ -94,15 +120,22 @@ for (const backend of BACKENDS) {
       await queryText(database.db, `update predictions set probability = 0.5, risk = 'critical' where org_id = $1`, [orgId]);
       const sizes: number[] = [];
       const seen: string[] = [];
-      const result = await recomputeInChunks(async (args) => {
-        sizes.push(args.limit);
-        const chunk = await scoreChunk(database.db, args);
-        const ids = await queryText<{ id: string }>(database.db, `select id from customers where org_id = $1 and id > $2 order by id limit $3`, [orgId, args.after ?? '', args.limit]);
-        seen.push(...ids.map((r) => r.id));
-        // A database this slow takes 2 ms a customer: 50 ms of it is 25 customers.
-        await Bun.sleep(args.limit * 2);
-        return chunk;
-      }, { orgId, today: TODAY, scope: 'all' });
+      const result = await recomputeInChunks(
+        async (args) => {
+          sizes.push(args.limit);
+          const chunk = await scoreChunk(database.db, args);
+          const ids = await queryText<{ id: string }>(
+            database.db,
+            `select id from customers where org_id = $1 and id > $2 order by id limit $3`,
+            [orgId, args.after ?? '', args.limit],
+          );
+          seen.push(...ids.map((r) => r.id));
+          // A database this slow takes 2 ms a customer: 50 ms of it is 25 customers.
+          await Bun.sleep(args.limit * 2);
+          return chunk;
+        },
+        { orgId, today: TODAY, scope: 'all' },
+      );
       expect(sizes[0]).toBeLessThanOrEqual(50);
       expect(sizes.slice(1).every((size) => size <= 25)).toBe(true);
       expect(result.chunks).toBeGreaterThan(1);

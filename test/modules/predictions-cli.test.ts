@@ -15,8 +15,11 @@ import { insertRow, tempDir, TEST_DATABASE_URL, uniqueName } from '../helpers/ha
 const dataDir = tempDir('revintel-predictions-cli-');
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const targets: { label: string; env: Record<string, string>; open: () => Promise<Database> }[] = [{ label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test') }];
-if (TEST_DATABASE_URL) targets.push({ label: 'postgres', env: { DATABASE_URL: TEST_DATABASE_URL }, open: async () => connectPostgres(TEST_DATABASE_URL!, 2) });
+const targets: { label: string; env: Record<string, string>; open: () => Promise<Database> }[] = [
+  { label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test') },
+];
+if (TEST_DATABASE_URL)
+  targets.push({ label: 'postgres', env: { DATABASE_URL: TEST_DATABASE_URL }, open: async () => connectPostgres(TEST_DATABASE_URL!, 2) });
 
 for (const target of targets) {
   describe(`predictions CLI (${target.label})`, () => {
@@ -40,13 +43,27 @@ for (const target of targets) {
       const today = utcToday();
       await withDatabase(async ({ db }) => {
         await insertRow(db, 'customers', { id: customerId, org_id: orgId, name: 'Acme Renewals', currency: 'EUR' });
-        await insertRow(db, 'contracts', { id: `ctr_${orgId.slice(4, 20)}`, org_id: orgId, customer_id: customerId, name: 'Plan', currency: 'EUR', status: 'active', start_date: addDays(today, -300), end_date: addDays(today, 20), billing_interval: 'year', amount: 5_000_000 });
+        await insertRow(db, 'contracts', {
+          id: `ctr_${orgId.slice(4, 20)}`,
+          org_id: orgId,
+          customer_id: customerId,
+          name: 'Plan',
+          currency: 'EUR',
+          status: 'active',
+          start_date: addDays(today, -300),
+          end_date: addDays(today, 20),
+          billing_interval: 'year',
+          amount: 5_000_000,
+        });
       });
 
       const queued = await cli(['predictions', 'recompute', '--org', name]);
       expect(queued.code).toBe(0);
       expect(queued.json).toMatchObject({ org_id: orgId, queued_already: false });
-      expect((await cli(['predictions', 'recompute', '--org', name])).json).toMatchObject({ job_id: queued.json.job_id, queued_already: true });
+      expect((await cli(['predictions', 'recompute', '--org', name])).json).toMatchObject({
+        job_id: queued.json.job_id,
+        queued_already: true,
+      });
 
       // What the worker would do with the job.
       await withDatabase(({ db }) => db.transaction((tx) => recomputePredictions(tx as never, { orgId, today })));

@@ -28,14 +28,24 @@ interface DemoBacktest {
  * unit, then fitted and judged), with the truth's AUC on the rows it tested. */
 async function backtestDemo(db: Db, orgId: string, method: Method): Promise<DemoBacktest> {
   const truth = new Map(
-    (await queryText<{ customer_id: string; as_of: string; p_true: number }>(db, `select customer_id, as_of::text as as_of, p_true from demo_truth where org_id = $1`, [orgId])).map((r) => [
-      `${r.customer_id} ${r.as_of}`,
-      Number(r.p_true),
-    ]),
+    (
+      await queryText<{ customer_id: string; as_of: string; p_true: number }>(
+        db,
+        `select customer_id, as_of::text as as_of, p_true from demo_truth where org_id = $1`,
+        [orgId],
+      )
+    ).map((r) => [`${r.customer_id} ${r.as_of}`, Number(r.p_true)]),
   );
   const settings = { ...DEFAULT_PREDICTION_SETTINGS, ...SETTINGS, lookbackDays: 730 };
   const plan = planBacktest({ method }, TODAY, 90, 30);
-  const history = await gatherHistory(localRunner(db, historyUnits), { orgId, today: TODAY, horizonDays: 90, graceDays: 30, days: backtestDays(plan, TODAY, settings), maxCustomers: 25_000 });
+  const history = await gatherHistory(localRunner(db, historyUnits), {
+    orgId,
+    today: TODAY,
+    horizonDays: 90,
+    graceDays: 30,
+    days: backtestDays(plan, TODAY, settings),
+    maxCustomers: 25_000,
+  });
   const report = runBacktest(history, plan, settings);
   const test = method === 'out_of_time' ? splitOutOfTime(history.rows, plan.cutoff!, SETTINGS).test : history.rows;
   const scored = test.map((r) => {
@@ -60,14 +70,31 @@ for (const backend of BACKENDS) {
       describe(`seed ${seed}`, () => {
         let orgId: string;
         beforeAll(async () => {
-          const demo = await database.db.transaction((tx) => loadDemo(tx as never, { orgName: uniqueName('demo-backtest'), customers: CUSTOMERS, seed, today: TODAY, actor: 'test' }));
+          const demo = await database.db.transaction((tx) =>
+            loadDemo(tx as never, { orgName: uniqueName('demo-backtest'), customers: CUSTOMERS, seed, today: TODAY, actor: 'test' }),
+          );
           orgId = demo.org.id;
         });
 
         for (const method of ['out_of_time', 'cross_validation'] as const) {
           test(`${method}: learned, better than the scorecard, calibrated, and not better than the truth`, async () => {
             const { metrics: m, truthAuc, testEvents } = await backtestDemo(database.db, orgId, method);
-            console.log(JSON.stringify({ backend, seed, method, auc: m.auc, prior_auc: m.prior_auc, truth_auc: truthAuc, lift: m.top_decile_lift, ece: m.ece, events: m.events, rows: m.rows, base_rate: m.base_rate, auc_without_notice: m.auc_without_notice }));
+            console.log(
+              JSON.stringify({
+                backend,
+                seed,
+                method,
+                auc: m.auc,
+                prior_auc: m.prior_auc,
+                truth_auc: truthAuc,
+                lift: m.top_decile_lift,
+                ece: m.ece,
+                events: m.events,
+                rows: m.rows,
+                base_rate: m.base_rate,
+                auc_without_notice: m.auc_without_notice,
+              }),
+            );
             expect(testEvents).toBeGreaterThanOrEqual(50);
             expect(m.events).toBe(testEvents);
             expect(m.auc!).toBeGreaterThanOrEqual(0.8);

@@ -44,7 +44,8 @@ interface Item {
 
 const logitOf = (item: Item) => item.drivers.reduce((sum, d) => sum + d.impact, item.base_logit);
 /** Points to 0.01, as the prediction states them (the last digit may round either way). */
-const expectPoints = (points: number, z: number, impact: number) => expect(Math.abs(points - 100 * (sigmoid(z) - sigmoid(z - impact)))).toBeLessThanOrEqual(0.005 + 1e-9);
+const expectPoints = (points: number, z: number, impact: number) =>
+  expect(Math.abs(points - 100 * (sigmoid(z) - sigmoid(z - impact)))).toBeLessThanOrEqual(0.005 + 1e-9);
 
 /** The identity, and what a list item's drivers are. */
 function checkListItem(item: Item) {
@@ -83,8 +84,14 @@ function checkSingle(item: Item) {
 
 describe('grouping a prediction (no database)', () => {
   // Every feature at the scorecard's neutral value but a notice and two tickets speaking of leaving.
-  const values = FEATURES.map((f) => (f.key === 'cancellation_notice' ? 1 : f.key === 'churn_signal_tickets_90d' ? Math.log1p(2) : f.neutral));
-  const row = { values, labels: FEATURES.map((f) => `label of ${f.key}`), groupLabels: Object.fromEntries(DRIVER_GROUPS.map((g) => [g, `${g} label`])) as Record<DriverGroup, string> };
+  const values = FEATURES.map((f) =>
+    f.key === 'cancellation_notice' ? 1 : f.key === 'churn_signal_tickets_90d' ? Math.log1p(2) : f.neutral,
+  );
+  const row = {
+    values,
+    labels: FEATURES.map((f) => `label of ${f.key}`),
+    groupLabels: Object.fromEntries(DRIVER_GROUPS.map((g) => [g, `${g} label`])) as Record<DriverGroup, string>,
+  };
   const model = { base: -2, features: PRIOR_SCORECARD.map((f) => ({ key: f.key, weight: f.weight, centre: f.neutral })) };
 
   test('impacts sum per group; only the groups away from the reference move it; points are σ differences, not additive', () => {
@@ -92,7 +99,12 @@ describe('grouping a prediction (no database)', () => {
     const z = -2 + 3 + 1.2 * Math.log1p(2);
     expect(probability).toBeCloseTo(sigmoid(z), 14);
     expect(drivers.map((d) => d.group).slice(0, 2)).toEqual(['cancellation_notice', 'churn_signals']);
-    expect(drivers[0]).toMatchObject({ impact: 3, at_reference: false, label: 'cancellation_notice label', points: Math.round(10_000 * (sigmoid(z) - sigmoid(z - 3))) / 100 });
+    expect(drivers[0]).toMatchObject({
+      impact: 3,
+      at_reference: false,
+      label: 'cancellation_notice label',
+      points: Math.round(10_000 * (sigmoid(z) - sigmoid(z - 3))) / 100,
+    });
     for (const d of drivers.slice(2)) expect(d).toMatchObject({ impact: 0, points: 0, at_reference: true });
     // Both back at the reference move it by more than their two points summed: points do not add up.
     expect(100 * (sigmoid(z) - sigmoid(-2))).toBeGreaterThan(drivers[0]!.points + drivers[1]!.points);
@@ -124,11 +136,17 @@ for (const backend of BACKENDS) {
       database = await openTestDatabase(backend);
       app = buildApp(database).app;
       orgName = uniqueName('drivers');
-      const demo = await database.db.transaction((tx) => loadDemo(tx as unknown as Db, { orgName, customers: 300, seed: 11, today: TODAY, actor: 'test' }));
+      const demo = await database.db.transaction((tx) =>
+        loadDemo(tx as unknown as Db, { orgName, customers: 300, seed: 11, today: TODAY, actor: 'test' }),
+      );
       key = demo.secret;
       orgId = demo.org.id;
       // Every single prediction is read, several times: more than a plan's requests per minute.
-      await queryText(database.db, `update organisations set rate_limit_per_minute = 1000000, rate_limit_per_day = 100000000 where id = $1`, [orgId]);
+      await queryText(
+        database.db,
+        `update organisations set rate_limit_per_minute = 1000000, rate_limit_per_day = 100000000 where id = $1`,
+        [orgId],
+      );
     }, 240_000);
     afterAll(() => database?.dispose());
 
@@ -139,7 +157,12 @@ for (const backend of BACKENDS) {
         let cursor: string | null = null;
         let seen = 0;
         do {
-          const res = await call(app, 'GET', `/api/cfo/predictions?sort=${sort}&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key });
+          const res = await call(
+            app,
+            'GET',
+            `/api/cfo/predictions?sort=${sort}&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+            { key },
+          );
           expect(res.status).toBe(200);
           for (const item of res.body.data as Item[]) {
             expect(Value.Check(Prediction, item)).toBe(true);
@@ -150,8 +173,13 @@ for (const backend of BACKENDS) {
         } while (cursor);
         expect(seen).toBeGreaterThan(100);
       }
-      const n = (await queryText<{ n: number }>(database.db, `select count(*)::int as n from predictions where org_id = $1`, [orgId]))[0]!.n;
-      const ids = await queryText<{ customer_id: string }>(database.db, `select customer_id from predictions where org_id = $1 order by customer_id`, [orgId]);
+      const n = (await queryText<{ n: number }>(database.db, `select count(*)::int as n from predictions where org_id = $1`, [orgId]))[0]!
+        .n;
+      const ids = await queryText<{ customer_id: string }>(
+        database.db,
+        `select customer_id from predictions where org_id = $1 order by customer_id`,
+        [orgId],
+      );
       expect(ids).toHaveLength(n);
       for (const { customer_id } of ids) {
         const res = await call(app, 'GET', `/api/cfo/predictions/${customer_id}`, { key });
@@ -173,16 +201,32 @@ for (const backend of BACKENDS) {
       // The demo has customers whose notice is given: their renewal reads "Term ends in N days; notice given".
       const noticed = singles.filter((s) => s.drivers.find((d) => d.group === 'cancellation_notice')!.features![0]!.value === 1);
       expect(noticed.length).toBeGreaterThan(0);
-      for (const s of noticed) expect(s.drivers.find((d) => d.group === 'renewal')!.label).toMatch(/^Term ends in \d+ days?; notice given$|^Contract ended/);
+      for (const s of noticed)
+        expect(s.drivers.find((d) => d.group === 'renewal')!.label).toMatch(/^Term ends in \d+ days?; notice given$|^Contract ended/);
       // The scorecard's reference is its neutral customer: a customer without notice is at it there.
       const quiet = singles.find((s) => s.drivers.find((d) => d.group === 'cancellation_notice')!.features![0]!.value === 0)!;
-      expect(quiet.drivers.find((d) => d.group === 'cancellation_notice')).toMatchObject({ at_reference: true, impact: 0, points: 0, label: 'Contract running, no notice given' });
+      expect(quiet.drivers.find((d) => d.group === 'cancellation_notice')).toMatchObject({
+        at_reference: true,
+        impact: 0,
+        points: 0,
+        label: 'Contract running, no notice given',
+      });
     }, 240_000);
 
     test('a prediction stored before drivers were grouped (one per feature) reads as groups, the identity kept, until its rescore', async () => {
-      const [row] = await queryText<{ customer_id: string; drivers: Driver[] }>(database.db, `select customer_id, drivers from predictions where org_id = $1 order by customer_id limit 1`, [orgId]);
-      const perFeature = row!.drivers.flatMap((d) => d.features!.map((f) => ({ feature: f.feature, label: f.label, value: f.value, impact: f.impact })));
-      await queryText(database.db, `update predictions set drivers = $3::jsonb where org_id = $1 and customer_id = $2`, [orgId, row!.customer_id, JSON.stringify(perFeature)]);
+      const [row] = await queryText<{ customer_id: string; drivers: Driver[] }>(
+        database.db,
+        `select customer_id, drivers from predictions where org_id = $1 order by customer_id limit 1`,
+        [orgId],
+      );
+      const perFeature = row!.drivers.flatMap((d) =>
+        d.features!.map((f) => ({ feature: f.feature, label: f.label, value: f.value, impact: f.impact })),
+      );
+      await queryText(database.db, `update predictions set drivers = $3::jsonb where org_id = $1 and customer_id = $2`, [
+        orgId,
+        row!.customer_id,
+        JSON.stringify(perFeature),
+      ]);
       const single = (await call(app, 'GET', `/api/cfo/predictions/${row!.customer_id}`, { key })).body.data as Item;
       expect(Value.Check(Prediction, single)).toBe(true);
       expect(Math.abs(sigmoid(logitOf(single)) - single.probability)).toBeLessThan(1e-9);
@@ -191,27 +235,44 @@ for (const backend of BACKENDS) {
       expect(Value.Check(Prediction, listed[0])).toBe(true);
       checkListItem(listed[0]!);
       await recomputePredictions(database.db, { orgId, today: TODAY, customerIds: [row!.customer_id] });
-      const [after] = await queryText<{ drivers: Driver[] }>(database.db, `select drivers from predictions where org_id = $1 and customer_id = $2`, [orgId, row!.customer_id]);
+      const [after] = await queryText<{ drivers: Driver[] }>(
+        database.db,
+        `select drivers from predictions where org_id = $1 and customer_id = $2`,
+        [orgId, row!.customer_id],
+      );
       expect(after!.drivers.every((d) => 'group' in d)).toBe(true);
     });
 
     test('under a logistic model trained on the demo: the same, and its reference is a typical customer (most groups of a quiet one at 0)', async () => {
-      const history = await gatherHistory(localRunner(database.db, historyUnits), { orgId, today: TODAY, horizonDays: 90, graceDays: 30, days: trainingDays(TODAY, SETTINGS), maxCustomers: 25_000 });
+      const history = await gatherHistory(localRunner(database.db, historyUnits), {
+        orgId,
+        today: TODAY,
+        horizonDays: 90,
+        graceDays: 30,
+        days: trainingDays(TODAY, SETTINGS),
+        maxCustomers: 25_000,
+      });
       const model = trainModel('logistic', FEATURE_KEYS, PRIOR_SCORECARD, history.rows, { horizonDays: 90, priorAnnualChurn: 0.12 });
       // The median customer of the rows: a yes/no feature's reference is one of its values.
-      for (const [j, key] of ['cancellation_notice', 'renewal_due_no_autorenew', 'segment_smb'].map((k) => [FEATURE_KEYS.indexOf(k), k] as const)) {
+      for (const [j, key] of ['cancellation_notice', 'renewal_due_no_autorenew', 'segment_smb'].map(
+        (k) => [FEATURE_KEYS.indexOf(k), k] as const,
+      )) {
         expect([0, 1]).toContain(model.additive.features[j]!.centre);
         expect(model.additive.features[j]!.key).toBe(key);
       }
       await queryText(database.db, `update prediction_models set status = 'retired' where org_id = $1 and status = 'active'`, [orgId]);
-      await queryText(database.db, `insert into prediction_models (id, org_id, kind, status, horizon_days, parameters, metrics) values ($1, $2, 'logistic', 'active', 90, $3::jsonb, '{}'::jsonb)`, [
-        `mdl_drv${orgId.slice(4, 20)}`,
-        orgId,
-        JSON.stringify(model.additive),
-      ]);
+      await queryText(
+        database.db,
+        `insert into prediction_models (id, org_id, kind, status, horizon_days, parameters, metrics) values ($1, $2, 'logistic', 'active', 90, $3::jsonb, '{}'::jsonb)`,
+        [`mdl_drv${orgId.slice(4, 20)}`, orgId, JSON.stringify(model.additive)],
+      );
       await recomputePredictions(database.db, { orgId, today: TODAY });
       const singles = await checkEveryRoute();
-      const byModel = await queryText<{ kind: string }>(database.db, `select distinct m.kind from predictions p join prediction_models m on m.id = p.model_id where p.org_id = $1`, [orgId]);
+      const byModel = await queryText<{ kind: string }>(
+        database.db,
+        `select distinct m.kind from predictions p join prediction_models m on m.id = p.model_id where p.org_id = $1`,
+        [orgId],
+      );
       expect(byModel).toEqual([{ kind: 'logistic' }]);
       // Most customers gave no notice, so the reference has none: theirs is not a driver.
       const atReference = singles.filter((s) => s.drivers.find((d) => d.group === 'cancellation_notice')!.at_reference);

@@ -3,7 +3,6 @@
 // end are one churn, a churn whose grace period has not passed is not known yet; a snapshot is
 // positive when the churn falls within the horizon after it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { queryText } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { churnDays, snapshotDays } from '../../src/modules/predictions/labels.ts';
@@ -12,7 +11,6 @@ import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatab
 
 const TODAY = '2026-11-26';
 const QUERY = { today: TODAY, horizonDays: 90, graceDays: 30, lookbackDays: 730 };
-
 
 test('snapshot days run back every 30 days from the last day whose label is known', () => {
   const days = snapshotDays(QUERY);
@@ -32,9 +30,19 @@ for (const backend of BACKENDS) {
       database = await openTestDatabase(backend);
       orgId = (await createOrgWithKey(database)).org.id;
       const db = database.db;
-      const customer = (name: string, extra: Record<string, unknown> = {}) => insertRow(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'EUR', ...extra });
+      const customer = (name: string, extra: Record<string, unknown> = {}) =>
+        insertRow(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'EUR', ...extra });
       const contract = (name: string, customer: string, terms: Record<string, unknown>) =>
-        insertRow(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'EUR', billing_interval: 'year', amount: 100_000, ...terms });
+        insertRow(db, 'contracts', {
+          id: id(name),
+          org_id: orgId,
+          customer_id: id(customer),
+          name,
+          currency: 'EUR',
+          billing_interval: 'year',
+          amount: 100_000,
+          ...terms,
+        });
       for (const name of ['left', 'renewed', 'recent', 'evergreen', 'noticed']) await customer(name);
       await customer('marked', { status: 'churned', churned_at: '2026-03-15' });
       await contract('left1', 'left', { status: 'ended', start_date: '2025-01-01', end_date: '2025-12-31' });
@@ -57,9 +65,18 @@ for (const backend of BACKENDS) {
     });
 
     test('a snapshot is positive when the churn falls within the horizon after it', async () => {
-      const { rows: snapshots } = await gatherHistory(localRunner(database.db, historyUnits), { orgId, ...QUERY, days: snapshotDays(QUERY), maxCustomers: 25_000 });
+      const { rows: snapshots } = await gatherHistory(localRunner(database.db, historyUnits), {
+        orgId,
+        ...QUERY,
+        days: snapshotDays(QUERY),
+        maxCustomers: 25_000,
+      });
       const of = (name: string) => snapshots.filter((s) => s.customerId === id(name));
-      expect(of('left').filter((s) => s.outcome === 1).map((s) => [s.t, s.churnDay])).toEqual([
+      expect(
+        of('left')
+          .filter((s) => s.outcome === 1)
+          .map((s) => [s.t, s.churnDay]),
+      ).toEqual([
         ['2025-11-01', '2026-01-01'],
         ['2025-12-01', '2026-01-01'],
         ['2025-12-31', '2026-01-01'],
@@ -72,10 +89,18 @@ for (const backend of BACKENDS) {
       expect(of('recent').every((s) => s.outcome === 0)).toBe(true);
       // Not a customer any more after its churn: no snapshots after the mark.
       expect(of('marked').every((s) => s.t < '2026-03-15')).toBe(true);
-      expect(of('marked').filter((s) => s.outcome === 1).map((s) => s.t)).toEqual(['2025-12-31', '2026-01-30', '2026-03-01']);
+      expect(
+        of('marked')
+          .filter((s) => s.outcome === 1)
+          .map((s) => s.t),
+      ).toEqual(['2025-12-31', '2026-01-30', '2026-03-01']);
       // Cancelled at 2025-09-30 without an end date: it counted until then, churned the day after;
       // no snapshot before that day knew of the cancellation.
-      expect(of('noticed').filter((s) => s.outcome === 1).map((s) => [s.t, s.noticeKnown])).toEqual([
+      expect(
+        of('noticed')
+          .filter((s) => s.outcome === 1)
+          .map((s) => [s.t, s.noticeKnown]),
+      ).toEqual([
         ['2025-07-04', false],
         ['2025-08-03', false],
         ['2025-09-02', false],

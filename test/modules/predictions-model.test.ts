@@ -3,8 +3,27 @@
 // calibrates; every explanation adds up to its probability; the metrics match hand-computed values.
 import { describe, expect, test } from 'bun:test';
 import { seededRandom } from '../../src/modules/demo/generate.ts';
-import { additiveFromFit, choleskySolve, explain, fitLogistic, fitPlatt, logit, sigmoid, standardise, standardiser } from '../../src/modules/predictions/logistic.ts';
-import { auc, aucInterval, brier, calibrationTable, decileTable, ece, topDecileLift, type Scored } from '../../src/modules/predictions/metrics.ts';
+import {
+  additiveFromFit,
+  choleskySolve,
+  explain,
+  fitLogistic,
+  fitPlatt,
+  logit,
+  sigmoid,
+  standardise,
+  standardiser,
+} from '../../src/modules/predictions/logistic.ts';
+import {
+  auc,
+  aucInterval,
+  brier,
+  calibrationTable,
+  decileTable,
+  ece,
+  topDecileLift,
+  type Scored,
+} from '../../src/modules/predictions/metrics.ts';
 
 /** n rows of d standard-normal-ish features and outcomes drawn from σ(b0 + b·x). */
 function synthetic(n: number, trueBeta: number[], intercept: number, seed = 7) {
@@ -101,15 +120,24 @@ describe('Platt calibration and the additive explanation', () => {
     const { X, y } = synthetic(3_000, [1, -2, 0.5], -1, 21);
     const raw = X.map((row) => [row[0]! * 100 + 5_000, row[1]!, row[2]! * 0.01]); // unstandardised scales
     const standard = standardiser(raw);
-    const fit = fitLogistic(raw.map((r) => standardise(standard, r)), y);
-    const platt = fitPlatt(raw.map((r) => fit.intercept + standardise(standard, r).reduce((s, z, j) => s + z * fit.coefficients[j]!, 0)), y);
+    const fit = fitLogistic(
+      raw.map((r) => standardise(standard, r)),
+      y,
+    );
+    const platt = fitPlatt(
+      raw.map((r) => fit.intercept + standardise(standard, r).reduce((s, z, j) => s + z * fit.coefficients[j]!, 0)),
+      y,
+    );
     const model = additiveFromFit(['arr', 'tickets', 'overdue'], fit, standard, platt);
     for (const row of raw.slice(0, 500)) {
       const { probability, base, drivers } = explain(model, row);
       expect(Math.abs(sigmoid(base + drivers.reduce((s, d) => s + d.impact, 0)) - probability)).toBeLessThan(1e-9);
-      const direct = sigmoid(platt.slope * (fit.intercept + standardise(standard, row).reduce((s, z, j) => s + z * fit.coefficients[j]!, 0)) + platt.offset);
+      const direct = sigmoid(
+        platt.slope * (fit.intercept + standardise(standard, row).reduce((s, z, j) => s + z * fit.coefficients[j]!, 0)) + platt.offset,
+      );
       expect(Math.abs(direct - probability)).toBeLessThan(1e-9);
-      for (let i = 1; i < drivers.length; i++) expect(Math.abs(drivers[i - 1]!.impact)).toBeGreaterThanOrEqual(Math.abs(drivers[i]!.impact));
+      for (let i = 1; i < drivers.length; i++)
+        expect(Math.abs(drivers[i - 1]!.impact)).toBeGreaterThanOrEqual(Math.abs(drivers[i]!.impact));
     }
   });
 
@@ -122,13 +150,44 @@ describe('Platt calibration and the additive explanation', () => {
 });
 
 describe('metrics', () => {
-  const rows = (pairs: [number, 0 | 1][], groups?: string[]): Scored[] => pairs.map(([probability, outcome], i) => ({ probability, outcome, group: groups?.[i] }));
+  const rows = (pairs: [number, 0 | 1][], groups?: string[]): Scored[] =>
+    pairs.map(([probability, outcome], i) => ({ probability, outcome, group: groups?.[i] }));
 
   test('AUC counts pairs ranked right, ties as half', () => {
-    expect(auc(rows([[0.1, 0], [0.4, 0], [0.35, 1], [0.8, 1]]))).toBe(0.75);
-    expect(auc(rows([[0.5, 0], [0.5, 1]]))).toBe(0.5);
-    expect(auc(rows([[0.9, 0], [0.1, 1]]))).toBe(0);
-    expect(auc(rows([[0.2, 0], [0.3, 0]]))).toBeNaN();
+    expect(
+      auc(
+        rows([
+          [0.1, 0],
+          [0.4, 0],
+          [0.35, 1],
+          [0.8, 1],
+        ]),
+      ),
+    ).toBe(0.75);
+    expect(
+      auc(
+        rows([
+          [0.5, 0],
+          [0.5, 1],
+        ]),
+      ),
+    ).toBe(0.5);
+    expect(
+      auc(
+        rows([
+          [0.9, 0],
+          [0.1, 1],
+        ]),
+      ),
+    ).toBe(0);
+    expect(
+      auc(
+        rows([
+          [0.2, 0],
+          [0.3, 0],
+        ]),
+      ),
+    ).toBeNaN();
   });
 
   test('the bootstrap interval is seeded and resamples customers', () => {
@@ -145,7 +204,14 @@ describe('metrics', () => {
 
   test('Brier, ECE, the calibration and decile tables on hand-checked rows', () => {
     const data = rows(Array.from({ length: 20 }, (_, i): [number, 0 | 1] => [(i + 0.5) / 20, i >= 15 ? 1 : 0]));
-    expect(brier(rows([[0.2, 0], [0.6, 1]]))).toBeCloseTo((0.04 + 0.16) / 2, 12);
+    expect(
+      brier(
+        rows([
+          [0.2, 0],
+          [0.6, 1],
+        ]),
+      ),
+    ).toBeCloseTo((0.04 + 0.16) / 2, 12);
     const table = calibrationTable(data);
     expect(table).toHaveLength(10);
     expect(table.every((b) => b.n === 2)).toBe(true);

@@ -15,7 +15,6 @@ import { runHandler } from '../helpers/jobs.ts';
 
 const TODAY = '2026-06-30';
 
-
 interface Stored {
   customer_id: string;
   probability: number;
@@ -37,9 +36,13 @@ for (const backend of BACKENDS) {
     const id = (name: string) => `${name}_${orgId.slice(4, 14)}`;
     const stored = async () =>
       new Map(
-        (await queryText<Stored>(database.db, `select customer_id, probability, base_logit, risk, previous_risk, drivers, predicted_at::text, data_completeness, missing_signals, arr from predictions where org_id = $1`, [orgId])).map(
-          (r) => [r.customer_id, r],
-        ),
+        (
+          await queryText<Stored>(
+            database.db,
+            `select customer_id, probability, base_logit, risk, previous_risk, drivers, predicted_at::text, data_completeness, missing_signals, arr from predictions where org_id = $1`,
+            [orgId],
+          )
+        ).map((r) => [r.customer_id, r]),
       );
 
     beforeAll(async () => {
@@ -47,9 +50,19 @@ for (const backend of BACKENDS) {
       orgId = (await createOrgWithKey(database)).org.id;
       connectorId = (await makeConnector(database, orgId)).id;
       const db = database.db;
-      for (const name of ['steady', 'renewing', 'over']) await insertRow(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'EUR' });
+      for (const name of ['steady', 'renewing', 'over'])
+        await insertRow(db, 'customers', { id: id(name), org_id: orgId, name, currency: 'EUR' });
       const contract = (name: string, customer: string, terms: Record<string, unknown>) =>
-        insertRow(db, 'contracts', { id: id(name), org_id: orgId, customer_id: id(customer), name, currency: 'EUR', billing_interval: 'year', amount: 1_200_000, ...terms });
+        insertRow(db, 'contracts', {
+          id: id(name),
+          org_id: orgId,
+          customer_id: id(customer),
+          name,
+          currency: 'EUR',
+          billing_interval: 'year',
+          amount: 1_200_000,
+          ...terms,
+        });
       await contract('s1', 'steady', { status: 'active', start_date: '2024-01-01', end_date: '2027-12-31', auto_renew: true });
       await contract('r1', 'renewing', { status: 'active', start_date: '2025-08-01', end_date: '2026-07-31', auto_renew: false });
       await contract('o1', 'over', { status: 'ended', start_date: '2024-01-01', end_date: '2026-01-31' });
@@ -59,7 +72,11 @@ for (const backend of BACKENDS) {
     test('the scorecard is the first model; drivers add up; the renewal without auto-renew ranks higher', async () => {
       const result = await recomputePredictions(database.db, { orgId, today: TODAY });
       expect(result.scored).toBe(2);
-      const [model] = await queryText<{ kind: string; status: string; id: string }>(database.db, `select id, kind, status from prediction_models where org_id = $1`, [orgId]);
+      const [model] = await queryText<{ kind: string; status: string; id: string }>(
+        database.db,
+        `select id, kind, status from prediction_models where org_id = $1`,
+        [orgId],
+      );
       expect(model).toEqual({ id: result.modelId!, kind: 'prior', status: 'active' });
       const rows = await stored();
       expect([...rows.keys()].sort()).toEqual([id('renewing'), id('steady')].sort());
@@ -74,18 +91,34 @@ for (const backend of BACKENDS) {
       expect(renewing.probability).toBeGreaterThan(rows.get(id('steady'))!.probability);
       // One driver per concept; the renewal's, with its features beneath it.
       expect(renewing.drivers[0]).toMatchObject({ group: 'renewal', label: 'Renewal in 31 days, no auto-renew', at_reference: false });
-      expect((renewing.drivers[0] as any).features[0]).toMatchObject({ feature: 'renewal_due_no_autorenew', label: 'Renewal in 31 days, no auto-renew', value: 1, reference: 0 });
+      expect((renewing.drivers[0] as any).features[0]).toMatchObject({
+        feature: 'renewal_due_no_autorenew',
+        label: 'Renewal in 31 days, no auto-renew',
+        value: 1,
+        reference: 0,
+      });
       expect(renewing.drivers.map((d: any) => d.group).sort()).toEqual([...DRIVER_GROUPS].sort());
     });
 
     test("a signal for one customer moves its prediction and no other's; its mark is answered, others' are not", async () => {
       const before = await stored();
       await insertRow(database.db, 'tickets', {
-        id: id('t1'), org_id: orgId, connector_id: connectorId, external_id: 'T-1', customer_id: id('steady'), source_created_at: '2026-06-29T10:00:00Z',
-        first_urgency: 'critical', first_sentiment: -0.8, first_churn_signals: JSON.stringify(['cancellation', 'competitor']),
+        id: id('t1'),
+        org_id: orgId,
+        connector_id: connectorId,
+        external_id: 'T-1',
+        customer_id: id('steady'),
+        source_created_at: '2026-06-29T10:00:00Z',
+        first_urgency: 'critical',
+        first_sentiment: -0.8,
+        first_churn_signals: JSON.stringify(['cancellation', 'competitor']),
       });
       await insertRow(database.db, 'risk_input_changes', { org_id: orgId, customer_id: id('steady'), changed_at: '2026-06-30T08:00:00Z' });
-      await insertRow(database.db, 'risk_input_changes', { org_id: orgId, customer_id: id('renewing'), changed_at: '2026-06-30T08:00:00Z' });
+      await insertRow(database.db, 'risk_input_changes', {
+        org_id: orgId,
+        customer_id: id('renewing'),
+        changed_at: '2026-06-30T08:00:00Z',
+      });
       await recomputePredictions(database.db, { orgId, today: TODAY, customerIds: [id('steady')] });
       const after = await stored();
       const steady = after.get(id('steady'))!;
@@ -94,7 +127,9 @@ for (const backend of BACKENDS) {
       expect(steady.missing_signals).toEqual(['invoices']);
       if (steady.risk !== before.get(id('steady'))!.risk) expect(steady.previous_risk).toBe(before.get(id('steady'))!.risk);
       expect(after.get(id('renewing'))).toEqual(before.get(id('renewing')));
-      const marks = await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1`, [orgId]);
+      const marks = await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1`, [
+        orgId,
+      ]);
       expect(marks).toEqual([{ customer_id: id('renewing') }]);
     });
 
@@ -108,12 +143,18 @@ for (const backend of BACKENDS) {
     test('a record write marks its customer stale in the database; the sweep asks for the debounced recompute, which answers it', async () => {
       await queryText(database.db, `delete from risk_input_changes where org_id = $1`, [orgId]);
       await queryText(database.db, `update contracts set amount = 2400000 where id = $1`, [id('s1')]);
-      const marks = await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1`, [orgId]);
+      const marks = await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1`, [
+        orgId,
+      ]);
       expect(marks).toEqual([{ customer_id: id('steady') }]);
       const swept = await runHandler(database.db, sweepStaleJob, {}, { orgId: null });
       expect(swept.asked).toBeGreaterThanOrEqual(1);
       const again = await runHandler(database.db, sweepStaleJob, {}, { orgId: null });
-      const queued = await queryText<{ id: string }>(database.db, `select id from jobs where org_id = $1 and kind = 'predictions.recompute-stale' and state = 'queued'`, [orgId]);
+      const queued = await queryText<{ id: string }>(
+        database.db,
+        `select id from jobs where org_id = $1 and kind = 'predictions.recompute-stale' and state = 'queued'`,
+        [orgId],
+      );
       expect(queued).toHaveLength(1);
       expect(again.organisations).toBeGreaterThanOrEqual(1);
       const before = (await stored()).get(id('steady'))!;

@@ -32,13 +32,21 @@ for (const backend of BACKENDS) {
         return res.body.data.job_id as string;
       };
       const queued = () =>
-        queryText<{ id: string; payload: { customerIds?: string[] } }>(database.db, `select id, payload from jobs where org_id = $1 and kind = $2 and state = 'queued'`, [org.id, recomputePredictionsJob.kind]);
+        queryText<{ id: string; payload: { customerIds?: string[] } }>(
+          database.db,
+          `select id, payload from jobs where org_id = $1 and kind = $2 and state = 'queued'`,
+          [org.id, recomputePredictionsJob.kind],
+        );
       return { orgId: org.id, recompute, queued };
     }
 
     test('id lists asked for while one is queued make one job holding every id once', async () => {
       const { recompute, queued } = await organisation();
-      const ids = [await recompute({ customer_ids: ['c1', 'c2'] }), await recompute({ customer_ids: ['c2', 'c3'] }), await recompute({ customer_ids: ['c4'] })];
+      const ids = [
+        await recompute({ customer_ids: ['c1', 'c2'] }),
+        await recompute({ customer_ids: ['c2', 'c3'] }),
+        await recompute({ customer_ids: ['c4'] }),
+      ];
       expect(new Set(ids).size).toBe(1);
       const jobs = await queued();
       expect(jobs.map((j) => j.id)).toEqual([ids[0]!]);
@@ -63,7 +71,9 @@ for (const backend of BACKENDS) {
     test('a list asked for while the last one runs is a new job: the running one takes no more ids', async () => {
       const { orgId, recompute, queued } = await organisation();
       const first = await recompute({ customer_ids: ['c1'] });
-      const { jobs } = await database.db.transaction((tx) => claimJobs(tx as never, { owner: 'test', limit: 100, leaseSeconds: 60, kinds: [recomputePredictionsJob.kind], now: new Date() }));
+      const { jobs } = await database.db.transaction((tx) =>
+        claimJobs(tx as never, { owner: 'test', limit: 100, leaseSeconds: 60, kinds: [recomputePredictionsJob.kind], now: new Date() }),
+      );
       expect(jobs.filter((j) => j.orgId === orgId).map((j) => j.id)).toEqual([first]);
       const second = await recompute({ customer_ids: ['c2'] });
       expect(second).not.toBe(first);

@@ -49,7 +49,15 @@ function history(customers: number, months: number, seed: number): (Snapshot & {
       const values = [renewal, tickets, arr, contraction];
       const truth = sigmoid(-3.2 + 1.6 * renewal - 0.5 * (arr - 8) + 0.45 * tickets + 1.5 * contraction);
       const churned = random.next() < truth;
-      rows.push({ customerId: `cus_${seed}_${c}`, t, values, outcome: churned ? 1 : 0, churnDay: churned ? addDays(t, 45) : null, noticeKnown: churned && random.next() < 0.2, truth });
+      rows.push({
+        customerId: `cus_${seed}_${c}`,
+        t,
+        values,
+        outcome: churned ? 1 : 0,
+        churnDay: churned ? addDays(t, 45) : null,
+        noticeKnown: churned && random.next() < 0.2,
+        truth,
+      });
       if (churned) break;
     }
   }
@@ -58,7 +66,13 @@ function history(customers: number, months: number, seed: number): (Snapshot & {
 
 describe('tiers', () => {
   const withEvents = (events: number, customers: number): Snapshot[] =>
-    Array.from({ length: customers }, (_, i) => ({ customerId: `c${i}`, t: '2025-01-01', values: [0, 0, 8, 0], outcome: (i < events ? 1 : 0) as 0 | 1, churnDay: i < events ? '2025-02-01' : null }));
+    Array.from({ length: customers }, (_, i) => ({
+      customerId: `c${i}`,
+      t: '2025-01-01',
+      values: [0, 0, 8, 0],
+      outcome: (i < events ? 1 : 0) as 0 | 1,
+      churnDay: i < events ? '2025-02-01' : null,
+    }));
 
   test('0, 15 and 80 churn events give the prior, the recalibrated prior and the logistic model', () => {
     expect(chooseKind(withEvents(0, 300))).toBe('prior');
@@ -134,7 +148,10 @@ describe('backtests on a history with a known truth', () => {
   });
 
   test('too few test events: counts only, and a warning', () => {
-    const few = rows.filter((r) => r.outcome === 0).slice(0, 200).concat(rows.filter((r) => r.outcome === 1).slice(0, 3));
+    const few = rows
+      .filter((r) => r.outcome === 0)
+      .slice(0, 200)
+      .concat(rows.filter((r) => r.outcome === 1).slice(0, 3));
     const metrics = evaluate(few.map((r) => ({ ...r, probability: 0.1, priorProbability: 0.1 })));
     expect(metrics).toMatchObject({ rows: 203, events: 3, warning: 'insufficient_events', auc: null, ece: null });
   });

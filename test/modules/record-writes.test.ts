@@ -27,7 +27,8 @@ for (const backend of BACKENDS) {
     });
     afterAll(() => database.dispose());
 
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}, as = key) => call(app, 'POST', path, { key: as, body, headers });
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}, as = key) =>
+      call(app, 'POST', path, { key: as, body, headers });
     const patch = (path: string, body: unknown, as = key) => call(app, 'PATCH', path, { key: as, body });
     const remove = (path: string, as = key) => call(app, 'DELETE', path, { key: as });
     const get = (path: string, as = key) => call(app, 'GET', path, { key: as });
@@ -57,8 +58,41 @@ for (const backend of BACKENDS) {
       expect(res.body.success).toBe(true);
       const created = res.body.data;
       expect(created.id).toMatch(/^cus_/);
-      expect(created).toMatchObject({ name: 'Acme GmbH', domain: 'acme.de', status: 'trial', country: 'DE', arr: 0, mrr: 0, renewal_date: null, renewing: null, churn_risk: null, metadata: { crm_owner: 'x', tier: 2 }, deleted_at: null });
-      expect(Object.keys(created)).toEqual(['id', 'external_id', 'name', 'domain', 'email', 'status', 'churned_at', 'segment', 'country', 'currency', 'csm', 'arr', 'mrr', 'renewal_date', 'renewing', 'churn_risk', 'metadata', 'created_at', 'updated_at', 'deleted_at']);
+      expect(created).toMatchObject({
+        name: 'Acme GmbH',
+        domain: 'acme.de',
+        status: 'trial',
+        country: 'DE',
+        arr: 0,
+        mrr: 0,
+        renewal_date: null,
+        renewing: null,
+        churn_risk: null,
+        metadata: { crm_owner: 'x', tier: 2 },
+        deleted_at: null,
+      });
+      expect(Object.keys(created)).toEqual([
+        'id',
+        'external_id',
+        'name',
+        'domain',
+        'email',
+        'status',
+        'churned_at',
+        'segment',
+        'country',
+        'currency',
+        'csm',
+        'arr',
+        'mrr',
+        'renewal_date',
+        'renewing',
+        'churn_risk',
+        'metadata',
+        'created_at',
+        'updated_at',
+        'deleted_at',
+      ]);
       expect(created.csm).toEqual({ name: 'Dana', email: 'dana@example.com', phone: null, slack_user_id: 'U1' });
       expect((await get(`/api/customers/${created.id}`)).body.data).toEqual(created);
       expect(res.headers.get('x-ratelimit-limit')).not.toBeNull();
@@ -77,7 +111,9 @@ for (const backend of BACKENDS) {
       expect(changed.status).toBe(200);
       expect(changed.body.data).toMatchObject({ id: first.body.data.id, name: 'Beta Inc', segment: null });
       expect(changed.body.data.updated_at > first.body.data.updated_at).toBe(true);
-      const [{ n }] = rowsOf<{ n: number }>(await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${orgId} and external_id = ${externalId}`)) as [{ n: number }];
+      const [{ n }] = rowsOf<{ n: number }>(
+        await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${orgId} and external_id = ${externalId}`),
+      ) as [{ n: number }];
       expect(n).toBe(1);
     });
 
@@ -107,7 +143,14 @@ for (const backend of BACKENDS) {
       [{ seats: -3 }, 'Invalid field "seats"'],
     ])('POST /api/contracts with %j is a 400 naming the field', async (change, message) => {
       const c = await customer();
-      const res = await post('/api/contracts', { customer_id: c.id, name: 'Pro', start_date: '2026-01-01', billing_interval: 'month', amount: 1000, ...change });
+      const res = await post('/api/contracts', {
+        customer_id: c.id,
+        name: 'Pro',
+        start_date: '2026-01-01',
+        billing_interval: 'month',
+        amount: 1000,
+        ...change,
+      });
       expect(res.status).toBe(400);
       expect(res.body.error).toContain(message);
     });
@@ -117,19 +160,37 @@ for (const backend of BACKENDS) {
       const noZone = await post('/api/invoices', { customer_id: c.id, amount_due: 100, issued_at: '2026-01-05T10:00:00' });
       expect(noZone.status).toBe(400);
       expect(noZone.body.error).toContain('Invalid field "issued_at"');
-      const leap = await post('/api/invoices', { customer_id: c.id, amount_due: 100, issued_at: '2024-02-29T10:00:00+01:00', due_date: '2024-02-29' });
+      const leap = await post('/api/invoices', {
+        customer_id: c.id,
+        amount_due: 100,
+        issued_at: '2024-02-29T10:00:00+01:00',
+        due_date: '2024-02-29',
+      });
       expect(leap.status).toBe(201);
       expect(leap.body.data).toMatchObject({ issued_at: '2024-02-29T09:00:00.000Z', due_date: '2024-02-29' });
-      const notLeap = await post('/api/invoices', { customer_id: c.id, amount_due: 100, issued_at: '2025-02-28T10:00:00Z', due_date: '2025-02-29' });
+      const notLeap = await post('/api/invoices', {
+        customer_id: c.id,
+        amount_due: 100,
+        issued_at: '2025-02-28T10:00:00Z',
+        due_date: '2025-02-29',
+      });
       expect(notLeap.status).toBe(400);
       expect(notLeap.body.error).toContain('Invalid field "due_date"');
     });
 
     test('wrong content type is a 415, malformed JSON a 400, an oversized body a 413, and nothing is written', async () => {
       const name = unique('Never');
-      const asText = await call(app, 'POST', '/api/customers', { key, rawBody: JSON.stringify({ name, currency: 'EUR' }), headers: { 'content-type': 'text/plain' } });
+      const asText = await call(app, 'POST', '/api/customers', {
+        key,
+        rawBody: JSON.stringify({ name, currency: 'EUR' }),
+        headers: { 'content-type': 'text/plain' },
+      });
       expect(asText.status).toBe(415);
-      const broken = await call(app, 'POST', '/api/customers', { key, rawBody: '{"name": ', headers: { 'content-type': 'application/json' } });
+      const broken = await call(app, 'POST', '/api/customers', {
+        key,
+        rawBody: '{"name": ',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(broken.status).toBe(400);
       expect(broken.body.error).toContain('Malformed JSON');
       const huge = await post('/api/customers', { name, currency: 'EUR', metadata: { blob: 'x'.repeat(1_100_000) } });
@@ -140,13 +201,31 @@ for (const backend of BACKENDS) {
 
     test("contracts and invoices are in their customer's currency: defaulted when left out, 422 when different", async () => {
       const c = await customer({ currency: 'GBP' });
-      const contract = await post('/api/contracts', { customer_id: c.id, name: 'Pro', start_date: day(-10), billing_interval: 'quarter', amount: 3_000 });
+      const contract = await post('/api/contracts', {
+        customer_id: c.id,
+        name: 'Pro',
+        start_date: day(-10),
+        billing_interval: 'quarter',
+        amount: 3_000,
+      });
       expect(contract.status).toBe(201);
       expect(contract.body.data).toMatchObject({ currency: 'GBP', arr: 12_000, customer_id: c.id });
-      const wrong = await post('/api/contracts', { customer_id: c.id, name: 'Pro', start_date: day(-10), billing_interval: 'month', amount: 1, currency: 'USD' });
+      const wrong = await post('/api/contracts', {
+        customer_id: c.id,
+        name: 'Pro',
+        start_date: day(-10),
+        billing_interval: 'month',
+        amount: 1,
+        currency: 'USD',
+      });
       expect(wrong.status).toBe(422);
       expect(wrong.body.error).toContain("currency USD is not the customer's currency GBP");
-      const wrongInvoice = await post('/api/invoices', { customer_id: c.id, amount_due: 5, issued_at: '2026-01-01T00:00:00Z', currency: 'EUR' });
+      const wrongInvoice = await post('/api/invoices', {
+        customer_id: c.id,
+        amount_due: 5,
+        issued_at: '2026-01-01T00:00:00Z',
+        currency: 'EUR',
+      });
       expect(wrongInvoice.status).toBe(422);
       // The customer's currency cannot change under its contracts.
       const change = await patch(`/api/customers/${c.id}`, { currency: 'USD' });
@@ -160,42 +239,100 @@ for (const backend of BACKENDS) {
 
     test('records name their customer and contract by id or external id; an invoice naming only its contract belongs to its customer', async () => {
       const c = await customer({ external_id: unique('crm') });
-      const contract = await post('/api/contracts', { customer_external_id: c.external_id, external_id: unique('sub'), name: 'Annual', start_date: day(-30), end_date: day(335), billing_interval: 'year', amount: 120_000, seats: 10, auto_renew: true });
+      const contract = await post('/api/contracts', {
+        customer_external_id: c.external_id,
+        external_id: unique('sub'),
+        name: 'Annual',
+        start_date: day(-30),
+        end_date: day(335),
+        billing_interval: 'year',
+        amount: 120_000,
+        seats: 10,
+        auto_renew: true,
+      });
       expect(contract.status).toBe(201);
       expect(contract.body.data).toMatchObject({ customer_id: c.id, seats: 10, auto_renew: true, arr: 120_000 });
-      const invoice = await post('/api/invoices', { contract_external_id: contract.body.data.external_id, number: 'INV-1', amount_due: 120_000, issued_at: `${day(-30)}T09:00:00Z`, due_date: day(-1) });
+      const invoice = await post('/api/invoices', {
+        contract_external_id: contract.body.data.external_id,
+        number: 'INV-1',
+        amount_due: 120_000,
+        issued_at: `${day(-30)}T09:00:00Z`,
+        due_date: day(-1),
+      });
       expect(invoice.status).toBe(201);
       expect(invoice.body.data).toMatchObject({ customer_id: c.id, contract_id: contract.body.data.id, currency: 'EUR', days_past_due: 1 });
       const customerNow = (await get(`/api/customers/${c.id}`)).body.data;
       expect(customerNow).toMatchObject({ arr: 120_000, mrr: 10_000, renewal_date: day(335) });
 
       const other = await customer();
-      const mismatch = await post('/api/invoices', { customer_id: other.id, contract_id: contract.body.data.id, amount_due: 1, issued_at: '2026-01-01T00:00:00Z' });
+      const mismatch = await post('/api/invoices', {
+        customer_id: other.id,
+        contract_id: contract.body.data.id,
+        amount_due: 1,
+        issued_at: '2026-01-01T00:00:00Z',
+      });
       expect(mismatch.status).toBe(422);
       expect(mismatch.body.error).toContain('is not a contract of customer');
-      const unknown = await post('/api/contracts', { customer_external_id: 'nobody', name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 });
+      const unknown = await post('/api/contracts', {
+        customer_external_id: 'nobody',
+        name: 'X',
+        start_date: day(0),
+        billing_interval: 'month',
+        amount: 1,
+      });
       expect(unknown.status).toBe(422);
       expect(unknown.body.error).toContain('customer_external_id "nobody" is not a customer of this organisation');
       const none = await post('/api/contracts', { name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 });
       expect(none.status).toBe(422);
       expect(none.body.error).toContain('customer_id or customer_external_id is required');
       // Moving an invoice to a contract of another customer is refused by the database itself.
-      const otherContract = await post('/api/contracts', { customer_id: other.id, name: 'Other', start_date: day(0), billing_interval: 'month', amount: 1 });
+      const otherContract = await post('/api/contracts', {
+        customer_id: other.id,
+        name: 'Other',
+        start_date: day(0),
+        billing_interval: 'month',
+        amount: 1,
+      });
       const moved = await patch(`/api/invoices/${invoice.body.data.id}`, { contract_id: otherContract.body.data.id });
       expect(moved.status).toBe(422);
     });
 
-    test('mixed currencies: each customer\'s ARR stays in its own currency, never summed or converted; lists filter by currency', async () => {
+    test("mixed currencies: each customer's ARR stays in its own currency, never summed or converted; lists filter by currency", async () => {
       const made = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
       const as = made.secret;
       const yen = (await post('/api/customers', { name: 'Tokyo KK', currency: 'JPY' }, {}, as)).body.data;
       const dollars = (await post('/api/customers', { name: 'Boston Inc', currency: 'USD' }, {}, as)).body.data;
       const euros = (await post('/api/customers', { name: 'Berlin GmbH', currency: 'EUR' }, {}, as)).body.data;
-      await post('/api/contracts', { customer_id: yen.id, name: 'Annual', start_date: day(-10), billing_interval: 'year', amount: 1_200_000 }, {}, as);
-      await post('/api/contracts', { customer_id: dollars.id, name: 'Monthly', start_date: day(-10), billing_interval: 'month', amount: 50_000 }, {}, as);
-      await post('/api/contracts', { customer_id: dollars.id, name: 'Add-on', start_date: day(-10), billing_interval: 'quarter', amount: 0 }, {}, as);
-      await post('/api/contracts', { customer_id: euros.id, name: 'Monthly', start_date: day(-10), billing_interval: 'month', amount: 10_000 }, {}, as);
-      await post('/api/invoices', { customer_id: dollars.id, amount_due: 0, issued_at: `${day(-40)}T00:00:00Z`, due_date: day(-10) }, {}, as);
+      await post(
+        '/api/contracts',
+        { customer_id: yen.id, name: 'Annual', start_date: day(-10), billing_interval: 'year', amount: 1_200_000 },
+        {},
+        as,
+      );
+      await post(
+        '/api/contracts',
+        { customer_id: dollars.id, name: 'Monthly', start_date: day(-10), billing_interval: 'month', amount: 50_000 },
+        {},
+        as,
+      );
+      await post(
+        '/api/contracts',
+        { customer_id: dollars.id, name: 'Add-on', start_date: day(-10), billing_interval: 'quarter', amount: 0 },
+        {},
+        as,
+      );
+      await post(
+        '/api/contracts',
+        { customer_id: euros.id, name: 'Monthly', start_date: day(-10), billing_interval: 'month', amount: 10_000 },
+        {},
+        as,
+      );
+      await post(
+        '/api/invoices',
+        { customer_id: dollars.id, amount_due: 0, issued_at: `${day(-40)}T00:00:00Z`, due_date: day(-10) },
+        {},
+        as,
+      );
       expect((await get(`/api/customers/${yen.id}`, as)).body.data).toMatchObject({ currency: 'JPY', arr: 1_200_000, mrr: 100_000 });
       expect((await get(`/api/customers/${dollars.id}`, as)).body.data).toMatchObject({ currency: 'USD', arr: 600_000, mrr: 50_000 }); // the zero-amount add-on adds nothing
       expect((await get(`/api/customers/${euros.id}`, as)).body.data).toMatchObject({ currency: 'EUR', arr: 120_000, mrr: 10_000 });
@@ -213,10 +350,24 @@ for (const backend of BACKENDS) {
 
     test('a contract ending before it starts is a 422, whether created so or patched so', async () => {
       const c = await customer();
-      const bad = await post('/api/contracts', { customer_id: c.id, name: 'X', start_date: '2026-03-01', end_date: '2026-02-28', billing_interval: 'month', amount: 1 });
+      const bad = await post('/api/contracts', {
+        customer_id: c.id,
+        name: 'X',
+        start_date: '2026-03-01',
+        end_date: '2026-02-28',
+        billing_interval: 'month',
+        amount: 1,
+      });
       expect(bad.status).toBe(422);
       expect(bad.body.error).toBe('end_date must not be before start_date');
-      const good = await post('/api/contracts', { customer_id: c.id, name: 'X', start_date: '2026-03-01', end_date: '2026-03-01', billing_interval: 'month', amount: 1 });
+      const good = await post('/api/contracts', {
+        customer_id: c.id,
+        name: 'X',
+        start_date: '2026-03-01',
+        end_date: '2026-03-01',
+        billing_interval: 'month',
+        amount: 1,
+      });
       expect(good.status).toBe(201);
       const patched = await patch(`/api/contracts/${good.body.data.id}`, { end_date: '2026-01-01' });
       expect(patched.status).toBe(422);
@@ -246,7 +397,13 @@ for (const backend of BACKENDS) {
     test('DELETE is soft: the record leaves lists, reaches updated_since syncs as a tombstone, and an upsert brings it back', async () => {
       const since = new Date(Date.now() - 1_000).toISOString();
       const c = await customer({ external_id: unique('crm') });
-      const contract = await post('/api/contracts', { customer_id: c.id, name: 'Pro', start_date: day(-1), billing_interval: 'month', amount: 100 });
+      const contract = await post('/api/contracts', {
+        customer_id: c.id,
+        name: 'Pro',
+        start_date: day(-1),
+        billing_interval: 'month',
+        amount: 100,
+      });
       const invoice = await post('/api/invoices', { customer_id: c.id, amount_due: 100, issued_at: '2026-01-01T00:00:00Z' });
       const gone = await remove(`/api/customers/${c.id}`);
       expect(gone.status).toBe(200);
@@ -273,14 +430,30 @@ for (const backend of BACKENDS) {
 
     test("another organisation's records cannot be read, changed, deleted or referenced", async () => {
       const c = await customer();
-      const contract = await post('/api/contracts', { customer_id: c.id, name: 'Pro', start_date: day(-1), billing_interval: 'month', amount: 100 });
+      const contract = await post('/api/contracts', {
+        customer_id: c.id,
+        name: 'Pro',
+        start_date: day(-1),
+        billing_interval: 'month',
+        amount: 100,
+      });
       for (const path of [`/api/customers/${c.id}`, `/api/contracts/${contract.body.data.id}`]) {
         expect((await patch(path, { name: 'stolen' }, otherKey)).status).toBe(404);
         expect((await remove(path, otherKey)).status).toBe(404);
       }
-      const steal = await post('/api/contracts', { customer_id: c.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 }, {}, otherKey);
+      const steal = await post(
+        '/api/contracts',
+        { customer_id: c.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 },
+        {},
+        otherKey,
+      );
       expect(steal.status).toBe(422);
-      const stealInvoice = await post('/api/invoices', { contract_id: contract.body.data.id, amount_due: 1, issued_at: '2026-01-01T00:00:00Z' }, {}, otherKey);
+      const stealInvoice = await post(
+        '/api/invoices',
+        { contract_id: contract.body.data.id, amount_due: 1, issued_at: '2026-01-01T00:00:00Z' },
+        {},
+        otherKey,
+      );
       expect(stealInvoice.status).toBe(422);
       expect((await get(`/api/customers/${c.id}`)).body.data.name).toBe(c.name);
       expect((await call(app, 'POST', '/api/customers', { body: { name: 'X', currency: 'EUR' } })).status).toBe(401);
@@ -296,12 +469,18 @@ for (const backend of BACKENDS) {
       expect(again.status).toBe(201);
       expect(again.headers.get('idempotent-replayed')).toBe('true');
       expect(again.text).toBe(first.text);
-      const [{ n }] = rowsOf<{ n: number }>(await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${orgId} and name = ${body.name}`)) as [{ n: number }];
+      const [{ n }] = rowsOf<{ n: number }>(
+        await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${orgId} and name = ${body.name}`),
+      ) as [{ n: number }];
       expect(n).toBe(1);
       const different = await post('/api/customers', { ...body, segment: 'smb' }, { 'idempotency-key': idem });
       expect(different.status).toBe(409);
       expect(different.body.error).toContain('Idempotency-Key was already used with a different request');
-      const elsewhere = await post('/api/contracts', { customer_id: first.body.data.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 }, { 'idempotency-key': idem });
+      const elsewhere = await post(
+        '/api/contracts',
+        { customer_id: first.body.data.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 },
+        { 'idempotency-key': idem },
+      );
       expect(elsewhere.status).toBe(409);
       const otherOrg = await post('/api/customers', body, { 'idempotency-key': idem }, otherKey);
       expect(otherOrg.status).toBe(201);
@@ -312,22 +491,38 @@ for (const backend of BACKENDS) {
     test('Idempotency-Key: a refused request stores nothing, and an answer older than 24 hours is not replayed', async () => {
       const idem = crypto.randomUUID();
       const c = await customer();
-      const refused = await post('/api/contracts', { customer_id: c.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1, currency: 'USD' }, { 'idempotency-key': idem });
+      const refused = await post(
+        '/api/contracts',
+        { customer_id: c.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1, currency: 'USD' },
+        { 'idempotency-key': idem },
+      );
       expect(refused.status).toBe(422);
-      const fixed = await post('/api/contracts', { customer_id: c.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 }, { 'idempotency-key': idem });
+      const fixed = await post(
+        '/api/contracts',
+        { customer_id: c.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 },
+        { 'idempotency-key': idem },
+      );
       expect(fixed.status).toBe(201);
       expect(fixed.headers.get('idempotent-replayed')).toBeNull();
-      await database.db.execute(sql`update idempotency_keys set created_at = now() - interval '25 hours' where org_id = ${orgId} and key = ${idem}`);
-      const later = await post('/api/contracts', { customer_id: c.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 }, { 'idempotency-key': idem });
+      await database.db.execute(
+        sql`update idempotency_keys set created_at = now() - interval '25 hours' where org_id = ${orgId} and key = ${idem}`,
+      );
+      const later = await post(
+        '/api/contracts',
+        { customer_id: c.id, name: 'X', start_date: day(0), billing_interval: 'month', amount: 1 },
+        { 'idempotency-key': idem },
+      );
       expect(later.status).toBe(201);
       expect(later.headers.get('idempotent-replayed')).toBeNull();
       expect(later.body.data.id).not.toBe(fixed.body.data.id);
     });
 
-    test('only a table\'s own columns ever reach the SQL, whatever a caller passes', async () => {
+    test("only a table's own columns ever reach the SQL, whatever a caller passes", async () => {
       const kept = await customer();
       const hostile = { name: 'X', currency: 'EUR', 'name" = null; drop table customers; --': 'x' } as never;
-      await expect(database.db.transaction((tx) => writeCustomers(tx as never, orgId, [{ index: 0, input: hostile }]))).rejects.toThrow('has no writable column');
+      await expect(database.db.transaction((tx) => writeCustomers(tx as never, orgId, [{ index: 0, input: hostile }]))).rejects.toThrow(
+        'has no writable column',
+      );
       expect((await get(`/api/customers/${kept.id}`)).status).toBe(200);
     });
 
@@ -338,7 +533,9 @@ for (const backend of BACKENDS) {
       expect(answers.map((a) => a.status)).toEqual(Array(8).fill(201));
       expect(new Set(answers.map((a) => a.body.data.id)).size).toBe(1);
       expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(7);
-      const [{ n }] = rowsOf<{ n: number }>(await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${orgId} and name = ${body.name}`)) as [{ n: number }];
+      const [{ n }] = rowsOf<{ n: number }>(
+        await database.db.execute(sql`select count(*)::int as n from customers where org_id = ${orgId} and name = ${body.name}`),
+      ) as [{ n: number }];
       expect(n).toBe(1);
     });
   });

@@ -20,11 +20,22 @@ import { BUTTONS } from '../../src/modules/slack/messages.ts';
 import { chatSendJob } from '../../src/modules/slack/sender.ts';
 import { verifySlackSignature } from '../../src/modules/slack/webhook.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 
 const FIXTURES = new URL('../fixtures/slack/', import.meta.url);
-const SIGNATURES: { fixture: string; secret: string; headers: Record<string, string> }[] = JSON.parse(readFileSync(new URL('signatures.json', FIXTURES), 'utf8'));
+const SIGNATURES: { fixture: string; secret: string; headers: Record<string, string> }[] = JSON.parse(
+  readFileSync(new URL('signatures.json', FIXTURES), 'utf8'),
+);
 const SIGNING_SECRET = SIGNATURES[0]!.secret;
 const SECRET_KEY = 'slack-test-secret-key-0123456789abcdefghij';
 const PATH = '/api/webhooks/team-chat';
@@ -38,7 +49,11 @@ function signed(body: string, contentType: string, at = Math.floor(Date.now() / 
 }
 
 test('every slack-* fixture verifies with its published signature at its recorded time, and not five minutes later', () => {
-  expect(SIGNATURES.map((s) => s.fixture).sort()).toEqual(['slack-app-mention.json', 'slack-block-actions.txt', 'slack-url-verification.json']);
+  expect(SIGNATURES.map((s) => s.fixture).sort()).toEqual([
+    'slack-app-mention.json',
+    'slack-block-actions.txt',
+    'slack-url-verification.json',
+  ]);
   for (const entry of SIGNATURES) {
     const raw = readFileSync(new URL(entry.fixture, FIXTURES));
     const headers = new Headers(entry.headers);
@@ -58,7 +73,6 @@ for (const backend of BACKENDS) {
     let key: string;
     let orgId: string;
     let orgName: string;
-    let installationId: string;
     let clock: number | null = null;
     const team = randomTeam();
     const before = actionSettings();
@@ -75,7 +89,14 @@ for (const backend of BACKENDS) {
     async function install(orgIdOf: string, teamId: string): Promise<string> {
       const id = newId('chi');
       await database.db.transaction((tx) =>
-        chatAdminUnits['chat.add'](tx as never, { id, org: orgIdOf, platform: 'slack', externalId: teamId, credentialsSealed: sealSecret(`xoxb-test-${teamId}`, SECRET_KEY, id), actor: 'test' }),
+        chatAdminUnits['chat.add'](tx as never, {
+          id,
+          org: orgIdOf,
+          platform: 'slack',
+          externalId: teamId,
+          credentialsSealed: sealSecret(`xoxb-test-${teamId}`, SECRET_KEY, id),
+          actor: 'test',
+        }),
       );
       return id;
     }
@@ -86,7 +107,11 @@ for (const backend of BACKENDS) {
       return res.body.data.id;
     }
 
-    async function propose(customerId: string, type = 'check_in', params: Record<string, unknown> = { channel: 'call', due_in_days: 5 }): Promise<string> {
+    async function propose(
+      customerId: string,
+      type = 'check_in',
+      params: Record<string, unknown> = { channel: 'call', due_in_days: 5 },
+    ): Promise<string> {
       const res = await post('/api/agent-actions', { customer_id: customerId, type, params });
       expect(res.status).toBe(201);
       return res.body.data.id;
@@ -94,13 +119,23 @@ for (const backend of BACKENDS) {
 
     /** The sent copy's buttons, as the fake Slack received them. */
     function buttonsOf(actionId: string) {
-      const message = slack.callsOf('chat.postMessage').find((c) => c.answered === 200 && JSON.stringify(c.body.blocks ?? []).includes(actionId));
+      const message = slack
+        .callsOf('chat.postMessage')
+        .find((c) => c.answered === 200 && JSON.stringify(c.body.blocks ?? []).includes(actionId));
       expect(message).toBeDefined();
       const actions = message!.body.blocks.find((b: any) => b.type === 'actions');
       return { channel: message!.body.channel as string, elements: actions.elements as { action_id: string; value: string }[] };
     }
 
-    function click(input: { actionId: string; button: keyof typeof BUTTONS; value: string; user: string; teamId?: string; triggerId?: string; responseUrl?: string }) {
+    function click(input: {
+      actionId: string;
+      button: keyof typeof BUTTONS;
+      value: string;
+      user: string;
+      teamId?: string;
+      triggerId?: string;
+      responseUrl?: string;
+    }) {
       const payload = {
         type: 'block_actions',
         user: { id: input.user, username: 'someone', team_id: input.teamId ?? team },
@@ -110,7 +145,15 @@ for (const backend of BACKENDS) {
         team: { id: input.teamId ?? team, domain: 'example' },
         channel: { id: 'D0DM', name: 'directmessage' },
         response_url: input.responseUrl ?? slack.hook(newId('org').slice(4)),
-        actions: [{ type: 'button', action_id: BUTTONS[input.button], block_id: 'revintel_decision', value: input.value, action_ts: '1767605490.118842' }],
+        actions: [
+          {
+            type: 'button',
+            action_id: BUTTONS[input.button],
+            block_id: 'revintel_decision',
+            value: input.value,
+            action_ts: '1767605490.118842',
+          },
+        ],
       };
       const body = `payload=${encodeURIComponent(JSON.stringify(payload)).replace(/%20/g, '+')}`;
       return { body, headers: signed(body, 'application/x-www-form-urlencoded') };
@@ -119,18 +162,26 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       database = await openTestDatabase(backend);
       useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base });
-      const config = testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: SECRET_KEY, slackSigningSecret: SIGNING_SECRET, slackApiBase: slack.base, allowInsecurePlatformUrls: true });
+      const config = testConfig({
+        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+        secretKey: SECRET_KEY,
+        slackSigningSecret: SIGNING_SECRET,
+        slackApiBase: slack.base,
+        allowInsecurePlatformUrls: true,
+      });
       app = buildApp(database, { config, clock: () => clock ?? Date.now() }).app;
       const made = await createOrgWithKey(database);
       key = made.secret;
       orgId = made.org.id;
       orgName = made.org.name;
-      installationId = await install(orgId, team);
+      await install(orgId, team);
       // Ana owns the customers and is found by e-mail; Bo is a plain CSM; Mia a manager.
       slack.addUser(owner.email, owner.user);
       expect((await post('/api/csms', { email: owner.email, name: owner.name, channels: ['slack'] })).status).toBe(201);
       expect((await post('/api/csms', { email: other.email, name: other.name, slack_user_id: other.user })).status).toBe(201);
-      expect((await post('/api/csms', { email: manager.email, name: manager.name, role: 'manager', slack_user_id: manager.user })).status).toBe(201);
+      expect(
+        (await post('/api/csms', { email: manager.email, name: manager.name, role: 'manager', slack_user_id: manager.user })).status,
+      ).toBe(201);
     });
     afterAll(async () => {
       slack.stop();
@@ -145,12 +196,16 @@ for (const backend of BACKENDS) {
           const raw = readFileSync(new URL(entry.fixture, FIXTURES), 'utf8');
           const res = await webhook(raw, entry.headers);
           expect(res.status).toBe(200);
-          if (entry.fixture === 'slack-url-verification.json') expect(res.body).toEqual({ challenge: 'p8QdB1xE3r0cYtHq7LmNw2aKsVf4Ug9ZoJiRbC6TyX5hDlMe' });
+          if (entry.fixture === 'slack-url-verification.json')
+            expect(res.body).toEqual({ challenge: 'p8QdB1xE3r0cYtHq7LmNw2aKsVf4Ug9ZoJiRbC6TyX5hDlMe' });
         }
       } finally {
         clock = null;
       }
-      const stale = await webhook(readFileSync(new URL('slack-url-verification.json', FIXTURES), 'utf8'), SIGNATURES.find((s) => s.fixture === 'slack-url-verification.json')!.headers);
+      const stale = await webhook(
+        readFileSync(new URL('slack-url-verification.json', FIXTURES), 'utf8'),
+        SIGNATURES.find((s) => s.fixture === 'slack-url-verification.json')!.headers,
+      );
       expect(stale.status).toBe(401);
       expect(stale.headers.get('x-slack-no-retry')).toBe('1');
     });
@@ -173,7 +228,10 @@ for (const backend of BACKENDS) {
     });
 
     test('an approval request: looked up by e-mail, posted with the buttons, 429 twice then delivered once; the action waits for a decision', async () => {
-      slack.script('chat.postMessage', [{ status: 429, headers: { 'retry-after': '1' } }, { status: 429, headers: { 'retry-after': '2' } }]);
+      slack.script('chat.postMessage', [
+        { status: 429, headers: { 'retry-after': '1' } },
+        { status: 429, headers: { 'retry-after': '2' } },
+      ]);
       const actionId = await propose(await customerOf(owner.email));
       expect((await get(`/api/agent-actions/${actionId}`)).body.data.status).toBe('proposed');
       await drain();
@@ -189,7 +247,11 @@ for (const backend of BACKENDS) {
       expect(detail.notifications).toHaveLength(1);
       expect(detail.notifications[0]).toMatchObject({ platform: 'slack', status: 'sent', target: owner.user, attempts: 3 });
       expect(detail.notifications[0].platform_message_id).toMatch(/^\d+\.\d+$/);
-      const [csm] = await queryText<{ slack_user_id: string }>(database.db, 'select slack_user_id from csms where org_id = $1 and email = $2', [orgId, owner.email]);
+      const [csm] = await queryText<{ slack_user_id: string }>(
+        database.db,
+        'select slack_user_id from csms where org_id = $1 and email = $2',
+        [orgId, owner.email],
+      );
       expect(csm!.slack_user_id).toBe(owner.user);
     });
 
@@ -201,7 +263,11 @@ for (const backend of BACKENDS) {
       expect(detail.notifications[0]).toMatchObject({ status: 'failed', attempts: 1 });
       expect(detail.notifications[0].last_error).toContain('channel_not_found');
       expect(detail.status).toBe('pending_approval');
-      const [send] = await queryText<{ status: string; attempts: number }>(database.db, `select status, attempts from chat_sends where action_id = $1 and kind = 'post'`, [actionId]);
+      const [send] = await queryText<{ status: string; attempts: number }>(
+        database.db,
+        `select status, attempts from chat_sends where action_id = $1 and kind = 'post'`,
+        [actionId],
+      );
       expect(send).toMatchObject({ status: 'dead', attempts: 1 });
       // The operator sees it in `revintel outbox list` and sends it again once Slack is fixed.
       const listed = await endpointAdminUnits['outbox.list'](database.db, { org: orgName, status: 'dead', limit: 50 });
@@ -218,7 +284,14 @@ for (const backend of BACKENDS) {
       await drain();
       const { elements } = buttonsOf(actionId);
       const hook = slack.hook(`approve-${actionId}`);
-      const approve = click({ actionId, button: 'approve', value: elements[0]!.value, user: owner.user, triggerId: `trigger-${actionId}`, responseUrl: hook });
+      const approve = click({
+        actionId,
+        button: 'approve',
+        value: elements[0]!.value,
+        user: owner.user,
+        triggerId: `trigger-${actionId}`,
+        responseUrl: hook,
+      });
       const first = await webhook(approve.body, approve.headers);
       expect(first.status).toBe(200);
       const again = await webhook(approve.body, { ...approve.headers, 'x-slack-retry-num': '1' });
@@ -228,12 +301,18 @@ for (const backend of BACKENDS) {
       expect(detail.status).toBe('approved');
       expect(detail.decided_by).toMatchObject({ kind: 'csm', name: owner.name, platform: 'slack' });
       expect(detail.events.filter((e: any) => e.kind === 'approved')).toHaveLength(1);
-      const updates = slack.calls.filter((c) => c.method === 'response_url' && c.body.replace_original === true && JSON.stringify(c.body.blocks).includes(actionId));
+      const updates = slack.calls.filter(
+        (c) => c.method === 'response_url' && c.body.replace_original === true && JSON.stringify(c.body.blocks).includes(actionId),
+      );
       expect(updates).toHaveLength(1);
       expect(updates[0]!.body.text).toContain(`Approved by ${owner.name}`);
       expect(JSON.stringify(updates[0]!.body.blocks)).not.toContain(BUTTONS.approve);
       expect(detail.notifications[0].status).toBe('updated');
-      const [stored] = await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where dedupe_key like $1`, [`%trigger-${actionId}`]);
+      const [stored] = await queryText<{ n: number }>(
+        database.db,
+        `select count(*)::int as n from chat_inbound_events where dedupe_key like $1`,
+        [`%trigger-${actionId}`],
+      );
       expect(stored!.n).toBe(1);
     });
 
@@ -246,7 +325,13 @@ for (const backend of BACKENDS) {
       const discountId = await propose(await customerOf(owner.email), 'discount_offer', { percent: 20, months: 3 });
       await drain();
       const discount = buttonsOf(discountId);
-      const plain = click({ actionId: discountId, button: 'approve', value: discount.elements[0]!.value, user: owner.user, responseUrl: slack.hook(`deny-${discountId}`) });
+      const plain = click({
+        actionId: discountId,
+        button: 'approve',
+        value: discount.elements[0]!.value,
+        user: owner.user,
+        responseUrl: slack.hook(`deny-${discountId}`),
+      });
       expect((await webhook(plain.body, plain.headers)).status).toBe(200);
       await drain();
       expect((await get(`/api/agent-actions/${actionId}`)).body.data.status).toBe('pending_approval');
@@ -273,17 +358,29 @@ for (const backend of BACKENDS) {
       expect((await webhook(foreign.body, foreign.headers)).status).toBe(200);
       expect((await get(`/api/agent-actions/${actionId}`)).body.data.status).toBe('pending_approval');
       expect((await post(`/api/agent-actions/${actionId}/reject`, {})).status).toBe(200);
-      const late = click({ actionId, button: 'approve', value: elements[0]!.value, user: owner.user, responseUrl: slack.hook(`late-${actionId}`) });
+      const late = click({
+        actionId,
+        button: 'approve',
+        value: elements[0]!.value,
+        user: owner.user,
+        responseUrl: slack.hook(`late-${actionId}`),
+      });
       expect((await webhook(late.body, late.headers)).status).toBe(200);
       await drain();
       expect((await get(`/api/agent-actions/${actionId}`)).body.data.status).toBe('rejected');
-      const notice = slack.calls.find((c) => c.method === 'response_url' && c.body.response_type === 'ephemeral' && String(c.body.text).includes(actionId));
+      const notice = slack.calls.find(
+        (c) => c.method === 'response_url' && c.body.response_type === 'ephemeral' && String(c.body.text).includes(actionId),
+      );
       expect(notice?.body.text).toContain('already rejected');
-      const outcomes = await queryText<{ outcome: string }>(database.db, `select outcome from chat_inbound_events where body->'actions'->0->>'value' like $1 order by created_at`, [`${actionId}:%`]);
+      const outcomes = await queryText<{ outcome: string }>(
+        database.db,
+        `select outcome from chat_inbound_events where body->'actions'->0->>'value' like $1 order by created_at`,
+        [`${actionId}:%`],
+      );
       expect(outcomes.map((o) => o.outcome)).toEqual(['denied', 'denied', 'denied']);
     });
 
-    test('snooze from Slack with a response_url off Slack\'s host: the copy is updated with chat.update, never through that URL', async () => {
+    test("snooze from Slack with a response_url off Slack's host: the copy is updated with chat.update, never through that URL", async () => {
       const actionId = await propose(await customerOf(owner.email));
       await drain();
       const { elements } = buttonsOf(actionId);
@@ -295,7 +392,10 @@ for (const backend of BACKENDS) {
       expect(detail.status).toBe('snoozed');
       const updates = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
       expect(updates).toHaveLength(1);
-      expect(updates[0]!.body).toMatchObject({ ts: detail.notifications[0].platform_message_id, channel: detail.notifications[0].platform_channel });
+      expect(updates[0]!.body).toMatchObject({
+        ts: detail.notifications[0].platform_message_id,
+        channel: detail.notifications[0].platform_channel,
+      });
       expect(updates[0]!.body.text).toContain(`Snoozed until ${detail.snoozed_until.slice(0, 10)}`);
       // The snooze ends: the copy gets its buttons back (the same nonce), the CSM is reminded in its
       // thread, and the old buttons decide again.
@@ -303,7 +403,9 @@ for (const backend of BACKENDS) {
       await drain();
       const reopened = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
       expect(reopened).toHaveLength(2);
-      expect(reopened[1]!.body.blocks.find((b: any) => b.type === 'actions').elements.map((e: any) => e.value)).toEqual(elements.map((e) => e.value));
+      expect(reopened[1]!.body.blocks.find((b: any) => b.type === 'actions').elements.map((e: any) => e.value)).toEqual(
+        elements.map((e) => e.value),
+      );
       const reminders = slack.callsOf('chat.postMessage').filter((c) => c.body.thread_ts === detail.notifications[0].platform_message_id);
       expect(reminders).toHaveLength(1);
       expect(reminders[0]!.body.text).toContain('waits for your decision again');
@@ -317,7 +419,13 @@ for (const backend of BACKENDS) {
       await drain();
       const { elements } = buttonsOf(actionId);
       const stranger = randomUser();
-      const attempt = click({ actionId, button: 'approve', value: elements[0]!.value, user: stranger, responseUrl: 'https://hooks.example.net/x' });
+      const attempt = click({
+        actionId,
+        button: 'approve',
+        value: elements[0]!.value,
+        user: stranger,
+        responseUrl: 'https://hooks.example.net/x',
+      });
       expect((await webhook(attempt.body, attempt.headers)).status).toBe(200);
       expect((await post(`/api/agent-actions/${actionId}/approve`, {})).status).toBe(200);
       await drain();
@@ -329,14 +437,23 @@ for (const backend of BACKENDS) {
     });
 
     test('SLACK_SIGNING_SECRET_PREVIOUS is accepted during a rotation', async () => {
-      const config = testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: SECRET_KEY, slackSigningSecret: 'the-new-secret', slackSigningSecretPrevious: SIGNING_SECRET, slackApiBase: slack.base, allowInsecurePlatformUrls: true });
+      const config = testConfig({
+        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+        secretKey: SECRET_KEY,
+        slackSigningSecret: 'the-new-secret',
+        slackSigningSecretPrevious: SIGNING_SECRET,
+        slackApiBase: slack.base,
+        allowInsecurePlatformUrls: true,
+      });
       const rotated = buildApp(database, { config }).app;
       const body = JSON.stringify({ type: 'url_verification', challenge: 'rotated' });
       for (const secret of [SIGNING_SECRET, 'the-new-secret']) {
         const res = await call(rotated, 'POST', PATH, { rawBody: body, headers: signed(body, 'application/json', undefined, secret) });
         expect(res.body).toEqual({ challenge: 'rotated' });
       }
-      expect((await call(rotated, 'POST', PATH, { rawBody: body, headers: signed(body, 'application/json', undefined, 'older') })).status).toBe(401);
+      expect(
+        (await call(rotated, 'POST', PATH, { rawBody: body, headers: signed(body, 'application/json', undefined, 'older') })).status,
+      ).toBe(401);
     });
 
     test('a Slack approve racing an API reject: exactly one outcome', async () => {
@@ -344,7 +461,10 @@ for (const backend of BACKENDS) {
       await drain();
       const { elements } = buttonsOf(actionId);
       const approve = click({ actionId, button: 'approve', value: elements[0]!.value, user: owner.user });
-      const [slackAnswer, apiAnswer] = await Promise.all([webhook(approve.body, approve.headers), post(`/api/agent-actions/${actionId}/reject`, {})]);
+      const [slackAnswer, apiAnswer] = await Promise.all([
+        webhook(approve.body, approve.headers),
+        post(`/api/agent-actions/${actionId}/reject`, {}),
+      ]);
       expect(slackAnswer.status).toBe(200);
       const detail = (await get(`/api/agent-actions/${actionId}`)).body.data;
       const decided = detail.events.filter((e: any) => e.kind === 'approved' || e.kind === 'rejected');
@@ -358,34 +478,69 @@ for (const backend of BACKENDS) {
       const eventId = `Ev${newId('org').slice(4, 14)}`;
       const envelope = (user: string, id: string) =>
         JSON.stringify({
-          token: 'x', team_id: team, api_app_id: 'A0EXAMPLEAPP', type: 'event_callback', event_id: id, event_time: Math.floor(Date.now() / 1000),
+          token: 'x',
+          team_id: team,
+          api_app_id: 'A0EXAMPLEAPP',
+          type: 'event_callback',
+          event_id: id,
+          event_time: Math.floor(Date.now() / 1000),
           authorizations: [{ team_id: team, user_id: 'U0REVBOT01', is_bot: true }],
-          event: { type: 'app_mention', user, text: `<@U0REVBOT01> status ${name}`, ts: '1767605400.001200', channel: 'C0CSTEAM01', event_ts: '1767605400.001200' },
+          event: {
+            type: 'app_mention',
+            user,
+            text: `<@U0REVBOT01> status ${name}`,
+            ts: '1767605400.001200',
+            channel: 'C0CSTEAM01',
+            event_ts: '1767605400.001200',
+          },
         });
       const body = envelope(owner.user, eventId);
       expect((await webhook(body, signed(body, 'application/json'))).status).toBe(200);
-      expect((await webhook(body, { ...signed(body, 'application/json'), 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' })).status).toBe(200);
+      expect(
+        (await webhook(body, { ...signed(body, 'application/json'), 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' }))
+          .status,
+      ).toBe(200);
       const stranger = envelope(randomUser(), `Ev${newId('org').slice(4, 14)}`);
       expect((await webhook(stranger, signed(stranger, 'application/json'))).status).toBe(200);
       const own = JSON.stringify({ ...JSON.parse(envelope('U0REVBOT01', `Ev${newId('org').slice(4, 14)}`)) });
       expect((await webhook(own, signed(own, 'application/json'))).status).toBe(200);
       await drain();
-      const replies = slack.callsOf('chat.postMessage').filter((c) => c.body.thread_ts === '1767605400.001200' && String(c.body.text).includes(name));
+      const replies = slack
+        .callsOf('chat.postMessage')
+        .filter((c) => c.body.thread_ts === '1767605400.001200' && String(c.body.text).includes(name));
       expect(replies).toHaveLength(1);
       expect(replies[0]!.body.text).toContain('not scored yet; 0 open actions');
       const denied = slack.callsOf('chat.postEphemeral').filter((c) => String(c.body.text).includes('not allowed'));
       expect(denied.length).toBeGreaterThanOrEqual(1);
-      const unknown = JSON.stringify({ type: 'event_callback', team_id: team, event_id: `Ev${newId('org').slice(4, 14)}`, event: { type: 'reaction_added' } });
+      const unknown = JSON.stringify({
+        type: 'event_callback',
+        team_id: team,
+        event_id: `Ev${newId('org').slice(4, 14)}`,
+        event: { type: 'reaction_added' },
+      });
       expect((await webhook(unknown, signed(unknown, 'application/json'))).status).toBe(200);
-      const [ignored] = await queryText<{ outcome: string }>(database.db, `select outcome from chat_inbound_events where type = 'event_callback.reaction_added' and org_id = $1`, [orgId]);
+      const [ignored] = await queryText<{ outcome: string }>(
+        database.db,
+        `select outcome from chat_inbound_events where type = 'event_callback.reaction_added' and org_id = $1`,
+        [orgId],
+      );
       expect(ignored!.outcome).toBe('ignored');
     });
 
     test('expiry updates every copy (chat.update on each)', async () => {
       // No CSM: the managers' channels. Two managers on Slack: two copies.
       const second = { email: `lea.${newId('csm').slice(4, 12).toLowerCase()}@vendor.example`, user: randomUser() };
-      expect((await call(app, 'PATCH', `/api/csms/${(await get('/api/csms?role=manager')).body.data[0].id}`, { key, body: { channels: ['slack'] } })).status).toBe(200);
-      expect((await post('/api/csms', { email: second.email, role: 'manager', slack_user_id: second.user, channels: ['slack'] })).status).toBe(201);
+      expect(
+        (
+          await call(app, 'PATCH', `/api/csms/${(await get('/api/csms?role=manager')).body.data[0].id}`, {
+            key,
+            body: { channels: ['slack'] },
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (await post('/api/csms', { email: second.email, role: 'manager', slack_user_id: second.user, channels: ['slack'] })).status,
+      ).toBe(201);
       const actionId = await propose(await customerOf(null));
       await drain();
       const copies = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
@@ -400,7 +555,13 @@ for (const backend of BACKENDS) {
 
     test('the database down during a click: 503 with X-Slack-No-Retry', async () => {
       const down = await openTestDatabase(backend);
-      const config = testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: SECRET_KEY, slackSigningSecret: SIGNING_SECRET, slackApiBase: slack.base, allowInsecurePlatformUrls: true });
+      const config = testConfig({
+        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+        secretKey: SECRET_KEY,
+        slackSigningSecret: SIGNING_SECRET,
+        slackApiBase: slack.base,
+        allowInsecurePlatformUrls: true,
+      });
       const downApp = buildApp(down, { config }).app;
       await down.dispose();
       const attempt = click({ actionId: 'act_x', button: 'approve', value: 'act_x:00', user: owner.user });

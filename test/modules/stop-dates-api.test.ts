@@ -24,7 +24,15 @@ for (const backend of BACKENDS) {
       return res.body.data;
     };
     const contract = async (customerId: string, extra: Record<string, unknown> = {}) => {
-      const res = await send('POST', '/api/contracts', { customer_id: customerId, name: 'Pro', start_date: '2025-01-01', end_date: '2026-12-31', billing_interval: 'year', amount: 1000, ...extra });
+      const res = await send('POST', '/api/contracts', {
+        customer_id: customerId,
+        name: 'Pro',
+        start_date: '2025-01-01',
+        end_date: '2026-12-31',
+        billing_interval: 'year',
+        amount: 1000,
+        ...extra,
+      });
       expect(res.status).toBe(201);
       return res.body.data;
     };
@@ -50,8 +58,19 @@ for (const backend of BACKENDS) {
       const { id, customer_id } = await contract((await customer()).id);
       const onLive = await send('PATCH', `/api/contracts/${id}`, { cancelled_at: '2025-06-01' });
       expect(onLive.status).toBe(400);
-      expect(onLive.body).toMatchObject({ success: false, code: 'validation_failed', error: expect.stringContaining('Invalid field "cancelled_at"') });
-      const created = await send('POST', '/api/contracts', { customer_id, name: 'X', start_date: '2025-01-01', billing_interval: 'month', amount: 1, cancelled_at: '2025-06-01' });
+      expect(onLive.body).toMatchObject({
+        success: false,
+        code: 'validation_failed',
+        error: expect.stringContaining('Invalid field "cancelled_at"'),
+      });
+      const created = await send('POST', '/api/contracts', {
+        customer_id,
+        name: 'X',
+        start_date: '2025-01-01',
+        billing_interval: 'month',
+        amount: 1,
+        cancelled_at: '2025-06-01',
+      });
       expect(created.status).toBe(400);
       expect(created.body.error).toContain('"cancelled_at"');
       const notADay = await send('PATCH', `/api/contracts/${id}`, { status: 'cancelled', cancelled_at: '2025-02-30' });

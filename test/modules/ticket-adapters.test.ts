@@ -50,8 +50,16 @@ const FIXTURES: FixtureCase[] = [
     platform: 'generic',
     rootKey: true,
     ticket: {
-      externalId: 'TCK-10042', subject: SUBJECT, description: DESCRIPTION, status: 'open', priority: 'high',
-      statusNormalised: 'open', priorityNormalised: 'high', requesterEmail: CAROL, createdAt: AT_0915, updatedAt: AT_0915,
+      externalId: 'TCK-10042',
+      subject: SUBJECT,
+      description: DESCRIPTION,
+      status: 'open',
+      priority: 'high',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
+      requesterEmail: CAROL,
+      createdAt: AT_0915,
+      updatedAt: AT_0915,
     },
   },
   {
@@ -59,10 +67,14 @@ const FIXTURES: FixtureCase[] = [
     platform: 'zendesk',
     rootKey: true,
     ticket: {
-      externalId: '35436', subject: SUBJECT,
+      externalId: '35436',
+      subject: SUBJECT,
       // {{ticket.description}} renders with its author-and-time header: kept as sent.
       description: `----------------------------------------------\n\nCarol Customer, Jan 5, 2026, 09:15\n\n${DESCRIPTION}`,
-      status: 'Open', priority: 'High', statusNormalised: 'open', priorityNormalised: 'high',
+      status: 'Open',
+      priority: 'High',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
       requesterEmail: CAROL, // from requester.email
       createdAt: AT_0915, // "2026-01-05T09:15Z": no seconds
       updatedAt: AT_0915,
@@ -73,10 +85,16 @@ const FIXTURES: FixtureCase[] = [
     platform: 'zendesk',
     rootKey: false,
     ticket: {
-      externalId: '35436', subject: SUBJECT, description: DESCRIPTION, status: 'NEW', priority: 'HIGH',
-      statusNormalised: 'open', priorityNormalised: 'high',
+      externalId: '35436',
+      subject: SUBJECT,
+      description: DESCRIPTION,
+      status: 'NEW',
+      priority: 'HIGH',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
       requesterEmail: null, // events carry only requester_id
-      createdAt: AT_0915, updatedAt: AT_0915,
+      createdAt: AT_0915,
+      updatedAt: AT_0915,
     },
   },
   {
@@ -85,9 +103,15 @@ const FIXTURES: FixtureCase[] = [
     rootKey: false,
     ticket: {
       externalId: '1228307', // a number in the body
-      subject: SUBJECT, description: DESCRIPTION, // from <div>…</div>
-      status: 'Open', priority: 'High', statusNormalised: 'open', priorityNormalised: 'high', requesterEmail: CAROL,
-      createdAt: null, updatedAt: null, // the simple body has no timestamps
+      subject: SUBJECT,
+      description: DESCRIPTION, // from <div>…</div>
+      status: 'Open',
+      priority: 'High',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
+      requesterEmail: CAROL,
+      createdAt: null,
+      updatedAt: null, // the simple body has no timestamps
     },
   },
   {
@@ -98,8 +122,13 @@ const FIXTURES: FixtureCase[] = [
       externalId: '215468843221002',
       subject: null, // title null, source.subject ""
       description: DESCRIPTION, // from <p>…</p>
-      status: 'open', priority: 'priority', statusNormalised: 'open', priorityNormalised: 'high', requesterEmail: CAROL,
-      createdAt: AT_0915, updatedAt: AT_0915, // epoch seconds 1767604500
+      status: 'open',
+      priority: 'priority',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
+      requesterEmail: CAROL,
+      createdAt: AT_0915,
+      updatedAt: AT_0915, // epoch seconds 1767604500
     },
   },
   {
@@ -108,9 +137,15 @@ const FIXTURES: FixtureCase[] = [
     rootKey: false,
     ticket: {
       externalId: '1295', // `id`, not `ticket_id` 1390
-      subject: SUBJECT, description: 'Since Monday our nightly export fails after 30s.',
-      status: 'submitted', priority: null, statusNormalised: 'open', priorityNormalised: null, requesterEmail: null,
-      createdAt: AT_0915, updatedAt: AT_0915,
+      subject: SUBJECT,
+      description: 'Since Monday our nightly export fails after 30s.',
+      status: 'submitted',
+      priority: null,
+      statusNormalised: 'open',
+      priorityNormalised: null,
+      requesterEmail: null,
+      createdAt: AT_0915,
+      updatedAt: AT_0915,
     },
   },
   {
@@ -118,9 +153,14 @@ const FIXTURES: FixtureCase[] = [
     platform: 'hubspot',
     rootKey: false,
     ticket: {
-      externalId: '1122334455', subject: null, description: null, status: null,
+      externalId: '1122334455',
+      subject: null,
+      description: null,
+      status: null,
       priority: 'HIGH', // from the hs_ticket_priority propertyChange
-      statusNormalised: null, priorityNormalised: 'high', requesterEmail: null,
+      statusNormalised: null,
+      priorityNormalised: 'high',
+      requesterEmail: null,
       createdAt: '2026-01-05T09:15:00.123Z', // the ticket.creation event's occurredAt
       updatedAt: '2026-01-05T09:15:00.456Z', // the latest occurredAt
     },
@@ -130,8 +170,14 @@ const FIXTURES: FixtureCase[] = [
     platform: 'front',
     rootKey: true,
     ticket: {
-      externalId: 'cnv_7b3c4d5e', subject: SUBJECT, description: null, status: 'unassigned', priority: null,
-      statusNormalised: 'open', priorityNormalised: null, requesterEmail: CAROL,
+      externalId: 'cnv_7b3c4d5e',
+      subject: SUBJECT,
+      description: null,
+      status: 'unassigned',
+      priority: null,
+      statusNormalised: 'open',
+      priorityNormalised: null,
+      requesterEmail: CAROL,
       createdAt: '2026-01-05T09:14:59.876Z', // 1767604499.876
       updatedAt: '2026-01-05T09:15:00.123Z', // the event's emitted_at
     },
@@ -141,8 +187,16 @@ const FIXTURES: FixtureCase[] = [
     platform: 'helpscout',
     rootKey: false,
     ticket: {
-      externalId: '2391938111', subject: SUBJECT, description: DESCRIPTION, status: 'active', priority: null,
-      statusNormalised: 'open', priorityNormalised: null, requesterEmail: CAROL, createdAt: AT_0915, updatedAt: AT_0915,
+      externalId: '2391938111',
+      subject: SUBJECT,
+      description: DESCRIPTION,
+      status: 'active',
+      priority: null,
+      statusNormalised: 'open',
+      priorityNormalised: null,
+      requesterEmail: CAROL,
+      createdAt: AT_0915,
+      updatedAt: AT_0915,
     },
   },
   {
@@ -150,9 +204,16 @@ const FIXTURES: FixtureCase[] = [
     platform: 'jira',
     rootKey: true,
     ticket: {
-      externalId: '10042', subject: SUBJECT, description: DESCRIPTION, status: 'To Do', priority: 'High',
-      statusNormalised: 'open', priorityNormalised: 'high', requesterEmail: 'dan.agent@example.com',
-      createdAt: AT_0915, updatedAt: AT_0915, // "2026-01-05T09:15:00.000+0000"
+      externalId: '10042',
+      subject: SUBJECT,
+      description: DESCRIPTION,
+      status: 'To Do',
+      priority: 'High',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
+      requesterEmail: 'dan.agent@example.com',
+      createdAt: AT_0915,
+      updatedAt: AT_0915, // "2026-01-05T09:15:00.000+0000"
     },
   },
   {
@@ -160,11 +221,16 @@ const FIXTURES: FixtureCase[] = [
     platform: 'linear',
     rootKey: false,
     ticket: {
-      externalId: '7c9e6679-7425-40de-944b-e07fc1f90ae7', subject: SUBJECT,
+      externalId: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+      subject: SUBJECT,
       description: 'Since Monday our nightly export fails after 30s. Reported by carol.customer@acme.example.com.',
-      status: 'Todo', priority: 'High', statusNormalised: 'open', priorityNormalised: 'high',
+      status: 'Todo',
+      priority: 'High',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
       requesterEmail: null, // an address in the description is not a requester
-      createdAt: '2026-01-05T09:15:00.123Z', updatedAt: '2026-01-05T09:15:00.123Z',
+      createdAt: '2026-01-05T09:15:00.123Z',
+      updatedAt: '2026-01-05T09:15:00.123Z',
     },
   },
   {
@@ -172,9 +238,16 @@ const FIXTURES: FixtureCase[] = [
     platform: 'github',
     rootKey: true,
     ticket: {
-      externalId: '2345678901', subject: SUBJECT, description: DESCRIPTION, status: 'open',
+      externalId: '2345678901',
+      subject: SUBJECT,
+      description: DESCRIPTION,
+      status: 'open',
       priority: null, // the "priority: high" label is not a priority field
-      statusNormalised: 'open', priorityNormalised: null, requesterEmail: null, createdAt: AT_0915, updatedAt: AT_0915,
+      statusNormalised: 'open',
+      priorityNormalised: null,
+      requesterEmail: null,
+      createdAt: AT_0915,
+      updatedAt: AT_0915,
     },
   },
   {
@@ -182,8 +255,16 @@ const FIXTURES: FixtureCase[] = [
     platform: 'salesforce',
     rootKey: true,
     ticket: {
-      externalId: '5005g00000EXAMPLE1', subject: SUBJECT, description: DESCRIPTION, status: 'New', priority: 'High',
-      statusNormalised: 'open', priorityNormalised: 'high', requesterEmail: CAROL, createdAt: AT_0915, updatedAt: AT_0915,
+      externalId: '5005g00000EXAMPLE1',
+      subject: SUBJECT,
+      description: DESCRIPTION,
+      status: 'New',
+      priority: 'High',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
+      requesterEmail: CAROL,
+      createdAt: AT_0915,
+      updatedAt: AT_0915,
     },
   },
   {
@@ -191,8 +272,14 @@ const FIXTURES: FixtureCase[] = [
     platform: 'gorgias',
     rootKey: true,
     ticket: {
-      externalId: '123456', subject: SUBJECT, description: DESCRIPTION, status: 'open', priority: 'high',
-      statusNormalised: 'open', priorityNormalised: 'high', requesterEmail: CAROL,
+      externalId: '123456',
+      subject: SUBJECT,
+      description: DESCRIPTION,
+      status: 'open',
+      priority: 'high',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
+      requesterEmail: CAROL,
       createdAt: '2026-01-05T09:15:00.123Z', // "2026-01-05T09:15:00.123456", no zone
       updatedAt: '2026-01-05T09:15:00.123Z',
     },
@@ -202,8 +289,16 @@ const FIXTURES: FixtureCase[] = [
     platform: 'zoho',
     rootKey: false,
     ticket: {
-      externalId: '1004699000046503129', subject: SUBJECT, description: DESCRIPTION, status: 'Open', priority: 'High',
-      statusNormalised: 'open', priorityNormalised: 'high', requesterEmail: CAROL, createdAt: AT_0915, updatedAt: AT_0915,
+      externalId: '1004699000046503129',
+      subject: SUBJECT,
+      description: DESCRIPTION,
+      status: 'Open',
+      priority: 'High',
+      statusNormalised: 'open',
+      priorityNormalised: 'high',
+      requesterEmail: CAROL,
+      createdAt: AT_0915,
+      updatedAt: AT_0915,
     },
   },
 ];
@@ -214,7 +309,8 @@ describe('every ticket fixture, field by field', () => {
       const tickets = ticketsOf(extract(platform, await fixture(name)));
       expect(tickets).toHaveLength(1);
       const [extracted] = tickets;
-      for (const field of Object.keys(ticket) as (keyof ExtractedTicket)[]) expect({ field, value: extracted?.[field] }).toEqual({ field, value: ticket[field] });
+      for (const field of Object.keys(ticket) as (keyof ExtractedTicket)[])
+        expect({ field, value: extracted?.[field] }).toEqual({ field, value: ticket[field] });
       expect(extracted).toEqual(ticket);
     });
   }
@@ -235,8 +331,16 @@ describe('every ticket fixture, field by field', () => {
   test('hubspot-ticket through the generic detection: the object id and the latest event time, nothing the events only name', async () => {
     expect(ticketsOf(extract('generic', await fixture('hubspot-ticket')))).toEqual([
       {
-        externalId: '1122334455', subject: null, description: null, status: null, priority: null, statusNormalised: null,
-        priorityNormalised: null, requesterEmail: null, createdAt: null, updatedAt: '2026-01-05T09:15:00.456Z',
+        externalId: '1122334455',
+        subject: null,
+        description: null,
+        status: null,
+        priority: null,
+        statusNormalised: null,
+        priorityNormalised: null,
+        requesterEmail: null,
+        createdAt: null,
+        updatedAt: '2026-01-05T09:15:00.456Z',
       },
     ]);
   });
@@ -290,7 +394,7 @@ describe('parseTimestamp', () => {
     [[1767604500], null],
   ];
   for (const [value, expected] of cases) {
-    test(`${typeof value === 'string' && value.length > 40 ? `a ${value.length}-character string` : JSON.stringify(value) ?? String(value)} → ${expected}`, () => {
+    test(`${typeof value === 'string' && value.length > 40 ? `a ${value.length}-character string` : (JSON.stringify(value) ?? String(value))} → ${expected}`, () => {
       expect(parseTimestamp(value)).toBe(expected);
     });
   }
@@ -315,7 +419,7 @@ describe('toText', () => {
 describe('stripHtml', () => {
   test('tags removed, line-ending tags become new lines, entities decoded, whitespace collapsed per line', () => {
     expect(stripHtml('<div>Hello&nbsp;<b>world</b></div><p>A &amp; B &lt;c&gt; &quot;q&quot; &#39;s&#39; &#x27;x&#x27;</p>')).toBe(
-      'Hello world\nA & B <c> "q" \'s\' \'x\'',
+      "Hello world\nA & B <c> \"q\" 's' 'x'",
     );
     expect(stripHtml('one<br>two<br/>three<BR />four')).toBe('one\ntwo\nthree\nfour');
     expect(stripHtml('  <p>  spaced \t  out  </p>\n\n\n\n<p>next</p>  ')).toBe('spaced out\n\nnext');
@@ -354,7 +458,9 @@ describe('stripHtml', () => {
   test('a 5 MB hostile description in a body is read in linear time too', () => {
     const started = performance.now();
     const hostileText = '<p x'.repeat(FIVE_MB / 4);
-    const tickets = ticketsOf(extract('generic', { ticket: { id: 1, description: hostileText, email: hostileText, created_at: hostileText } }));
+    const tickets = ticketsOf(
+      extract('generic', { ticket: { id: 1, description: hostileText, email: hostileText, created_at: hostileText } }),
+    );
     expect(tickets[0]?.requesterEmail).toBeNull();
     expect(tickets[0]?.createdAt).toBeNull();
     expect(performance.now() - started).toBeLessThan(3000);
@@ -364,13 +470,36 @@ describe('stripHtml', () => {
 describe('normaliseStatus and normalisePriority', () => {
   test('statuses onto open / pending / solved / closed, ignoring case, spaces and underscores', () => {
     const expected: Record<string, TicketStatus | null> = {
-      new: 'open', OPEN: 'open', Active: 'open', unassigned: 'open', assigned: 'open', 'In Progress': 'open', in_progress: 'open',
-      'To Do': 'open', Todo: 'open', submitted: 'open',
-      pending: 'pending', waiting: 'pending', 'On Hold': 'pending', hold: 'pending', snoozed: 'pending', waiting_on_customer: 'pending',
+      new: 'open',
+      OPEN: 'open',
+      Active: 'open',
+      unassigned: 'open',
+      assigned: 'open',
+      'In Progress': 'open',
+      in_progress: 'open',
+      'To Do': 'open',
+      Todo: 'open',
+      submitted: 'open',
+      pending: 'pending',
+      waiting: 'pending',
+      'On Hold': 'pending',
+      hold: 'pending',
+      snoozed: 'pending',
+      waiting_on_customer: 'pending',
       'Waiting on Customer': 'pending',
-      solved: 'solved', Resolved: 'solved', DONE: 'solved', fixed: 'solved',
-      closed: 'closed', archived: 'closed', spam: 'closed', deleted: 'closed', cancelled: 'closed', Canceled: 'closed',
-      published: null, whatever: null, '': null,
+      solved: 'solved',
+      Resolved: 'solved',
+      DONE: 'solved',
+      fixed: 'solved',
+      closed: 'closed',
+      archived: 'closed',
+      spam: 'closed',
+      deleted: 'closed',
+      cancelled: 'closed',
+      Canceled: 'closed',
+      published: null,
+      whatever: null,
+      '': null,
     };
     for (const [label, status] of Object.entries(expected)) expect({ label, status: normaliseStatus(label) }).toEqual({ label, status });
     for (const notALabel of [2, null, undefined, {}, 'open'.repeat(100)]) expect(normaliseStatus(notALabel)).toBeNull();
@@ -378,13 +507,34 @@ describe('normaliseStatus and normalisePriority', () => {
 
   test('priorities onto low / normal / high / urgent', () => {
     const expected: [unknown, TicketPriority | null][] = [
-      ['low', 'low'], ['Lowest', 'low'], ['LOW', 'low'],
-      ['normal', 'normal'], ['Medium', 'normal'], ['MEDIUM', 'normal'], ['not_priority', 'normal'],
-      ['high', 'high'], ['HIGH', 'high'], ['priority', 'high'],
-      ['urgent', 'urgent'], ['URGENT', 'urgent'], ['Critical', 'urgent'], ['Highest', 'urgent'], ['P1', 'urgent'], ['blocker', 'urgent'],
+      ['low', 'low'],
+      ['Lowest', 'low'],
+      ['LOW', 'low'],
+      ['normal', 'normal'],
+      ['Medium', 'normal'],
+      ['MEDIUM', 'normal'],
+      ['not_priority', 'normal'],
+      ['high', 'high'],
+      ['HIGH', 'high'],
+      ['priority', 'high'],
+      ['urgent', 'urgent'],
+      ['URGENT', 'urgent'],
+      ['Critical', 'urgent'],
+      ['Highest', 'urgent'],
+      ['P1', 'urgent'],
+      ['blocker', 'urgent'],
       // Freshdesk's API numbers, 1 (low) to 4 (urgent)
-      [1, 'low'], [2, 'normal'], [3, 'high'], [4, 'urgent'],
-      [0, null], [5, null], [2.5, null], ['2', null], ['someday', null], [null, null], [{ name: 'High' }, null],
+      [1, 'low'],
+      [2, 'normal'],
+      [3, 'high'],
+      [4, 'urgent'],
+      [0, null],
+      [5, null],
+      [2.5, null],
+      ['2', null],
+      ['someday', null],
+      [null, null],
+      [{ name: 'High' }, null],
     ];
     for (const [label, priority] of expected) expect({ label, priority: normalisePriority(label) }).toEqual({ label, priority });
   });
@@ -404,13 +554,26 @@ describe('e-mail addresses', () => {
   test('lower-cased, trimmed, and only when they look like one', () => {
     expect(emailOf('  Carol.Customer@ACME.example.com ')).toBe(CAROL);
     expect(emailOf('Carol Customer <Carol.Customer@acme.example.com>')).toBe(CAROL);
-    for (const notAnEmail of ['+15551234567', '@carol', 'carol@localhost', '{{ticket.requester.email}}', 'a b@c.d', '', null, 42, `${'a'.repeat(400)}@x.com`]) {
+    for (const notAnEmail of [
+      '+15551234567',
+      '@carol',
+      'carol@localhost',
+      '{{ticket.requester.email}}',
+      'a b@c.d',
+      '',
+      null,
+      42,
+      `${'a'.repeat(400)}@x.com`,
+    ]) {
       expect(emailOf(notAnEmail)).toBeNull();
     }
   });
 
-  test("a Front conversation whose recipient is a phone number has no requester e-mail", async () => {
-    const body = (await fixture('front-conversation')) as { conversation: { recipient: { handle: string } }; target: { data: { recipients: { handle: string }[] } } };
+  test('a Front conversation whose recipient is a phone number has no requester e-mail', async () => {
+    const body = (await fixture('front-conversation')) as {
+      conversation: { recipient: { handle: string } };
+      target: { data: { recipients: { handle: string }[] } };
+    };
     body.conversation.recipient.handle = '+15551234567';
     body.target.data.recipients[0]!.handle = '+15551234567';
     expect(ticketsOf(extract('front', body))[0]?.requesterEmail).toBeNull();
@@ -419,20 +582,47 @@ describe('e-mail addresses', () => {
 
 describe('platform details', () => {
   test('Zendesk events accept numeric ids and lower-case enums, and name the ticket in `subject` when `detail.id` is missing', () => {
-    const [ticket] = ticketsOf(extract('zendesk', { type: 'zen:event-type:ticket.status_changed', subject: 'zen:ticket:77', time: '2026-01-06T10:00:00Z', detail: { status: 'solved', priority: 'low' } }));
-    expect(ticket).toMatchObject({ externalId: '77', status: 'solved', statusNormalised: 'solved', priorityNormalised: 'low', updatedAt: '2026-01-06T10:00:00.000Z' });
-    expect(ticketsOf(extract('zendesk', { type: 'zen:event-type:ticket.created', detail: { id: 35436, status: 'open' } }))[0]?.externalId).toBe('35436');
+    const [ticket] = ticketsOf(
+      extract('zendesk', {
+        type: 'zen:event-type:ticket.status_changed',
+        subject: 'zen:ticket:77',
+        time: '2026-01-06T10:00:00Z',
+        detail: { status: 'solved', priority: 'low' },
+      }),
+    );
+    expect(ticket).toMatchObject({
+      externalId: '77',
+      status: 'solved',
+      statusNormalised: 'solved',
+      priorityNormalised: 'low',
+      updatedAt: '2026-01-06T10:00:00.000Z',
+    });
+    expect(
+      ticketsOf(extract('zendesk', { type: 'zen:event-type:ticket.created', detail: { id: 35436, status: 'open' } }))[0]?.externalId,
+    ).toBe('35436');
   });
 
   test("Freshdesk's advanced body may use the API's numbers for status and priority", () => {
-    const [ticket] = ticketsOf(extract('freshdesk', { ticket: { id: 7, subject: 's', status: 4, priority: 1, description: '<b>Hi</b> there', requester: { email: 'A@B.example' } } }));
+    const [ticket] = ticketsOf(
+      extract('freshdesk', {
+        ticket: { id: 7, subject: 's', status: 4, priority: 1, description: '<b>Hi</b> there', requester: { email: 'A@B.example' } },
+      }),
+    );
     expect(ticket).toEqual({
-      externalId: '7', subject: 's', description: 'Hi there', status: '4', priority: '1', statusNormalised: 'solved', priorityNormalised: 'low',
-      requesterEmail: 'a@b.example', createdAt: null, updatedAt: null,
+      externalId: '7',
+      subject: 's',
+      description: 'Hi there',
+      status: '4',
+      priority: '1',
+      statusNormalised: 'solved',
+      priorityNormalised: 'low',
+      requesterEmail: 'a@b.example',
+      createdAt: null,
+      updatedAt: null,
     });
   });
 
-  test("an Intercom conversation a teammate started has no requester e-mail: the author is the teammate", async () => {
+  test('an Intercom conversation a teammate started has no requester e-mail: the author is the teammate', async () => {
     const body = (await fixture('intercom-conversation')) as { data: { item: { source: { author: { type: string; email: string } } } } };
     body.data.item.source.author = { type: 'admin', email: 'dan.agent@example.com' };
     expect(ticketsOf(extract('intercom', body))[0]?.requesterEmail).toBeNull();
@@ -441,13 +631,33 @@ describe('platform details', () => {
   test('HubSpot: events out of order still leave the latest priority, one ticket per object', () => {
     const tickets = ticketsOf(
       extract('hubspot', [
-        { subscriptionType: 'ticket.propertyChange', objectId: 1, occurredAt: 3000000000000, propertyName: 'hs_ticket_priority', propertyValue: 'URGENT' },
-        { subscriptionType: 'ticket.propertyChange', objectId: 1, occurredAt: 2000000000000, propertyName: 'hs_ticket_priority', propertyValue: 'LOW' },
-        { subscriptionType: 'ticket.propertyChange', objectId: 2, occurredAt: 2000000000000, propertyName: 'subject', propertyValue: 'New subject' },
+        {
+          subscriptionType: 'ticket.propertyChange',
+          objectId: 1,
+          occurredAt: 3000000000000,
+          propertyName: 'hs_ticket_priority',
+          propertyValue: 'URGENT',
+        },
+        {
+          subscriptionType: 'ticket.propertyChange',
+          objectId: 1,
+          occurredAt: 2000000000000,
+          propertyName: 'hs_ticket_priority',
+          propertyValue: 'LOW',
+        },
+        {
+          subscriptionType: 'ticket.propertyChange',
+          objectId: 2,
+          occurredAt: 2000000000000,
+          propertyName: 'subject',
+          propertyValue: 'New subject',
+        },
         { subscriptionType: 'contact.creation', objectId: 3, occurredAt: 2000000000000 },
       ]),
     );
-    expect(tickets.map((ticket) => [ticket.externalId, ticket.priority, ticket.priorityNormalised, ticket.subject, ticket.updatedAt])).toEqual([
+    expect(
+      tickets.map((ticket) => [ticket.externalId, ticket.priority, ticket.priorityNormalised, ticket.subject, ticket.updatedAt]),
+    ).toEqual([
       ['1', 'URGENT', 'urgent', null, '2065-01-24T05:20:00.000Z'],
       ['2', null, null, 'New subject', '2033-05-18T03:33:20.000Z'],
     ]);
@@ -455,11 +665,20 @@ describe('platform details', () => {
 
   test('Zoho: a Ticket_Add and a Ticket_Update of one ticket make one ticket, the later; comments are skipped', async () => {
     const [added] = (await fixture('zohodesk-ticket')) as { payload: Record<string, unknown> }[];
-    const updated = { eventType: 'Ticket_Update', eventTime: '1767608100000', payload: { ...added!.payload, status: 'Escalated', statusType: 'Open', modifiedTime: '2026-01-05T10:15:00.000Z' } };
+    const updated = {
+      eventType: 'Ticket_Update',
+      eventTime: '1767608100000',
+      payload: { ...added!.payload, status: 'Escalated', statusType: 'Open', modifiedTime: '2026-01-05T10:15:00.000Z' },
+    };
     const comment = { eventType: 'Ticket_Comment_Add', payload: { id: '999', content: 'a comment' } };
     const tickets = ticketsOf(extract('zoho', [added, updated, comment]));
     expect(tickets).toHaveLength(1);
-    expect(tickets[0]).toMatchObject({ externalId: '1004699000046503129', status: 'Escalated', statusNormalised: 'open', updatedAt: '2026-01-05T10:15:00.000Z' });
+    expect(tickets[0]).toMatchObject({
+      externalId: '1004699000046503129',
+      status: 'Escalated',
+      statusNormalised: 'open',
+      updatedAt: '2026-01-05T10:15:00.000Z',
+    });
   });
 
   test('Jira: an Atlassian Document Format description as text, the status category when the name is a project’s own', () => {
@@ -470,32 +689,79 @@ describe('platform details', () => {
           fields: {
             summary: 's',
             status: { name: 'Awaiting Deploy', statusCategory: { key: 'indeterminate' } },
-            description: { type: 'doc', version: 1, content: [{ type: 'paragraph', content: [{ type: 'text', text: 'First' }, { type: 'hardBreak' }, { type: 'text', text: 'line' }] }, { type: 'paragraph', content: [{ type: 'text', text: 'Second' }] }] },
+            description: {
+              type: 'doc',
+              version: 1,
+              content: [
+                { type: 'paragraph', content: [{ type: 'text', text: 'First' }, { type: 'hardBreak' }, { type: 'text', text: 'line' }] },
+                { type: 'paragraph', content: [{ type: 'text', text: 'Second' }] },
+              ],
+            },
           },
         },
       }),
     );
-    expect(ticket).toMatchObject({ externalId: '10043', status: 'Awaiting Deploy', statusNormalised: 'open', description: 'First\nline\nSecond' });
+    expect(ticket).toMatchObject({
+      externalId: '10043',
+      status: 'Awaiting Deploy',
+      statusNormalised: 'open',
+      description: 'First\nline\nSecond',
+    });
     expect(adfText({ type: 'paragraph' })).toBeNull();
   });
 
   test('Linear: a team’s own state name falls back on its state type', () => {
-    const [ticket] = ticketsOf(extract('linear', { type: 'Issue', data: { id: 'i2', title: 't', state: { name: 'Shipped to QA', type: 'completed' }, createdAt: '2026-01-05T09:15:00Z' }, webhookTimestamp: 1767608100000 }));
-    expect(ticket).toMatchObject({ status: 'Shipped to QA', statusNormalised: 'solved', createdAt: AT_0915, updatedAt: '2026-01-05T10:15:00.000Z' });
+    const [ticket] = ticketsOf(
+      extract('linear', {
+        type: 'Issue',
+        data: { id: 'i2', title: 't', state: { name: 'Shipped to QA', type: 'completed' }, createdAt: '2026-01-05T09:15:00Z' },
+        webhookTimestamp: 1767608100000,
+      }),
+    );
+    expect(ticket).toMatchObject({
+      status: 'Shipped to QA',
+      statusNormalised: 'solved',
+      createdAt: AT_0915,
+      updatedAt: '2026-01-05T10:15:00.000Z',
+    });
   });
 
   test('Salesforce: a bare Case record from Apex, and an array of them', () => {
-    const record = { attributes: { type: 'Case' }, Id: '500A', CaseNumber: '1', Subject: 's', Status: 'Closed', ContactEmail: 'c@x.example', LastModifiedDate: '2026-01-06T00:00:00.000+0000' };
-    expect(ticketsOf(extract('salesforce', record))[0]).toMatchObject({ externalId: '500A', statusNormalised: 'closed', requesterEmail: 'c@x.example', updatedAt: '2026-01-06T00:00:00.000Z' });
-    expect(ticketsOf(extract('salesforce', [record, { ...record, Id: '500B' }])).map((ticket) => ticket.externalId)).toEqual(['500A', '500B']);
+    const record = {
+      attributes: { type: 'Case' },
+      Id: '500A',
+      CaseNumber: '1',
+      Subject: 's',
+      Status: 'Closed',
+      ContactEmail: 'c@x.example',
+      LastModifiedDate: '2026-01-06T00:00:00.000+0000',
+    };
+    expect(ticketsOf(extract('salesforce', record))[0]).toMatchObject({
+      externalId: '500A',
+      statusNormalised: 'closed',
+      requesterEmail: 'c@x.example',
+      updatedAt: '2026-01-06T00:00:00.000Z',
+    });
+    expect(ticketsOf(extract('salesforce', [record, { ...record, Id: '500B' }])).map((ticket) => ticket.externalId)).toEqual([
+      '500A',
+      '500B',
+    ]);
   });
 
   test('a platform adapter that finds none of its shapes falls back on the generic detection', () => {
     // A Zendesk admin who wrote {"payload":{…}} instead of {"ticket":{…}}.
     expect(ticketsOf(extract('zendesk', { payload: { id: 77, title: 'Hand-written', status: 'pending' } }))).toEqual([
       {
-        externalId: '77', subject: 'Hand-written', description: null, status: 'pending', priority: null, statusNormalised: 'pending',
-        priorityNormalised: null, requesterEmail: null, createdAt: null, updatedAt: null,
+        externalId: '77',
+        subject: 'Hand-written',
+        description: null,
+        status: 'pending',
+        priority: null,
+        statusNormalised: 'pending',
+        priorityNormalised: null,
+        requesterEmail: null,
+        createdAt: null,
+        updatedAt: null,
       },
     ]);
     expect(ticketsOf(extract('gorgias', { case: { id: 'c-1', subject: 'via case' } }))[0]?.externalId).toBe('c-1');
@@ -504,31 +770,51 @@ describe('platform details', () => {
 
 describe('bodies without a ticket', () => {
   test('the reason says what was looked for and what came', () => {
-    expect(reasonOf(extract('generic', { foo: 1, bar: 2 }))).toBe(`no ticket found: expected ${GENERIC_EXPECTED}; got an object with keys [foo, bar]`);
+    expect(reasonOf(extract('generic', { foo: 1, bar: 2 }))).toBe(
+      `no ticket found: expected ${GENERIC_EXPECTED}; got an object with keys [foo, bar]`,
+    );
     expect(reasonOf(extract('zendesk', { foo: 1, bar: 2 }))).toBe(
       `no ticket found: expected a Zendesk trigger body {"ticket":{…}} or a ticket event {"type":"zen:event-type:ticket.…","detail":{…}}, or ${GENERIC_EXPECTED}; got an object with keys [foo, bar]`,
     );
     expect(reasonOf(extract('generic', { ticket: { subject: 'no id' } }))).toBe(
       'no ticket found: the "ticket" object has no id; looked for "id", "ticket_id", "ticketId", "objectId"',
     );
-    expect(reasonOf(extract('zendesk', { ticket: { subject: 'no id' } }))).toBe('the "ticket" object has no "id" (in the trigger\'s JSON body: "id": "{{ticket.id}}")');
+    expect(reasonOf(extract('zendesk', { ticket: { subject: 'no id' } }))).toBe(
+      'the "ticket" object has no "id" (in the trigger\'s JSON body: "id": "{{ticket.id}}")',
+    );
     const manyKeys = Object.fromEntries(Array.from({ length: 25 }, (_, index) => [`key${index}`, index]));
-    expect(reasonOf(extract('generic', manyKeys))).toEndWith('got an object with keys [key0, key1, key2, key3, key4, key5, key6, key7, key8, key9, … 15 more]');
+    expect(reasonOf(extract('generic', manyKeys))).toEndWith(
+      'got an object with keys [key0, key1, key2, key3, key4, key5, key6, key7, key8, key9, … 15 more]',
+    );
   });
 
   test('events that are understood and hold no ticket are refused, not guessed at by the generic detection', () => {
-    expect(reasonOf(extract('zendesk', { type: 'zen:event-type:user.created', detail: { id: '1', email: 'u@x.example' } }))).toBe('a Zendesk "user.created" event carries no ticket');
-    expect(reasonOf(extract('intercom', { type: 'notification_event', topic: 'contact.user.created', data: { item: { type: 'contact', id: 'c1' } } }))).toBe(
-      'the Intercom notification "contact.user.created" is about a "contact", not a conversation or a ticket',
+    expect(reasonOf(extract('zendesk', { type: 'zen:event-type:user.created', detail: { id: '1', email: 'u@x.example' } }))).toBe(
+      'a Zendesk "user.created" event carries no ticket',
     );
+    expect(
+      reasonOf(
+        extract('intercom', { type: 'notification_event', topic: 'contact.user.created', data: { item: { type: 'contact', id: 'c1' } } }),
+      ),
+    ).toBe('the Intercom notification "contact.user.created" is about a "contact", not a conversation or a ticket');
     expect(reasonOf(extract('hubspot', [{ subscriptionType: 'contact.creation', objectId: 5 }]))).toBe(
       'none of the 1 HubSpot events is about a ticket with an "objectId" (subscription types: contact.creation)',
     );
-    expect(reasonOf(extract('linear', { type: 'Comment', data: { id: 'c1', body: 'x', issue: { id: 'i1', title: 't' } } }))).toBe('a Linear "Comment" event carries no issue');
-    expect(reasonOf(extract('github', { zen: 'Keep it logically awesome.', hook_id: 1 }, { 'x-github-event': 'ping' }))).toBe('a GitHub "ping" event carries no issue');
-    expect(reasonOf(extract('github', { issue: { id: 1, title: 't', pull_request: { url: 'u' } } }))).toBe('the GitHub event is about a pull request, not an issue');
-    expect(reasonOf(extract('helpscout', { id: 5, email: 'x@y.example' }, { 'x-helpscout-event': 'customer.created' }))).toBe('a Help Scout "customer.created" event carries no conversation');
-    expect(reasonOf(extract('zoho', [{ eventType: 'Ticket_Comment_Add', payload: { id: '9' } }]))).toStartWith('none of the 1 Zoho Desk events is a Ticket_Add or Ticket_Update');
+    expect(reasonOf(extract('linear', { type: 'Comment', data: { id: 'c1', body: 'x', issue: { id: 'i1', title: 't' } } }))).toBe(
+      'a Linear "Comment" event carries no issue',
+    );
+    expect(reasonOf(extract('github', { zen: 'Keep it logically awesome.', hook_id: 1 }, { 'x-github-event': 'ping' }))).toBe(
+      'a GitHub "ping" event carries no issue',
+    );
+    expect(reasonOf(extract('github', { issue: { id: 1, title: 't', pull_request: { url: 'u' } } }))).toBe(
+      'the GitHub event is about a pull request, not an issue',
+    );
+    expect(reasonOf(extract('helpscout', { id: 5, email: 'x@y.example' }, { 'x-helpscout-event': 'customer.created' }))).toBe(
+      'a Help Scout "customer.created" event carries no conversation',
+    );
+    expect(reasonOf(extract('zoho', [{ eventType: 'Ticket_Comment_Add', payload: { id: '9' } }]))).toStartWith(
+      'none of the 1 Zoho Desk events is a Ticket_Add or Ticket_Update',
+    );
   });
 
   test('a Salesforce Outbound Message (SOAP XML) is refused with what to send instead', async () => {
@@ -560,9 +846,32 @@ describe('bodies without a ticket', () => {
     for (let level = 0; level < 100_000; level += 1) deep = { data: deep };
     for (const platform of PLATFORMS) expect(extract(platform, deep).ok).toBe(false);
 
-    const throwing = new Proxy({}, { get: () => { throw new Error('boom'); }, getOwnPropertyDescriptor: () => { throw new Error('boom'); }, ownKeys: () => { throw new Error('boom'); }, has: () => { throw new Error('boom'); } });
+    const throwing = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('boom');
+        },
+        getOwnPropertyDescriptor: () => {
+          throw new Error('boom');
+        },
+        ownKeys: () => {
+          throw new Error('boom');
+        },
+        has: () => {
+          throw new Error('boom');
+        },
+      },
+    );
     for (const platform of PLATFORMS) expect(reasonOf(extract(platform, throwing))).toEndWith('could not read the body: boom');
-    const keysThrow = new Proxy({}, { ownKeys: () => { throw new Error('no keys'); } });
+    const keysThrow = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('no keys');
+        },
+      },
+    );
     for (const platform of PLATFORMS) expect(reasonOf(extract(platform, keysThrow))).toEndWith('could not read the body: no keys');
 
     expect(ticketsOf(adapterFor('helpscout').extract({ body: { id: 1, mailboxId: 2 } } as never))[0]?.externalId).toBe('1');
@@ -571,8 +880,10 @@ describe('bodies without a ticket', () => {
 });
 
 describe(`at most ${MAX_TICKETS_PER_BODY} events in one body`, () => {
-  const hubspotEvents = (count: number) => Array.from({ length: count }, (_, index) => ({ subscriptionType: 'ticket.creation', objectId: index + 1, occurredAt: 1767604500123 }));
-  const zohoEvents = (count: number) => Array.from({ length: count }, (_, index) => ({ eventType: 'Ticket_Add', payload: { id: String(index + 1) } }));
+  const hubspotEvents = (count: number) =>
+    Array.from({ length: count }, (_, index) => ({ subscriptionType: 'ticket.creation', objectId: index + 1, occurredAt: 1767604500123 }));
+  const zohoEvents = (count: number) =>
+    Array.from({ length: count }, (_, index) => ({ eventType: 'Ticket_Add', payload: { id: String(index + 1) } }));
   const genericEvents = (count: number) => Array.from({ length: count }, (_, index) => ({ ticket: { id: index + 1 } }));
   const tooMany = `too many events in one body: ${MAX_TICKETS_PER_BODY + 1}, at most ${MAX_TICKETS_PER_BODY} are read from one delivery; send smaller batches`;
 

@@ -6,7 +6,16 @@ import { sql } from 'drizzle-orm';
 import { queryText } from '../../src/db/client.ts';
 import { RemoteUnitError } from '../../src/db/units.ts';
 import { failedOutcome, isPermanent, UnusableEvent } from '../../src/modules/ticket-queue/retry.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { drainQueue, makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 
 /** A driver's error with a SQLSTATE, as postgres.js and PGlite throw them. */
@@ -57,7 +66,9 @@ for (const backend of BACKENDS) {
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      app = buildApp(database, { config: testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY }) }).app;
+      app = buildApp(database, {
+        config: testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY }),
+      }).app;
       const made = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
       orgId = made.org.id;
       key = made.secret;
@@ -68,7 +79,11 @@ for (const backend of BACKENDS) {
           begin if new.subject like 'REFUSE %' then raise exception 'refused by the test' using errcode = substr(new.subject, 8, 5); end if; return new; end $$`),
       );
       await database.db.execute(sql.raw(`drop trigger if exists test_refuse_by_sqlstate on tickets`));
-      await database.db.execute(sql.raw(`create trigger test_refuse_by_sqlstate before insert or update on tickets for each row execute function test_refuse_by_sqlstate()`));
+      await database.db.execute(
+        sql.raw(
+          `create trigger test_refuse_by_sqlstate before insert or update on tickets for each row execute function test_refuse_by_sqlstate()`,
+        ),
+      );
     });
     afterAll(async () => {
       await database.db.execute(sql.raw(`drop trigger if exists test_refuse_by_sqlstate on tickets`));
@@ -78,13 +93,23 @@ for (const backend of BACKENDS) {
     /** Posts `rawBody` (JSON text, escapes as written) to a new connector; returns the connector and the event's id. */
     const deliver = async (rawBody: string) => {
       const connector = await makeConnector(database, orgId);
-      const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, { rawBody, headers: { 'content-type': 'application/json' } });
+      const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, {
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.status).toBe(200);
       return { connectorId: connector.id, eventId: res.body.event_id as string };
     };
     const event = async (id: string) =>
-      (await queryText<{ status: string; attempts: number; last_error: string | null }>(database.db, `select status, attempts, last_error from ticket_events where id = $1`, [id]))[0]!;
-    const ticketsOf = async (connectorId: string) => (await call(app, 'GET', `/api/tickets?connector_id=${connectorId}`, { key })).body.data;
+      (
+        await queryText<{ status: string; attempts: number; last_error: string | null }>(
+          database.db,
+          `select status, attempts, last_error from ticket_events where id = $1`,
+          [id],
+        )
+      )[0]!;
+    const ticketsOf = async (connectorId: string) =>
+      (await call(app, 'GET', `/api/tickets?connector_id=${connectorId}`, { key })).body.data;
 
     test('NUL is removed and lone surrogates replaced in every field: the ticket is stored and readable', async () => {
       const { connectorId, eventId } = await deliver(
@@ -106,7 +131,11 @@ for (const backend of BACKENDS) {
 
     test('an id that differs only by a NUL is the same ticket on every delivery', async () => {
       const connector = await makeConnector(database, orgId);
-      const send = (body: string) => call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, { rawBody: body, headers: { 'content-type': 'application/json' } });
+      const send = (body: string) =>
+        call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, {
+          rawBody: body,
+          headers: { 'content-type': 'application/json' },
+        });
       await send(String.raw`{"ticket":{"id":"N3\u0000","subject":"first","updated_at":"2026-01-01T00:00:00Z"}}`);
       await send(String.raw`{"ticket":{"id":"N3\u0000","subject":"second","updated_at":"2026-01-02T00:00:00Z"}}`);
       await drainQueue(database);
@@ -137,7 +166,11 @@ for (const backend of BACKENDS) {
       const { eventId } = await deliver(JSON.stringify({ ticket: { id: 'D1', subject: 'REFUSE 40P01' } }));
       await drainQueue(database);
       expect(await event(eventId)).toMatchObject({ status: 'pending', attempts: 1 });
-      const [{ delay }] = (await queryText<{ delay: number }>(database.db, `select extract(epoch from run_after - now())::float8 as delay from ticket_events where id = $1`, [eventId])) as [{ delay: number }];
+      const [{ delay }] = (await queryText<{ delay: number }>(
+        database.db,
+        `select extract(epoch from run_after - now())::float8 as delay from ticket_events where id = $1`,
+        [eventId],
+      )) as [{ delay: number }];
       expect(delay).toBeGreaterThan(0);
       expect(delay).toBeLessThanOrEqual(2);
     });

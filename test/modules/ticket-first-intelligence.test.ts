@@ -16,13 +16,22 @@ for (const backend of BACKENDS) {
 
     async function deliver(connectorId: string, ticket: Record<string, unknown>) {
       const app = buildApp(database, { config: testConfig({ secretKey: TEST_SECRET_KEY }) }).app;
-      const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connectorId}`, { rawBody: JSON.stringify({ ticket }), headers: { 'content-type': 'application/json' } });
+      const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connectorId}`, {
+        rawBody: JSON.stringify({ ticket }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.status).toBe(200);
       await drainQueue(database);
     }
     const row = async (connectorId: string, externalId: string) =>
       (
-        await queryText<{ churn_signals: string[]; first_churn_signals: string[] | null; first_sentiment: number | null; first_urgency: string | null; sentiment: number | null }>(
+        await queryText<{
+          churn_signals: string[];
+          first_churn_signals: string[] | null;
+          first_sentiment: number | null;
+          first_urgency: string | null;
+          sentiment: number | null;
+        }>(
           database.db,
           `select churn_signals, first_churn_signals, first_sentiment, first_urgency, sentiment from tickets where connector_id = $1 and external_id = $2`,
           [connectorId, externalId],
@@ -32,11 +41,21 @@ for (const backend of BACKENDS) {
     test('later events rewrite the ticket but not what was first known of it', async () => {
       const { org } = await createOrgWithKey(database);
       const connector = await makeConnector(database, org.id);
-      await deliver(connector.id, { id: 'F-1', subject: 'We will cancel our subscription', description: 'The export is broken again and we are moving to a competitor.', updated_at: '2026-01-01T10:00:00Z' });
+      await deliver(connector.id, {
+        id: 'F-1',
+        subject: 'We will cancel our subscription',
+        description: 'The export is broken again and we are moving to a competitor.',
+        updated_at: '2026-01-01T10:00:00Z',
+      });
       const first = await row(connector.id, 'F-1');
       expect(first.first_churn_signals).toEqual(expect.arrayContaining(['cancellation', 'competitor']));
       expect(first.first_sentiment).toBe(first.sentiment);
-      await deliver(connector.id, { id: 'F-1', subject: 'Thanks, all good now', description: 'Great support, the export works perfectly.', updated_at: '2026-01-05T10:00:00Z' });
+      await deliver(connector.id, {
+        id: 'F-1',
+        subject: 'Thanks, all good now',
+        description: 'Great support, the export works perfectly.',
+        updated_at: '2026-01-05T10:00:00Z',
+      });
       const later = await row(connector.id, 'F-1');
       expect(later.churn_signals).toEqual([]);
       expect(later.sentiment!).toBeGreaterThan(0);
@@ -50,12 +69,44 @@ for (const backend of BACKENDS) {
       const connector = await makeConnector(database, org.id, { platform: 'hubspot' });
       // A HubSpot property change: the ticket's id and nothing to judge.
       const app = buildApp(database, { config: testConfig({ secretKey: TEST_SECRET_KEY }) }).app;
-      const change = [{ objectId: 4242, subscriptionType: 'ticket.propertyChange', propertyName: 'hs_pipeline_stage', propertyValue: '2', occurredAt: Date.parse('2026-01-01T10:00:00Z'), eventId: 1 }];
-      expect((await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, { rawBody: JSON.stringify(change), headers: { 'content-type': 'application/json' } })).status).toBe(200);
+      const change = [
+        {
+          objectId: 4242,
+          subscriptionType: 'ticket.propertyChange',
+          propertyName: 'hs_pipeline_stage',
+          propertyValue: '2',
+          occurredAt: Date.parse('2026-01-01T10:00:00Z'),
+          eventId: 1,
+        },
+      ];
+      expect(
+        (
+          await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, {
+            rawBody: JSON.stringify(change),
+            headers: { 'content-type': 'application/json' },
+          })
+        ).status,
+      ).toBe(200);
       await drainQueue(database);
       expect(await row(connector.id, '4242')).toMatchObject({ first_sentiment: null, first_urgency: null, first_churn_signals: null });
-      const created = [{ objectId: 4242, subscriptionType: 'ticket.propertyChange', propertyName: 'subject', propertyValue: 'Refund request, we want to downgrade', occurredAt: Date.parse('2026-01-02T10:00:00Z'), eventId: 2 }];
-      expect((await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, { rawBody: JSON.stringify(created), headers: { 'content-type': 'application/json' } })).status).toBe(200);
+      const created = [
+        {
+          objectId: 4242,
+          subscriptionType: 'ticket.propertyChange',
+          propertyName: 'subject',
+          propertyValue: 'Refund request, we want to downgrade',
+          occurredAt: Date.parse('2026-01-02T10:00:00Z'),
+          eventId: 2,
+        },
+      ];
+      expect(
+        (
+          await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, {
+            rawBody: JSON.stringify(created),
+            headers: { 'content-type': 'application/json' },
+          })
+        ).status,
+      ).toBe(200);
       await drainQueue(database);
       const judged = await row(connector.id, '4242');
       expect(judged.first_churn_signals).toEqual(expect.arrayContaining(['refund']));

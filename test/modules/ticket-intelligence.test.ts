@@ -69,7 +69,12 @@ describe('churn signals', () => {
       ],
     },
     refund: {
-      match: ['I want a refund.', 'We expect our money back for the downtime.', 'We will file a chargeback with our bank.', 'Please refund the last invoice.'],
+      match: [
+        'I want a refund.',
+        'We expect our money back for the downtime.',
+        'We will file a chargeback with our bank.',
+        'Please refund the last invoice.',
+      ],
       noMatch: ['Is the setup fee refundable?', "We don't need a refund, just a working export."],
     },
     downgrade: {
@@ -94,15 +99,32 @@ describe('churn signals', () => {
       noMatch: ['Our prices went down last year.', 'Please scroll down to the settings.', 'There was no outage, it was our firewall.'],
     },
     billing_dispute: {
-      match: ['We were overcharged this month.', 'You charged us twice for March.', 'This is the wrong invoice.', 'We dispute this charge.', 'There is a duplicate charge on my card.'],
+      match: [
+        'We were overcharged this month.',
+        'You charged us twice for March.',
+        'This is the wrong invoice.',
+        'We dispute this charge.',
+        'There is a duplicate charge on my card.',
+      ],
       noMatch: ['Please send the invoice to finance@example.com.', 'We do not dispute the amount, we just need a PO number on it.'],
     },
     escalation: {
-      match: ['I want to speak to your manager.', 'Please escalate this immediately.', 'We will take legal action.', 'Our lawyers will be in touch.', 'I am filing a formal complaint.'],
+      match: [
+        'I want to speak to your manager.',
+        'Please escalate this immediately.',
+        'We will take legal action.',
+        'Our lawyers will be in touch.',
+        'I am filing a formal complaint.',
+      ],
       noMatch: ['No need to escalate, all good now.', 'What is the legal entity name for the invoice?'],
     },
     data_export: {
-      match: ['How can we export all our data?', 'We need a full data export before the contract ends.', 'Please send us a copy of all our data.', 'We want to export our customer data.'],
+      match: [
+        'How can we export all our data?',
+        'We need a full data export before the contract ends.',
+        'Please send us a copy of all our data.',
+        'We want to export our customer data.',
+      ],
       noMatch: ['Export the report to PDF.', "We don't want to export our data, just delete the test records."],
     },
   };
@@ -121,7 +143,9 @@ describe('churn signals', () => {
   }
 
   test('several signals, sorted, each once', () => {
-    const result = analyse('The site is down again. We were overcharged, we want a refund, and we are switching to a cheaper option. Cancel our subscription.');
+    const result = analyse(
+      'The site is down again. We were overcharged, we want a refund, and we are switching to a cheaper option. Cancel our subscription.',
+    );
     expect(result.churnSignals).toEqual(['billing_dispute', 'cancellation', 'competitor', 'outage', 'refund']);
   });
 
@@ -182,7 +206,9 @@ describe('sentiment', () => {
 
   test('several complaints are more negative than one, and stay within -1..1', () => {
     const one = analyse('The export is broken.').sentiment;
-    const many = analyse('The export is still broken. This is the third time I report it. Unacceptable. Terrible service, we are fed up.').sentiment;
+    const many = analyse(
+      'The export is still broken. This is the third time I report it. Unacceptable. Terrible service, we are fed up.',
+    ).sentiment;
     expect(many).toBeLessThan(one);
     expect(many).toBeGreaterThanOrEqual(-1);
     expect(analyse('great '.repeat(5000)).sentiment).toBeLessThanOrEqual(1);

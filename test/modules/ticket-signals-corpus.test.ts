@@ -83,7 +83,8 @@ const NOT_SIGNALS: Record<string, string[]> = {
 describe('golden set', () => {
   for (const [signal, messages] of Object.entries(GOLDEN)) {
     test(`${signal} fires`, () => {
-      for (const message of messages) expect({ message, signals: signalsOf(message) }).toEqual({ message, signals: expect.arrayContaining([signal]) });
+      for (const message of messages)
+        expect({ message, signals: signalsOf(message) }).toEqual({ message, signals: expect.arrayContaining([signal]) });
     });
   }
   for (const [kind, messages] of Object.entries(NOT_SIGNALS)) {
@@ -129,21 +130,46 @@ describe('revintel intelligence eval', () => {
 
   test('a CSV file: per-signal figures, the confusion, the misses and sentiment', () => {
     const file = join(dir, 'labelled.csv');
-    writeFileSync(file, [
-      'text,signals,sentiment',
-      '"We will cancel at renewal",cancellation,-1',
-      '"Please cancel the transfer I made",,',
-      '"We are switching to Zendesk",competitor|cancellation,-1',
-      '"Great support, thanks!",none,positive',
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'text,signals,sentiment',
+        '"We will cancel at renewal",cancellation,-1',
+        '"Please cancel the transfer I made",,',
+        '"We are switching to Zendesk",competitor|cancellation,-1',
+        '"Great support, thanks!",none,positive',
+      ].join('\n'),
+    );
     const json = run(file, '--json');
     expect(json.code).toBe(0);
     const report = JSON.parse(json.out);
     expect(report.messages).toBe(4);
     const cancellation = report.signals.find((s: { signal: string }) => s.signal === 'cancellation');
-    expect(cancellation).toMatchObject({ support: 2, true_positives: 1, false_negatives: 1, false_positives: 0, true_negatives: 2, precision: 1, recall: 0.5, f1: 0.667 });
-    expect(report.signals.find((s: { signal: string }) => s.signal === 'competitor')).toMatchObject({ support: 1, true_positives: 1, precision: 1, recall: 1 });
-    expect(report.misses).toEqual([{ text: 'We are switching to Zendesk', kind: 'missed', signal: 'cancellation', expected: ['competitor', 'cancellation'], found: ['competitor'] }]);
+    expect(cancellation).toMatchObject({
+      support: 2,
+      true_positives: 1,
+      false_negatives: 1,
+      false_positives: 0,
+      true_negatives: 2,
+      precision: 1,
+      recall: 0.5,
+      f1: 0.667,
+    });
+    expect(report.signals.find((s: { signal: string }) => s.signal === 'competitor')).toMatchObject({
+      support: 1,
+      true_positives: 1,
+      precision: 1,
+      recall: 1,
+    });
+    expect(report.misses).toEqual([
+      {
+        text: 'We are switching to Zendesk',
+        kind: 'missed',
+        signal: 'cancellation',
+        expected: ['competitor', 'cancellation'],
+        found: ['competitor'],
+      },
+    ]);
     expect(report.sentiment).toMatchObject({ labelled: 3 });
 
     const human = run(file);
@@ -154,7 +180,10 @@ describe('revintel intelligence eval', () => {
 
   test('NDJSON, and a label that is not a signal is refused by name', () => {
     const file = join(dir, 'labelled.ndjson');
-    writeFileSync(file, `${JSON.stringify({ text: 'Please close our account.', signals: ['cancellation'] })}\n${JSON.stringify({ text: 'Where is the invoice?', signals: [] })}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ text: 'Please close our account.', signals: ['cancellation'] })}\n${JSON.stringify({ text: 'Where is the invoice?', signals: [] })}\n`,
+    );
     const ok = run(file, '--json');
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.out).signals[0]).toMatchObject({ signal: 'cancellation', precision: 1, recall: 1 });

@@ -13,7 +13,16 @@ import { workerUnits } from '../../src/jobs/units.ts';
 import { replayEvents } from '../../src/modules/ticket-queue/service.ts';
 import { MAX_ATTEMPTS } from '../../src/modules/ticket-queue/retry.ts';
 import { writeCustomers } from '../../src/modules/customers/service.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import { drainQueue, hubSignature, makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 import type { Platform } from '../../src/modules/tickets/platforms.ts';
 import { extractTickets } from '../../src/modules/tickets/adapters/index.ts';
@@ -51,7 +60,14 @@ for (const backend of BACKENDS) {
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      app = buildApp(database, { config: testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: TEST_SECRET_KEY, publicUrl: 'https://rev.example.com' }), clock: () => FIXTURE_CLOCK }).app;
+      app = buildApp(database, {
+        config: testConfig({
+          databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+          secretKey: TEST_SECRET_KEY,
+          publicUrl: 'https://rev.example.com',
+        }),
+        clock: () => FIXTURE_CLOCK,
+      }).app;
       const made = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
       orgId = made.org.id;
       key = made.secret;
@@ -171,7 +187,11 @@ for (const backend of BACKENDS) {
       const body = JSON.stringify({ action: 'create', type: 'Issue', data: { id: 'LIN-1', title: 'Hello' }, webhookTimestamp });
       return { body, headers: { 'linear-signature': createHmac('sha256', 'linear-route-secret').update(body).digest('hex') } };
     };
-    const WITHOUT_A_NUMERIC_TIMESTAMP: [string, unknown][] = [['missing', undefined], ['a string', String(FIXTURE_CLOCK)], ['null', null]];
+    const WITHOUT_A_NUMERIC_TIMESTAMP: [string, unknown][] = [
+      ['missing', undefined],
+      ['a string', String(FIXTURE_CLOCK)],
+      ['null', null],
+    ];
     for (const [what, webhookTimestamp] of WITHOUT_A_NUMERIC_TIMESTAMP) {
       test(`Linear: a signed delivery whose webhookTimestamp is ${what} is refused 401, nothing stored`, async () => {
         const connector = await makeConnector(database, orgId, { platform: 'linear', secret: 'linear-route-secret' });
@@ -224,13 +244,19 @@ for (const backend of BACKENDS) {
         }
         const headers = Object.fromEntries(Object.entries(signed.headers).map(([k, v]) => [k.toLowerCase(), v]));
         const res = await post(connectorId, body, headers);
-        expect({ fixture: signed.fixture, status: res.status, error: res.body?.error ?? null }).toEqual({ fixture: signed.fixture, status: 200, error: null });
+        expect({ fixture: signed.fixture, status: res.status, error: res.body?.error ?? null }).toEqual({
+          fixture: signed.fixture,
+          status: 200,
+          error: null,
+        });
         // One byte changed: refused.
         const tampered = await post(connectorId, body.replace('}', ' }'), headers);
         expect({ fixture: signed.fixture, status: tampered.status }).toEqual({ fixture: signed.fixture, status: 401 });
         await drainQueue(database);
         const events = await eventRows(connectorId);
-        expect(events.map((e) => ({ fixture: signed.fixture, status: e.status, error: e.last_error }))).toEqual([{ fixture: signed.fixture, status: 'done', error: null }]);
+        expect(events.map((e) => ({ fixture: signed.fixture, status: e.status, error: e.last_error }))).toEqual([
+          { fixture: signed.fixture, status: 'done', error: null },
+        ]);
         // Absent: refused too.
         const unsigned = await post(connectorId, body);
         expect({ fixture: signed.fixture, status: unsigned.status }).toEqual({ fixture: signed.fixture, status: 401 });
@@ -259,24 +285,35 @@ for (const backend of BACKENDS) {
       const suffix = Math.random().toString(36).slice(2, 8);
       const [byEmail, byDomain] = await database.db.transaction(async (tx) =>
         writeCustomers(tx as never, orgId, [
-          { index: 0, input: { name: 'Exact Co', currency: 'EUR', email: `Owner@exact-${suffix}.example`, domain: `other-${suffix}.example` } },
+          {
+            index: 0,
+            input: { name: 'Exact Co', currency: 'EUR', email: `Owner@exact-${suffix}.example`, domain: `other-${suffix}.example` },
+          },
           { index: 1, input: { name: 'Domain Co', currency: 'EUR', domain: `domain-${suffix}.example` } },
         ] as never),
       );
       const connector = await makeConnector(database, orgId);
-      const send = (id: string, email: string) => post(connector.id, JSON.stringify({ ticket: { id, subject: 'Question', requester_email: email } }));
+      const send = (id: string, email: string) =>
+        post(connector.id, JSON.stringify({ ticket: { id, subject: 'Question', requester_email: email } }));
       expect((await send('L-1', `owner@exact-${suffix}.example`)).status).toBe(200);
       expect((await send('L-2', `someone@domain-${suffix}.example`)).status).toBe(200);
       expect((await send('L-3', `nobody@unknown-${suffix}.example`)).status).toBe(200);
       await drainQueue(database);
-      const tickets = (await call(app, 'GET', `/api/tickets?connector_id=${connector.id}`, { key })).body.data as { external_id: string; customer_id: string | null }[];
+      const tickets = (await call(app, 'GET', `/api/tickets?connector_id=${connector.id}`, { key })).body.data as {
+        external_id: string;
+        customer_id: string | null;
+      }[];
       const customerOf = Object.fromEntries(tickets.map((t) => [t.external_id, t.customer_id]));
       const ids = [byEmail, byDomain].map((outcome) => {
         if (outcome?.outcome !== 'created') throw new Error(`customer not created: ${JSON.stringify(outcome)}`);
         return outcome.id;
       });
       expect(customerOf).toEqual({ 'L-1': ids[0]!, 'L-2': ids[1]!, 'L-3': null });
-      const risk = await queryText<{ customer_id: string }>(database.db, `select customer_id from risk_input_changes where org_id = $1 and customer_id = any($2::text[])`, [orgId, ids]);
+      const risk = await queryText<{ customer_id: string }>(
+        database.db,
+        `select customer_id from risk_input_changes where org_id = $1 and customer_id = any($2::text[])`,
+        [orgId, ids],
+      );
       expect(risk.map((r) => r.customer_id).sort()).toEqual([...ids].sort());
       const filtered = (await call(app, 'GET', `/api/tickets?customer_id=${ids[1]}`, { key })).body.data;
       expect(filtered.map((t: { external_id: string }) => t.external_id)).toEqual(['L-2']);
@@ -293,7 +330,8 @@ for (const backend of BACKENDS) {
       expect(await eventRows(connector.id)).toHaveLength(1);
 
       const generic = await makeConnector(database, orgId);
-      const version = (subject: string, updated: string) => JSON.stringify({ ticket: { id: 'OOO-1', subject, updated_at: updated, created_at: '2026-01-01T00:00:00Z' } });
+      const version = (subject: string, updated: string) =>
+        JSON.stringify({ ticket: { id: 'OOO-1', subject, updated_at: updated, created_at: '2026-01-01T00:00:00Z' } });
       await post(generic.id, version('newest subject', '2026-03-01T10:00:00Z'));
       await drainQueue(database);
       await post(generic.id, version('stale subject', '2026-02-01T10:00:00Z'));
@@ -328,7 +366,9 @@ for (const backend of BACKENDS) {
           begin if new.subject = 'POISON' then raise exception 'poison refused by the test'; end if; return new; end $$`),
       );
       await database.db.execute(sql.raw(`drop trigger if exists test_refuse_poison on tickets`));
-      await database.db.execute(sql.raw(`create trigger test_refuse_poison before insert or update on tickets for each row execute function test_refuse_poison()`));
+      await database.db.execute(
+        sql.raw(`create trigger test_refuse_poison before insert or update on tickets for each row execute function test_refuse_poison()`),
+      );
       try {
         const poison = await post(connector.id, JSON.stringify({ ticket: { id: 'P-1', subject: 'POISON' } }));
         const fine = await post(connector.id, JSON.stringify({ ticket: { id: 'P-2', subject: 'fine' } }));
@@ -338,7 +378,11 @@ for (const backend of BACKENDS) {
         const waiting = await byId(poison.body.event_id);
         expect(waiting).toMatchObject({ status: 'pending', attempts: 1 });
         expect(waiting.last_error).toContain('poison refused by the test');
-        const [{ delay }] = (await queryText<{ delay: number }>(database.db, `select extract(epoch from run_after - now())::float8 as delay from ticket_events where id = $1`, [poison.body.event_id])) as [{ delay: number }];
+        const [{ delay }] = (await queryText<{ delay: number }>(
+          database.db,
+          `select extract(epoch from run_after - now())::float8 as delay from ticket_events where id = $1`,
+          [poison.body.event_id],
+        )) as [{ delay: number }];
         expect(delay).toBeGreaterThan(0);
         expect(delay).toBeLessThanOrEqual(2);
         for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -366,7 +410,8 @@ for (const backend of BACKENDS) {
         units.run('tickets.claim', { owner: 'worker-a', limit: 25, leaseSeconds: 60 }),
         units.run('tickets.claim', { owner: 'worker-b', limit: 25, leaseSeconds: 60 }),
       ]);
-      const mine = (claimed: { id: string; connectorId: string }[]) => claimed.filter((e) => e.connectorId === connector.id).map((e) => e.id);
+      const mine = (claimed: { id: string; connectorId: string }[]) =>
+        claimed.filter((e) => e.connectorId === connector.id).map((e) => e.id);
       const overlap = mine(a).filter((id) => mine(b).includes(id));
       expect(overlap).toEqual([]);
       // Worker A stalls past its lease; C takes its events over and applies them; A's late apply is skipped.
@@ -388,7 +433,12 @@ for (const backend of BACKENDS) {
 
     test('import: 202 with per-item rejections, duplicates not stored twice, progress, then tickets', async () => {
       const items = [
-        { id: 'IMP-1', subject: 'We want to cancel our subscription', description: 'Too expensive, switching to a competitor.', requester_email: 'a@imp.example' },
+        {
+          id: 'IMP-1',
+          subject: 'We want to cancel our subscription',
+          description: 'Too expensive, switching to a competitor.',
+          requester_email: 'a@imp.example',
+        },
         { id: 'IMP-2', subject: 'Thanks!', description: 'Works great now, thank you.' },
         'not an object',
         { nothing: 'here' },
@@ -404,23 +454,36 @@ for (const backend of BACKENDS) {
       const pending = await call(app, 'GET', `/api/ticket-intelligence/import/${batchId}`, { key });
       expect(pending.body.data).toMatchObject({ status: 'processing', progress: { pending: 3, done: 0 } });
 
-      const again = await call(app, 'POST', '/api/ticket-intelligence/import', { key, body: { tickets: [items[0], { ...(items[1] as object), id: 'IMP-4' }] } });
+      const again = await call(app, 'POST', '/api/ticket-intelligence/import', {
+        key,
+        body: { tickets: [items[0], { ...(items[1] as object), id: 'IMP-4' }] },
+      });
       expect(again.body.data).toMatchObject({ received: 2, accepted: 1, duplicates: 1 });
 
       await drainQueue(database);
       const done = await call(app, 'GET', `/api/ticket-intelligence/import/${batchId}`, { key });
       expect(done.body.data).toMatchObject({ status: 'completed', progress: { pending: 0, processing: 0, done: 3, dead: 0 } });
-      const cancel = (await call(app, 'GET', `/api/tickets?churn_signal=cancellation`, { key })).body.data.find((t: { external_id: string }) => t.external_id === 'IMP-1');
+      const cancel = (await call(app, 'GET', `/api/tickets?churn_signal=cancellation`, { key })).body.data.find(
+        (t: { external_id: string }) => t.external_id === 'IMP-1',
+      );
       expect(cancel.intelligence.churn_signals).toEqual(expect.arrayContaining(['cancellation', 'competitor']));
       expect(cancel.intelligence.sentiment).toBeLessThan(0);
-      const happy = (await call(app, 'GET', `/api/tickets?sentiment_below=0`, { key })).body.data.map((t: { external_id: string }) => t.external_id);
+      const happy = (await call(app, 'GET', `/api/tickets?sentiment_below=0`, { key })).body.data.map(
+        (t: { external_id: string }) => t.external_id,
+      );
       expect(happy).not.toContain('IMP-2');
       expect(happy).toContain('IMP-1');
 
-      const tooMany = await call(app, 'POST', '/api/ticket-intelligence/import', { key, body: { tickets: Array.from({ length: 1001 }, (_, i) => ({ id: `X-${i}` })) } });
+      const tooMany = await call(app, 'POST', '/api/ticket-intelligence/import', {
+        key,
+        body: { tickets: Array.from({ length: 1001 }, (_, i) => ({ id: `X-${i}` })) },
+      });
       expect(tooMany.status).toBe(400);
       expect(tooMany.body.error).toContain('tickets');
-      const unknownField = await call(app, 'POST', '/api/ticket-intelligence/import', { key, body: { tickets: [{ id: 'Y' }], extra: true } });
+      const unknownField = await call(app, 'POST', '/api/ticket-intelligence/import', {
+        key,
+        body: { tickets: [{ id: 'Y' }], extra: true },
+      });
       expect(unknownField.status).toBe(400);
       expect(unknownField.body.error).toContain('extra');
       const noBody = await call(app, 'POST', '/api/ticket-intelligence/import', { key, body: {} });
@@ -439,11 +502,19 @@ for (const backend of BACKENDS) {
       const theirs = (await call(app, 'GET', '/api/connectors', { key: otherKey })).body.data;
       expect(theirs.map((c: { id: string }) => c.id)).not.toContain(mine.id);
       const listed = (await call(app, 'GET', '/api/connectors', { key })).body.data.find((c: { id: string }) => c.id === mine.id);
-      expect(listed).toMatchObject({ name: 'Mine only', webhook_url: `https://rev.example.com/api/webhooks/tickets?connectorId=${mine.id}`, signed: false });
+      expect(listed).toMatchObject({
+        name: 'Mine only',
+        webhook_url: `https://rev.example.com/api/webhooks/tickets?connectorId=${mine.id}`,
+        signed: false,
+      });
       expect(JSON.stringify((await call(app, 'GET', '/api/connectors', { key })).body)).not.toMatch(/sealed|token_hash|v1\./);
-      const intoMine = await call(app, 'POST', '/api/ticket-intelligence/import', { key: otherKey, body: { connector_id: mine.id, tickets: [{ id: 'Z-1' }] } });
+      const intoMine = await call(app, 'POST', '/api/ticket-intelligence/import', {
+        key: otherKey,
+        body: { connector_id: mine.id, tickets: [{ id: 'Z-1' }] },
+      });
       expect(intoMine.status).toBe(404);
-      const batch = (await call(app, 'POST', '/api/ticket-intelligence/import', { key, body: { tickets: [{ id: 'ISO-2' }] } })).body.data.batch_id;
+      const batch = (await call(app, 'POST', '/api/ticket-intelligence/import', { key, body: { tickets: [{ id: 'ISO-2' }] } })).body.data
+        .batch_id;
       expect((await call(app, 'GET', `/api/ticket-intelligence/import/${batch}`, { key: otherKey })).status).toBe(404);
       expect(otherOrgId).not.toBe(orgId);
     });

@@ -18,11 +18,21 @@ for (const backend of BACKENDS) {
     test('create prints a one-time link that signs in; list shows the user; disable ends their sessions', async () => {
       const dataDir = join(tempDir(), 'data');
       dirs.push(dataDir);
-      const config = testConfig({ port: 0, host: '127.0.0.1', dataDir, databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, shutdownTimeoutMs: 5_000 });
+      const config = testConfig({
+        port: 0,
+        host: '127.0.0.1',
+        dataDir,
+        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+        shutdownTimeoutMs: 5_000,
+      });
       const server = await startServer(config, { workerUrl: WORKER_URL, log: createLogger('silent') });
       try {
         const base = server.url.href.replace(/\/$/, '');
-        const env: Record<string, string> = { LOG_LEVEL: 'silent', PUBLIC_URL: base, ...(backend === 'postgres' ? { DATABASE_URL: TEST_DATABASE_URL! } : { DATA_DIR: dataDir }) };
+        const env: Record<string, string> = {
+          LOG_LEVEL: 'silent',
+          PUBLIC_URL: base,
+          ...(backend === 'postgres' ? { DATABASE_URL: TEST_DATABASE_URL! } : { DATA_DIR: dataDir }),
+        };
         const cli = (args: string[]) => runSourceCli([...args, '--json'], env);
         const org = uniqueName('users-cli');
         expect((await cli(['orgs', 'create', '--name', org, '--plan', 'growth_agents'])).code).toBe(0);
@@ -39,7 +49,11 @@ for (const backend of BACKENDS) {
         expect(JSON.parse(badRole.stderr).error).toContain('role must be one of admin, member');
 
         const token = created.json.sign_in_link.split('#token=')[1];
-        const accepted = await fetch(`${base}/api/auth/accept`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, password: 'a long password' }) });
+        const accepted = await fetch(`${base}/api/auth/accept`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token, password: 'a long password' }),
+        });
         expect(accepted.status).toBe(200);
         const cookie = accepted.headers.get('set-cookie')!.split(';')[0]!;
         expect((await fetch(`${base}/api/me`, { headers: { cookie } })).status).toBe(200);

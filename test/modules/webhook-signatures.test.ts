@@ -78,8 +78,7 @@ const fixtureDelivery = async (entry: SignatureFixture) => {
 
 const fixtureEntry = (fixture: string) => signatureFixtures.find((entry) => entry.fixture === fixture) as SignatureFixture;
 
-const hubSignature = (secret: string, rawBody: Uint8Array) =>
-  `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
+const hubSignature = (secret: string, rawBody: Uint8Array) => `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
 
 const expectRejected = (verdict: ReturnType<typeof verifyWebhook>, reasonPattern: RegExp) => {
   expect(verdict.ok).toBe(false);
@@ -195,7 +194,10 @@ describe('platform schemes', () => {
   test('a platform header is ignored for another platform', async () => {
     const entry = fixtureEntry('helpscout-conversation.json');
     const delivery = await fixtureDelivery(entry);
-    expectRejected(verifyWebhook(delivery.request, credentialsFor('generic', [entry.secret])), /missing signature header \(expected x-hub-signature-256\)/);
+    expectRejected(
+      verifyWebhook(delivery.request, credentialsFor('generic', [entry.secret])),
+      /missing signature header \(expected x-hub-signature-256\)/,
+    );
   });
 
   test('a timestamped scheme without its timestamp header is rejected', async () => {
@@ -260,8 +262,14 @@ describe('replay protection', () => {
     const webhookTimestamp = 1_767_604_500_456;
     const credentials = credentialsFor('linear', [entry.secret]);
     expect(verifyWebhook(delivery.request, credentials, webhookTimestamp + MINUTE_MS).ok).toBe(true);
-    expectRejected(verifyWebhook(delivery.request, credentials, webhookTimestamp + MINUTE_MS + 1), /timestamp outside the 60-second window/);
-    expectRejected(verifyWebhook(delivery.request, credentials, webhookTimestamp - MINUTE_MS - 1), /timestamp outside the 60-second window/);
+    expectRejected(
+      verifyWebhook(delivery.request, credentials, webhookTimestamp + MINUTE_MS + 1),
+      /timestamp outside the 60-second window/,
+    );
+    expectRejected(
+      verifyWebhook(delivery.request, credentials, webhookTimestamp - MINUTE_MS - 1),
+      /timestamp outside the 60-second window/,
+    );
   });
 
   /** A Linear delivery of `body`, signed with "lin-secret". */
@@ -283,12 +291,18 @@ describe('replay protection', () => {
   }
 
   test('Linear: a signed body that is not JSON passes the signature check (the route answers 400)', () => {
-    expect(verifyWebhook(linearRequest('{"action":'), credentialsFor('linear', ['lin-secret']), FIXTURE_NOW)).toEqual({ ok: true, scheme: 'linear' });
+    expect(verifyWebhook(linearRequest('{"action":'), credentialsFor('linear', ['lin-secret']), FIXTURE_NOW)).toEqual({
+      ok: true,
+      scheme: 'linear',
+    });
   });
 
   test('Linear: a webhookTimestamp with a fraction of a millisecond is a timestamp like any other', () => {
     const body = `{"action":"create","type":"Issue","data":{"id":"x"},"webhookTimestamp":${FIXTURE_NOW - 0.5}}`;
-    expect(verifyWebhook(linearRequest(body), credentialsFor('linear', ['lin-secret']), FIXTURE_NOW)).toEqual({ ok: true, scheme: 'linear' });
+    expect(verifyWebhook(linearRequest(body), credentialsFor('linear', ['lin-secret']), FIXTURE_NOW)).toEqual({
+      ok: true,
+      scheme: 'linear',
+    });
   });
 });
 
@@ -308,7 +322,10 @@ describe('secret rotation', () => {
     for (const fixture of ['zendesk-ticket.json', 'hubspot-ticket.json', 'helpscout-conversation.json', 'linear-issue.json']) {
       const entry = fixtureEntry(fixture);
       const delivery = await fixtureDelivery(entry);
-      for (const secrets of [[entry.secret, 'next-secret'], ['previous-secret', entry.secret]]) {
+      for (const secrets of [
+        [entry.secret, 'next-secret'],
+        ['previous-secret', entry.secret],
+      ]) {
         const verdict = verifyWebhook(delivery.request, credentialsFor(delivery.platform, secrets), FIXTURE_NOW);
         expect(verdict).toEqual({ ok: true, scheme: delivery.scheme });
       }

@@ -13,7 +13,16 @@ import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
 import { piecesOf, RAW_PIECE, whatsappBatchJob } from '../../src/modules/whatsapp/batch.ts';
-import { BACKENDS, buildApp, call, createOrgWithKey, tempDir, testConfig, TEST_DATABASE_URL, type BackendKind } from '../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  tempDir,
+  testConfig,
+  TEST_DATABASE_URL,
+  type BackendKind,
+} from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 import { enqueueJob } from '../../src/jobs/queue.ts';
 
@@ -21,12 +30,29 @@ const APP_SECRET = 'whatsapp-delivery-test-app-secret';
 const SECRET_KEY = 'whatsapp-delivery-test-secret-key-0123456789';
 const PATH = '/api/webhooks/messaging';
 
-const sign = (body: string) => ({ 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}` });
+const sign = (body: string) => ({
+  'content-type': 'application/json',
+  'x-hub-signature-256': `sha256=${createHmac('sha256', APP_SECRET).update(body).digest('hex')}`,
+});
 
 function delivery(phoneNumberId: string, statuses: Record<string, unknown>[]): string {
   return JSON.stringify({
     object: 'whatsapp_business_account',
-    entry: [{ id: '102290129340398', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId }, statuses } }] }],
+    entry: [
+      {
+        id: '102290129340398',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550783881', phone_number_id: phoneNumberId },
+              statuses,
+            },
+          },
+        ],
+      },
+    ],
   });
 }
 
@@ -47,15 +73,31 @@ for (const backend of BACKENDS) {
       const open = opener(backend);
       let database = await open();
       await runMigrations(database, backend === 'postgres' ? TEST_DATABASE_URL : null);
-      const config = testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, secretKey: SECRET_KEY, whatsappAppSecret: APP_SECRET });
+      const config = testConfig({
+        databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
+        secretKey: SECRET_KEY,
+        whatsappAppSecret: APP_SECRET,
+      });
       const { org } = await createOrgWithKey(database);
       const phoneNumberId = `8${String(Date.now()).slice(-10)}${Math.floor(Math.random() * 1e4)}`;
       const id = newId('chi');
       await database.db.transaction((tx) =>
-        chatAdminUnits['chat.add'](tx as never, { id, org: org.id, platform: 'whatsapp', externalId: phoneNumberId, credentialsSealed: sealSecret('EAAG-test-token', SECRET_KEY, id), actor: 'test' }),
+        chatAdminUnits['chat.add'](tx as never, {
+          id,
+          org: org.id,
+          platform: 'whatsapp',
+          externalId: phoneNumberId,
+          credentialsSealed: sealSecret('EAAG-test-token', SECRET_KEY, id),
+          actor: 'test',
+        }),
       );
       const tag = newId('org').slice(4, 12);
-      const statuses = Array.from({ length: 10_000 }, (_, i) => ({ id: `wamid.RESTART${tag}${i}`, status: 'delivered', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: '15551234567' }));
+      const statuses = Array.from({ length: 10_000 }, (_, i) => ({
+        id: `wamid.RESTART${tag}${i}`,
+        status: 'delivered',
+        timestamp: String(Math.floor(Date.now() / 1000)),
+        recipient_id: '15551234567',
+      }));
       const body = delivery(phoneNumberId, statuses);
       const stranger = delivery(`7${phoneNumberId.slice(1)}`, statuses.slice(0, 100));
 
@@ -67,23 +109,44 @@ for (const backend of BACKENDS) {
 
       database = await open();
       app = buildApp(database, { config }).app;
-      const events = async () => queryText<{ type: string; outcome: string; items: number | null }>(database.db, `select type, outcome, (body->>'items')::int as items from chat_inbound_events where org_id = $1 order by type`, [org.id]);
+      const events = async () =>
+        queryText<{ type: string; outcome: string; items: number | null }>(
+          database.db,
+          `select type, outcome, (body->>'items')::int as items from chat_inbound_events where org_id = $1 order by type`,
+          [org.id],
+        );
       expect(await events()).toEqual([
         { type: 'delivery', outcome: 'received', items: 10_000 },
         { type: 'delivery-piece', outcome: 'ignored', items: null },
         { type: 'delivery-piece', outcome: 'ignored', items: null },
       ]);
       expect(body.length).toBeGreaterThan(RAW_PIECE);
-      const jobs = async () => (await queryText<{ n: number }>(database.db, `select count(*)::int as n from jobs where org_id = $1 and kind = 'whatsapp.batch'`, [org.id]))[0]!.n;
+      const jobs = async () =>
+        (
+          await queryText<{ n: number }>(database.db, `select count(*)::int as n from jobs where org_id = $1 and kind = 'whatsapp.batch'`, [
+            org.id,
+          ])
+        )[0]!.n;
       expect(await jobs()).toBe(1);
-      const unknown = await queryText<{ outcome: string }>(database.db, `select outcome from chat_inbound_events where org_id is null and dedupe_key like $1`, [`unknown:7${phoneNumberId.slice(1)}:%`]);
+      const unknown = await queryText<{ outcome: string }>(
+        database.db,
+        `select outcome from chat_inbound_events where org_id is null and dedupe_key like $1`,
+        [`unknown:7${phoneNumberId.slice(1)}:%`],
+      );
       expect(unknown).toEqual([{ outcome: 'ignored' }]);
       // Meta's retry before the job ran finds the event.
       expect((await call(app, 'POST', PATH, { rawBody: body, headers: sign(body) })).status).toBe(200);
       expect(await jobs()).toBe(1);
 
       await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3_600_000 });
-      const stored = async () => (await queryText<{ n: number; distinct: number }>(database.db, `select count(*)::int as n, count(distinct dedupe_key)::int as distinct from chat_inbound_events where org_id = $1 and type = 'status'`, [org.id]))[0];
+      const stored = async () =>
+        (
+          await queryText<{ n: number; distinct: number }>(
+            database.db,
+            `select count(*)::int as n, count(distinct dedupe_key)::int as distinct from chat_inbound_events where org_id = $1 and type = 'status'`,
+            [org.id],
+          )
+        )[0];
       expect(await stored()).toEqual({ n: 10_000, distinct: 10_000 });
       expect((await events()).filter((e) => e.type === 'delivery')).toEqual([{ type: 'delivery', outcome: 'processed', items: 10_000 }]);
       // And after.
@@ -95,7 +158,12 @@ for (const backend of BACKENDS) {
       // with its job: after the upgrade the job works through both.
       const chunkKey = (i: number) => `batch:old${tag}:${id}:${i}`;
       const oldItems = (from: number) =>
-        Array.from({ length: 150 }, (_, i) => ({ phoneNumberId, dedupeKey: `status:wamid.OLD${tag}${from + i}:sent`, type: 'status', body: { id: `wamid.OLD${tag}${from + i}`, status: 'sent', timestamp: '1700000000' } }));
+        Array.from({ length: 150 }, (_, i) => ({
+          phoneNumberId,
+          dedupeKey: `status:wamid.OLD${tag}${from + i}:sent`,
+          type: 'status',
+          body: { id: `wamid.OLD${tag}${from + i}`, status: 'sent', timestamp: '1700000000' },
+        }));
       const first = newId('che');
       for (const [i, eventId] of [first, newId('che')].entries()) {
         await queryText(
@@ -104,11 +172,21 @@ for (const backend of BACKENDS) {
           [eventId, chunkKey(i), id, org.id, JSON.stringify({ items: oldItems(i * 150), next: i === 0 ? chunkKey(1) : null })],
         );
       }
-      await database.db.transaction((tx) => enqueueJob(tx as never, whatsappBatchJob, { eventId: first, from: 0 }, { orgId: org.id, dedupeKey: first }));
+      await database.db.transaction((tx) =>
+        enqueueJob(tx as never, whatsappBatchJob, { eventId: first, from: 0 }, { orgId: org.id, dedupeKey: first }),
+      );
       await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3_600_000 });
-      const old = await queryText<{ n: number }>(database.db, `select count(*)::int as n from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like $2`, [org.id, `status:wamid.OLD${tag}%`]);
+      const old = await queryText<{ n: number }>(
+        database.db,
+        `select count(*)::int as n from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like $2`,
+        [org.id, `status:wamid.OLD${tag}%`],
+      );
       expect(old).toEqual([{ n: 300 }]);
-      const chunks = await queryText<{ outcome: string }>(database.db, `select outcome from chat_inbound_events where org_id = $1 and type = 'batch'`, [org.id]);
+      const chunks = await queryText<{ outcome: string }>(
+        database.db,
+        `select outcome from chat_inbound_events where org_id = $1 and type = 'batch'`,
+        [org.id],
+      );
       expect(chunks).toEqual([{ outcome: 'processed' }, { outcome: 'processed' }]);
       await database.close();
     });

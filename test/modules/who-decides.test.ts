@@ -21,8 +21,19 @@ for (const role of ['csm', 'manager', 'admin'] as const) {
     test(`the rule: a ${role} ${owns ? 'owning' : 'not owning'} the customer`, () => {
       for (const type of ACTION_TYPES) {
         for (const decision of DECISIONS) {
-          const refusal = decisionRefusal({ csmId: 'csm_me', role }, { csm_id: owns ? 'csm_me' : 'csm_other', type, params: PARAMS[type] ?? {} }, decision);
-          const expected = role !== 'csm' ? null : !owns ? "Only the customer's CSM or a manager may decide this action" : type === 'discount_offer' && decision === 'approve' ? "A discount above 15% needs a manager's approval" : null;
+          const refusal = decisionRefusal(
+            { csmId: 'csm_me', role },
+            { csm_id: owns ? 'csm_me' : 'csm_other', type, params: PARAMS[type] ?? {} },
+            decision,
+          );
+          const expected =
+            role !== 'csm'
+              ? null
+              : !owns
+                ? "Only the customer's CSM or a manager may decide this action"
+                : type === 'discount_offer' && decision === 'approve'
+                  ? "A discount above 15% needs a manager's approval"
+                  : null;
           expect({ type, decision, refusal }).toEqual({ type, decision, refusal: expected });
         }
       }
@@ -30,12 +41,20 @@ for (const role of ['csm', 'manager', 'admin'] as const) {
   }
 }
 
-test('the rule: a plain CSM approves their own customer\'s discount of exactly DISCOUNT_MAX_NO_MANAGER %', () => {
-  expect(decisionRefusal({ csmId: 'csm_me', role: 'csm' }, { csm_id: 'csm_me', type: 'discount_offer', params: { percent: 15, months: 3 } }, 'approve')).toBeNull();
+test("the rule: a plain CSM approves their own customer's discount of exactly DISCOUNT_MAX_NO_MANAGER %", () => {
+  expect(
+    decisionRefusal(
+      { csmId: 'csm_me', role: 'csm' },
+      { csm_id: 'csm_me', type: 'discount_offer', params: { percent: 15, months: 3 } },
+      'approve',
+    ),
+  ).toBeNull();
 });
 
 test('the rule: an action without a CSM is decided by managers and admins only', () => {
-  expect(decisionRefusal({ csmId: 'csm_me', role: 'csm' }, { csm_id: null, type: 'check_in', params: {} }, 'approve')).toContain('Only the customer');
+  expect(decisionRefusal({ csmId: 'csm_me', role: 'csm' }, { csm_id: null, type: 'check_in', params: {} }, 'approve')).toContain(
+    'Only the customer',
+  );
   expect(decisionRefusal({ csmId: null, role: 'admin' }, { csm_id: null, type: 'check_in', params: {} }, 'approve')).toBeNull();
 });
 
@@ -61,12 +80,16 @@ for (const backend of BACKENDS) {
     /** A person signed in to the console with this e-mail and role: the headers a browser sends. */
     async function signedIn(email: string, role: 'admin' | 'member') {
       const { link } = await database.db.transaction((tx) => createUser(tx as never, { org: orgId, email, role, actor: 'test' }));
-      const accepted = await call(app, 'POST', '/api/auth/accept', { body: { token: link.token, password: CONSOLE_PASSWORD }, headers: { origin: CONSOLE_ORIGIN } });
+      const accepted = await call(app, 'POST', '/api/auth/accept', {
+        body: { token: link.token, password: CONSOLE_PASSWORD },
+        headers: { origin: CONSOLE_ORIGIN },
+      });
       expect(accepted.status).toBe(200);
       const cookie = accepted.headers.get('set-cookie')!.split(';')[0]!;
       return { cookie, origin: CONSOLE_ORIGIN, 'x-csrf-token': accepted.body.data.csrf_token as string };
     }
-    const asPerson = (headers: Record<string, string>, method: string, path: string, body?: unknown) => call(app, method, path, { headers, body: body ?? {} });
+    const asPerson = (headers: Record<string, string>, method: string, path: string, body?: unknown) =>
+      call(app, method, path, { headers, body: body ?? {} });
 
     async function csm(email: string, role: 'csm' | 'manager' | 'admin' = 'csm') {
       const created = await withKey('POST', '/api/csms', { email, role });
@@ -76,7 +99,11 @@ for (const backend of BACKENDS) {
 
     /** An action pending for a new customer whose CSM has `csmEmail`. */
     async function action(csmEmail: string, type = 'check_in', params: Record<string, unknown> = { channel: 'call', due_in_days: 5 }) {
-      const customer = await withKey('POST', '/api/customers', { name: `Acme ${newId('cus').slice(4, 10)}`, currency: 'EUR', csm: { email: csmEmail } });
+      const customer = await withKey('POST', '/api/customers', {
+        name: `Acme ${newId('cus').slice(4, 10)}`,
+        currency: 'EUR',
+        csm: { email: csmEmail },
+      });
       expect(customer.status).toBe(201);
       const proposed = await withKey('POST', '/api/agent-actions', { customer_id: customer.body.data.id, type, params });
       expect(proposed.status).toBe(201);
@@ -172,16 +199,26 @@ for (const backend of BACKENDS) {
 
     /** A new customer whose CSM has `csmEmail`. */
     async function customerOf(csmEmail: string) {
-      const customer = await withKey('POST', '/api/customers', { name: `Acme ${newId('cus').slice(4, 10)}`, currency: 'EUR', csm: { email: csmEmail } });
+      const customer = await withKey('POST', '/api/customers', {
+        name: `Acme ${newId('cus').slice(4, 10)}`,
+        currency: 'EUR',
+        csm: { email: csmEmail },
+      });
       expect(customer.status).toBe(201);
       return customer.body.data.id as string;
     }
-    const actionsOf = async (customerId: string) => (await withKey('GET', `/api/agent-actions?customer_id=${customerId}`)).body.data as unknown[];
+    const actionsOf = async (customerId: string) =>
+      (await withKey('GET', `/api/agent-actions?customer_id=${customerId}`)).body.data as unknown[];
 
     test('proposing without approval is approving: refused (403) to a member who may not approve it, and nothing is proposed', async () => {
       const guest = await signedIn(emailOf('guest'), 'member');
       const customerId = await customerOf(emailOf('ana'));
-      const refused = await asPerson(guest, 'POST', '/api/agent-actions', { customer_id: customerId, type: 'check_in', params: { channel: 'call', due_in_days: 5 }, requires_approval: false });
+      const refused = await asPerson(guest, 'POST', '/api/agent-actions', {
+        customer_id: customerId,
+        type: 'check_in',
+        params: { channel: 'call', due_in_days: 5 },
+        requires_approval: false,
+      });
       expect(refused.status).toBe(403);
       expect(refused.body.error).toContain('Only a CSM');
       // A plain CSM of the customer may not skip a manager's approval of a 50 % discount either.
@@ -189,13 +226,22 @@ for (const backend of BACKENDS) {
       await csm(email);
       const own = await customerOf(email);
       const member = await signedIn(email, 'member');
-      const discount = await asPerson(member, 'POST', '/api/agent-actions', { customer_id: own, type: 'discount_offer', params: { percent: 50, months: 6 }, requires_approval: false });
+      const discount = await asPerson(member, 'POST', '/api/agent-actions', {
+        customer_id: own,
+        type: 'discount_offer',
+        params: { percent: 50, months: 6 },
+        requires_approval: false,
+      });
       expect(discount.status).toBe(403);
       expect(discount.body.error).toContain("above 15% needs a manager's approval");
       expect(await actionsOf(customerId)).toEqual([]);
       expect(await actionsOf(own)).toEqual([]);
       // Proposed for approval, the same is accepted from both: someone who may decide will.
-      const proposed = await asPerson(guest, 'POST', '/api/agent-actions', { customer_id: customerId, type: 'check_in', params: { channel: 'call', due_in_days: 5 } });
+      const proposed = await asPerson(guest, 'POST', '/api/agent-actions', {
+        customer_id: customerId,
+        type: 'check_in',
+        params: { channel: 'call', due_in_days: 5 },
+      });
       expect(proposed.status).toBe(201);
       expect(proposed.body.data.status).toBe('pending_approval');
     });
@@ -205,10 +251,20 @@ for (const backend of BACKENDS) {
       await csm(email);
       const member = await signedIn(email, 'member');
       const own = await customerOf(email);
-      const byCsm = await asPerson(member, 'POST', '/api/agent-actions', { customer_id: own, type: 'check_in', params: { channel: 'call', due_in_days: 5 }, requires_approval: false });
+      const byCsm = await asPerson(member, 'POST', '/api/agent-actions', {
+        customer_id: own,
+        type: 'check_in',
+        params: { channel: 'call', due_in_days: 5 },
+        requires_approval: false,
+      });
       expect(byCsm.status).toBe(201);
       expect(byCsm.body.data.status).toBe('approved');
-      const byKey = await withKey('POST', '/api/agent-actions', { customer_id: await customerOf(emailOf('bo')), type: 'discount_offer', params: { percent: 50, months: 6 }, requires_approval: false });
+      const byKey = await withKey('POST', '/api/agent-actions', {
+        customer_id: await customerOf(emailOf('bo')),
+        type: 'discount_offer',
+        params: { percent: 50, months: 6 },
+        requires_approval: false,
+      });
       expect(byKey.status).toBe(201);
       expect(byKey.body.data.status).toBe('approved');
     });
@@ -248,7 +304,9 @@ for (const backend of BACKENDS) {
 
     test("a member may not change a user's role (403)", async () => {
       const member = await signedIn(emailOf('guest'), 'member');
-      const { user } = await database.db.transaction((tx) => createUser(tx as never, { org: orgId, email: emailOf('other'), role: 'member', actor: 'test' }));
+      const { user } = await database.db.transaction((tx) =>
+        createUser(tx as never, { org: orgId, email: emailOf('other'), role: 'member', actor: 'test' }),
+      );
       const refused = await asPerson(member, 'PATCH', `/api/users/${user.id}`, { role: 'admin' });
       expect(refused.status).toBe(403);
     });

@@ -52,7 +52,14 @@ interface Csm {
 export const label = (text: string) => text.replace(/_/g, ' ');
 
 /** "Approved by Ana Lima": the verb of the decision that left the action in its status. */
-const DECIDED_AS: Partial<Record<Status, string>> = { approved: 'Approved', executed: 'Approved', failed: 'Approved', rejected: 'Rejected', snoozed: 'Snoozed', cancelled: 'Cancelled' };
+const DECIDED_AS: Partial<Record<Status, string>> = {
+  approved: 'Approved',
+  executed: 'Approved',
+  failed: 'Approved',
+  rejected: 'Rejected',
+  snoozed: 'Snoozed',
+  cancelled: 'Cancelled',
+};
 
 function Decision({ action }: { action: Action }) {
   const verb = DECIDED_AS[action.status];
@@ -99,10 +106,12 @@ function ActionCard({ action, onDecided }: { action: Action; onDecided: (verb: V
   return (
     <li class="card">
       <h3>
-        {label(action.type)} <span class={`badge priority-${action.priority}`}>{action.priority}</span> <span class="badge">{label(action.status)}</span>
+        {label(action.type)} <span class={`badge priority-${action.priority}`}>{action.priority}</span>{' '}
+        <span class="badge">{label(action.status)}</span>
       </h3>
       <p>
-        For <a href={`/customers/${encodeURIComponent(action.customer_id)}`}>{action.customer_name}</a> — {label(action.reason)}. Proposed <Time iso={action.created_at} />
+        For <a href={`/customers/${encodeURIComponent(action.customer_id)}`}>{action.customer_name}</a> — {label(action.reason)}. Proposed{' '}
+        <Time iso={action.created_at} />
         {action.expires_at && AWAITING.includes(action.status) ? (
           <>
             , expires <Time iso={action.expires_at} />
@@ -140,7 +149,14 @@ function ActionCard({ action, onDecided }: { action: Action; onDecided: (verb: V
               <>
                 <div>
                   <label for={`days-${action.id}`}>Snooze for (days)</label>
-                  <input id={`days-${action.id}`} type="number" min={1} max={30} value={days} onInput={(e) => setDays(e.currentTarget.value)} />
+                  <input
+                    id={`days-${action.id}`}
+                    type="number"
+                    min={1}
+                    max={30}
+                    value={days}
+                    onInput={(e) => setDays(e.currentTarget.value)}
+                  />
                 </div>
                 <button type="button" class="secondary" disabled={busy} onClick={() => decide('snooze')}>
                   Snooze
@@ -190,15 +206,24 @@ function DecisionNotice({ verb, action, onChanged }: { verb: Verb; action: Actio
   );
   let text;
   if (verb === 'approve' && current.status === 'approved')
-    text = <>Approved: {what}. It is carried out in a moment (a task for the CSM and a note on the customer); until then it can be cancelled.</>;
+    text = (
+      <>Approved: {what}. It is carried out in a moment (a task for the CSM and a note on the customer); until then it can be cancelled.</>
+    );
   else if (verb === 'approve' && current.status === 'executed')
     text = <>Approved and done: {what}. The CSM has a task and the customer a note; an executed action cannot be undone.</>;
-  else if (verb === 'approve') text = <>Approved: {what}. It is now {label(current.status)}.</>;
-  else if (verb === 'reject') text = <>Rejected: {what}. A rejection is final; proposing the same action for this customer again is refused for a cool-down.</>;
+  else if (verb === 'approve')
+    text = (
+      <>
+        Approved: {what}. It is now {label(current.status)}.
+      </>
+    );
+  else if (verb === 'reject')
+    text = <>Rejected: {what}. A rejection is final; proposing the same action for this customer again is refused for a cool-down.</>;
   else if (verb === 'snooze')
     text = (
       <>
-        Snoozed: {what}, until <Time iso={current.snoozed_until} />. It comes back to the inbox then; meanwhile it is listed under <a href="/agent-actions?status=snoozed">snoozed</a>, where it can still be approved or rejected.
+        Snoozed: {what}, until <Time iso={current.snoozed_until} />. It comes back to the inbox then; meanwhile it is listed under{' '}
+        <a href="/agent-actions?status=snoozed">snoozed</a>, where it can still be approved or rejected.
       </>
     );
   else text = <>Cancelled: {what}. It will not be carried out.</>;
@@ -232,7 +257,10 @@ function CustomerFilter({ customerId, choose }: { customerId: string | null; cho
   const [matches, setMatches] = useState<{ id: string; name: string }[] | null>(null);
   const search = useSubmit();
   const chosen = useLoad(
-    () => (customerId ? api<{ id: string; name: string }>('GET', `/api/customers/${encodeURIComponent(customerId)}`).then((r) => r.data) : Promise.resolve(null)),
+    () =>
+      customerId
+        ? api<{ id: string; name: string }>('GET', `/api/customers/${encodeURIComponent(customerId)}`).then((r) => r.data)
+        : Promise.resolve(null),
     [customerId],
   );
   if (customerId)
@@ -247,20 +275,30 @@ function CustomerFilter({ customerId, choose }: { customerId: string | null; cho
       </div>
     );
   return (
+    // biome-ignore lint/a11y/useSemanticElements: role=search on the form itself is what the ARIA practices show; a <search> wrapper is not announced by every screen reader yet
     <form
       role="search"
       aria-label="Filter by customer"
       onSubmit={(event) => {
         event.preventDefault();
         void search.run(async () => {
-          const { data } = await api<{ id: string; name: string }[]>('GET', `/api/customers${query({ q: draft.trim(), sort: 'name', limit: 10 })}`);
+          const { data } = await api<{ id: string; name: string }[]>(
+            'GET',
+            `/api/customers${query({ q: draft.trim(), sort: 'name', limit: 10 })}`,
+          );
           setMatches(data);
         });
       }}
     >
       <label for="action-customer">Customer</label>
       <div class="secret">
-        <input id="action-customer" type="search" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} placeholder="Name, domain or e-mail" />
+        <input
+          id="action-customer"
+          type="search"
+          value={draft}
+          onInput={(e) => setDraft(e.currentTarget.value)}
+          placeholder="Name, domain or e-mail"
+        />
         <button type="submit" class="secondary" disabled={search.busy}>
           Find
         </button>
@@ -294,7 +332,11 @@ export function ActionsPage() {
   const filters = { status, csm_id: csmId, customer_id: customerId };
   const go = (next: Partial<typeof filters>) => navigate(`/agent-actions${query({ ...filters, ...next })}`);
   const actions = useLoad(
-    () => api<Action[]>('GET', `/api/agent-actions${query({ status: status === ANY_STATUS ? undefined : status, csm_id: csmId, customer_id: customerId, limit: 50 })}`).then((r) => r.data),
+    () =>
+      api<Action[]>(
+        'GET',
+        `/api/agent-actions${query({ status: status === ANY_STATUS ? undefined : status, csm_id: csmId, customer_id: customerId, limit: 50 })}`,
+      ).then((r) => r.data),
     [status, csmId, customerId],
   );
   const csms = useLoad(() => api<Csm[]>('GET', '/api/csms?limit=100').then((r) => r.data), []);
@@ -335,7 +377,9 @@ export function ActionsPage() {
       <Loading state={actions}>
         {(list) =>
           list.length === 0 ? (
-            <Empty>Nothing here: no {status === ANY_STATUS ? '' : `${label(status)} `}actions{csmId || customerId ? ' for this filter' : ''}.</Empty>
+            <Empty>
+              Nothing here: no {status === ANY_STATUS ? '' : `${label(status)} `}actions{csmId || customerId ? ' for this filter' : ''}.
+            </Empty>
           ) : (
             <ul class="cards">
               {list.map((action) => (

@@ -4,7 +4,7 @@ import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
-import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
+import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, useLoad, TableScroll } from '../ui.tsx';
 import { points, Renewal, visibleDrivers, type Prediction } from './customers.tsx';
 import { againstScorecard, explainWarning, interval, type AucFigures } from '../../modules/predictions/backtest-words.ts';
 
@@ -28,7 +28,14 @@ interface Backtest {
   method: string;
   horizon_days: number;
   model_kind: string | null;
-  metrics: (AucFigures & { ece?: number | null; base_rate?: number; customers?: number; calibration_table?: { bin: number; n: number; mean_predicted: number; observed_rate: number }[] }) | null;
+  metrics:
+    | (AucFigures & {
+        ece?: number | null;
+        base_rate?: number;
+        customers?: number;
+        calibration_table?: { bin: number; n: number; mean_predicted: number; observed_rate: number }[];
+      })
+    | null;
   warning: string | null;
   warnings: string[];
   error: string | null;
@@ -49,11 +56,17 @@ function RiskByBand({ summary }: { summary: Summary[] }) {
               {money(row.arr_at_risk, row.currency)} <span class="muted">at risk of {money(row.total_arr, row.currency)}</span>
             </p>
             <p class="muted">
-              Expected gross revenue retention {percent(row.expected_grr)} · about {row.expected_churned_customers.toFixed(1)} of {row.customers} customers expected to churn
+              Expected gross revenue retention {percent(row.expected_grr)} · about {row.expected_churned_customers.toFixed(1)} of{' '}
+              {row.customers} customers expected to churn
             </p>
             <div class="stacked" aria-hidden="true">
               {BANDS.map((band) => (
-                <span key={band} class={`seg risk-${band}`} style={{ width: `${(row.by_risk[band].arr / total) * 100}%` }} title={`${band}: ${money(row.by_risk[band].arr, row.currency)}`} />
+                <span
+                  key={band}
+                  class={`seg risk-${band}`}
+                  style={{ width: `${(row.by_risk[band].arr / total) * 100}%` }}
+                  title={`${band}: ${money(row.by_risk[band].arr, row.currency)}`}
+                />
               ))}
             </div>
             <table>
@@ -96,7 +109,10 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
   const upcoming = predictions
     .filter((p) => p.renewal_date && Date.parse(`${p.renewal_date}T00:00:00Z`) <= today + 90 * DAY)
     .sort((a, b) => a.renewal_date!.localeCompare(b.renewal_date!));
-  const data = useMemo<uPlot.AlignedData>(() => [upcoming.map((p) => Date.parse(`${p.renewal_date}T00:00:00Z`) / 1000), upcoming.map((p) => p.probability * 100)], [predictions]);
+  const data = useMemo<uPlot.AlignedData>(
+    () => [upcoming.map((p) => Date.parse(`${p.renewal_date}T00:00:00Z`) / 1000), upcoming.map((p) => p.probability * 100)],
+    [predictions],
+  );
   const options = useMemo(
     () =>
       ({
@@ -104,9 +120,18 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
         legend: { show: false },
         // Renewal dates are calendar days: ticks at UTC midnights, labelled as such.
         tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        scales: { x: { time: true }, y: { range: (_u: uPlot, _min: number, max: number) => [0, Math.min(100, Math.max(10, Math.ceil(max * 1.2)))] } },
-        axes: [{ stroke: '#3d4650', values: (_u: uPlot, ticks: number[]) => ticks.map((t) => shortDate.format(new Date(t * 1000))) }, { stroke: '#3d4650', label: 'Churn probability (%)', values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} %`) }],
-        series: [{}, { label: 'Churn probability', stroke: '#b3261e', width: 0, points: { show: true, size: 8, fill: '#b3261e' }, paths: () => null }],
+        scales: {
+          x: { time: true },
+          y: { range: (_u: uPlot, _min: number, max: number) => [0, Math.min(100, Math.max(10, Math.ceil(max * 1.2)))] },
+        },
+        axes: [
+          { stroke: '#3d4650', values: (_u: uPlot, ticks: number[]) => ticks.map((t) => shortDate.format(new Date(t * 1000))) },
+          { stroke: '#3d4650', label: 'Churn probability (%)', values: (_u: uPlot, ticks: number[]) => ticks.map((t) => `${t} %`) },
+        ],
+        series: [
+          {},
+          { label: 'Churn probability', stroke: '#b3261e', width: 0, points: { show: true, size: 8, fill: '#b3261e' }, paths: () => null },
+        ],
       }) as Omit<uPlot.Options, 'width' | 'height'> & { height: number },
     [],
   );
@@ -161,7 +186,10 @@ function Renewals({ predictions }: { predictions: Prediction[] }) {
           </tbody>
         </table>
       </TableScroll>
-      <p class="muted">Points: how many percentage points a driver adds to (or takes from) the customer's probability, against the model's reference customer in that respect; they do not add up.</p>
+      <p class="muted">
+        Points: how many percentage points a driver adds to (or takes from) the customer's probability, against the model's reference
+        customer in that respect; they do not add up.
+      </p>
     </>
   );
 }
@@ -173,7 +201,10 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
     return [bins.map((b) => b.mean_predicted * 100), bins.map((b) => b.observed_rate * 100), bins.map((b) => b.mean_predicted * 100)];
   }, [backtest]);
   // One scale for both axes, so perfect calibration is the diagonal.
-  const top = useMemo(() => Math.min(100, Math.max(5, Math.ceil(Math.max(...(data[1] as number[]), ...(data[0] as number[])) * 1.1))), [data]);
+  const top = useMemo(
+    () => Math.min(100, Math.max(5, Math.ceil(Math.max(...(data[1] as number[]), ...(data[0] as number[])) * 1.1))),
+    [data],
+  );
   const options = useMemo(
     () =>
       ({
@@ -184,7 +215,11 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
           { stroke: '#3d4650', label: 'Predicted churn (%)' },
           { stroke: '#3d4650', label: 'Observed churn (%)' },
         ],
-        series: [{ label: 'Predicted' }, { label: 'Observed', stroke: '#0550ae', width: 2, points: { show: true, size: 7, fill: '#0550ae' } }, { label: 'Perfect calibration', stroke: '#6e7781', dash: [6, 4], width: 1, points: { show: false } }],
+        series: [
+          { label: 'Predicted' },
+          { label: 'Observed', stroke: '#0550ae', width: 2, points: { show: true, size: 7, fill: '#0550ae' } },
+          { label: 'Perfect calibration', stroke: '#6e7781', dash: [6, 4], width: 1, points: { show: false } },
+        ],
       }) as Omit<uPlot.Options, 'width' | 'height'> & { height: number },
     [top],
   );
@@ -192,7 +227,8 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
   if (backtest.status !== 'succeeded')
     return (
       <p class="error">
-        The latest backtest ({backtest.method}, {backtest.horizon_days} days) failed <Time iso={backtest.finished_at ?? backtest.created_at} />: {backtest.error ?? 'no reason was recorded'}.
+        The latest backtest ({backtest.method}, {backtest.horizon_days} days) failed{' '}
+        <Time iso={backtest.finished_at ?? backtest.created_at} />: {backtest.error ?? 'no reason was recorded'}.
       </p>
     );
   const m = backtest.metrics ?? {};
@@ -212,7 +248,8 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
         <div>
           <dt>Scorecard AUC, same rows</dt>
           <dd>
-            {m.prior_auc === null || m.prior_auc === undefined ? '—' : m.prior_auc.toFixed(3)} <span class="muted">(95 % {interval(m.prior_auc_ci95)})</span>
+            {m.prior_auc === null || m.prior_auc === undefined ? '—' : m.prior_auc.toFixed(3)}{' '}
+            <span class="muted">(95 % {interval(m.prior_auc_ci95)})</span>
           </dd>
         </div>
         <div>
@@ -238,14 +275,22 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
           Warning: {explainWarning(w, m)}
         </p>
       ))}
-      {table.length === 0 ? <Empty>This backtest had too few churn events for a calibration plot.</Empty> : <Chart options={options} data={data} label="Calibration: observed churn rate against the predicted probability, per bin" />}
+      {table.length === 0 ? (
+        <Empty>This backtest had too few churn events for a calibration plot.</Empty>
+      ) : (
+        <Chart options={options} data={data} label="Calibration: observed churn rate against the predicted probability, per bin" />
+      )}
     </>
   );
 }
 
 export function CfoPage() {
   const summary = useLoad(
-    () => api<Prediction[]>('GET', '/api/cfo/predictions?limit=1').then((r) => ({ summary: (r.meta?.summary as Summary[] | undefined) ?? [], model: r.meta?.model as { kind: string; trained_at: string; backtest_auc: number | null } | null })),
+    () =>
+      api<Prediction[]>('GET', '/api/cfo/predictions?limit=1').then((r) => ({
+        summary: (r.meta?.summary as Summary[] | undefined) ?? [],
+        model: r.meta?.model as { kind: string; trained_at: string; backtest_auc: number | null } | null,
+      })),
     [],
   );
   const renewals = useLoad(() => api<Prediction[]>('GET', '/api/cfo/predictions?sort=renewal_date&limit=200').then((r) => r.data), []);

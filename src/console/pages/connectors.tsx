@@ -53,7 +53,14 @@ function CreateForm({ onCreated }: { onCreated: () => void }) {
     >
       <div>
         <label for="connector-name">Connector name</label>
-        <input id="connector-name" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. Zendesk EU" />
+        <input
+          id="connector-name"
+          required
+          maxLength={200}
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+          placeholder="e.g. Zendesk EU"
+        />
       </div>
       <div>
         <label for="connector-platform">Platform</label>
@@ -90,10 +97,18 @@ function SecretForm({ connector, onChanged }: { connector: Connector; onChanged:
           const body: { secret?: string; grace_seconds?: number } = {};
           if (secret) body.secret = secret;
           if (connector.signed && grace !== '') body.grace_seconds = Number(grace);
-          const { data } = await api<{ connector: Connector; secret?: string }>('POST', `/api/connectors/${encodeURIComponent(id)}/secret`, body);
+          const { data } = await api<{ connector: Connector; secret?: string }>(
+            'POST',
+            `/api/connectors/${encodeURIComponent(id)}/secret`,
+            body,
+          );
           setSecret('');
           setShown(data.secret ?? null);
-          setDone(data.secret ? 'A new secret was generated. Paste it into the platform now: it is shown only this once.' : 'The secret is saved (sealed on the server; it will not be shown again).');
+          setDone(
+            data.secret
+              ? 'A new secret was generated. Paste it into the platform now: it is shown only this once.'
+              : 'The secret is saved (sealed on the server; it will not be shown again).',
+          );
           onChanged();
         });
       }}
@@ -109,9 +124,18 @@ function SecretForm({ connector, onChanged }: { connector: Connector; onChanged:
       {connector.signed ? (
         <>
           <label for={`grace-${id}`}>Keep accepting the old secret for (seconds)</label>
-          <input id={`grace-${id}`} type="number" min={0} step={60} value={grace} aria-describedby={`grace-help-${id}`} onInput={(e) => setGrace(e.currentTarget.value)} />
+          <input
+            id={`grace-${id}`}
+            type="number"
+            min={0}
+            step={60}
+            value={grace}
+            aria-describedby={`grace-help-${id}`}
+            onInput={(e) => setGrace(e.currentTarget.value)}
+          />
           <p class="muted" id={`grace-help-${id}`}>
-            {DEFAULT_ROTATION_GRACE_SECONDS.toLocaleString('en')} s (one day) unless you change it, as in the API and the CLI: time to update the platform.
+            {DEFAULT_ROTATION_GRACE_SECONDS.toLocaleString('en')} s (one day) unless you change it, as in the API and the CLI: time to
+            update the platform.
           </p>
         </>
       ) : null}
@@ -158,7 +182,10 @@ curl -X POST '${url}' -H 'content-type: application/json' -H "x-hub-signature-25
           Any sender may instead sign with <code>{HUB_SIGNATURE.header}</code>: {HUB_SIGNATURE.scheme}.
         </p>
       ) : null}
-      <p class="muted">Signatures are checked on the exact bytes received; a delivery whose signed timestamp is more than 5 minutes off is refused. Without a secret (or a token) the webhook URL alone lets deliveries in.</p>
+      <p class="muted">
+        Signatures are checked on the exact bytes received; a delivery whose signed timestamp is more than 5 minutes off is refused. Without
+        a secret (or a token) the webhook URL alone lets deliveries in.
+      </p>
       <label for={`example-${connector.id}`}>Try it: a signed delivery from a shell ($SECRET holds the secret)</label>
       <textarea id={`example-${connector.id}`} class="example" readOnly rows={4} value={example} />
       <div>
@@ -170,7 +197,10 @@ curl -X POST '${url}' -H 'content-type: application/json' -H "x-hub-signature-25
 
 function Deliveries({ connector }: { connector: Connector }) {
   const [status, setStatus] = useState('');
-  const events = useLoad(() => api<TicketEvent[]>('GET', `/api/ticket-events${query({ connector_id: connector.id, status, limit: 20 })}`).then((r) => r.data), [connector.id, status]);
+  const events = useLoad(
+    () => api<TicketEvent[]>('GET', `/api/ticket-events${query({ connector_id: connector.id, status, limit: 20 })}`).then((r) => r.data),
+    [connector.id, status],
+  );
   const [replayError, setReplayError] = useState<string | null>(null);
   const id = connector.id;
   return (
@@ -262,7 +292,10 @@ export function ConnectorsPage() {
   return (
     <section>
       <PageTitle>Support Intelligence</PageTitle>
-      <p class="muted">Connectors receive ticket events from your help desk. Paste a connector's webhook URL into the platform, and set the same secret on both sides.</p>
+      <p class="muted">
+        Connectors receive ticket events from your help desk. Paste a connector's webhook URL into the platform, and set the same secret on
+        both sides.
+      </p>
       {admin ? (
         <>
           <h2>New connector</h2>
@@ -300,7 +333,11 @@ export function ConnectorsPage() {
                   )}
                   <details>
                     <summary>Webhook secret</summary>
-                    {admin ? <SecretForm connector={connector} onChanged={connectors.reload} /> : <p class="muted">Only admins change secrets.</p>}
+                    {admin ? (
+                      <SecretForm connector={connector} onChanged={connectors.reload} />
+                    ) : (
+                      <p class="muted">Only admins change secrets.</p>
+                    )}
                   </details>
                   <details>
                     <summary>Deliveries and dead letters</summary>

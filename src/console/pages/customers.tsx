@@ -40,7 +40,9 @@ export const points = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFix
  * by a visible amount (0.05 points or more), never the `other` sum of a list item; largest points
  * first (the API orders by logit impact, which σ bends). */
 export const visibleDrivers = (drivers: Driver[]) =>
-  drivers.filter((d) => d.group !== 'other' && !d.at_reference && Math.abs(d.points) >= 0.05).sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
+  drivers
+    .filter((d) => d.group !== 'other' && !d.at_reference && Math.abs(d.points) >= 0.05)
+    .sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
 
 export interface Prediction {
   customer_id: string;
@@ -61,7 +63,17 @@ export interface Prediction {
   predicted_at: string;
 }
 
-type Row = { id: string; name: string; currency: string; arr: number; renewal_date: string | null; renewing: boolean | null; risk: string | null; probability: number | null; arr_at_risk: number | null };
+type Row = {
+  id: string;
+  name: string;
+  currency: string;
+  arr: number;
+  renewal_date: string | null;
+  renewing: boolean | null;
+  risk: string | null;
+  probability: number | null;
+  arr_at_risk: number | null;
+};
 
 const SORTS = { arr: 'ARR, largest first', risk: 'ARR at risk, largest first', name: 'Name' } as const;
 type Sort = keyof typeof SORTS;
@@ -69,15 +81,38 @@ type Sort = keyof typeof SORTS;
 async function loadRows(q: string, sort: Sort, cursor: string | null): Promise<{ rows: Row[]; next: string | null }> {
   if (sort === 'risk') {
     // The predictions list ranks by ARR at risk and searches like the customers list.
-    const { data, meta } = await api<Prediction[]>('GET', `/api/cfo/predictions${query({ q: q.trim() || undefined, sort: '-arr_at_risk', limit: 50, cursor })}`);
+    const { data, meta } = await api<Prediction[]>(
+      'GET',
+      `/api/cfo/predictions${query({ q: q.trim() || undefined, sort: '-arr_at_risk', limit: 50, cursor })}`,
+    );
     return {
-      rows: data.map((p) => ({ id: p.customer_id, name: p.customer_name, currency: p.currency, arr: p.arr, renewal_date: p.renewal_date, renewing: p.renewing, risk: p.risk, probability: p.probability, arr_at_risk: p.arr_at_risk })),
+      rows: data.map((p) => ({
+        id: p.customer_id,
+        name: p.customer_name,
+        currency: p.currency,
+        arr: p.arr,
+        renewal_date: p.renewal_date,
+        renewing: p.renewing,
+        risk: p.risk,
+        probability: p.probability,
+        arr_at_risk: p.arr_at_risk,
+      })),
       next: meta?.next_cursor ?? null,
     };
   }
   const { data, meta } = await api<Customer[]>('GET', `/api/customers${query({ q: q.trim() || undefined, sort, limit: 50, cursor })}`);
   return {
-    rows: data.map((c) => ({ id: c.id, name: c.name, currency: c.currency, arr: c.arr, renewal_date: c.renewal_date, renewing: c.renewing, risk: c.churn_risk, probability: null, arr_at_risk: null })),
+    rows: data.map((c) => ({
+      id: c.id,
+      name: c.name,
+      currency: c.currency,
+      arr: c.arr,
+      renewal_date: c.renewal_date,
+      renewing: c.renewing,
+      risk: c.churn_risk,
+      probability: null,
+      arr_at_risk: null,
+    })),
     next: meta?.next_cursor ?? null,
   };
 }
@@ -89,10 +124,12 @@ export function CustomersPage() {
   const cursor = search.get('cursor');
   const [draft, setDraft] = useState(q);
   const page = useLoad(() => loadRows(q, sort in SORTS ? sort : 'arr', cursor), [q, sort, cursor]);
-  const go = (next: { q?: string; sort?: string; cursor?: string | null }) => navigate(`/customers${query({ q: next.q ?? q, sort: next.sort ?? sort, cursor: next.cursor ?? undefined })}`);
+  const go = (next: { q?: string; sort?: string; cursor?: string | null }) =>
+    navigate(`/customers${query({ q: next.q ?? q, sort: next.sort ?? sort, cursor: next.cursor ?? undefined })}`);
   return (
     <section>
       <PageTitle>Customers</PageTitle>
+      {/* biome-ignore lint/a11y/useSemanticElements: role=search on the form itself, as on the inbox's filters */}
       <form
         class="inline-form"
         role="search"
@@ -120,7 +157,13 @@ export function CustomersPage() {
       <Loading state={page}>
         {({ rows, next }) =>
           rows.length === 0 ? (
-            <Empty>{q ? `No customer matches “${q}”.` : sort === 'risk' ? 'No customer has a churn prediction yet.' : 'No customers yet. Import them or run revintel demo.'}</Empty>
+            <Empty>
+              {q
+                ? `No customer matches “${q}”.`
+                : sort === 'risk'
+                  ? 'No customer has a churn prediction yet.'
+                  : 'No customers yet. Import them or run revintel demo.'}
+            </Empty>
           ) : (
             <>
               <TableScroll label="Customers table">
@@ -190,7 +233,17 @@ export function CustomersPage() {
   );
 }
 
-function List<T>({ title, path, empty, render }: { title: string; path: string; empty: string; render: (items: T[]) => preact.ComponentChildren }) {
+function List<T>({
+  title,
+  path,
+  empty,
+  render,
+}: {
+  title: string;
+  path: string;
+  empty: string;
+  render: (items: T[]) => preact.ComponentChildren;
+}) {
   const state = useLoad(() => api<T[]>('GET', path).then((r) => r.data), [path]);
   return (
     <section class="panel">
@@ -272,16 +325,16 @@ function PredictionPanel({ id }: { id: string }) {
             <span class="bar-track" aria-hidden="true">
               <span class={`bar ${d.points >= 0 ? 'up' : 'down'}`} style={{ width: `${(Math.abs(d.points) / strongest) * 100}%` }} />
             </span>
-            <span class="num">
-              {points(d.points)}
-            </span>
+            <span class="num">{points(d.points)}</span>
           </li>
         ))}
       </ul>
       <p class="muted">
-        Points: how many percentage points each driver adds to (or takes from) the probability, against the model's reference customer in that respect, everything else kept. They
-        do not add up to the probability.
-        {drivers.length < p.drivers.length ? ` ${p.drivers.length - drivers.length} more ${p.drivers.length - drivers.length === 1 ? 'area is' : 'areas are'} like the reference customer's or move it by less than 0.05 points.` : ''}
+        Points: how many percentage points each driver adds to (or takes from) the probability, against the model's reference customer in
+        that respect, everything else kept. They do not add up to the probability.
+        {drivers.length < p.drivers.length
+          ? ` ${p.drivers.length - drivers.length} more ${p.drivers.length - drivers.length === 1 ? 'area is' : 'areas are'} like the reference customer's or move it by less than 0.05 points.`
+          : ''}
       </p>
     </section>
   );
@@ -295,7 +348,7 @@ export function Renewal({ date, renewing }: { date: string | null; renewing: boo
       {day(date)} <span class="muted">(notice given: ends, not renewing)</span>
     </>
   ) : (
-    <>{day(date)}</>
+    day(date)
   );
 }
 
@@ -339,7 +392,18 @@ export function CustomerPage({ id }: { id: string }) {
               <a href={`/agent-actions${query({ customer_id: c.id, status: 'any' })}`}>Actions proposed for {c.name}</a>
             </p>
             <PredictionPanel id={c.id} />
-            <List<{ id: string; name: string; status: string; amount: number; currency: string; billing_interval: string; start_date: string; end_date: string | null; arr: number; counts_today: boolean }>
+            <List<{
+              id: string;
+              name: string;
+              status: string;
+              amount: number;
+              currency: string;
+              billing_interval: string;
+              start_date: string;
+              end_date: string | null;
+              arr: number;
+              counts_today: boolean;
+            }>
               title="Contracts"
               path={`/api/contracts?customer_id=${q}&limit=50`}
               empty="No contracts."
@@ -374,7 +438,17 @@ export function CustomerPage({ id }: { id: string }) {
                 </TableScroll>
               )}
             />
-            <List<{ id: string; number: string | null; status: string; amount_due: number; amount_paid: number; currency: string; issued_at: string; due_date: string | null; days_past_due: number }>
+            <List<{
+              id: string;
+              number: string | null;
+              status: string;
+              amount_due: number;
+              amount_paid: number;
+              currency: string;
+              issued_at: string;
+              due_date: string | null;
+              days_past_due: number;
+            }>
               title="Invoices"
               path={`/api/invoices?customer_id=${q}&limit=50`}
               empty="No invoices."
@@ -411,7 +485,13 @@ export function CustomerPage({ id }: { id: string }) {
                 </TableScroll>
               )}
             />
-            <List<{ id: string; subject: string | null; status: string | null; source_created_at: string | null; intelligence: { sentiment: number | null; urgency: string | null; churn_signals: string[] } }>
+            <List<{
+              id: string;
+              subject: string | null;
+              status: string | null;
+              source_created_at: string | null;
+              intelligence: { sentiment: number | null; urgency: string | null; churn_signals: string[] };
+            }>
               title="Tickets"
               path={`/api/tickets?customer_id=${q}&limit=50`}
               empty="No tickets."

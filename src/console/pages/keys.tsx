@@ -40,7 +40,14 @@ function GenerateForm({ onCreated }: { onCreated: (secret: string, name: string)
     >
       <div>
         <label for="key-name">Key name</label>
-        <input id="key-name" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. CRM sync" />
+        <input
+          id="key-name"
+          required
+          maxLength={200}
+          value={name}
+          onInput={(e) => setName(e.currentTarget.value)}
+          placeholder="e.g. CRM sync"
+        />
       </div>
       <div>
         <label for="key-expires">Expires on (optional)</label>
@@ -74,7 +81,9 @@ function AdminKeysPage() {
   return (
     <section>
       <PageTitle>Settings → API</PageTitle>
-      <p class="muted">API keys let programs call the revintel API. Send one as <code>Authorization: Bearer rvk_…</code>.</p>
+      <p class="muted">
+        API keys let programs call the revintel API. Send one as <code>Authorization: Bearer rvk_…</code>.
+      </p>
       <h2>Generate a key</h2>
       <GenerateForm
         onCreated={(value, name) => {
@@ -175,7 +184,8 @@ function AdminKeysPage() {
         }}
       >
         <p>
-          Programs using <strong>{revoking?.name}</strong> (<code>{revoking?.prefix}…</code>) will be refused from now on. This cannot be undone.
+          Programs using <strong>{revoking?.name}</strong> (<code>{revoking?.prefix}…</code>) will be refused from now on. This cannot be
+          undone.
         </p>
       </ConfirmDialog>
     </section>

@@ -36,7 +36,12 @@ function paramsOf(type: ActionType, draft: Draft): Record<string, unknown> {
     case 'renewal_call':
       return { due_in_days: Number(draft.dueInDays) };
     case 'success_plan':
-      return { goals: draft.goals.split('\n').map((goal) => goal.trim()).filter(Boolean) };
+      return {
+        goals: draft.goals
+          .split('\n')
+          .map((goal) => goal.trim())
+          .filter(Boolean),
+      };
   }
 }
 
@@ -53,17 +58,36 @@ export function ProposeAction({ customer }: { customer: { id: string; name: stri
   const [type, setType] = useState<ActionType>('check_in');
   const [priority, setPriority] = useState('normal');
   const [rationale, setRationale] = useState('');
-  const [draft, setDraft] = useState<Draft>({ channel: 'call', dueInDays: '7', to: 'manager', note: '', percent: '10', months: '3', goals: '' });
+  const [draft, setDraft] = useState<Draft>({
+    channel: 'call',
+    dueInDays: '7',
+    to: 'manager',
+    note: '',
+    percent: '10',
+    months: '3',
+    goals: '',
+  });
   const [outcome, setOutcome] = useState<{ action: Action; deduplicated: boolean } | null>(null);
   const [coolingDown, setCoolingDown] = useState(false);
   const submit = useSubmit();
-  const field = (name: keyof Draft) => ({ value: draft[name], onInput: (e: { currentTarget: { value: string } }) => setDraft({ ...draft, [name]: e.currentTarget.value }) });
+  const field = (name: keyof Draft) => ({
+    value: draft[name],
+    onInput: (e: { currentTarget: { value: string } }) => setDraft({ ...draft, [name]: e.currentTarget.value }),
+  });
   const propose = (force: boolean) =>
     submit.run(async () => {
       setOutcome(null);
       setCoolingDown(false);
       try {
-        const body = { customer_id: customer.id, type, params: paramsOf(type, draft), priority, requires_approval: true, ...(rationale.trim() ? { rationale: rationale.trim() } : {}), ...(force ? { force } : {}) };
+        const body = {
+          customer_id: customer.id,
+          type,
+          params: paramsOf(type, draft),
+          priority,
+          requires_approval: true,
+          ...(rationale.trim() ? { rationale: rationale.trim() } : {}),
+          ...(force ? { force } : {}),
+        };
         const { data } = await api<Action & { deduplicated: boolean }>('POST', '/api/agent-actions', body);
         setOutcome({ action: data, deduplicated: data.deduplicated });
         if (!data.deduplicated) setRationale('');
@@ -77,7 +101,8 @@ export function ProposeAction({ customer }: { customer: { id: string; name: stri
     <section class="panel" aria-labelledby="propose-title">
       <h2 id="propose-title">Propose an action</h2>
       <p class="muted">
-        It waits for a decision by {customer.name}'s CSM or a manager, in the <a href={`/agent-actions${query({ customer_id: customer.id, status: 'any' })}`}>inbox</a> and on their chat channels.
+        It waits for a decision by {customer.name}'s CSM or a manager, in the{' '}
+        <a href={`/agent-actions${query({ customer_id: customer.id, status: 'any' })}`}>inbox</a> and on their chat channels.
       </p>
       <form
         onSubmit={(event) => {

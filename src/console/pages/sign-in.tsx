@@ -19,27 +19,55 @@ export function SignInPage({ error }: { error?: string }) {
         onSubmit={(event) => {
           event.preventDefault();
           void submit.run(async () => {
-            await api('POST', '/api/auth/sign-in', organisation.trim() ? { email, password, organisation: organisation.trim() } : { email, password });
+            await api(
+              'POST',
+              '/api/auth/sign-in',
+              organisation.trim() ? { email, password, organisation: organisation.trim() } : { email, password },
+            );
             await refreshSession();
             navigate(location.pathname === '/sign-in' ? '/' : location.pathname, true);
           });
         }}
       >
         <label for="email">E-mail</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+        <input
+          id="email"
+          name="email"
+          type="email"
+          autocomplete="username"
+          required
+          value={email}
+          onInput={(e) => setEmail(e.currentTarget.value)}
+        />
         <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
         <details>
           <summary>In several organisations?</summary>
           <label for="organisation">Organisation (its name; without it, your oldest account)</label>
-          <input id="organisation" name="organisation" autocomplete="organization" value={organisation} onInput={(e) => setOrganisation(e.currentTarget.value)} />
+          <input
+            id="organisation"
+            name="organisation"
+            autocomplete="organization"
+            value={organisation}
+            onInput={(e) => setOrganisation(e.currentTarget.value)}
+          />
         </details>
         <ErrorBox message={submit.error} />
         <button type="submit" disabled={submit.busy}>
           {submit.busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
-      <p class="muted">No password yet? Use the one-time link your administrator (or <code>revintel users create</code>) gave you.</p>
+      <p class="muted">
+        No password yet? Use the one-time link your administrator (or <code>revintel users create</code>) gave you.
+      </p>
     </main>
   );
 }
@@ -75,12 +103,28 @@ export function AcceptPage() {
         >
           <p>This one-time link signs you in and sets your password. It works once.</p>
           <label for="new-password">New password</label>
-          <input id="new-password" type="password" autocomplete="new-password" required minLength={10} value={password} onInput={(e) => setPassword(e.currentTarget.value)} aria-describedby="password-help" />
+          <input
+            id="new-password"
+            type="password"
+            autocomplete="new-password"
+            required
+            minLength={10}
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            aria-describedby="password-help"
+          />
           <p id="password-help" class="muted">
             At least 10 characters.
           </p>
           <label for="confirm-password">Confirm the password</label>
-          <input id="confirm-password" type="password" autocomplete="new-password" required value={confirm} onInput={(e) => setConfirm(e.currentTarget.value)} />
+          <input
+            id="confirm-password"
+            type="password"
+            autocomplete="new-password"
+            required
+            value={confirm}
+            onInput={(e) => setConfirm(e.currentTarget.value)}
+          />
           <ErrorBox message={submit.error} />
           <button type="submit" disabled={submit.busy}>
             {submit.busy ? 'Signing in…' : 'Set password and sign in'}

@@ -138,12 +138,19 @@ export function UsersPage() {
                         <label class="sr-only" for={`role-${user.id}`}>
                           Role of {user.email}
                         </label>
-                        <select id={`role-${user.id}`} value={user.role} disabled={user.id === myId} onChange={(e) => patch(user, { role: e.currentTarget.value })}>
+                        <select
+                          id={`role-${user.id}`}
+                          value={user.role}
+                          disabled={user.id === myId}
+                          onChange={(e) => patch(user, { role: e.currentTarget.value })}
+                        >
                           <option value="member">member</option>
                           <option value="admin">admin</option>
                         </select>
                       </td>
-                      <td><span class={`badge status-${user.status}`}>{user.status}</span></td>
+                      <td>
+                        <span class={`badge status-${user.status}`}>{user.status}</span>
+                      </td>
                       <td>
                         <Time iso={user.created_at} />
                       </td>
@@ -153,11 +160,21 @@ export function UsersPage() {
                         ) : (
                           <div class="row-actions">
                             {isDisabled(user) ? null : (
-                              <button type="button" class="secondary" aria-label={`New sign-in link for ${user.email}`} onClick={() => newLink(user)}>
+                              <button
+                                type="button"
+                                class="secondary"
+                                aria-label={`New sign-in link for ${user.email}`}
+                                onClick={() => newLink(user)}
+                              >
                                 New sign-in link
                               </button>
                             )}
-                            <button type="button" class={isDisabled(user) ? 'secondary' : 'danger'} aria-label={`${isDisabled(user) ? 'Enable' : 'Disable'} ${user.email}`} onClick={() => patch(user, { disabled: !isDisabled(user) })}>
+                            <button
+                              type="button"
+                              class={isDisabled(user) ? 'secondary' : 'danger'}
+                              aria-label={`${isDisabled(user) ? 'Enable' : 'Disable'} ${user.email}`}
+                              onClick={() => patch(user, { disabled: !isDisabled(user) })}
+                            >
                               {isDisabled(user) ? 'Enable' : 'Disable'}
                             </button>
                           </div>

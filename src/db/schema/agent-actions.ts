@@ -1,5 +1,18 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, date, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  date,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { organisations } from './organisations.ts';
 import { customers } from './customers.ts';
 import { timestamps, timestamptz } from './columns.ts';
@@ -15,7 +28,17 @@ export const ACTION_REASONS = ['risk_rise', 'churn_signal', 'renewal_due', 'over
 export type ActionReason = (typeof ACTION_REASONS)[number];
 export const ACTION_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 export type ActionPriority = (typeof ACTION_PRIORITIES)[number];
-export const ACTION_STATUSES = ['proposed', 'pending_approval', 'approved', 'executed', 'rejected', 'snoozed', 'expired', 'cancelled', 'failed'] as const;
+export const ACTION_STATUSES = [
+  'proposed',
+  'pending_approval',
+  'approved',
+  'executed',
+  'rejected',
+  'snoozed',
+  'expired',
+  'cancelled',
+  'failed',
+] as const;
 export type ActionStatus = (typeof ACTION_STATUSES)[number];
 /** Statuses in which an action is still open: at most one open action per (customer, type). */
 export const OPEN_ACTION_STATUSES = ['proposed', 'pending_approval', 'approved', 'snoozed'] as const satisfies readonly ActionStatus[];
@@ -102,7 +125,9 @@ export const agentActions = pgTable(
   (table) => [
     foreignKey({ columns: [table.orgId, table.customerId], foreignColumns: [customers.orgId, customers.id] }).onDelete('cascade'),
     foreignKey({ columns: [table.csmId], foreignColumns: [csms.id] }).onDelete('set null'),
-    uniqueIndex('agent_actions_one_open').on(table.orgId, table.customerId, table.type).where(sql`${table.status} in (${inList(OPEN_ACTION_STATUSES)})`),
+    uniqueIndex('agent_actions_one_open')
+      .on(table.orgId, table.customerId, table.type)
+      .where(sql`${table.status} in (${inList(OPEN_ACTION_STATUSES)})`),
     index('agent_actions_org_created_idx').on(table.orgId, table.createdAt.desc(), table.id.desc()),
     index('agent_actions_org_customer_type_idx').on(table.orgId, table.customerId, table.type, table.decidedAt),
     index('agent_actions_expiry_idx').on(table.expiresAt).where(sql`${table.status} in ('proposed', 'pending_approval')`),
@@ -217,16 +242,13 @@ export const customerNotes = pgTable(
 );
 
 /** An organisation's action rules (PUT /api/action-rules); absent: the defaults. */
-export const actionRules = pgTable(
-  'action_rules',
-  {
-    orgId: text('org_id')
-      .primaryKey()
-      .references(() => organisations.id, { onDelete: 'cascade' }),
-    rules: jsonb('rules').$type<unknown[]>().notNull(),
-    updatedAt: timestamptz('updated_at').notNull().defaultNow(),
-  },
-);
+export const actionRules = pgTable('action_rules', {
+  orgId: text('org_id')
+    .primaryKey()
+    .references(() => organisations.id, { onDelete: 'cascade' }),
+  rules: jsonb('rules').$type<unknown[]>().notNull(),
+  updatedAt: timestamptz('updated_at').notNull().defaultNow(),
+});
 
 /** Which rule fired for which renewal: a renewal fires its rule once per contract end. */
 export const actionRuleFirings = pgTable(
@@ -242,7 +264,13 @@ export const actionRuleFirings = pgTable(
   ],
 );
 
-export const OUTBOUND_EVENT_TYPES = ['agent_action.proposed', 'agent_action.approved', 'agent_action.rejected', 'agent_action.executed', 'prediction.risk_changed'] as const;
+export const OUTBOUND_EVENT_TYPES = [
+  'agent_action.proposed',
+  'agent_action.approved',
+  'agent_action.rejected',
+  'agent_action.executed',
+  'prediction.risk_changed',
+] as const;
 export type OutboundEventType = (typeof OUTBOUND_EVENT_TYPES)[number];
 
 /** Events for the organisation's own endpoints (docs/agent-actions.md "Outbound events"), recorded in the transaction of the

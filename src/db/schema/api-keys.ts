@@ -6,7 +6,9 @@ export const apiKeys = pgTable(
   'api_keys',
   {
     id: text('id').primaryKey(),
-    orgId: text('org_id').notNull().references(() => organisations.id, { onDelete: 'cascade' }),
+    orgId: text('org_id')
+      .notNull()
+      .references(() => organisations.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     /** The first characters of the key, shown in listings so a person can tell keys apart. */
     prefix: text('prefix').notNull(),

@@ -34,7 +34,11 @@ export const contractRevisions = pgTable(
   },
   (table) => [
     primaryKey({ columns: [table.contractId, table.revision] }),
-    foreignKey({ name: 'contract_revisions_contract_fk', columns: [table.orgId, table.contractId], foreignColumns: [contracts.orgId, contracts.id] }).onDelete('cascade'),
+    foreignKey({
+      name: 'contract_revisions_contract_fk',
+      columns: [table.orgId, table.contractId],
+      foreignColumns: [contracts.orgId, contracts.id],
+    }).onDelete('cascade'),
     // The rebuild walks an organisation's contracts, each one's revisions newest first.
     index('contract_revisions_org_contract_idx').on(table.orgId, table.contractId, table.revision),
     // Features of a few customers (a chunk of a recompute, one stale customer) read only their

@@ -40,7 +40,9 @@ export const jobs = pgTable(
       .where(sql`${table.state} = 'queued' and ${table.dedupeKey} is not null`),
     // What a worker claims next, organisation by organisation (the claim walks the organisations
     // with queued work by this index's first column, then takes each one's next jobs in order).
-    index('jobs_org_due_idx').on(sql`coalesce(${table.orgId}, '')`, table.priority.desc().nullsFirst(), table.runAt, table.id).where(sql`${table.state} = 'queued'`),
+    index('jobs_org_due_idx')
+      .on(sql`coalesce(${table.orgId}, '')`, table.priority.desc().nullsFirst(), table.runAt, table.id)
+      .where(sql`${table.state} = 'queued'`),
     // What is taken back from a worker that died.
     index('jobs_leased_idx').on(table.leaseUntil).where(sql`${table.state} = 'running'`),
     index('jobs_finished_idx').on(table.finishedAt).where(sql`${table.state} in ('done', 'dead')`),

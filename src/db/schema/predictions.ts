@@ -1,5 +1,20 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, date, doublePrecision, foreignKey, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  date,
+  doublePrecision,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  real,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { organisations } from './organisations.ts';
 import { customers } from './customers.ts';
 import { timestamptz } from './columns.ts';
@@ -64,7 +79,14 @@ export const predictions = pgTable(
     renewing: boolean('renewing'),
     /** Every feature's {feature, label, value, impact}, by |impact|. */
     /** Grouped by concept with their features (drivers.ts); one per feature before groups. */
-    drivers: jsonb('drivers').$type<({ group: string; label: string; impact: number; points: number; at_reference: boolean; features?: unknown[] } | { feature: string; label: string; value: number; impact: number })[]>().notNull(),
+    drivers: jsonb('drivers')
+      .$type<
+        (
+          | { group: string; label: string; impact: number; points: number; at_reference: boolean; features?: unknown[] }
+          | { feature: string; label: string; value: number; impact: number }
+        )[]
+      >()
+      .notNull(),
     dataCompleteness: real('data_completeness').notNull(),
     missingSignals: jsonb('missing_signals').$type<string[]>().notNull(),
     predictedAt: timestamptz('predicted_at').notNull().defaultNow(),

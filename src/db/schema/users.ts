@@ -12,7 +12,9 @@ export const users = pgTable(
   'users',
   {
     id: text('id').primaryKey(),
-    orgId: text('org_id').notNull().references(() => organisations.id, { onDelete: 'cascade' }),
+    orgId: text('org_id')
+      .notNull()
+      .references(() => organisations.id, { onDelete: 'cascade' }),
     email: text('email').notNull(),
     name: text('name'),
     role: text('role', { enum: USER_ROLES }).notNull(),
@@ -37,8 +39,12 @@ export const sessions = pgTable(
   {
     id: text('id').primaryKey(),
     tokenHash: text('token_hash').notNull().unique(),
-    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-    orgId: text('org_id').notNull().references(() => organisations.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    orgId: text('org_id')
+      .notNull()
+      .references(() => organisations.id, { onDelete: 'cascade' }),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
     lastSeenAt: timestamptz('last_seen_at').notNull().defaultNow(),
     /** Absolute end, whatever the activity. */
@@ -55,8 +61,12 @@ export const signInLinks = pgTable(
   {
     id: text('id').primaryKey(),
     tokenHash: text('token_hash').notNull().unique(),
-    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-    orgId: text('org_id').notNull().references(() => organisations.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    orgId: text('org_id')
+      .notNull()
+      .references(() => organisations.id, { onDelete: 'cascade' }),
     createdBy: text('created_by').notNull(),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
     expiresAt: timestamptz('expires_at').notNull(),

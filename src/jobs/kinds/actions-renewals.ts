@@ -13,7 +13,8 @@ const SIZING = { targetMs: 50, min: 5, max: 500 };
 
 const units = {
   orgs: (db: Db) => renewalRuleOrgs(db),
-  batch: (db: Db, args: { orgId: string; today: string; rule: number; after: RenewalCursor | null; limit: number }) => fireRenewalsDueBatch(db, args),
+  batch: (db: Db, args: { orgId: string; today: string; rule: number; after: RenewalCursor | null; limit: number }) =>
+    fireRenewalsDueBatch(db, args),
 };
 
 export const renewalsDueJob = defineJobKind({

@@ -21,7 +21,8 @@ export const backtestJob = defineJobKind({
       const report = await runBacktestWith({ run: ctx.run }, { orgId, id: payload.backtestId, today: utcToday() });
       return report ? { auc: report.metrics.auc, rows: report.metrics.rows, events: report.metrics.events } : { skipped: 'no longer open' };
     } catch (error) {
-      if (isLastFailure(backtestJob, ctx.job, error)) await ctx.run('predictions.backtest-fail', { orgId, id: payload.backtestId, error: messageOf(error) });
+      if (isLastFailure(backtestJob, ctx.job, error))
+        await ctx.run('predictions.backtest-fail', { orgId, id: payload.backtestId, error: messageOf(error) });
       throw error;
     }
   },

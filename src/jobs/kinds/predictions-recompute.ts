@@ -23,8 +23,12 @@ export async function recomputeThroughUnits(ctx: JobContext<typeof recomputeUnit
 
 export const recomputePredictionsJob = defineJobKind({
   kind: 'predictions.recompute',
-  payload: t.Object({ customerIds: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 300 }), { maxItems: 100_000 })), chunkSize: ChunkSize }),
+  payload: t.Object({
+    customerIds: t.Optional(t.Array(t.String({ minLength: 1, maxLength: 300 }), { maxItems: 100_000 })),
+    chunkSize: ChunkSize,
+  }),
   retry: { maxAttempts: 5 },
   units: recomputeUnits,
-  handle: (payload, ctx) => recomputeThroughUnits(ctx, payload.customerIds ? { customerIds: payload.customerIds } : 'all', payload.chunkSize),
+  handle: (payload, ctx) =>
+    recomputeThroughUnits(ctx, payload.customerIds ? { customerIds: payload.customerIds } : 'all', payload.chunkSize),
 });

@@ -29,7 +29,8 @@ const units = {
   ask: async (db: Db, args: { after: string; limit: number }) => {
     const orgs = await queryText<{ org_id: string }>(db, ORGS_WITH_MARKS, [args.after, args.limit]);
     let asked = 0;
-    for (const { org_id: orgId } of orgs) if ((await markDebounced(db, recomputeStaleJob, 'stale', predictionSettings().debounceSeconds, { orgId })).created) asked++;
+    for (const { org_id: orgId } of orgs)
+      if ((await markDebounced(db, recomputeStaleJob, 'stale', predictionSettings().debounceSeconds, { orgId })).created) asked++;
     return { organisations: orgs.length, asked, last: orgs.at(-1)?.org_id ?? null };
   },
 };

@@ -21,14 +21,17 @@ export const trainJob = defineJobKind({
   units: {
     ...historyUnits,
     'predictions.active-model': async (db: Db, args: { orgId: string; horizonDays: number }) => {
-      const [row] = await queryText<{ id: string; kind: ModelKind }>(db, `select id, kind from prediction_models where org_id = $1 and horizon_days = $2 and status = 'active'`, [
-        args.orgId,
-        args.horizonDays,
-      ]);
+      const [row] = await queryText<{ id: string; kind: ModelKind }>(
+        db,
+        `select id, kind from prediction_models where org_id = $1 and horizon_days = $2 and status = 'active'`,
+        [args.orgId, args.horizonDays],
+      );
       return row ?? null;
     },
-    'predictions.save-retrain': (db: Db, args: { orgId: string; jobId: string; horizonDays: number; judgedAgainst: string | null; result: RetrainResult }) =>
-      saveRetrain(db, recomputePredictionsJob, args),
+    'predictions.save-retrain': (
+      db: Db,
+      args: { orgId: string; jobId: string; horizonDays: number; judgedAgainst: string | null; result: RetrainResult },
+    ) => saveRetrain(db, recomputePredictionsJob, args),
   },
   handle: async (_payload, ctx) => {
     const orgId = ctx.job.orgId;
@@ -39,10 +42,23 @@ export const trainJob = defineJobKind({
     const incumbent = await ctx.run('predictions.active-model', { orgId, horizonDays: settings.horizonDays });
     const history = await gatherHistory(
       { run: ctx.run },
-      { orgId, today, horizonDays: settings.horizonDays, graceDays: settings.graceDays, days: trainingDays(today, settings), maxCustomers: settings.trainMaxCustomers },
+      {
+        orgId,
+        today,
+        horizonDays: settings.horizonDays,
+        graceDays: settings.graceDays,
+        days: trainingDays(today, settings),
+        maxCustomers: settings.trainMaxCustomers,
+      },
     );
     const result = retrain(history, incumbent?.kind ?? 'prior', today, settings);
-    const saved = await ctx.run('predictions.save-retrain', { orgId, jobId: ctx.job.id, horizonDays: settings.horizonDays, judgedAgainst: incumbent?.id ?? null, result });
+    const saved = await ctx.run('predictions.save-retrain', {
+      orgId,
+      jobId: ctx.job.id,
+      horizonDays: settings.horizonDays,
+      judgedAgainst: incumbent?.id ?? null,
+      result,
+    });
     return { ...saved, kind: result.candidate.kind, rows: history.rows.length, auc: result.backtest.candidate.auc };
   },
 });

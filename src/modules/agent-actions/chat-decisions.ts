@@ -23,10 +23,13 @@ export interface ChatDecider {
 
 export type ChatDecisionOutcome = { ok: true; action: PresentedAction; copyId: string } | { ok: false; why: string };
 
-
 /** The active CSM of the organisation with this e-mail (Google Chat's users are known by it), or null. */
 export async function csmByEmail(db: Db, orgId: string, email: string): Promise<ChatDecider | null> {
-  const [row] = rowsOf<ChatDecider>(await db.execute(sql`select id, name, email, role from csms where org_id = ${orgId} and email = ${email.toLowerCase()} and active order by id limit 1`));
+  const [row] = rowsOf<ChatDecider>(
+    await db.execute(
+      sql`select id, name, email, role from csms where org_id = ${orgId} and email = ${email.toLowerCase()} and active order by id limit 1`,
+    ),
+  );
   return row ?? null;
 }
 
@@ -34,15 +37,33 @@ export async function csmByEmail(db: Db, orgId: string, email: string): Promise<
  * copies on that platform (its nonce); then as `decideAsCsm`. */
 export async function decideFromChat(
   db: Db,
-  input: { orgId: string; actionId: string; nonce: string; platform: ChatPlatform; decision: Decision; csm: ChatDecider | null; actor: string; now: Date; responseUrl?: string | null; place: string },
+  input: {
+    orgId: string;
+    actionId: string;
+    nonce: string;
+    platform: ChatPlatform;
+    decision: Decision;
+    csm: ChatDecider | null;
+    actor: string;
+    now: Date;
+    responseUrl?: string | null;
+    place: string;
+  },
 ): Promise<ChatDecisionOutcome> {
   const copies = rowsOf<{ id: string; nonce: string }>(
-    await db.execute(sql`select id, nonce from action_notifications where org_id = ${input.orgId} and action_id = ${input.actionId} and platform = ${input.platform} order by id`),
+    await db.execute(
+      sql`select id, nonce from action_notifications where org_id = ${input.orgId} and action_id = ${input.actionId} and platform = ${input.platform} order by id`,
+    ),
   );
   const copy = copies.find((c) => sameSecret(c.nonce, input.nonce));
-  if (!copy) return { ok: false, why: `This button does not belong to a current approval request of this ${input.place}: nothing was changed.` };
+  if (!copy)
+    return { ok: false, why: `This button does not belong to a current approval request of this ${input.place}: nothing was changed.` };
   if (!input.csm) return { ok: false, why: 'Only a CSM of this organisation may decide: nothing was changed.' };
-  const decided = await decideAsCsm(db, { ...input, csm: input.csm, via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null } });
+  const decided = await decideAsCsm(db, {
+    ...input,
+    csm: input.csm,
+    via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null },
+  });
   return decided.ok ? { ...decided, copyId: copy.id } : decided;
 }
 
@@ -51,10 +72,28 @@ export async function decideFromChat(
  * `actor` names them in the audit log; `via` is the copy the decision came from, if one. */
 export async function decideAsCsm(
   db: Db,
-  input: { orgId: string; actionId: string; decision: Decision; csm: ChatDecider; platform: ChatPlatform; actor: string; now: Date; snoozeDays?: number; comment?: string | null; via?: { notificationId: string; responseUrl: string | null } | null },
+  input: {
+    orgId: string;
+    actionId: string;
+    decision: Decision;
+    csm: ChatDecider;
+    platform: ChatPlatform;
+    actor: string;
+    now: Date;
+    snoozeDays?: number;
+    comment?: string | null;
+    via?: { notificationId: string; responseUrl: string | null } | null;
+  },
 ): Promise<{ ok: true; action: PresentedAction } | { ok: false; why: string }> {
   const { orgId, actionId, decision, csm } = input;
-  const [action] = rowsOf<{ csm_id: string | null; type: string; params: Record<string, unknown>; status: string; expired: boolean; expires_at: string | null }>(
+  const [action] = rowsOf<{
+    csm_id: string | null;
+    type: string;
+    params: Record<string, unknown>;
+    status: string;
+    expired: boolean;
+    expires_at: string | null;
+  }>(
     await db.execute(sql`
       select csm_id, type, params, status, expires_at <= ${input.now.toISOString()}::timestamptz as expired, to_char(expires_at at time zone 'UTC', 'HH24:MI "UTC on" YYYY-MM-DD') as expires_at
       from agent_actions where org_id = ${orgId} and id = ${actionId}`),
@@ -62,7 +101,8 @@ export async function decideAsCsm(
   if (!action) return { ok: false, why: 'This action no longer exists: nothing was changed.' };
   const refusal = decisionRefusal({ csmId: csm.id, role: csm.role as CsmRole }, action, decision);
   if (refusal) return { ok: false, why: `${refusal}: nothing was changed.` };
-  if (action.expired && (action.status === 'proposed' || action.status === 'pending_approval')) return { ok: false, why: `Action ${actionId} expired at ${action.expires_at}: nothing was changed.` };
+  if (action.expired && (action.status === 'proposed' || action.status === 'pending_approval'))
+    return { ok: false, why: `Action ${actionId} expired at ${action.expires_at}: nothing was changed.` };
   try {
     const decided = await decideAction(db, {
       orgId,
@@ -74,7 +114,14 @@ export async function decideAsCsm(
       now: input.now,
       via: input.via,
     });
-    await recordAudit(db, { orgId, actor: input.actor, action: 'agent_action.decided', targetType: 'agent_action', targetId: actionId, details: { decision, status: decided.status, csm_id: csm.id } });
+    await recordAudit(db, {
+      orgId,
+      actor: input.actor,
+      action: 'agent_action.decided',
+      targetType: 'agent_action',
+      targetId: actionId,
+      details: { decision, status: decided.status, csm_id: csm.id },
+    });
     return { ok: true, action: decided };
   } catch (error) {
     if (error instanceof AppError && error.code === 'conflict') return { ok: false, why: `${error.message}: nothing was changed.` };

@@ -8,7 +8,17 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 import type { CsmCreate, CsmPatch } from './model.ts';
-import { CSM_COLUMNS, csmKeyset, NOTE_COLUMNS, noteKeyset, TASK_COLUMNS, taskKeyset, type CsmRow, type NoteRow, type TaskRow } from './rows.ts';
+import {
+  CSM_COLUMNS,
+  csmKeyset,
+  NOTE_COLUMNS,
+  noteKeyset,
+  TASK_COLUMNS,
+  taskKeyset,
+  type CsmRow,
+  type NoteRow,
+  type TaskRow,
+} from './rows.ts';
 
 const after = (keyset: { after: (value: string | number | null, id: string) => SQL }, cursor: string | undefined): SQL[] => {
   if (!cursor) return [];
@@ -16,11 +26,17 @@ const after = (keyset: { after: (value: string | number | null, id: string) => S
   return [keyset.after(position.value, position.id)];
 };
 
-export async function listCsms(db: Db, input: { orgId: string; role?: CsmRole; active?: boolean; limit: number; cursor?: string }): Promise<CsmRow[]> {
+export async function listCsms(
+  db: Db,
+  input: { orgId: string; role?: CsmRole; active?: boolean; limit: number; cursor?: string },
+): Promise<CsmRow[]> {
   const where: SQL[] = after(csmKeyset, input.cursor);
   if (input.role) where.push(sql`m.role = ${input.role}`);
   if (input.active !== undefined) where.push(sql`m.active = ${input.active}`);
-  return queryRows<CsmRow>(db, sql`select ${CSM_COLUMNS} from csms m where m.org_id = ${input.orgId} ${andAll(where)} order by ${csmKeyset.order} ${limitTo(input.limit + 1)}`);
+  return queryRows<CsmRow>(
+    db,
+    sql`select ${CSM_COLUMNS} from csms m where m.org_id = ${input.orgId} ${andAll(where)} order by ${csmKeyset.order} ${limitTo(input.limit + 1)}`,
+  );
 }
 
 export async function getCsm(db: Db, orgId: string, id: string): Promise<CsmRow> {
@@ -29,7 +45,8 @@ export async function getCsm(db: Db, orgId: string, id: string): Promise<CsmRow>
   return row;
 }
 
-const emailTaken = (email: string) => new AppError('conflict', `Invalid field "email": a CSM with the e-mail ${email} already exists in this organisation`);
+const emailTaken = (email: string) =>
+  new AppError('conflict', `Invalid field "email": a CSM with the e-mail ${email} already exists in this organisation`);
 
 /** Creates a CSM; 409 when its e-mail is taken (e-mails are compared lower-cased). */
 export async function createCsm(db: Db, orgId: string, input: CsmCreate): Promise<CsmRow> {
@@ -58,25 +75,39 @@ export async function patchCsm(db: Db, orgId: string, id: string, patch: CsmPatc
   if (patch.active !== undefined) sets.push(sql`active = ${patch.active}`);
   if (sets.length === 0) return getCsm(db, orgId, id);
   if (patch.email !== undefined) {
-    const [other] = rowsOf<{ id: string }>(await db.execute(sql`select id from csms where org_id = ${orgId} and email = ${patch.email.toLowerCase()} and id <> ${id}`));
+    const [other] = rowsOf<{ id: string }>(
+      await db.execute(sql`select id from csms where org_id = ${orgId} and email = ${patch.email.toLowerCase()} and id <> ${id}`),
+    );
     if (other) throw emailTaken(patch.email.toLowerCase());
   }
-  const updated = rowsOf(await db.execute(sql`update csms set ${sql.join(sets, sql`, `)}, updated_at = now() where org_id = ${orgId} and id = ${id} returning id`));
+  const updated = rowsOf(
+    await db.execute(
+      sql`update csms set ${sql.join(sets, sql`, `)}, updated_at = now() where org_id = ${orgId} and id = ${id} returning id`,
+    ),
+  );
   if (updated.length === 0) throw notFound(`CSM ${id}`);
   return getCsm(db, orgId, id);
 }
 
-export async function listTasks(db: Db, input: { orgId: string; csmId?: string; customerId?: string; status?: 'open' | 'done'; limit: number; cursor?: string }): Promise<TaskRow[]> {
+export async function listTasks(
+  db: Db,
+  input: { orgId: string; csmId?: string; customerId?: string; status?: 'open' | 'done'; limit: number; cursor?: string },
+): Promise<TaskRow[]> {
   const where: SQL[] = after(taskKeyset, input.cursor);
   if (input.csmId) where.push(sql`k.csm_id = ${input.csmId}`);
   if (input.customerId) where.push(sql`k.customer_id = ${input.customerId}`);
   if (input.status) where.push(sql`k.status = ${input.status}`);
-  return queryRows<TaskRow>(db, sql`select ${TASK_COLUMNS} from tasks k where k.org_id = ${input.orgId} ${andAll(where)} order by ${taskKeyset.order} ${limitTo(input.limit + 1)}`);
+  return queryRows<TaskRow>(
+    db,
+    sql`select ${TASK_COLUMNS} from tasks k where k.org_id = ${input.orgId} ${andAll(where)} order by ${taskKeyset.order} ${limitTo(input.limit + 1)}`,
+  );
 }
 
 /** A customer's notes, newest first; 404 for a customer the organisation does not have. */
 export async function listNotes(db: Db, input: { orgId: string; customerId: string; limit: number; cursor?: string }): Promise<NoteRow[]> {
-  const [customer] = rowsOf(await db.execute(sql`select 1 from customers where org_id = ${input.orgId} and id = ${input.customerId} and deleted_at is null`));
+  const [customer] = rowsOf(
+    await db.execute(sql`select 1 from customers where org_id = ${input.orgId} and id = ${input.customerId} and deleted_at is null`),
+  );
   if (!customer) throw notFound(`Customer ${input.customerId}`);
   const where: SQL[] = after(noteKeyset, input.cursor);
   return queryRows<NoteRow>(

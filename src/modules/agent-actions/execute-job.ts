@@ -24,7 +24,8 @@ export const executeActionJob = defineJobKind({
     try {
       return await ctx.run('execute', { orgId, actionId: payload.actionId });
     } catch (error) {
-      if (isLastFailure(executeActionJob, ctx.job, error)) await ctx.run('fail', { orgId, actionId: payload.actionId, error: messageOf(error) });
+      if (isLastFailure(executeActionJob, ctx.job, error))
+        await ctx.run('fail', { orgId, actionId: payload.actionId, error: messageOf(error) });
       throw error;
     }
   },

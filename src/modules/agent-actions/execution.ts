@@ -12,14 +12,27 @@ import { presentAction, selectActions, type ActionRow } from './rows.ts';
 const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 /** What the CSM is asked to do, in words, and by when. */
-export function taskFor(type: ActionType, params: Record<string, unknown>, customerName: string, today: string): { title: string; due: string; note: string } {
+export function taskFor(
+  type: ActionType,
+  params: Record<string, unknown>,
+  customerName: string,
+  today: string,
+): { title: string; due: string; note: string } {
   const due = (days: unknown) => addDays(today, typeof days === 'number' ? days : 7);
   const extra = typeof params.note === 'string' ? ` — ${params.note}` : '';
   switch (type) {
     case 'check_in':
-      return { title: `Check in with ${customerName} (${String(params.channel)})`, due: due(params.due_in_days), note: `Agent action approved: check in by ${String(params.channel)}${extra}` };
+      return {
+        title: `Check in with ${customerName} (${String(params.channel)})`,
+        due: due(params.due_in_days),
+        note: `Agent action approved: check in by ${String(params.channel)}${extra}`,
+      };
     case 'escalation':
-      return { title: `Escalate ${customerName} to the ${String(params.to)}`, due: due(1), note: `Agent action approved: escalation to the ${String(params.to)}${extra}` };
+      return {
+        title: `Escalate ${customerName} to the ${String(params.to)}`,
+        due: due(1),
+        note: `Agent action approved: escalation to the ${String(params.to)}${extra}`,
+      };
     case 'discount_offer':
       return {
         title: `Offer ${customerName} ${String(params.percent)}% off for ${String(params.months)} months`,
@@ -30,7 +43,11 @@ export function taskFor(type: ActionType, params: Record<string, unknown>, custo
       return { title: `Renewal call with ${customerName}`, due: due(params.due_in_days), note: 'Agent action approved: a renewal call' };
     case 'success_plan': {
       const goals = Array.isArray(params.goals) ? params.goals.map(String) : [];
-      return { title: `Success plan for ${customerName}`, due: due(14), note: `Agent action approved: a success plan (${goals.join('; ')})` };
+      return {
+        title: `Success plan for ${customerName}`,
+        due: due(14),
+        note: `Agent action approved: a success plan (${goals.join('; ')})`,
+      };
     }
   }
 }
@@ -40,7 +57,9 @@ export type ExecutionOutcome = { outcome: 'executed'; taskId: string } | { outco
 /** Executes the approved action `actionId`; an action no longer approved (cancelled, already
  * executed) is left alone. */
 export async function executeAction(db: Db, args: { orgId: string; actionId: string; today?: string }): Promise<ExecutionOutcome> {
-  const [action] = rowsOf<ActionRow>(await db.execute(sql`${selectActions(sql`a.org_id = ${args.orgId} and a.id = ${args.actionId}`)} for update of a`));
+  const [action] = rowsOf<ActionRow>(
+    await db.execute(sql`${selectActions(sql`a.org_id = ${args.orgId} and a.id = ${args.actionId}`)} for update of a`),
+  );
   if (!action) return { outcome: 'skipped', status: 'missing' };
   if (action.status !== 'approved') return { outcome: 'skipped', status: action.status };
   const today = args.today ?? new Date().toISOString().slice(0, 10);
@@ -58,7 +77,13 @@ export async function executeAction(db: Db, args: { orgId: string; actionId: str
     update agent_actions set status = 'executed', executed_at = now(), updated_at = now(), last_error = null
     where org_id = ${args.orgId} and id = ${action.id} and status = 'approved'`);
   const [row] = rowsOf<ActionRow>(await db.execute(selectActions(sql`a.org_id = ${args.orgId} and a.id = ${action.id}`)));
-  await recordActionEvent(db, { orgId: args.orgId, actionId: action.id, kind: 'executed', actor: { kind: 'system' }, details: { task_id: taskId } });
+  await recordActionEvent(db, {
+    orgId: args.orgId,
+    actionId: action.id,
+    kind: 'executed',
+    actor: { kind: 'system' },
+    details: { task_id: taskId },
+  });
   await emitOutboundEvent(db, args.orgId, 'agent_action.executed', { action: presentAction(row!), task_id: taskId });
   return { outcome: 'executed', taskId };
 }
@@ -70,6 +95,13 @@ export async function failAction(db: Db, args: { orgId: string; actionId: string
       update agent_actions set status = 'failed', last_error = ${args.error.slice(0, 2000)}, updated_at = now()
       where org_id = ${args.orgId} and id = ${args.actionId} and status = 'approved' returning id`),
   );
-  if (rows.length > 0) await recordActionEvent(db, { orgId: args.orgId, actionId: args.actionId, kind: 'failed', actor: { kind: 'system' }, details: { error: args.error.slice(0, 2000) } });
+  if (rows.length > 0)
+    await recordActionEvent(db, {
+      orgId: args.orgId,
+      actionId: args.actionId,
+      kind: 'failed',
+      actor: { kind: 'system' },
+      details: { error: args.error.slice(0, 2000) },
+    });
   return rows.length > 0;
 }

@@ -62,7 +62,9 @@ const deciderOf = (principal: Principal) =>
 async function checkMayDecide(db: Db, principal: Principal, actionId: string, decision: Decision): Promise<void> {
   const decider = await deciderOfPrincipal(db, principal);
   if (!decider) throw new AppError('forbidden', 'Only a CSM of this organisation may decide: no active CSM has your e-mail');
-  const [action] = rowsOf<DecidedAction>(await db.execute(sql`select csm_id, type, params from agent_actions where org_id = ${principal.org.id} and id = ${actionId}`));
+  const [action] = rowsOf<DecidedAction>(
+    await db.execute(sql`select csm_id, type, params from agent_actions where org_id = ${principal.org.id} and id = ${actionId}`),
+  );
   const refusal = action ? decisionRefusal(decider, action, decision) : null;
   if (refusal) throw new AppError('forbidden', refusal);
 }
@@ -75,22 +77,93 @@ const write = { ...keyRoute, body: 'api' } as const;
 const adminWrite = { ...write, who: 'admin' } as const;
 
 export const ACTION_ROUTES = {
-  propose: { ...write, method: 'POST', path: '/api/agent-actions', response: ProposedAction, summary: 'Propose an action for a customer (201; 200 with the open one, deduplicated)' },
-  list: { ...read, method: 'GET', path: '/api/agent-actions', response: t.Array(Action), summary: 'Agent actions, newest first (filters status, type, customer_id, csm_id)' },
-  get: { ...read, method: 'GET', path: '/api/agent-actions/:id', response: ActionDetail, summary: 'An action with its notifications and history' },
-  approve: { ...write, checkedBody: optional(DecisionBody), method: 'POST', path: '/api/agent-actions/:id/approve', response: Action, summary: 'Approve an action (it is then executed by a job)' },
-  reject: { ...write, checkedBody: optional(DecisionBody), method: 'POST', path: '/api/agent-actions/:id/reject', response: Action, summary: 'Reject an action (starts the cool-down)' },
-  snooze: { ...write, checkedBody: optional(SnoozeBody), method: 'POST', path: '/api/agent-actions/:id/snooze', response: Action, summary: 'Snooze an action (7 days, or `days`)' },
-  cancel: { ...write, checkedBody: optional(DecisionBody), method: 'POST', path: '/api/agent-actions/:id/cancel', response: Action, summary: 'Cancel an action' },
-  rules: { ...read, method: 'GET', path: '/api/action-rules', response: t.Array(RuleView), summary: "The organisation's action rules (the defaults until it sets its own)" },
-  putRules: { ...write, checkedBody: { schema: RulesDocumented, required: true }, method: 'PUT', path: '/api/action-rules', response: t.Array(RuleView), summary: "Replace the organisation's action rules" },
+  propose: {
+    ...write,
+    method: 'POST',
+    path: '/api/agent-actions',
+    response: ProposedAction,
+    summary: 'Propose an action for a customer (201; 200 with the open one, deduplicated)',
+  },
+  list: {
+    ...read,
+    method: 'GET',
+    path: '/api/agent-actions',
+    response: t.Array(Action),
+    summary: 'Agent actions, newest first (filters status, type, customer_id, csm_id)',
+  },
+  get: {
+    ...read,
+    method: 'GET',
+    path: '/api/agent-actions/:id',
+    response: ActionDetail,
+    summary: 'An action with its notifications and history',
+  },
+  approve: {
+    ...write,
+    checkedBody: optional(DecisionBody),
+    method: 'POST',
+    path: '/api/agent-actions/:id/approve',
+    response: Action,
+    summary: 'Approve an action (it is then executed by a job)',
+  },
+  reject: {
+    ...write,
+    checkedBody: optional(DecisionBody),
+    method: 'POST',
+    path: '/api/agent-actions/:id/reject',
+    response: Action,
+    summary: 'Reject an action (starts the cool-down)',
+  },
+  snooze: {
+    ...write,
+    checkedBody: optional(SnoozeBody),
+    method: 'POST',
+    path: '/api/agent-actions/:id/snooze',
+    response: Action,
+    summary: 'Snooze an action (7 days, or `days`)',
+  },
+  cancel: {
+    ...write,
+    checkedBody: optional(DecisionBody),
+    method: 'POST',
+    path: '/api/agent-actions/:id/cancel',
+    response: Action,
+    summary: 'Cancel an action',
+  },
+  rules: {
+    ...read,
+    method: 'GET',
+    path: '/api/action-rules',
+    response: t.Array(RuleView),
+    summary: "The organisation's action rules (the defaults until it sets its own)",
+  },
+  putRules: {
+    ...write,
+    checkedBody: { schema: RulesDocumented, required: true },
+    method: 'PUT',
+    path: '/api/action-rules',
+    response: t.Array(RuleView),
+    summary: "Replace the organisation's action rules",
+  },
   csms: { ...read, method: 'GET', path: '/api/csms', response: t.Array(Csm), summary: "The organisation's customer-success managers" },
   csm: { ...read, method: 'GET', path: '/api/csms/:id', response: Csm, summary: 'A CSM' },
   createCsm: { ...adminWrite, method: 'POST', path: '/api/csms', response: Csm, summary: 'Add a CSM (keys and admins)' },
-  patchCsm: { ...adminWrite, method: 'PATCH', path: '/api/csms/:id', response: Csm, summary: "Change a CSM's role, channels and contact details (keys and admins)" },
+  patchCsm: {
+    ...adminWrite,
+    method: 'PATCH',
+    path: '/api/csms/:id',
+    response: Csm,
+    summary: "Change a CSM's role, channels and contact details (keys and admins)",
+  },
   tasks: { ...read, method: 'GET', path: '/api/tasks', response: t.Array(Task), summary: 'Tasks that executed actions made' },
   notes: { ...read, method: 'GET', path: '/api/customers/:id/notes', response: t.Array(Note), summary: "A customer's notes" },
-  deliveries: { ...read, method: 'GET', path: '/api/events/deliveries', response: t.Array(Delivery), summary: 'Outbound event deliveries with their attempts (filters status, endpoint_id, event_type)' },
+  deliveries: {
+    ...read,
+    method: 'GET',
+    path: '/api/events/deliveries',
+    response: t.Array(Delivery),
+    summary: 'Outbound event deliveries with their attempts (filters status, endpoint_id, event_type)',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 export function agentActionsModule(deps: { database: Database; states: RequestStates; config: Config; wakeJobs?: () => void }) {
@@ -102,28 +175,37 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
   const decisionLimit = bodyLimit('api', deps.config);
   const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
 
-  const decide = (decision: Decision) => async ({ request, params }: { request: Request; params: { id: string } }) => {
-    const principal = principalOf(request);
-    const body = (await readJsonBody(request, decisionLimit)) ?? {};
-    const problem = (decision === 'snooze' ? checkSnooze : checkDecision)(body);
-    if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-    const { comment, days } = body as { comment?: string; days?: number };
-    const action = await inTransaction(async (tx) => {
-      await checkMayDecide(tx, principal, params.id, decision);
-      const decided = await decideAction(tx, {
-        orgId: principal.org.id,
-        actionId: params.id,
-        decision,
-        by: deciderOf(principal),
-        comment,
-        snoozeDays: days,
+  const decide =
+    (decision: Decision) =>
+    async ({ request, params }: { request: Request; params: { id: string } }) => {
+      const principal = principalOf(request);
+      const body = (await readJsonBody(request, decisionLimit)) ?? {};
+      const problem = (decision === 'snooze' ? checkSnooze : checkDecision)(body);
+      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
+      const { comment, days } = body as { comment?: string; days?: number };
+      const action = await inTransaction(async (tx) => {
+        await checkMayDecide(tx, principal, params.id, decision);
+        const decided = await decideAction(tx, {
+          orgId: principal.org.id,
+          actionId: params.id,
+          decision,
+          by: deciderOf(principal),
+          comment,
+          snoozeDays: days,
+        });
+        await recordAudit(tx, {
+          orgId: principal.org.id,
+          actor: actorOf(principal),
+          action: 'agent_action.decided',
+          targetType: 'agent_action',
+          targetId: decided.id,
+          details: { decision, status: decided.status, comment: comment ?? null },
+        });
+        return decided;
       });
-      await recordAudit(tx, { orgId: principal.org.id, actor: actorOf(principal), action: 'agent_action.decided', targetType: 'agent_action', targetId: decided.id, details: { decision, status: decided.status, comment: comment ?? null } });
-      return decided;
-    });
-    deps.wakeJobs?.();
-    return ok(action);
-  };
+      deps.wakeJobs?.();
+      return ok(action);
+    };
 
   return new Elysia({ name: 'revintel/agent-actions' })
     .post(
@@ -132,26 +214,39 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         const principal = principalOf(request);
         const orgId = principal.org.id;
         const input = body as ActionCreate;
-        const answer = await answerOnce(db, { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', ACTION_ROUTES.propose.path, body) }, async (tx) => {
-          if (input.requires_approval === false) {
-            const refusal = await approvalOnProposalRefusal(tx, principal, { customerId: input.customer_id, type: input.type as ActionType, params: input.params });
-            if (refusal) throw new AppError('forbidden', `${refusal}: propose it for approval instead (requires_approval true, the default)`);
-          }
-          const outcome = await proposeAction(tx, {
-            orgId,
-            customerId: input.customer_id,
-            type: input.type as ActionType,
-            params: input.params,
-            reason: (input.reason ?? 'manual') as ActionReason,
-            rationale: input.rationale,
-            priority: input.priority as never,
-            requiresApproval: input.requires_approval,
-            source: 'api',
-            force: input.force,
-            actor: principal.kind === 'key' ? { kind: 'api_key', key_id: principal.key.id } : { kind: 'user', user_id: principal.user.id },
-          });
-          return { status: outcome.outcome === 'created' ? 201 : 200, body: ok({ ...outcome.action, deduplicated: outcome.outcome !== 'created' }) };
-        });
+        const answer = await answerOnce(
+          db,
+          { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', ACTION_ROUTES.propose.path, body) },
+          async (tx) => {
+            if (input.requires_approval === false) {
+              const refusal = await approvalOnProposalRefusal(tx, principal, {
+                customerId: input.customer_id,
+                type: input.type as ActionType,
+                params: input.params,
+              });
+              if (refusal)
+                throw new AppError('forbidden', `${refusal}: propose it for approval instead (requires_approval true, the default)`);
+            }
+            const outcome = await proposeAction(tx, {
+              orgId,
+              customerId: input.customer_id,
+              type: input.type as ActionType,
+              params: input.params,
+              reason: (input.reason ?? 'manual') as ActionReason,
+              rationale: input.rationale,
+              priority: input.priority as never,
+              requiresApproval: input.requires_approval,
+              source: 'api',
+              force: input.force,
+              actor:
+                principal.kind === 'key' ? { kind: 'api_key', key_id: principal.key.id } : { kind: 'user', user_id: principal.user.id },
+            });
+            return {
+              status: outcome.outcome === 'created' ? 201 : 200,
+              body: ok({ ...outcome.action, deduplicated: outcome.outcome !== 'created' }),
+            };
+          },
+        );
         deps.wakeJobs?.();
         set.status = answer.status;
         if (answer.replayed) set.headers['idempotent-replayed'] = 'true';
@@ -173,14 +268,21 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
               orgId: principalOf(request).org.id,
               limit,
               cursor: query.cursor,
-              filters: { status: query.status as ActionStatus | undefined, type: query.type as ActionType | undefined, customerId: query.customer_id, csmId: query.csm_id },
+              filters: {
+                status: query.status as ActionStatus | undefined,
+                type: query.type as ActionType | undefined,
+                customerId: query.customer_id,
+                csmId: query.csm_id,
+              },
             }),
           positionOf: (row) => ({ value: row.sort_value, id: row.id }),
           present: presentAction,
         }),
       { query: ListActionsQuery },
     )
-    .get(ACTION_ROUTES.get.path, async ({ request, params }) => ok(await actionDetail(db, principalOf(request).org.id, params.id)), { params: ActionParams })
+    .get(ACTION_ROUTES.get.path, async ({ request, params }) => ok(await actionDetail(db, principalOf(request).org.id, params.id)), {
+      params: ActionParams,
+    })
     .post(ACTION_ROUTES.approve.path, decide('approve'), { params: ActionParams })
     .post(ACTION_ROUTES.reject.path, decide('reject'), { params: ActionParams })
     .post(ACTION_ROUTES.snooze.path, decide('snooze'), { params: ActionParams })
@@ -198,7 +300,14 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         const rules = parseRules((body as { rules: unknown[] }).rules);
         const saved = await inTransaction(async (tx) => {
           const stored = await putRules(tx, principal.org.id, rules);
-          await recordAudit(tx, { orgId: principal.org.id, actor: actorOf(principal), action: 'action_rules.updated', targetType: 'action_rules', targetId: principal.org.id, details: { rules: stored.length } });
+          await recordAudit(tx, {
+            orgId: principal.org.id,
+            actor: actorOf(principal),
+            action: 'action_rules.updated',
+            targetType: 'action_rules',
+            targetId: principal.org.id,
+            details: { rules: stored.length },
+          });
           return stored;
         });
         return ok(saved, { defaults: false });
@@ -214,20 +323,36 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
           known: Object.keys(ListCsmsQuery.properties),
           limit: query.limit,
           sort: 'created_at',
-          fetch: (limit) => listCsms(db, { orgId: principalOf(request).org.id, role: query.role as CsmRole | undefined, active: query.active, limit, cursor: query.cursor }),
+          fetch: (limit) =>
+            listCsms(db, {
+              orgId: principalOf(request).org.id,
+              role: query.role as CsmRole | undefined,
+              active: query.active,
+              limit,
+              cursor: query.cursor,
+            }),
           positionOf: (row) => ({ value: row.sort_value, id: row.id }),
           present: presentCsm,
         }),
       { query: ListCsmsQuery },
     )
-    .get(ACTION_ROUTES.csm.path, async ({ request, params }) => ok(presentCsm(await getCsm(db, principalOf(request).org.id, params.id))), { params: CsmParams })
+    .get(ACTION_ROUTES.csm.path, async ({ request, params }) => ok(presentCsm(await getCsm(db, principalOf(request).org.id, params.id))), {
+      params: CsmParams,
+    })
     .post(
       ACTION_ROUTES.createCsm.path,
       async ({ request, body, set }) => {
         const principal = principalOf(request);
         const csm = await inTransaction(async (tx) => {
           const created = await createCsm(tx, principal.org.id, body as CsmCreate);
-          await recordAudit(tx, { orgId: principal.org.id, actor: actorOf(principal), action: 'csm.created', targetType: 'csm', targetId: created.id, details: { email: created.email, role: created.role } });
+          await recordAudit(tx, {
+            orgId: principal.org.id,
+            actor: actorOf(principal),
+            action: 'csm.created',
+            targetType: 'csm',
+            targetId: created.id,
+            details: { email: created.email, role: created.role },
+          });
           return created;
         });
         set.status = 201;
@@ -241,7 +366,14 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
         const principal = principalOf(request);
         const csm = await inTransaction(async (tx) => {
           const changed = await patchCsm(tx, principal.org.id, params.id, body as CsmPatch);
-          await recordAudit(tx, { orgId: principal.org.id, actor: actorOf(principal), action: 'csm.updated', targetType: 'csm', targetId: changed.id, details: { fields: Object.keys(body as object) } });
+          await recordAudit(tx, {
+            orgId: principal.org.id,
+            actor: actorOf(principal),
+            action: 'csm.updated',
+            targetType: 'csm',
+            targetId: changed.id,
+            details: { fields: Object.keys(body as object) },
+          });
           return changed;
         });
         return ok(presentCsm(csm));
@@ -257,7 +389,15 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
           known: Object.keys(ListTasksQuery.properties),
           limit: query.limit,
           sort: 'created_at',
-          fetch: (limit) => listTasks(db, { orgId: principalOf(request).org.id, csmId: query.csm_id, customerId: query.customer_id, status: query.status as 'open' | 'done' | undefined, limit, cursor: query.cursor }),
+          fetch: (limit) =>
+            listTasks(db, {
+              orgId: principalOf(request).org.id,
+              csmId: query.csm_id,
+              customerId: query.customer_id,
+              status: query.status as 'open' | 'done' | undefined,
+              limit,
+              cursor: query.cursor,
+            }),
           positionOf: (row) => ({ value: row.sort_value, id: row.id }),
           present: presentTask,
         }),

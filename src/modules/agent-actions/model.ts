@@ -2,19 +2,40 @@
 // checked per action type (PARAMS), so a bad one is a 400 naming `params.<field>`.
 import { t, type TSchema } from 'elysia';
 import { Type } from '@sinclair/typebox';
-import { ACTION_PRIORITIES, ACTION_REASONS, ACTION_STATUSES, ACTION_TYPES, CHAT_PLATFORMS, CSM_ROLES, NOTIFICATION_STATUSES, OUTBOUND_EVENT_TYPES, RISK_BANDS, type ActionType } from '../../db/schema/index.ts';
+import {
+  ACTION_PRIORITIES,
+  ACTION_REASONS,
+  ACTION_STATUSES,
+  ACTION_TYPES,
+  CHAT_PLATFORMS,
+  CSM_ROLES,
+  NOTIFICATION_STATUSES,
+  OUTBOUND_EVENT_TYPES,
+  RISK_BANDS,
+  type ActionType,
+} from '../../db/schema/index.ts';
 import { email, enumOf, label, nullable } from '../../lib/record-fields.ts';
 
-const wholeNumber = (min: number, max: number) => Type.Integer({ minimum: min, maximum: max, error: `must be a whole number from ${min} to ${max}` });
+const wholeNumber = (min: number, max: number) =>
+  Type.Integer({ minimum: min, maximum: max, error: `must be a whole number from ${min} to ${max}` });
 const note = t.String({ minLength: 1, maxLength: 2000 });
 
 /** Each type's params (docs/agent-actions.md). */
 export const PARAMS = {
-  check_in: t.Object({ channel: enumOf(['email', 'call', 'meeting'] as const), due_in_days: wholeNumber(1, 30), note: t.Optional(note) }, { additionalProperties: false }),
+  check_in: t.Object(
+    { channel: enumOf(['email', 'call', 'meeting'] as const), due_in_days: wholeNumber(1, 30), note: t.Optional(note) },
+    { additionalProperties: false },
+  ),
   escalation: t.Object({ to: enumOf(['manager', 'executive'] as const), note }, { additionalProperties: false }),
-  discount_offer: t.Object({ percent: wholeNumber(1, 50), months: wholeNumber(1, 24), note: t.Optional(note) }, { additionalProperties: false }),
+  discount_offer: t.Object(
+    { percent: wholeNumber(1, 50), months: wholeNumber(1, 24), note: t.Optional(note) },
+    { additionalProperties: false },
+  ),
   renewal_call: t.Object({ due_in_days: wholeNumber(1, 90) }, { additionalProperties: false }),
-  success_plan: t.Object({ goals: t.Array(t.String({ minLength: 1, maxLength: 500 }), { minItems: 1, maxItems: 20 }) }, { additionalProperties: false }),
+  success_plan: t.Object(
+    { goals: t.Array(t.String({ minLength: 1, maxLength: 500 }), { minItems: 1, maxItems: 20 }) },
+    { additionalProperties: false },
+  ),
 } as const satisfies Record<ActionType, TSchema>;
 
 export const ActionCreate = t.Object(
@@ -36,7 +57,10 @@ export type ActionCreate = typeof ActionCreate.static;
 export const ActionParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
 
 export const DecisionBody = t.Object({ comment: t.Optional(t.String({ minLength: 1, maxLength: 2000 })) }, { additionalProperties: false });
-export const SnoozeBody = t.Object({ comment: t.Optional(t.String({ minLength: 1, maxLength: 2000 })), days: t.Optional(wholeNumber(1, 30)) }, { additionalProperties: false });
+export const SnoozeBody = t.Object(
+  { comment: t.Optional(t.String({ minLength: 1, maxLength: 2000 })), days: t.Optional(wholeNumber(1, 30)) },
+  { additionalProperties: false },
+);
 
 export const ListActionsQuery = t.Object(
   {
@@ -74,7 +98,14 @@ export const Action = t.Object({
   status: enumOf(ACTION_STATUSES),
   requires_approval: t.Boolean(),
   csm_id: nullable(t.String()),
-  routing: nullable(t.Object({ to: enumOf(['csm', 'managers', 'inbox'] as const), csm_ids: t.Array(t.String()), channels: t.Array(enumOf(CHAT_PLATFORMS)), note: t.String() })),
+  routing: nullable(
+    t.Object({
+      to: enumOf(['csm', 'managers', 'inbox'] as const),
+      csm_ids: t.Array(t.String()),
+      channels: t.Array(enumOf(CHAT_PLATFORMS)),
+      note: t.String(),
+    }),
+  ),
   decided_by: nullable(DecidedBy),
   decision_comment: nullable(t.String()),
   snoozed_until: nullable(time),
@@ -107,7 +138,12 @@ export const Notification = t.Object({
   updated_at: time,
 });
 
-export const ActionEvent = t.Object({ kind: t.String(), actor: nullable(t.Record(t.String(), t.Unknown())), details: t.Record(t.String(), t.Unknown()), at: time });
+export const ActionEvent = t.Object({
+  kind: t.String(),
+  actor: nullable(t.Record(t.String(), t.Unknown())),
+  details: t.Record(t.String(), t.Unknown()),
+  at: time,
+});
 
 export const ActionDetail = t.Composite([Action, t.Object({ notifications: t.Array(Notification), events: t.Array(ActionEvent) })]);
 
@@ -173,8 +209,18 @@ export const Task = t.Object({
 });
 
 export const NotesParams = t.Object({ id: t.String({ minLength: 1, maxLength: 300 }) });
-export const ListNotesQuery = t.Object({ limit: t.Optional(t.String()), cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })) }, { additionalProperties: false });
-export const Note = t.Object({ id: t.String(), customer_id: t.String(), action_id: nullable(t.String()), author: t.String(), body: t.String(), created_at: time });
+export const ListNotesQuery = t.Object(
+  { limit: t.Optional(t.String()), cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })) },
+  { additionalProperties: false },
+);
+export const Note = t.Object({
+  id: t.String(),
+  customer_id: t.String(),
+  action_id: nullable(t.String()),
+  author: t.String(),
+  body: t.String(),
+  created_at: time,
+});
 
 // --- rules --------------------------------------------------------------------------------------
 
@@ -187,16 +233,34 @@ const ruleCommon = {
 export const CHURN_SIGNALS = ['cancellation', 'competitor', 'refund', 'downgrade', 'outage'] as const;
 /** Each trigger's rule; a rule is checked against its trigger's, so an error names its field. */
 export const RULES = {
-  risk_rise: t.Object({ trigger: t.Literal('risk_rise'), band: enumOf(['medium', 'high', 'critical'] as const), ...ruleCommon }, { additionalProperties: false }),
-  churn_signal: t.Object({ trigger: t.Literal('churn_signal'), signal: enumOf(CHURN_SIGNALS), ...ruleCommon }, { additionalProperties: false }),
-  renewal_due: t.Object({ trigger: t.Literal('renewal_due'), within_days: wholeNumber(1, 365), ...ruleCommon }, { additionalProperties: false }),
+  risk_rise: t.Object(
+    { trigger: t.Literal('risk_rise'), band: enumOf(['medium', 'high', 'critical'] as const), ...ruleCommon },
+    { additionalProperties: false },
+  ),
+  churn_signal: t.Object(
+    { trigger: t.Literal('churn_signal'), signal: enumOf(CHURN_SIGNALS), ...ruleCommon },
+    { additionalProperties: false },
+  ),
+  renewal_due: t.Object(
+    { trigger: t.Literal('renewal_due'), within_days: wholeNumber(1, 365), ...ruleCommon },
+    { additionalProperties: false },
+  ),
 };
 export const Rule = t.Union([RULES.risk_rise, RULES.churn_signal, RULES.renewal_due]);
 export type Rule = typeof Rule.static;
 export const RulesBody = t.Object({ rules: t.Array(t.Unknown(), { maxItems: 50 }) }, { additionalProperties: false });
 /** RulesBody as a client sends it: each rule is checked against its trigger's (rules.ts, for errors naming the rule's field). */
 export const RulesDocumented = t.Object({ rules: t.Array(Rule, { maxItems: 50 }) }, { additionalProperties: false });
-export const RuleView = t.Object({ trigger: t.String(), band: t.Optional(enumOf(RISK_BANDS)), signal: t.Optional(t.String()), within_days: t.Optional(t.Integer()), action: enumOf(ACTION_TYPES), params: t.Record(t.String(), t.Unknown()), priority: enumOf(ACTION_PRIORITIES), enabled: t.Boolean() });
+export const RuleView = t.Object({
+  trigger: t.String(),
+  band: t.Optional(enumOf(RISK_BANDS)),
+  signal: t.Optional(t.String()),
+  within_days: t.Optional(t.Integer()),
+  action: enumOf(ACTION_TYPES),
+  params: t.Record(t.String(), t.Unknown()),
+  priority: enumOf(ACTION_PRIORITIES),
+  enabled: t.Boolean(),
+});
 
 // --- outbound event deliveries ------------------------------------------------------------------
 

@@ -78,7 +78,11 @@ export function refusedAsWritten(url: URL, allowPrivate: boolean): RefusedDestin
 
 /** The address a delivery connects to: the URL's host resolved now; refused when the host or any
  * of its addresses is not public (unless allowed). */
-export async function resolveDestination(url: URL, allowPrivate: boolean, network: Network = SYSTEM_NETWORK): Promise<{ address: string; family: number }> {
+export async function resolveDestination(
+  url: URL,
+  allowPrivate: boolean,
+  network: Network = SYSTEM_NETWORK,
+): Promise<{ address: string; family: number }> {
   const asWritten = refusedAsWritten(url, allowPrivate);
   if (asWritten) throw asWritten;
   const host = hostOf(url);
@@ -103,7 +107,8 @@ export const DELIVERY_REFUSED = 'refused: address not allowed';
 
 /** A failed connection's category: timeout, TLS, or the connection itself. */
 function connectionFailure(error: unknown): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `timeout (no answer within ${OUTBOX_TIMEOUT_MS / 1000} s)`;
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+    return `timeout (no answer within ${OUTBOX_TIMEOUT_MS / 1000} s)`;
   const code = String((error as { code?: unknown } | null)?.code ?? '');
   return /CERT|TLS|SSL|SIGNATURE|ISSUER/i.test(code) ? 'TLS failed' : 'connect failed';
 }
@@ -183,7 +188,12 @@ export type AttemptResult = {
 };
 
 /** What an attempt's outcome means: delivered, tried again at a time, or dead. */
-export function settleAttempt(result: AttemptResult, attempts: number, now: number, random: () => number = Math.random): { status: DeliveryStatus; nextAt: string | null } {
+export function settleAttempt(
+  result: AttemptResult,
+  attempts: number,
+  now: number,
+  random: () => number = Math.random,
+): { status: DeliveryStatus; nextAt: string | null } {
   if (result.status !== null && result.status >= 200 && result.status < 300) return { status: 'delivered', nextAt: null };
   if (result.final || attempts >= OUTBOX_MAX_ATTEMPTS) return { status: 'dead', nextAt: null };
   const seconds = Math.max(backoffSeconds(OUTBOX_BACKOFF, attempts, random), result.retryAfterSeconds ?? 0);
@@ -210,13 +220,30 @@ export async function writeAttempt(
   return settled;
 }
 
-async function recordAttempt(db: Db, args: { deliveryId: string; result: AttemptResult; now: string }): Promise<{ status: DeliveryStatus; attempts: number; nextAt: string | null }> {
+async function recordAttempt(
+  db: Db,
+  args: { deliveryId: string; result: AttemptResult; now: string },
+): Promise<{ status: DeliveryStatus; attempts: number; nextAt: string | null }> {
   const [row] = rowsOf<{ attempts: number; org_id: string }>(
-    await db.execute(sql`select attempts + 1 as attempts, org_id from event_deliveries where id = ${args.deliveryId} and status = 'pending' for update`),
+    await db.execute(
+      sql`select attempts + 1 as attempts, org_id from event_deliveries where id = ${args.deliveryId} and status = 'pending' for update`,
+    ),
   );
   if (!row) return { status: 'delivered', attempts: 0, nextAt: null };
-  const settled = await writeAttempt(db, { table: 'event_deliveries', id: args.deliveryId, attempts: row.attempts, result: args.result, now: args.now });
-  if (settled.nextAt) await enqueueJob(db, deliverEventJob, { deliveryId: args.deliveryId }, { orgId: row.org_id, dedupeKey: args.deliveryId, runAt: new Date(settled.nextAt) });
+  const settled = await writeAttempt(db, {
+    table: 'event_deliveries',
+    id: args.deliveryId,
+    attempts: row.attempts,
+    result: args.result,
+    now: args.now,
+  });
+  if (settled.nextAt)
+    await enqueueJob(
+      db,
+      deliverEventJob,
+      { deliveryId: args.deliveryId },
+      { orgId: row.org_id, dedupeKey: args.deliveryId, runAt: new Date(settled.nextAt) },
+    );
   return { ...settled, attempts: row.attempts };
 }
 
@@ -228,10 +255,21 @@ export function retryAfterOf(value: string | null, now = Date.now()): number | n
 }
 
 /** Sends one delivery: the answer's status, or why there was none. Never throws. */
-export async function attemptDelivery(pending: Pending, settings = actionSettings(), now = Date.now(), network: Network = SYSTEM_NETWORK): Promise<AttemptResult> {
+export async function attemptDelivery(
+  pending: Pending,
+  settings = actionSettings(),
+  now = Date.now(),
+  network: Network = SYSTEM_NETWORK,
+): Promise<AttemptResult> {
   const started = performance.now();
   const done = (partial: Omit<AttemptResult, 'ms'>): AttemptResult => ({ ...partial, ms: Math.round(performance.now() - started) });
-  if (!settings.secretKey) return done({ status: null, error: 'SECRET_KEY is not available to the worker: the delivery cannot be signed', retryAfterSeconds: null, final: false });
+  if (!settings.secretKey)
+    return done({
+      status: null,
+      error: 'SECRET_KEY is not available to the worker: the delivery cannot be signed',
+      retryAfterSeconds: null,
+      final: false,
+    });
   let secret: string;
   try {
     secret = openSecret(pending.secret_sealed, settings.secretKey, pending.endpoint_id);
@@ -250,11 +288,18 @@ export async function attemptDelivery(pending: Pending, settings = actionSetting
     if (!isIP(hostOf(url))) {
       target.hostname = destination.family === 6 ? `[${destination.address}]` : destination.address;
       headers.host = url.host;
-      if (url.protocol === 'https:') tls = { ...tls, serverName: url.hostname, checkServerIdentity: (_address, cert) => checkServerIdentity(url.hostname, cert) };
+      if (url.protocol === 'https:')
+        tls = { ...tls, serverName: url.hostname, checkServerIdentity: (_address, cert) => checkServerIdentity(url.hostname, cert) };
     }
   } catch (error) {
     const refused = error instanceof RefusedDestination;
-    return done({ status: null, error: refused ? DELIVERY_REFUSED : 'name lookup failed', retryAfterSeconds: null, final: refused, detail: messageOf(error) });
+    return done({
+      status: null,
+      error: refused ? DELIVERY_REFUSED : 'name lookup failed',
+      retryAfterSeconds: null,
+      final: refused,
+      detail: messageOf(error),
+    });
   }
   const timestamp = Math.floor(now / 1000);
   const body = JSON.stringify({ type: pending.event_type, timestamp: new Date(now).toISOString(), data: pending.data });
@@ -263,18 +308,36 @@ export async function attemptDelivery(pending: Pending, settings = actionSetting
   headers['webhook-signature'] = signWebhook(secret, pending.event_id, timestamp, body);
   try {
     // A redirect is an answer like any other 3xx, final: following it would need every hop checked.
-    const response = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS), tls });
+    const response = await fetch(target, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS),
+      tls,
+    });
     await response.arrayBuffer().catch(() => undefined);
     const status = response.status;
     if (status >= 200 && status < 300) return done({ status, error: null, retryAfterSeconds: null, final: false });
     const retryable = status === 408 || status === 429 || status >= 500;
     const why = status >= 300 && status < 400 ? `http ${status} (redirects are not followed)` : `http ${status}`;
-    return done({ status, error: retryable ? why : `${why}: not retried`, retryAfterSeconds: retryAfterOf(response.headers.get('retry-after'), now), final: !retryable });
+    return done({
+      status,
+      error: retryable ? why : `${why}: not retried`,
+      retryAfterSeconds: retryAfterOf(response.headers.get('retry-after'), now),
+      final: !retryable,
+    });
   } catch (error) {
     // The log gets the error's code and the address, not its message: Bun's names the whole URL,
     // whose path or query may hold the receiver's own token.
     const code = (error as { code?: unknown } | null)?.code;
-    return done({ status: null, error: connectionFailure(error), retryAfterSeconds: null, final: false, detail: `${typeof code === 'string' && code ? code : error instanceof Error ? error.name : 'error'} connecting to ${target.host}` });
+    return done({
+      status: null,
+      error: connectionFailure(error),
+      retryAfterSeconds: null,
+      final: false,
+      detail: `${typeof code === 'string' && code ? code : error instanceof Error ? error.name : 'error'} connecting to ${target.host}`,
+    });
   }
 }
 
@@ -322,7 +385,10 @@ export interface DeliveryRow {
   sort_value: string;
 }
 
-export async function listDeliveries(db: Db, input: { orgId?: string; status?: DeliveryStatus; endpointId?: string; eventType?: string; limit: number; cursor?: string }): Promise<DeliveryRow[]> {
+export async function listDeliveries(
+  db: Db,
+  input: { orgId?: string; status?: DeliveryStatus; endpointId?: string; eventType?: string; limit: number; cursor?: string },
+): Promise<DeliveryRow[]> {
   const where: SQL[] = [];
   if (input.orgId) where.push(sql`d.org_id = ${input.orgId}`);
   if (input.status) where.push(sql`d.status = ${input.status}`);
@@ -345,7 +411,12 @@ export async function listDeliveries(db: Db, input: { orgId?: string; status?: D
  * network's own words (addresses, ports, the receiver's answer): they are shown by category too. */
 function shownError(error: string | null): string | null {
   if (error === null) return null;
-  if (/^(http \d{3}|timeout|TLS failed$|connect failed$|name lookup failed$|refused: |the endpoint was removed$|SECRET_KEY is not available|the endpoint's secret does not open)/.test(error)) return error;
+  if (
+    /^(http \d{3}|timeout|TLS failed$|connect failed$|name lookup failed$|refused: |the endpoint was removed$|SECRET_KEY is not available|the endpoint's secret does not open)/.test(
+      error,
+    )
+  )
+    return error;
   return /not a public address|loopback or private address/.test(error) ? DELIVERY_REFUSED : 'connect failed';
 }
 
@@ -357,7 +428,14 @@ export const presentDelivery = ({ sort_value: _, org_id: __, ...row }: DeliveryR
 
 /** Dead deliveries back to pending with fresh attempts, due now (by id, or every dead one). */
 export async function retryDeliveries(db: Db, input: { ids?: string[]; orgId?: string }): Promise<string[]> {
-  const where = input.ids ? sql`id in (${sql.join(input.ids.map((id) => sql`${id}`), sql`, `)})` : input.orgId ? sql`org_id = ${input.orgId}` : sql`true`;
+  const where = input.ids
+    ? sql`id in (${sql.join(
+        input.ids.map((id) => sql`${id}`),
+        sql`, `,
+      )})`
+    : input.orgId
+      ? sql`org_id = ${input.orgId}`
+      : sql`true`;
   const rows = rowsOf<{ id: string; org_id: string }>(
     await db.execute(sql`
       update event_deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()

@@ -2,7 +2,17 @@
 // API writes them, and the sort value for cursors (newest first, ties by id).
 import { sql, type SQL } from 'drizzle-orm';
 import { isoTime, newestFirst } from '../../db/keyset.ts';
-import type { ActionPriority, ActionReason, ActionRouting, ActionStatus, ActionType, ChatPlatform, CsmRole, DecidedBy, NotificationStatus } from '../../db/schema/index.ts';
+import type {
+  ActionPriority,
+  ActionReason,
+  ActionRouting,
+  ActionStatus,
+  ActionType,
+  ChatPlatform,
+  CsmRole,
+  DecidedBy,
+  NotificationStatus,
+} from '../../db/schema/index.ts';
 
 export const actionKeyset = newestFirst('a');
 

@@ -27,21 +27,46 @@ export interface EffectiveRule {
 
 export const DEFAULT_RULES: readonly EffectiveRule[] = [
   { trigger: 'risk_rise', band: 'high', action: 'check_in', params: { channel: 'call', due_in_days: 3 }, priority: 'high', enabled: true },
-  { trigger: 'risk_rise', band: 'critical', action: 'escalation', params: { to: 'manager', note: 'Churn risk rose to critical' }, priority: 'urgent', enabled: true },
-  { trigger: 'churn_signal', signal: 'cancellation', action: 'renewal_call', params: { due_in_days: 2 }, priority: 'urgent', enabled: true },
+  {
+    trigger: 'risk_rise',
+    band: 'critical',
+    action: 'escalation',
+    params: { to: 'manager', note: 'Churn risk rose to critical' },
+    priority: 'urgent',
+    enabled: true,
+  },
+  {
+    trigger: 'churn_signal',
+    signal: 'cancellation',
+    action: 'renewal_call',
+    params: { due_in_days: 2 },
+    priority: 'urgent',
+    enabled: true,
+  },
 ];
 
-const checkers = Object.fromEntries(Object.entries(RULES).map(([trigger, schema]) => [trigger, validator(schema)])) as Record<string, (value: unknown) => string | null>;
+const checkers = Object.fromEntries(Object.entries(RULES).map(([trigger, schema]) => [trigger, validator(schema)])) as Record<
+  string,
+  (value: unknown) => string | null
+>;
 
 /** Checks a PUT body's rules, naming the field (`rules.1.params.percent`). */
 export function parseRules(rules: unknown[]): EffectiveRule[] {
   return rules.map((raw, index) => {
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new AppError('validation_failed', `Invalid field "rules.${index}": must be an object`);
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+      throw new AppError('validation_failed', `Invalid field "rules.${index}": must be an object`);
     const trigger = String((raw as { trigger?: unknown }).trigger);
     const check = Object.hasOwn(checkers, trigger) ? checkers[trigger] : undefined;
-    if (!check) throw new AppError('validation_failed', `Invalid field "rules.${index}.trigger": must be one of ${Object.keys(RULES).join(', ')}`);
+    if (!check)
+      throw new AppError('validation_failed', `Invalid field "rules.${index}.trigger": must be one of ${Object.keys(RULES).join(', ')}`);
     const problem = check(raw);
-    if (problem) throw new AppError('validation_failed', problem.replace(/^Invalid field "/, `Invalid field "rules.${index}.`).replace(/^Invalid record: /, `Invalid field "rules.${index}": `));
+    if (problem)
+      throw new AppError(
+        'validation_failed',
+        problem
+          .replace(/^Invalid field "/, `Invalid field "rules.${index}.`)
+          .replace(/^Invalid record: /, `Invalid field "rules.${index}": `),
+      );
     const rule = raw as Rule;
     const bad = paramsProblem(rule.action as ActionType, rule.params, `rules.${index}.params`);
     if (bad) throw new AppError('validation_failed', bad);
@@ -61,11 +86,30 @@ export async function putRules(db: Db, orgId: string, rules: EffectiveRule[]): P
   return rules;
 }
 
-async function fire(db: Db, orgId: string, customerId: string, rule: EffectiveRule, reason: 'risk_rise' | 'churn_signal' | 'renewal_due', rationale: string): Promise<ProposeOutcome | null> {
+async function fire(
+  db: Db,
+  orgId: string,
+  customerId: string,
+  rule: EffectiveRule,
+  reason: 'risk_rise' | 'churn_signal' | 'renewal_due',
+  rationale: string,
+): Promise<ProposeOutcome | null> {
   // A customer that churned or is gone meanwhile is no one to act for: the rule does nothing.
-  const [customer] = rowsOf<{ status: string }>(await db.execute(sql`select status from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`));
+  const [customer] = rowsOf<{ status: string }>(
+    await db.execute(sql`select status from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`),
+  );
   if (!customer || customer.status === 'churned') return null;
-  return proposeAction(db, { orgId, customerId, type: rule.action, params: rule.params, reason, rationale, priority: rule.priority, source: 'rule', actor: { kind: 'rule', trigger: rule.trigger } });
+  return proposeAction(db, {
+    orgId,
+    customerId,
+    type: rule.action,
+    params: rule.params,
+    reason,
+    rationale,
+    priority: rule.priority,
+    source: 'rule',
+    actor: { kind: 'rule', trigger: rule.trigger },
+  });
 }
 
 // --- risk rises (from the predictions' scoring) -------------------------------------------------
@@ -91,13 +135,21 @@ export interface ScoredCustomer {
  * of the highest band fire. A customer's first prediction is no rise. Every band change of such a
  * customer (up or down) is also a `prediction.risk_changed` event for the organisation's endpoints.
  */
-export async function fireRiskRises(db: Db, args: { orgId: string; changed: string[]; scores: ScoredCustomer[]; bands: readonly [number, number, number] }): Promise<number> {
+export async function fireRiskRises(
+  db: Db,
+  args: { orgId: string; changed: string[]; scores: ScoredCustomer[]; bands: readonly [number, number, number] },
+): Promise<number> {
   const changed = new Set(args.changed);
   const candidates = args.scores.filter((s) => changed.has(s.customer_id));
   if (candidates.length === 0) return 0;
   const before = new Map(
     rowsOf<{ customer_id: string; risk: RiskBand; probability: number }>(
-      await db.execute(sql`select customer_id, risk, probability from predictions where org_id = ${args.orgId} and customer_id in (${sql.join(candidates.map((c) => sql`${c.customer_id}`), sql`, `)})`),
+      await db.execute(
+        sql`select customer_id, risk, probability from predictions where org_id = ${args.orgId} and customer_id in (${sql.join(
+          candidates.map((c) => sql`${c.customer_id}`),
+          sql`, `,
+        )})`,
+      ),
     ).map((r) => [r.customer_id, r]),
   );
   // Every band change of a customer whose own inputs changed is an event for the organisation.
@@ -114,7 +166,9 @@ export async function fireRiskRises(db: Db, args: { orgId: string; changed: stri
       });
     }
   }
-  const rising = candidates.filter((s) => s.risk !== 'low' && before.has(s.customer_id) && bandIndex(before.get(s.customer_id)!.risk) < bandIndex(s.risk));
+  const rising = candidates.filter(
+    (s) => s.risk !== 'low' && before.has(s.customer_id) && bandIndex(before.get(s.customer_id)!.risk) < bandIndex(s.risk),
+  );
   if (rising.length === 0) return 0;
   const { rules } = await rulesOf(db, args.orgId);
   const riskRules = rules.filter((r) => r.enabled && r.trigger === 'risk_rise' && r.band);
@@ -123,11 +177,18 @@ export async function fireRiskRises(db: Db, args: { orgId: string; changed: stri
     const previous = before.get(score.customer_id)!.risk;
     const matching = riskRules.filter((r) => {
       const band = r.band!;
-      return bandIndex(previous) < bandIndex(band) && bandIndex(score.risk) >= bandIndex(band) && score.probability >= lowerEdge(band, args.bands) * 1.1;
+      return (
+        bandIndex(previous) < bandIndex(band) &&
+        bandIndex(score.risk) >= bandIndex(band) &&
+        score.probability >= lowerEdge(band, args.bands) * 1.1
+      );
     });
     if (matching.length === 0) continue;
     const top = Math.max(...matching.map((r) => bandIndex(r.band!)));
-    const drivers = score.drivers.filter((d) => d.impact > 0).slice(0, 3).map((d) => d.label);
+    const drivers = score.drivers
+      .filter((d) => d.impact > 0)
+      .slice(0, 3)
+      .map((d) => d.label);
     const rationale = `Churn risk rose from ${previous} to ${score.risk} (${Math.round(score.probability * 1000) / 10} %)${drivers.length ? `: ${drivers.join('; ')}` : ''}`;
     for (const rule of matching.filter((r) => bandIndex(r.band!) === top)) {
       if (await fire(db, args.orgId, score.customer_id, rule, 'risk_rise', rationale)) fired++;
@@ -146,14 +207,21 @@ export async function fireTicketSignals(db: Db, ticketIds: string[]): Promise<nu
   const tickets = rowsOf<{ id: string; org_id: string; customer_id: string; churn_signals: string[]; subject: string | null }>(
     await db.execute(sql`
       select id, org_id, customer_id, churn_signals, subject from tickets
-      where id in (${sql.join(ticketIds.map((id) => sql`${id}`), sql`, `)}) and customer_id is not null and jsonb_array_length(coalesce(churn_signals, '[]'::jsonb)) > 0
+      where id in (${sql.join(
+        ticketIds.map((id) => sql`${id}`),
+        sql`, `,
+      )}) and customer_id is not null and jsonb_array_length(coalesce(churn_signals, '[]'::jsonb)) > 0
       order by id`),
   );
   let fired = 0;
   const rulesByOrg = new Map<string, EffectiveRule[]>();
   for (const ticket of tickets) {
     let rules = rulesByOrg.get(ticket.org_id);
-    if (!rules) rulesByOrg.set(ticket.org_id, (rules = (await rulesOf(db, ticket.org_id)).rules.filter((r) => r.enabled && r.trigger === 'churn_signal')));
+    if (!rules)
+      rulesByOrg.set(
+        ticket.org_id,
+        (rules = (await rulesOf(db, ticket.org_id)).rules.filter((r) => r.enabled && r.trigger === 'churn_signal')),
+      );
     for (const rule of rules) {
       if (!ticket.churn_signals.includes(rule.signal!)) continue;
       const rationale = `Ticket ${ticket.id}${ticket.subject ? ` ("${ticket.subject.slice(0, 120)}")` : ''} carries the churn signal "${rule.signal}"`;
@@ -168,7 +236,9 @@ export async function fireTicketSignals(db: Db, ticketIds: string[]): Promise<nu
 /** The organisations with an enabled renewal rule. */
 export async function renewalRuleOrgs(db: Db): Promise<string[]> {
   const rows = rowsOf<{ org_id: string }>(
-    await db.execute(sql`select org_id from action_rules where rules @> '[{"trigger": "renewal_due", "enabled": true}]'::jsonb order by org_id`),
+    await db.execute(
+      sql`select org_id from action_rules where rules @> '[{"trigger": "renewal_due", "enabled": true}]'::jsonb order by org_id`,
+    ),
   );
   return rows.map((r) => r.org_id);
 }
@@ -220,14 +290,21 @@ export async function fireRenewalsDueBatch(
     if (await fire(db, args.orgId, contract.customer_id, rule, 'renewal_due', rationale)) fired++;
   }
   const last = due.at(-1);
-  return { fired, next: due.length === args.limit && last ? { endDate: last.end_date, contractId: last.id } : null, rules: renewalRules.length };
+  return {
+    fired,
+    next: due.length === args.limit && last ? { endDate: last.end_date, contractId: last.id } : null,
+    rules: renewalRules.length,
+  };
 }
 
 /** Fires renewal rules for active contracts without auto-renew ending within the rule's days —
  * once per (rule, contract end): a firing is remembered in action_rule_firings. Every
  * organisation's rules of `orgs`, batch after batch through `batch` (fireRenewalsDueBatch on a
  * database, or a job's unit). */
-export async function fireRenewalsDueInBatches(orgs: string[], batch: (args: { orgId: string; rule: number; after: RenewalCursor | null }) => Promise<RenewalBatch>): Promise<number> {
+export async function fireRenewalsDueInBatches(
+  orgs: string[],
+  batch: (args: { orgId: string; rule: number; after: RenewalCursor | null }) => Promise<RenewalBatch>,
+): Promise<number> {
   let fired = 0;
   for (const orgId of orgs) {
     let rules = 1;

@@ -6,7 +6,16 @@ import { randomBytes } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, rowsOf, type Db } from '../../db/client.ts';
 import { andAll, limitTo } from '../../db/keyset.ts';
-import { OPEN_ACTION_STATUSES, type ActionPriority, type ActionReason, type ActionRouting, type ActionStatus, type ActionType, type ChatPlatform, type DecidedBy } from '../../db/schema/index.ts';
+import {
+  OPEN_ACTION_STATUSES,
+  type ActionPriority,
+  type ActionReason,
+  type ActionRouting,
+  type ActionStatus,
+  type ActionType,
+  type ChatPlatform,
+  type DecidedBy,
+} from '../../db/schema/index.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
@@ -23,7 +32,10 @@ import { whatsappSender } from '../whatsapp/sender.ts';
 
 const OPEN = sql.raw(OPEN_ACTION_STATUSES.map((s) => `'${s}'`).join(', '));
 
-const paramCheckers = Object.fromEntries(Object.entries(PARAMS).map(([type, schema]) => [type, validator(schema)])) as Record<ActionType, (value: unknown) => string | null>;
+const paramCheckers = Object.fromEntries(Object.entries(PARAMS).map(([type, schema]) => [type, validator(schema)])) as Record<
+  ActionType,
+  (value: unknown) => string | null
+>;
 
 /** The first thing wrong with `params` for `type`, naming the field as `params.<field>`, or null. */
 export function paramsProblem(type: ActionType, params: unknown, field = 'params'): string | null {
@@ -106,13 +118,17 @@ interface CustomerFacts {
 
 async function customerFacts(db: Db, orgId: string, customerId: string): Promise<CustomerFacts | null> {
   const [row] = rowsOf<CustomerFacts>(
-    await db.execute(sql`select id, name, status, lower(csm->>'email') as csm_email from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null for share`),
+    await db.execute(
+      sql`select id, name, status, lower(csm->>'email') as csm_email from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null for share`,
+    ),
   );
   return row ?? null;
 }
 
 async function bumpTrigger(db: Db, orgId: string, actionId: string, details: Record<string, unknown>): Promise<PresentedAction> {
-  await db.execute(sql`update agent_actions set trigger_count = trigger_count + 1, updated_at = now() where org_id = ${orgId} and id = ${actionId}`);
+  await db.execute(
+    sql`update agent_actions set trigger_count = trigger_count + 1, updated_at = now() where org_id = ${orgId} and id = ${actionId}`,
+  );
   await recordActionEvent(db, { orgId, actionId, kind: 'triggered_again', details });
   return presentAction((await readAction(db, orgId, actionId))!);
 }
@@ -127,16 +143,24 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
   const problem = paramsProblem(input.type, input.params);
   if (problem) throw new AppError('validation_failed', problem);
   const customer = await customerFacts(db, input.orgId, input.customerId);
-  if (!customer) throw new AppError('unprocessable', `Invalid field "customer_id": "${input.customerId}" is not a customer of this organisation`);
-  if (customer.status === 'churned') throw new AppError('unprocessable', `Customer ${customer.id} has churned: no action is proposed for a churned customer`);
+  if (!customer)
+    throw new AppError('unprocessable', `Invalid field "customer_id": "${input.customerId}" is not a customer of this organisation`);
+  if (customer.status === 'churned')
+    throw new AppError('unprocessable', `Customer ${customer.id} has churned: no action is proposed for a churned customer`);
   const now = input.now ?? new Date();
   const settings = actionSettings();
 
   for (let round = 0; round < 2; round++) {
     const [open] = rowsOf<{ id: string }>(
-      await db.execute(sql`select id from agent_actions where org_id = ${input.orgId} and customer_id = ${customer.id} and type = ${input.type} and status in (${OPEN}) for update`),
+      await db.execute(
+        sql`select id from agent_actions where org_id = ${input.orgId} and customer_id = ${customer.id} and type = ${input.type} and status in (${OPEN}) for update`,
+      ),
     );
-    if (open) return { outcome: 'deduplicated', action: await bumpTrigger(db, input.orgId, open.id, { reason: input.reason, source: input.source }) };
+    if (open)
+      return {
+        outcome: 'deduplicated',
+        action: await bumpTrigger(db, input.orgId, open.id, { reason: input.reason, source: input.source }),
+      };
 
     const [rejected] = rowsOf<{ id: string; decided_at: string; decided_by: DecidedBy | null; until: string }>(
       await db.execute(sql`
@@ -147,7 +171,11 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
         order by decided_at desc limit 1`),
     );
     if (rejected && !(input.source === 'api' && input.force)) {
-      if (input.source === 'rule') return { outcome: 'cooling_down', action: await bumpTrigger(db, input.orgId, rejected.id, { reason: input.reason, source: 'rule', cooling_down: true }) };
+      if (input.source === 'rule')
+        return {
+          outcome: 'cooling_down',
+          action: await bumpTrigger(db, input.orgId, rejected.id, { reason: input.reason, source: 'rule', cooling_down: true }),
+        };
       throw new AppError(
         'conflict',
         `A ${input.type} for customer ${customer.id} was rejected (${rejected.id}${rejected.decided_by?.name ? ` by ${rejected.decided_by.name}` : ''}); its cool-down runs until ${rejected.until}. Send "force": true to propose it anyway`,
@@ -157,7 +185,11 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
     const routing = await routeAction(db, input.orgId, customer.csm_email);
     const csmId = routing.csmId;
     const requiresApproval = input.requiresApproval ?? true;
-    const platforms = await sendablePlatforms(db, input.orgId, routing.copies.map((copy) => copy.platform));
+    const platforms = await sendablePlatforms(
+      db,
+      input.orgId,
+      routing.copies.map((copy) => copy.platform),
+    );
     const sendable = routing.copies.some((copy) => platforms.has(copy.platform));
     // Nowhere to send it but the inbox: it waits there for a decision at once.
     const status: ActionStatus = !requiresApproval ? 'approved' : sendable ? 'proposed' : 'pending_approval';
@@ -183,12 +215,24 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
                 ${send ? 'pending' : 'no_sender'}, clock_timestamp(), clock_timestamp())`);
       if (send) await PLATFORM_SENDERS.get(copy.platform)!.queueSend(db, { orgId: input.orgId, actionId: id, notificationId });
     }
-    await recordActionEvent(db, { orgId: input.orgId, actionId: id, kind: 'proposed', actor: input.actor ?? { kind: input.source === 'api' ? 'api_key' : 'rule' }, details: { reason: input.reason } });
+    await recordActionEvent(db, {
+      orgId: input.orgId,
+      actionId: id,
+      kind: 'proposed',
+      actor: input.actor ?? { kind: input.source === 'api' ? 'api_key' : 'rule' },
+      details: { reason: input.reason },
+    });
     await recordActionEvent(db, { orgId: input.orgId, actionId: id, kind: 'routed', details: { ...routing.routing } });
     const action = presentAction((await readAction(db, input.orgId, id))!);
     await emitOutboundEvent(db, input.orgId, 'agent_action.proposed', { action });
     if (!requiresApproval) {
-      await recordActionEvent(db, { orgId: input.orgId, actionId: id, kind: 'approved', actor: { kind: 'system' }, details: { requires_approval: false } });
+      await recordActionEvent(db, {
+        orgId: input.orgId,
+        actionId: id,
+        kind: 'approved',
+        actor: { kind: 'system' },
+        details: { requires_approval: false },
+      });
       await emitOutboundEvent(db, input.orgId, 'agent_action.approved', { action });
       await enqueueJob(db, executeActionJob, { actionId: id }, { orgId: input.orgId, dedupeKey: id });
     }
@@ -205,27 +249,55 @@ interface Copy {
 
 /** Where an action goes (docs/agent-actions.md): its customer's CSM's channels; without a CSM, or a CSM without
  * a channel, the managers' (and admins') channels; with none, the inbox. */
-export async function routeAction(db: Db, orgId: string, csmEmail: string | null): Promise<{ csmId: string | null; routing: ActionRouting; copies: Copy[] }> {
-  type Person = { id: string; email: string; phone: string | null; slack_user_id: string | null; channels: ChatPlatform[]; active: boolean };
-  const targetOf = (person: Person, platform: ChatPlatform) => (platform === 'slack' ? person.slack_user_id : platform === 'whatsapp' ? person.phone : person.email);
-  const copiesOf = (people: Person[]) => people.flatMap((p) => p.channels.map((platform) => ({ csmId: p.id, platform, target: targetOf(p, platform) })));
+export async function routeAction(
+  db: Db,
+  orgId: string,
+  csmEmail: string | null,
+): Promise<{ csmId: string | null; routing: ActionRouting; copies: Copy[] }> {
+  type Person = {
+    id: string;
+    email: string;
+    phone: string | null;
+    slack_user_id: string | null;
+    channels: ChatPlatform[];
+    active: boolean;
+  };
+  const targetOf = (person: Person, platform: ChatPlatform) =>
+    platform === 'slack' ? person.slack_user_id : platform === 'whatsapp' ? person.phone : person.email;
+  const copiesOf = (people: Person[]) =>
+    people.flatMap((p) => p.channels.map((platform) => ({ csmId: p.id, platform, target: targetOf(p, platform) })));
   let csm: Person | undefined;
   if (csmEmail) {
-    [csm] = rowsOf<Person>(await db.execute(sql`select id, email, phone, slack_user_id, channels, active from csms where org_id = ${orgId} and email = ${csmEmail}`));
+    [csm] = rowsOf<Person>(
+      await db.execute(
+        sql`select id, email, phone, slack_user_id, channels, active from csms where org_id = ${orgId} and email = ${csmEmail}`,
+      ),
+    );
   }
   const csmId = csm?.id ?? null;
-  if (csm && csm.active && csm.channels.length > 0) {
-    return { csmId, copies: copiesOf([csm]), routing: { to: 'csm', csm_ids: [csm.id], channels: csm.channels, note: "the customer's CSM's channels" } };
+  if (csm?.active && csm.channels.length > 0) {
+    return {
+      csmId,
+      copies: copiesOf([csm]),
+      routing: { to: 'csm', csm_ids: [csm.id], channels: csm.channels, note: "the customer's CSM's channels" },
+    };
   }
   const managers = rowsOf<Person>(
-    await db.execute(sql`select id, email, phone, slack_user_id, channels, active from csms where org_id = ${orgId} and active and role in ('manager', 'admin') and jsonb_array_length(channels) > 0 order by id`),
+    await db.execute(
+      sql`select id, email, phone, slack_user_id, channels, active from csms where org_id = ${orgId} and active and role in ('manager', 'admin') and jsonb_array_length(channels) > 0 order by id`,
+    ),
   );
   const why = !csm ? 'the customer has no CSM' : !csm.active ? "the customer's CSM is inactive" : "the customer's CSM has no channel";
   if (managers.length > 0) {
     return {
       csmId,
       copies: copiesOf(managers),
-      routing: { to: 'managers', csm_ids: managers.map((m) => m.id), channels: [...new Set(managers.flatMap((m) => m.channels))], note: `${why}: the managers' channels` },
+      routing: {
+        to: 'managers',
+        csm_ids: managers.map((m) => m.id),
+        channels: [...new Set(managers.flatMap((m) => m.channels))],
+        note: `${why}: the managers' channels`,
+      },
     };
   }
   return { csmId, copies: [], routing: { to: 'inbox', csm_ids: [], channels: [], note: `${why} and no manager has a channel: the inbox` } };
@@ -247,7 +319,7 @@ const hhmm = (iso: string | null | undefined) => (iso ? `${iso.slice(11, 16)} UT
 /** "already approved by Ana at 14:02 UTC on 2026-11-26": what a decision that lost learns. */
 export function alreadyDecided(action: ActionRow): string {
   const by = action.decided_by;
-  const who = by?.name ?? (by?.kind === 'api_key' ? `API key ${by.key_id}` : by?.kind ?? null);
+  const who = by?.name ?? (by?.kind === 'api_key' ? `API key ${by.key_id}` : (by?.kind ?? null));
   switch (action.status) {
     case 'expired':
       return `Action ${action.id} already expired at ${hhmm(action.expires_at)}`;
@@ -280,9 +352,7 @@ export async function decideAction(db: Db, input: DecideInput): Promise<Presente
   const by: DecidedBy = { ...input.by, at: now.toISOString() };
   const snoozeDays = input.snoozeDays ?? 7;
   const extra: SQL =
-    input.decision === 'snooze'
-      ? sql`, snoozed_until = ${now.toISOString()}::timestamptz + make_interval(days => ${snoozeDays})`
-      : sql``;
+    input.decision === 'snooze' ? sql`, snoozed_until = ${now.toISOString()}::timestamptz + make_interval(days => ${snoozeDays})` : sql``;
   const changed = rowsOf<{ id: string }>(
     await db.execute(sql`
       update agent_actions set status = ${rule.to}, decided_by = ${JSON.stringify(by)}::jsonb, decided_at = ${now.toISOString()}::timestamptz,
@@ -295,7 +365,13 @@ export async function decideAction(db: Db, input: DecideInput): Promise<Presente
   if (changed.length === 0) throw new AppError('conflict', alreadyDecided(row), {});
   const action = presentAction(row);
   const kind = ({ approve: 'approved', reject: 'rejected', snooze: 'snoozed', cancel: 'cancelled' } as const)[input.decision];
-  await recordActionEvent(db, { orgId: input.orgId, actionId: row.id, kind, actor: { ...by }, details: input.decision === 'snooze' ? { days: snoozeDays } : {} });
+  await recordActionEvent(db, {
+    orgId: input.orgId,
+    actionId: row.id,
+    kind,
+    actor: { ...by },
+    details: input.decision === 'snooze' ? { days: snoozeDays } : {},
+  });
   if (input.decision === 'approve') {
     await enqueueJob(db, executeActionJob, { actionId: row.id }, { orgId: input.orgId, dedupeKey: row.id, now });
     await emitOutboundEvent(db, input.orgId, 'agent_action.approved', { action });
@@ -356,7 +432,10 @@ export interface ActionFilters {
   csmId?: string;
 }
 
-export async function listActions(db: Db, input: { orgId: string; filters: ActionFilters; limit: number; cursor?: string }): Promise<ActionRow[]> {
+export async function listActions(
+  db: Db,
+  input: { orgId: string; filters: ActionFilters; limit: number; cursor?: string },
+): Promise<ActionRow[]> {
   const where: SQL[] = [];
   const { filters } = input;
   if (filters.status) where.push(sql`a.status = ${filters.status}`);
@@ -367,7 +446,10 @@ export async function listActions(db: Db, input: { orgId: string; filters: Actio
     const position = decodeCursor(input.cursor, 'created_at', 'timestamp');
     where.push(actionKeyset.after(position.value, position.id));
   }
-  return queryRows<ActionRow>(db, sql`${selectActions(sql`a.org_id = ${input.orgId} ${andAll(where)}`)} order by ${actionKeyset.order} ${limitTo(input.limit + 1)}`);
+  return queryRows<ActionRow>(
+    db,
+    sql`${selectActions(sql`a.org_id = ${input.orgId} ${andAll(where)}`)} order by ${actionKeyset.order} ${limitTo(input.limit + 1)}`,
+  );
 }
 
 export async function getAction(db: Db, orgId: string, id: string): Promise<PresentedAction> {

@@ -55,7 +55,9 @@ export function decisionRefusal(decider: Decider, action: DecidedAction, decisio
 export async function deciderOfPrincipal(db: Db, principal: Principal): Promise<Decider | null> {
   if (principal.kind === 'key') return { csmId: null, role: 'admin' };
   const [csm] = rowsOf<{ id: string; role: CsmRole }>(
-    await db.execute(sql`select id, role from csms where org_id = ${principal.org.id} and email = ${principal.user.email.toLowerCase()} and active order by id limit 1`),
+    await db.execute(
+      sql`select id, role from csms where org_id = ${principal.org.id} and email = ${principal.user.email.toLowerCase()} and active order by id limit 1`,
+    ),
   );
   if (principal.user.role === 'admin') return { csmId: csm?.id ?? null, role: 'admin' };
   return csm ? { csmId: csm.id, role: csm.role } : null;
@@ -64,12 +66,18 @@ export async function deciderOfPrincipal(db: Db, principal: Principal): Promise<
 /** Why `principal` may not propose an action already approved (`requires_approval: false`): that is
  * approving it, so only who may approve the action it would be — the customer's CSM's, by the same
  * rule — may skip the decision (null: they may). */
-export async function approvalOnProposalRefusal(db: Db, principal: Principal, proposal: { customerId: string; type: ActionType; params: Record<string, unknown> }): Promise<string | null> {
+export async function approvalOnProposalRefusal(
+  db: Db,
+  principal: Principal,
+  proposal: { customerId: string; type: ActionType; params: Record<string, unknown> },
+): Promise<string | null> {
   const decider = await deciderOfPrincipal(db, principal);
   if (!decider) return 'Only a CSM of this organisation may approve: no active CSM has your e-mail';
   // The CSM the action would record (routeAction's: the CSM with the customer's CSM's e-mail).
   const [owner] = rowsOf<{ id: string }>(
-    await db.execute(sql`select m.id from customers c join csms m on m.org_id = c.org_id and m.email = lower(c.csm->>'email') where c.org_id = ${principal.org.id} and c.id = ${proposal.customerId}`),
+    await db.execute(
+      sql`select m.id from customers c join csms m on m.org_id = c.org_id and m.email = lower(c.csm->>'email') where c.org_id = ${principal.org.id} and c.id = ${proposal.customerId}`,
+    ),
   );
   return decisionRefusal(decider, { csm_id: owner?.id ?? null, type: proposal.type, params: proposal.params }, 'approve');
 }

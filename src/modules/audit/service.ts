@@ -32,7 +32,20 @@ export interface AuditInput {
   orgId: string | null;
   actor: string;
   action: AuditAction;
-  targetType: 'organisation' | 'api_key' | 'connector' | 'ticket_event' | 'job' | 'agent_action' | 'csm' | 'action_rules' | 'endpoint' | 'outbound_delivery' | 'chat_installation' | 'chat_send' | 'user';
+  targetType:
+    | 'organisation'
+    | 'api_key'
+    | 'connector'
+    | 'ticket_event'
+    | 'job'
+    | 'agent_action'
+    | 'csm'
+    | 'action_rules'
+    | 'endpoint'
+    | 'outbound_delivery'
+    | 'chat_installation'
+    | 'chat_send'
+    | 'user';
   targetId: string;
   details?: Record<string, unknown>;
 }

@@ -13,7 +13,16 @@ import { jsonBody } from '../../plugins/body.ts';
 import { anonSubject } from '../../plugins/gate.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { createPasswordHasher } from '../users/passwords.ts';
-import { acceptLink, checkLinkUsable, checkPassword, endSession, signInAccount, signInVerified, signOutEverywhere, type SignedIn as SignedInResult } from '../users/service.ts';
+import {
+  acceptLink,
+  checkLinkUsable,
+  checkPassword,
+  endSession,
+  signInAccount,
+  signInVerified,
+  signOutEverywhere,
+  type SignedIn as SignedInResult,
+} from '../users/service.ts';
 import { AcceptLink, SignedIn, SignedOut, SignedOutEverywhere, SignIn } from './model.ts';
 import { clearedSessionCookie, csrfTokenOf, foreignOriginProblem, sessionCookie } from './sessions.ts';
 import { signInThrottle } from './throttle.ts';
@@ -22,10 +31,28 @@ const noSession = { auth: 'none', counted: 'address', body: 'api' } as const;
 const ownSession = { auth: 'key', counted: 'organisation', who: 'session', body: 'none' } as const;
 
 export const AUTH_ROUTES = {
-  accept: { ...noSession, method: 'POST', path: '/api/auth/accept', response: SignedIn, summary: 'Use a one-time sign-in link: set the password and start a session (Set-Cookie)' },
-  signIn: { ...noSession, method: 'POST', path: '/api/auth/sign-in', response: SignedIn, summary: 'Sign in to the console with an e-mail and password (Set-Cookie)' },
+  accept: {
+    ...noSession,
+    method: 'POST',
+    path: '/api/auth/accept',
+    response: SignedIn,
+    summary: 'Use a one-time sign-in link: set the password and start a session (Set-Cookie)',
+  },
+  signIn: {
+    ...noSession,
+    method: 'POST',
+    path: '/api/auth/sign-in',
+    response: SignedIn,
+    summary: 'Sign in to the console with an e-mail and password (Set-Cookie)',
+  },
   signOut: { ...ownSession, method: 'POST', path: '/api/auth/sign-out', response: SignedOut, summary: 'End this console session' },
-  signOutEverywhere: { ...ownSession, method: 'POST', path: '/api/auth/sign-out-everywhere', response: SignedOutEverywhere, summary: "End every one of this user's console sessions" },
+  signOutEverywhere: {
+    ...ownSession,
+    method: 'POST',
+    path: '/api/auth/sign-out-everywhere',
+    response: SignedOutEverywhere,
+    summary: "End every one of this user's console sessions",
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 const WRONG_CREDENTIALS = 'Wrong e-mail or password';
@@ -89,7 +116,11 @@ export function authModule(deps: { database: Database; states: RequestStates; co
         await throttled(request, throttle.countAttempt(address));
         await throttled(request, throttle.checkFailures(address, normalized));
         // One account, one verification: the time does not tell how many accounts share the e-mail.
-        const account = await passwords.check(password, () => signInAccount(db, normalized, organisation), (found) => found.user.passwordHash);
+        const account = await passwords.check(
+          password,
+          () => signInAccount(db, normalized, organisation),
+          (found) => found.user.passwordHash,
+        );
         if (!account) {
           await throttle.countFailure(address, normalized);
           throw new AppError('unauthorized', WRONG_CREDENTIALS);
@@ -106,7 +137,10 @@ export function authModule(deps: { database: Database; states: RequestStates; co
     })
     .post(AUTH_ROUTES.signOutEverywhere.path, async ({ request, set }) => {
       const principal = principalOf(request);
-      const ended = principal.kind === 'session' ? await inTransaction((tx) => signOutEverywhere(tx, { userId: principal.user.id, orgId: principal.org.id })) : 0;
+      const ended =
+        principal.kind === 'session'
+          ? await inTransaction((tx) => signOutEverywhere(tx, { userId: principal.user.id, orgId: principal.org.id }))
+          : 0;
       set.headers['set-cookie'] = clearedSessionCookie(deps.config);
       return ok({ sessions_ended: ended });
     });

@@ -28,7 +28,11 @@ export type AcceptLink = typeof AcceptLink.static;
 /** `organisation` (its id or exact name): which account to open when the e-mail has one in several
  * organisations; without it, the oldest. */
 export const SignIn = t.Object(
-  { email: t.String({ minLength: 1, maxLength: 320 }), password: t.String({ minLength: 1, maxLength: 1024 }), organisation: t.Optional(t.String({ minLength: 1, maxLength: 200 })) },
+  {
+    email: t.String({ minLength: 1, maxLength: 320 }),
+    password: t.String({ minLength: 1, maxLength: 1024 }),
+    organisation: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+  },
   { additionalProperties: false },
 );
 export type SignIn = typeof SignIn.static;

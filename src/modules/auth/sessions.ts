@@ -33,7 +33,7 @@ export const csrfTokenOf = (sessionToken: string): string => Bun.SHA256.hash(`re
 
 /** The session cookie's token in a Cookie header (null: none). */
 export function sessionTokenOf(cookieHeader: string | null): string | null {
-  if (!cookieHeader || !cookieHeader.includes(SESSION_COOKIE)) return null;
+  if (!cookieHeader?.includes(SESSION_COOKIE)) return null;
   for (const part of cookieHeader.split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) {
@@ -81,7 +81,10 @@ export function createSessionAuthenticator(db: Db, onError: (error: unknown) => 
       if (now - session.lastSeenAt.getTime() > SESSION_IDLE_MS) return 'idle';
       if (user.disabledAt) return 'disabled';
       if (now - session.lastSeenAt.getTime() >= LAST_SEEN_RESOLUTION_MS) {
-        db.update(sessions).set({ lastSeenAt: new Date(now) }).where(eq(sessions.id, session.id)).then(undefined, onError);
+        db.update(sessions)
+          .set({ lastSeenAt: new Date(now) })
+          .where(eq(sessions.id, session.id))
+          .then(undefined, onError);
       }
       return {
         kind: 'session',

@@ -39,7 +39,13 @@ function refusal(decision: Decision, limits: Limits, now: number, whose: string)
   });
 }
 
-export function signInThrottle(limiter: RateLimiter, config: Pick<Config, 'signInLimitPerMinute' | 'signInLimitPer15Minutes' | 'signInAddressLimitPerMinute' | 'signInAddressLimitPer15Minutes'>): SignInThrottle {
+export function signInThrottle(
+  limiter: RateLimiter,
+  config: Pick<
+    Config,
+    'signInLimitPerMinute' | 'signInLimitPer15Minutes' | 'signInAddressLimitPerMinute' | 'signInAddressLimitPer15Minutes'
+  >,
+): SignInThrottle {
   const failureLimits: Limits = { perMinute: config.signInLimitPerMinute, perDay: config.signInLimitPer15Minutes };
   const addressLimits: Limits = { perMinute: config.signInAddressLimitPerMinute, perDay: config.signInAddressLimitPer15Minutes };
   const quarter = (now: number) => Math.floor(now / QUARTER_HOUR_MS);
@@ -53,7 +59,8 @@ export function signInThrottle(limiter: RateLimiter, config: Pick<Config, 'signI
     },
     async checkFailures(address, email, now = Date.now()) {
       const decision = await limiter.peek(failuresSubject(address, email, now), failureLimits, now);
-      if (decision.minute.remaining === 0 || decision.day.remaining === 0) throw refusal(decision, failureLimits, now, 'for this account from this address');
+      if (decision.minute.remaining === 0 || decision.day.remaining === 0)
+        throw refusal(decision, failureLimits, now, 'for this account from this address');
     },
     async countFailure(address, email, now = Date.now()) {
       await limiter.consume(failuresSubject(address, email, now), failureLimits, now);

@@ -22,15 +22,36 @@ import type { RequestStates } from '../../plugins/request-state.ts';
 import { recordAudit } from '../audit/service.ts';
 import { actorOf } from '../keys/service.ts';
 import { listOrgEvents, replayEvents, showEvent } from '../ticket-queue/service.ts';
-import { ConnectorCreate, ConnectorParams, ConnectorView, EventParams, ListEventsQuery, SecretBody, SecretSet, TicketEvent } from './model.ts';
+import {
+  ConnectorCreate,
+  ConnectorParams,
+  ConnectorView,
+  EventParams,
+  ListEventsQuery,
+  SecretBody,
+  SecretSet,
+  TicketEvent,
+} from './model.ts';
 import { createConnector, DEFAULT_ROTATION_GRACE_SECONDS, listConnectors, presentConnector, rotateConnectorSecret } from './service.ts';
 
 const read = { auth: 'key', counted: 'organisation', body: 'none' } as const;
 const write = { auth: 'key', counted: 'organisation', body: 'api' } as const;
 
 export const CONNECTOR_ROUTES = {
-  list: { ...read, method: 'GET', path: '/api/connectors', response: t.Array(ConnectorView), summary: "The organisation's connectors and their webhook URLs" },
-  create: { ...write, method: 'POST', path: '/api/connectors', response: ConnectorView, summary: 'Add a connector (201): a support platform that posts tickets to its webhook URL' },
+  list: {
+    ...read,
+    method: 'GET',
+    path: '/api/connectors',
+    response: t.Array(ConnectorView),
+    summary: "The organisation's connectors and their webhook URLs",
+  },
+  create: {
+    ...write,
+    method: 'POST',
+    path: '/api/connectors',
+    response: ConnectorView,
+    summary: 'Add a connector (201): a support platform that posts tickets to its webhook URL',
+  },
   // Secrets are set by people: an admin signed in to the console (a leaked key must not be able
   // to point a connector's signature at a secret of its choosing).
   secret: {
@@ -42,11 +63,27 @@ export const CONNECTOR_ROUTES = {
     response: SecretSet,
     summary: 'Set or rotate the webhook secret (the previous one stays valid for grace_seconds); a generated secret is answered once',
   },
-  events: { ...read, method: 'GET', path: '/api/ticket-events', response: t.Array(TicketEvent), summary: 'Ticket events (webhook deliveries and imported tickets) newest first (filters connector_id, status)' },
-  replay: { ...write, method: 'POST', path: '/api/ticket-events/:id/replay', response: TicketEvent, summary: 'Send a dead (or waiting) event back to the queue, due now' },
+  events: {
+    ...read,
+    method: 'GET',
+    path: '/api/ticket-events',
+    response: t.Array(TicketEvent),
+    summary: 'Ticket events (webhook deliveries and imported tickets) newest first (filters connector_id, status)',
+  },
+  replay: {
+    ...write,
+    method: 'POST',
+    path: '/api/ticket-events/:id/replay',
+    response: TicketEvent,
+    summary: 'Send a dead (or waiting) event back to the queue, due now',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
-export function connectorsModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'publicUrl' | 'secretKey' | 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>; wakeWorker?: (events: number) => void;
+export function connectorsModule(deps: {
+  database: Database;
+  states: RequestStates;
+  config: Pick<Config, 'publicUrl' | 'secretKey' | 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  wakeWorker?: (events: number) => void;
   /** This server's webhooks read the new secret at once (other servers within their cache's 2 s). */
   secretsChanged?: () => void;
 }) {
@@ -59,12 +96,16 @@ export function connectorsModule(deps: { database: Database; states: RequestStat
 
   /** The organisation's connector by id: another organisation's is not found, not forbidden. */
   const connectorOf = async (tx: Db, orgId: string, id: string) => {
-    const [connector] = await tx.select().from(connectors).where(and(eq(connectors.orgId, orgId), eq(connectors.id, id)));
+    const [connector] = await tx
+      .select()
+      .from(connectors)
+      .where(and(eq(connectors.orgId, orgId), eq(connectors.id, id)));
     if (!connector) throw notFound(`Connector ${id}`);
     return connector;
   };
   const sealingKey = () => {
-    if (!deps.config.secretKey) throw new AppError('not_configured', 'SECRET_KEY is not set on this server: a webhook secret cannot be stored');
+    if (!deps.config.secretKey)
+      throw new AppError('not_configured', 'SECRET_KEY is not set on this server: a webhook secret cannot be stored');
     return deps.config.secretKey;
   };
 
@@ -79,7 +120,15 @@ export function connectorsModule(deps: { database: Database; states: RequestStat
         const principal = principalOf(request);
         const input = body as ConnectorCreate;
         const row = await inTransaction((tx) =>
-          createConnector(tx, { id: newConnectorId(), org: principal.org.id, name: input.name, platform: input.platform, secretSealed: null, tokenHash: null, actor: actorOf(principal) }),
+          createConnector(tx, {
+            id: newConnectorId(),
+            org: principal.org.id,
+            name: input.name,
+            platform: input.platform,
+            secretSealed: null,
+            tokenHash: null,
+            actor: actorOf(principal),
+          }),
         );
         set.status = 201;
         return ok(present(row));
@@ -144,7 +193,13 @@ export function connectorsModule(deps: { database: Database; states: RequestStat
           const refused = result.refused[0];
           if (refused?.status === 'not found') throw notFound(`Event ${params.id}`);
           if (refused) throw new AppError('conflict', `Event ${params.id} is ${refused.status}: only dead or waiting events are replayed`);
-          await recordAudit(tx, { orgId, actor: actorOf(principal), action: 'event.replayed', targetType: 'ticket_event', targetId: params.id });
+          await recordAudit(tx, {
+            orgId,
+            actor: actorOf(principal),
+            action: 'event.replayed',
+            targetType: 'ticket_event',
+            targetId: params.id,
+          });
           const { body: _body, headers: _headers, ...summary } = (await showEvent(tx, params.id))!;
           return summary;
         });

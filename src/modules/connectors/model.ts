@@ -38,7 +38,9 @@ export type ConnectorCreate = typeof ConnectorCreate.static;
 export const SecretBody = t.Object(
   {
     secret: t.Optional(t.String({ minLength: 8, maxLength: 500, error: 'must be 8 to 500 characters' })),
-    grace_seconds: t.Optional(t.Integer({ minimum: 0, maximum: 30 * 24 * 3600, error: 'must be a whole number of seconds from 0 to 2592000 (30 days)' })),
+    grace_seconds: t.Optional(
+      t.Integer({ minimum: 0, maximum: 30 * 24 * 3600, error: 'must be a whole number of seconds from 0 to 2592000 (30 days)' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -21,7 +21,8 @@ function checkName(raw: string): string {
   if (!name) throw new AppError('validation_failed', 'name must not be empty');
   if (name.length > 200) throw new AppError('validation_failed', 'name must be at most 200 characters');
   // The built-in import connector is made on first use under this name: it must stay free.
-  if (name.toLowerCase() === IMPORT_CONNECTOR.name.toLowerCase()) throw new AppError('validation_failed', `"${IMPORT_CONNECTOR.name}" is the name of the built-in import connector`);
+  if (name.toLowerCase() === IMPORT_CONNECTOR.name.toLowerCase())
+    throw new AppError('validation_failed', `"${IMPORT_CONNECTOR.name}" is the name of the built-in import connector`);
   return name;
 }
 
@@ -83,7 +84,10 @@ export async function findConnector(db: Db, ref: string, org?: string): Promise<
   }
   if (org) {
     const { id: orgId } = await findOrg(db, org);
-    const [row] = await db.select().from(connectors).where(and(eq(connectors.orgId, orgId), eq(connectors.name, ref)));
+    const [row] = await db
+      .select()
+      .from(connectors)
+      .where(and(eq(connectors.orgId, orgId), eq(connectors.name, ref)));
     if (row) return row;
   }
   throw notFound(`Connector ${ref}`);
@@ -118,7 +122,8 @@ export async function updateConnector(db: Db, input: UpdateConnectorInput): Prom
   if (input.platform !== undefined) changes.platform = checkPlatform(input.platform);
   if (input.tokenHash !== undefined) changes.tokenHash = input.tokenHash;
   if (input.removeSecret) Object.assign(changes, { secretSealed: null, previousSecretSealed: null, previousSecretExpiresAt: null });
-  if (Object.keys(changes).length === 0) throw new AppError('validation_failed', 'nothing to change: give --name, --platform, --token, --no-token or --no-secret');
+  if (Object.keys(changes).length === 0)
+    throw new AppError('validation_failed', 'nothing to change: give --name, --platform, --token, --no-token or --no-secret');
   const [row] = await explainNameTaken(changes.name ?? current.name, () =>
     db
       .update(connectors)
@@ -192,9 +197,18 @@ export async function ensureImportConnector(db: Db, orgId: string): Promise<Conn
   if (existing[0]) return existing[0];
   await db
     .insert(connectors)
-    .values({ id: newConnectorId(), orgId, name: IMPORT_CONNECTOR.name, platform: IMPORT_CONNECTOR.platform, builtin: IMPORT_CONNECTOR.builtin })
+    .values({
+      id: newConnectorId(),
+      orgId,
+      name: IMPORT_CONNECTOR.name,
+      platform: IMPORT_CONNECTOR.platform,
+      builtin: IMPORT_CONNECTOR.builtin,
+    })
     .onConflictDoNothing();
-  const [row] = await db.select().from(connectors).where(and(eq(connectors.orgId, orgId), eq(connectors.builtin, IMPORT_CONNECTOR.builtin)));
+  const [row] = await db
+    .select()
+    .from(connectors)
+    .where(and(eq(connectors.orgId, orgId), eq(connectors.builtin, IMPORT_CONNECTOR.builtin)));
   if (!row) throw new Error('the API import connector could not be made');
   return row;
 }
@@ -205,7 +219,8 @@ export const webhookUrl = (connectorId: string, publicUrl: string | null) =>
 
 /** A connector as it may be shown: never a secret, a sealed secret or a token hash. */
 export function presentConnector(row: Connector, publicUrl: string | null) {
-  const rotating = row.previousSecretSealed !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt.getTime() > Date.now();
+  const rotating =
+    row.previousSecretSealed !== null && row.previousSecretExpiresAt !== null && row.previousSecretExpiresAt.getTime() > Date.now();
   return {
     id: row.id,
     org_id: row.orgId,

@@ -13,7 +13,18 @@ import { consoleSourceChangedSince, type ConsoleBundle } from './bundle.ts';
 import { faviconBytes } from './favicon.ts';
 
 const page = <Path extends string>(path: Path, summary: string) =>
-  ({ method: 'GET', path, auth: 'none', counted: 'not-counted', body: 'none', envelope: false, response: t.String(), produces: ['text/html'], summary, tag: 'console' }) as const;
+  ({
+    method: 'GET',
+    path,
+    auth: 'none',
+    counted: 'not-counted',
+    body: 'none',
+    envelope: false,
+    response: t.String(),
+    produces: ['text/html'],
+    summary,
+    tag: 'console',
+  }) as const;
 
 export const CONSOLE_ROUTES = {
   home: page('/', 'The web console (its home page)'),
@@ -26,12 +37,18 @@ export const CONSOLE_ROUTES = {
   cfo: page('/cfo', 'The console: CFO dashboard'),
   actions: page('/agent-actions', 'The console: agent actions inbox'),
   users: page('/settings/users', 'The console: users'),
-  asset: { ...page('/assets/:file', "The console's scripts and styles (immutable, hashed names)"), produces: ['text/javascript', 'text/css'], errors: [404] },
+  asset: {
+    ...page('/assets/:file', "The console's scripts and styles (immutable, hashed names)"),
+    produces: ['text/javascript', 'text/css'],
+    errors: [404],
+  },
   favicon: { ...page('/favicon.ico', "The console's icon"), produces: ['image/x-icon'] },
 } as const satisfies Record<string, RouteDeclaration>;
 
 /** The console's client routes: the page answers each of them. */
-export const CONSOLE_PAGES = Object.values(CONSOLE_ROUTES).filter((route) => route !== CONSOLE_ROUTES.asset && route !== CONSOLE_ROUTES.favicon);
+export const CONSOLE_PAGES = Object.values(CONSOLE_ROUTES).filter(
+  (route) => route !== CONSOLE_ROUTES.asset && route !== CONSOLE_ROUTES.favicon,
+);
 
 /** Whether an unknown path is a page a person opened in a browser (it gets the console's own "not
  * found"), rather than a call of the API, a missing asset or a client that asked for JSON (those
@@ -86,11 +103,16 @@ export function consolePages(
       },
     ));
   const answerPage = (made: ConsoleBundle, status: number) =>
-    new Response(made.index, { status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS } });
+    new Response(made.index, {
+      status,
+      headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS },
+    });
   const answerAsset = (made: ConsoleBundle, file: string) => {
     const asset = made.assets[`/assets/${file}`];
     if (!asset) throw new AppError('not_found', `No console asset ${file}`);
-    return new Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=31536000, immutable', ...SECURITY_HEADERS } });
+    return new Response(asset.body, {
+      headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=31536000, immutable', ...SECURITY_HEADERS },
+    });
   };
   return {
     page(status = 200) {
@@ -110,7 +132,9 @@ export function consolePages(
 
 /** A day in a browser's cache: the icon's name does not change with its content. */
 const answerFavicon = () =>
-  new Response(faviconBytes(), { headers: { 'content-type': 'image/x-icon', 'cache-control': 'public, max-age=86400', ...SECURITY_HEADERS } });
+  new Response(faviconBytes(), {
+    headers: { 'content-type': 'image/x-icon', 'cache-control': 'public, max-age=86400', ...SECURITY_HEADERS },
+  });
 
 export function consoleModule(pages: ConsolePages = consolePages()) {
   const app = new Elysia({ name: 'revintel/console' });

@@ -29,8 +29,24 @@ const CONTRACT_WRITES: RecordWrites<ContractPatch> = {
 
 /** The contract routes: what each needs of a caller, and what it answers. */
 export const CONTRACT_ROUTES = {
-  list: { method: 'GET', path: CONTRACT_WRITES.path, auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Contract), summary: "The organisation's contracts, newest first" },
-  get: { method: 'GET', path: `${CONTRACT_WRITES.path}/:id`, auth: 'key', counted: 'organisation', body: 'none', response: Contract, summary: 'A contract, by id or ext:<external_id>' },
+  list: {
+    method: 'GET',
+    path: CONTRACT_WRITES.path,
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: t.Array(Contract),
+    summary: "The organisation's contracts, newest first",
+  },
+  get: {
+    method: 'GET',
+    path: `${CONTRACT_WRITES.path}/:id`,
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: Contract,
+    summary: 'A contract, by id or ext:<external_id>',
+  },
   ...recordWriteDeclarations(CONTRACT_WRITES),
 } as const satisfies Record<string, RouteDeclaration>;
 
@@ -71,9 +87,13 @@ export function contractsModule(deps: RecordWriteDeps & { listCache: ListCache }
       },
       { query: ListContractsQuery },
     )
-    .get(CONTRACT_ROUTES.get.path, async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id, utcToday()))), {
-      params: ContractParams,
-  record: Contract,
-    })
+    .get(
+      CONTRACT_ROUTES.get.path,
+      async ({ request, params }) => ok(presentContract(await getContract(db, principalOf(request).org.id, params.id, utcToday()))),
+      {
+        params: ContractParams,
+        record: Contract,
+      },
+    )
     .use(recordWriteRoutes(CONTRACT_WRITES, deps));
 }

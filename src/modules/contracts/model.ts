@@ -61,7 +61,10 @@ export const Contract = t.Object(
     seats: nullable(t.Integer()),
     cancelled_at: nullable(day),
     arr: t.Integer({ description: 'amount annualised by billing_interval, in minor units' }),
-    counts_today: t.Boolean({ description: "Whether its arr counts in the customer's today: started, not a draft, and not past its end_date (a cancelled contract counts until then)" }),
+    counts_today: t.Boolean({
+      description:
+        "Whether its arr counts in the customer's today: started, not a draft, and not past its end_date (a cancelled contract counts until then)",
+    }),
     metadata,
     created_at: instant,
     updated_at: instant,

@@ -7,7 +7,15 @@ import { findNamed } from '../../db/references.ts';
 import { rowShape, typed, type RowOf } from '../../db/rows.ts';
 import { contracts } from '../../db/schema/index.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
+import {
+  patchRecord,
+  recordTable,
+  softDeleteRecord,
+  upsertRecords,
+  type ConstraintViolation,
+  type PatchOutcome,
+  type RowOutcome,
+} from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
 import type { ContractPatch } from './model.ts';
@@ -15,7 +23,11 @@ import { decodeCursor } from '../../lib/pagination.ts';
 
 /** What the reads select of a contract: its columns (`org_id` aside), its annualised value, and its
  * sort key at full database precision, for the cursor. */
-export const CONTRACT_ROW = rowShape(contracts, ['org_id'], { arr: typed<string | number>(), counts_today: typed<boolean>(), sort_value: typed<string>() });
+export const CONTRACT_ROW = rowShape(contracts, ['org_id'], {
+  arr: typed<string | number>(),
+  counts_today: typed<boolean>(),
+  sort_value: typed<string>(),
+});
 export type ContractRow = RowOf<typeof CONTRACT_ROW>;
 
 const keyset = newestFirst('ct');
@@ -42,7 +54,10 @@ export interface ContractFilters {
   includeDeleted?: boolean;
 }
 
-export async function listContracts(db: Db, input: { orgId: string; today: string; filters: ContractFilters; limit: number; cursor?: string }): Promise<ContractRow[]> {
+export async function listContracts(
+  db: Db,
+  input: { orgId: string; today: string; filters: ContractFilters; limit: number; cursor?: string },
+): Promise<ContractRow[]> {
   const { filters } = input;
   const where: SQL[] = [];
   if (!filters.includeDeleted) where.push(sql`ct.deleted_at is null`);
@@ -56,12 +71,24 @@ export async function listContracts(db: Db, input: { orgId: string; today: strin
     const position = decodeCursor(input.cursor, 'created_at', 'timestamp');
     where.push(keyset.after(position.value, position.id));
   }
-  return await queryRows<ContractRow>(db, sql`${selectContracts(input.orgId, input.today, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);
+  return await queryRows<ContractRow>(
+    db,
+    sql`${selectContracts(input.orgId, input.today, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`,
+  );
 }
 
-export async function getContract(db: Db, orgId: string, ref: string, today: string, options: { includeDeleted?: boolean } = {}): Promise<ContractRow> {
+export async function getContract(
+  db: Db,
+  orgId: string,
+  ref: string,
+  today: string,
+  options: { includeDeleted?: boolean } = {},
+): Promise<ContractRow> {
   const match = idOrExternal('ct', ref);
-  const [row] = await queryRows<ContractRow>(db, selectContracts(orgId, today, options.includeDeleted ? [match] : [match, sql`ct.deleted_at is null`]));
+  const [row] = await queryRows<ContractRow>(
+    db,
+    selectContracts(orgId, today, options.includeDeleted ? [match] : [match, sql`ct.deleted_at is null`]),
+  );
   if (!row) throw notFound(`Contract ${ref}`);
   return row;
 }
@@ -99,7 +126,10 @@ function explainContractViolation(violation: ConstraintViolation): AppError {
     case 'contracts_dates_check':
       return new AppError('unprocessable', 'end_date must not be before start_date');
     case 'contracts_cancelled_at_check':
-      return new AppError('validation_failed', 'Invalid field "cancelled_at": only a cancelled or ended contract has one (set its status, or leave cancelled_at out)');
+      return new AppError(
+        'validation_failed',
+        'Invalid field "cancelled_at": only a cancelled or ended contract has one (set its status, or leave cancelled_at out)',
+      );
     case 'contracts_customer_currency_fk':
       return new AppError('unprocessable', "currency must be the customer's currency (no FX conversion)");
     case 'contracts_org_id_customer_id_customers_org_id_id_fk':
@@ -122,7 +152,12 @@ function contractValues(input: ContractPatch, customer: { customer_id: string; c
 
 /** Creates contracts, or updates the ones whose external_id is known. */
 export async function writeContracts(db: Db, orgId: string, rows: { index: number; input: ContractPatch }[]): Promise<RowOutcome[]> {
-  const customers = await resolveCustomerReferences(db, orgId, rows.map((row) => row.input), true);
+  const customers = await resolveCustomerReferences(
+    db,
+    orgId,
+    rows.map((row) => row.input),
+    true,
+  );
   return upsertRecords(
     db,
     CONTRACTS_TABLE,
@@ -151,17 +186,28 @@ export interface ContractReference {
 
 /** The contract each reference names (id and customer), or why it cannot be used; null where
  * none is named (an explicit null clears it). */
-export async function resolveContractReferences(db: Db, orgId: string, refs: ContractReference[]): Promise<({ contract_id: string | null; customer_id: string | null } | AppError | undefined)[]> {
-  const { byId, byExternal } = await findNamed<{ id: string; external_id: string | null; customer_id: string }>(db, 'contracts', orgId, {
-    ids: refs.flatMap((r) => (r.contract_id ? [r.contract_id] : [])),
-    externalIds: refs.flatMap((r) => (r.contract_external_id ? [r.contract_external_id] : [])),
-  }, sql`customer_id`);
+export async function resolveContractReferences(
+  db: Db,
+  orgId: string,
+  refs: ContractReference[],
+): Promise<({ contract_id: string | null; customer_id: string | null } | AppError | undefined)[]> {
+  const { byId, byExternal } = await findNamed<{ id: string; external_id: string | null; customer_id: string }>(
+    db,
+    'contracts',
+    orgId,
+    {
+      ids: refs.flatMap((r) => (r.contract_id ? [r.contract_id] : [])),
+      externalIds: refs.flatMap((r) => (r.contract_external_id ? [r.contract_external_id] : [])),
+    },
+    sql`customer_id`,
+  );
   return refs.map((ref) => {
     if (ref.contract_id === undefined && ref.contract_external_id === undefined) return undefined;
     if (!ref.contract_id && !ref.contract_external_id) return { contract_id: null, customer_id: null };
     const named = ref.contract_id ? byId.get(ref.contract_id) : undefined;
     const namedExternally = ref.contract_external_id ? byExternal.get(ref.contract_external_id) : undefined;
-    if (ref.contract_id && !named) return new AppError('unprocessable', `contract_id "${ref.contract_id}" is not a contract of this organisation`);
+    if (ref.contract_id && !named)
+      return new AppError('unprocessable', `contract_id "${ref.contract_id}" is not a contract of this organisation`);
     if (ref.contract_external_id && !namedExternally) {
       return new AppError('unprocessable', `contract_external_id "${ref.contract_external_id}" is not a contract of this organisation`);
     }

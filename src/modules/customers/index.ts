@@ -29,8 +29,24 @@ const CUSTOMER_WRITES: RecordWrites<CustomerPatch> = {
 
 /** The customer routes: what each needs of a caller, and what it answers. */
 export const CUSTOMER_ROUTES = {
-  list: { method: 'GET', path: CUSTOMER_WRITES.path, auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Customer), summary: "The organisation's customers, with their derived values" },
-  get: { method: 'GET', path: `${CUSTOMER_WRITES.path}/:id`, auth: 'key', counted: 'organisation', body: 'none', response: Customer, summary: 'A customer, by id or ext:<external_id>' },
+  list: {
+    method: 'GET',
+    path: CUSTOMER_WRITES.path,
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: t.Array(Customer),
+    summary: "The organisation's customers, with their derived values",
+  },
+  get: {
+    method: 'GET',
+    path: `${CUSTOMER_WRITES.path}/:id`,
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: Customer,
+    summary: 'A customer, by id or ext:<external_id>',
+  },
   ...recordWriteDeclarations(CUSTOMER_WRITES),
 } as const satisfies Record<string, RouteDeclaration>;
 

@@ -41,7 +41,15 @@ const csm = t.Object(
 const customerFields = {
   external_id: t.Optional(nullable(externalId)),
   name: label(),
-  domain: t.Optional(nullable(t.String({ maxLength: 253, pattern: '^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$', error: 'must be a domain name such as acme.com' }))),
+  domain: t.Optional(
+    nullable(
+      t.String({
+        maxLength: 253,
+        pattern: '^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$',
+        error: 'must be a domain name such as acme.com',
+      }),
+    ),
+  ),
   email: t.Optional(nullable(email)),
   status: t.Optional(enumOf(CUSTOMER_STATUSES)),
   /** The day the customer churned; today's when the status becomes churned without one. Only a
@@ -84,10 +92,17 @@ export const Customer = t.Object(
         slack_user_id: t.Optional(nullable(t.String())),
       }),
     ),
-    arr: t.Integer({ description: 'Annual recurring revenue in minor units, from the contracts that count today (a cancelled contract counts until its end_date)' }),
+    arr: t.Integer({
+      description:
+        'Annual recurring revenue in minor units, from the contracts that count today (a cancelled contract counts until its end_date)',
+    }),
     mrr: t.Integer({ description: 'arr / 12, in minor units' }),
-    renewal_date: t.Union([day, t.Null()], { description: 'The earliest end of a contract that counts today; when renewing is false, the last day of service' }),
-    renewing: t.Union([t.Boolean(), t.Null()], { description: 'false when notice was given on the contract ending on renewal_date (service ends then); null without a renewal_date' }),
+    renewal_date: t.Union([day, t.Null()], {
+      description: 'The earliest end of a contract that counts today; when renewing is false, the last day of service',
+    }),
+    renewing: t.Union([t.Boolean(), t.Null()], {
+      description: 'false when notice was given on the contract ending on renewal_date (service ends then); null without a renewal_date',
+    }),
     churn_risk: nullable(enumOf(RISK_BANDS)),
     metadata,
     created_at: instant,

@@ -9,7 +9,15 @@ import { customers, type CustomerStatus } from '../../db/schema/index.ts';
 import { rowShape, typed, type RowOf } from '../../db/rows.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
+import {
+  patchRecord,
+  recordTable,
+  softDeleteRecord,
+  upsertRecords,
+  type ConstraintViolation,
+  type PatchOutcome,
+  type RowOutcome,
+} from '../../db/upsert.ts';
 import { decodeCursor, type CursorKind, type CursorValue } from '../../lib/pagination.ts';
 import type { CustomerPatch, CustomerSort } from './model.ts';
 
@@ -34,7 +42,10 @@ export const CUSTOMER_ROW = rowShape(customers, ['org_id'], {
 export type CustomerRow = RowOf<typeof CUSTOMER_ROW>;
 
 /** A row of a page also carries its sort key at full database precision, for the cursor. */
-export const LISTED_CUSTOMER_ROW = rowShape(customers, CUSTOMER_ROW.omit, { ...CUSTOMER_ROW.computed, sort_value: typed<string | number | null>() });
+export const LISTED_CUSTOMER_ROW = rowShape(customers, CUSTOMER_ROW.omit, {
+  ...CUSTOMER_ROW.computed,
+  sort_value: typed<string | number | null>(),
+});
 export type ListedCustomerRow = RowOf<typeof LISTED_CUSTOMER_ROW>;
 
 export interface CustomerFilters {
@@ -51,7 +62,6 @@ export interface CustomerFilters {
 /** `%` and `_` in a search are letters, not wildcards. */
 /** What each sort's cursor value is cast to (the keysets below). */
 const CURSOR_KINDS: Record<CustomerSort, CursorKind> = { created_at: 'timestamp', name: 'text', arr: 'integer' };
-
 
 /** Each customer's ARR and renewal on `today` (the one rule: revintel_customer_arr). */
 const customerArr = (orgId: SQL | string, today: string) => sql`revintel_customer_arr(${orgId}, ${today}::date)`;
@@ -125,7 +135,10 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
   const direct = onColumns[input.sort];
   if (direct && !filters.renewingBefore) {
     if (position) where.push(direct.after(position.value, position.id));
-    const query = customersWithDerived(input.orgId, input.today, where, { extra: sql`${direct.value} as sort_value,`, tail: sql`order by ${direct.order} ${limitTo(limit)}` });
+    const query = customersWithDerived(input.orgId, input.today, where, {
+      extra: sql`${direct.value} as sort_value,`,
+      tail: sql`order by ${direct.order} ${limitTo(limit)}`,
+    });
     return await queryRows<ListedCustomerRow>(db, query);
   }
 
@@ -166,7 +179,13 @@ export async function listCustomers(db: Db, input: ListCustomersInput): Promise<
 }
 
 /** By id, or by `ext:<external_id>`; deleted customers are not found unless asked for. */
-export async function getCustomer(db: Db, orgId: string, ref: string, today: string, options: { includeDeleted?: boolean } = {}): Promise<CustomerRow> {
+export async function getCustomer(
+  db: Db,
+  orgId: string,
+  ref: string,
+  today: string,
+  options: { includeDeleted?: boolean } = {},
+): Promise<CustomerRow> {
   const match = idOrExternal('c', ref);
   const where = options.includeDeleted ? [match] : [match, sql`c.deleted_at is null`];
   const [row] = await queryRows<CustomerRow>(db, customersWithDerived(orgId, today, where));
@@ -208,10 +227,16 @@ function explainCustomerViolation(violation: ConstraintViolation): AppError {
     return new AppError('conflict', 'external_id is already used by another customer');
   }
   if (violation.constraint === 'customers_churned_at_check') {
-    return new AppError('validation_failed', 'Invalid field "churned_at": only a churned customer has one (set its status, or leave churned_at out)');
+    return new AppError(
+      'validation_failed',
+      'Invalid field "churned_at": only a churned customer has one (set its status, or leave churned_at out)',
+    );
   }
   if (violation.constraint === 'contracts_customer_currency_fk' || violation.constraint === 'invoices_customer_currency_fk') {
-    return new AppError('unprocessable', "currency cannot change while the customer has contracts or invoices in its current currency (no FX conversion)");
+    return new AppError(
+      'unprocessable',
+      'currency cannot change while the customer has contracts or invoices in its current currency (no FX conversion)',
+    );
   }
   return new AppError('unprocessable', `customer breaks the rule ${violation.constraint || violation.code}`);
 }
@@ -220,18 +245,28 @@ export const CUSTOMERS_TABLE = recordTable(customers, 'cus', explainCustomerViol
 
 /** Creates customers, or updates the ones whose external_id is known (bringing back deleted ones). */
 export function writeCustomers(db: Db, orgId: string, rows: { index: number; input: CustomerPatch }[]): Promise<RowOutcome[]> {
-  return upsertRecords(db, CUSTOMERS_TABLE, orgId, rows.map((row) => ({ index: row.index, values: { ...row.input } })));
+  return upsertRecords(
+    db,
+    CUSTOMERS_TABLE,
+    orgId,
+    rows.map((row) => ({ index: row.index, values: { ...row.input } })),
+  );
 }
 
-export const patchCustomer = (db: Db, orgId: string, ref: string, patch: CustomerPatch): Promise<PatchOutcome> => patchRecord(db, CUSTOMERS_TABLE, orgId, ref, { ...patch });
+export const patchCustomer = (db: Db, orgId: string, ref: string, patch: CustomerPatch): Promise<PatchOutcome> =>
+  patchRecord(db, CUSTOMERS_TABLE, orgId, ref, { ...patch });
 
 /** Soft-deletes the customer and, with it, its contracts and invoices: they leave the lists and
  * reach `updated_since` syncs as tombstones together. */
 export async function deleteCustomer(db: Db, orgId: string, ref: string): Promise<string | null> {
   const id = await softDeleteRecord(db, CUSTOMERS_TABLE, orgId, ref);
   if (id) {
-    await db.execute(sql`update contracts set deleted_at = now(), updated_at = now() where org_id = ${orgId} and customer_id = ${id} and deleted_at is null`);
-    await db.execute(sql`update invoices set deleted_at = now(), updated_at = now() where org_id = ${orgId} and customer_id = ${id} and deleted_at is null`);
+    await db.execute(
+      sql`update contracts set deleted_at = now(), updated_at = now() where org_id = ${orgId} and customer_id = ${id} and deleted_at is null`,
+    );
+    await db.execute(
+      sql`update invoices set deleted_at = now(), updated_at = now() where org_id = ${orgId} and customer_id = ${id} and deleted_at is null`,
+    );
   }
   return id;
 }
@@ -247,12 +282,20 @@ export interface CustomerReference {
 /** The customer (id and currency) each reference names, or why it cannot be used: unknown or
  * deleted, two names for two customers, or a currency other than the customer's (no FX). Null
  * where a reference is optional and absent. One query for all of them. */
-export async function resolveCustomerReferences(db: Db, orgId: string, refs: CustomerReference[], required: boolean): Promise<({ customer_id: string; currency: string } | AppError | null)[]> {
+export async function resolveCustomerReferences(
+  db: Db,
+  orgId: string,
+  refs: CustomerReference[],
+  required: boolean,
+): Promise<({ customer_id: string; currency: string } | AppError | null)[]> {
   const { byId, byExternal } = await findNamed<{ id: string; external_id: string | null; currency: string }>(
     db,
     'customers',
     orgId,
-    { ids: refs.flatMap((r) => (r.customer_id ? [r.customer_id] : [])), externalIds: refs.flatMap((r) => (r.customer_external_id ? [r.customer_external_id] : [])) },
+    {
+      ids: refs.flatMap((r) => (r.customer_id ? [r.customer_id] : [])),
+      externalIds: refs.flatMap((r) => (r.customer_external_id ? [r.customer_external_id] : [])),
+    },
     sql`currency`,
     sql`deleted_at is null`,
   );
@@ -262,7 +305,8 @@ export async function resolveCustomerReferences(db: Db, orgId: string, refs: Cus
     }
     const named = ref.customer_id ? byId.get(ref.customer_id) : undefined;
     const namedExternally = ref.customer_external_id ? byExternal.get(ref.customer_external_id) : undefined;
-    if (ref.customer_id && !named) return new AppError('unprocessable', `customer_id "${ref.customer_id}" is not a customer of this organisation`);
+    if (ref.customer_id && !named)
+      return new AppError('unprocessable', `customer_id "${ref.customer_id}" is not a customer of this organisation`);
     if (ref.customer_external_id && !namedExternally) {
       return new AppError('unprocessable', `customer_external_id "${ref.customer_external_id}" is not a customer of this organisation`);
     }
@@ -271,7 +315,10 @@ export async function resolveCustomerReferences(db: Db, orgId: string, refs: Cus
       return new AppError('unprocessable', 'customer_id and customer_external_id name different customers');
     }
     if (ref.currency && ref.currency !== customer.currency) {
-      return new AppError('unprocessable', `currency ${ref.currency} is not the customer's currency ${customer.currency} (no FX conversion: a customer's records share its currency)`);
+      return new AppError(
+        'unprocessable',
+        `currency ${ref.currency} is not the customer's currency ${customer.currency} (no FX conversion: a customer's records share its currency)`,
+      );
     }
     return { customer_id: customer.id, currency: customer.currency };
   });

@@ -39,9 +39,36 @@ const SEGMENTS = [
   // mu: the segment's long-run health; tickets: a month, at health 0; autoRenew: the share of terms
   // that renew automatically; intervals: how its contracts bill (month: month-to-month, no end date;
   // quarter and year: terms of 12 months, or 24 for some enterprises).
-  { name: 'enterprise', weight: 0.15, seats: [200, 2000], perSeatYear: [30_000, 60_000], mu: 1.6, tickets: 0.7, autoRenew: 0.45, intervals: { month: 0, quarter: 0, year: 1 } },
-  { name: 'mid-market', weight: 0.35, seats: [40, 200], perSeatYear: [20_000, 40_000], mu: 1.3, tickets: 0.4, autoRenew: 0.65, intervals: { month: 0.25, quarter: 0.2, year: 0.55 } },
-  { name: 'smb', weight: 0.5, seats: [3, 40], perSeatYear: [12_000, 24_000], mu: 1.0, tickets: 0.22, autoRenew: 0.75, intervals: { month: 0.6, quarter: 0.15, year: 0.25 } },
+  {
+    name: 'enterprise',
+    weight: 0.15,
+    seats: [200, 2000],
+    perSeatYear: [30_000, 60_000],
+    mu: 1.6,
+    tickets: 0.7,
+    autoRenew: 0.45,
+    intervals: { month: 0, quarter: 0, year: 1 },
+  },
+  {
+    name: 'mid-market',
+    weight: 0.35,
+    seats: [40, 200],
+    perSeatYear: [20_000, 40_000],
+    mu: 1.3,
+    tickets: 0.4,
+    autoRenew: 0.65,
+    intervals: { month: 0.25, quarter: 0.2, year: 0.55 },
+  },
+  {
+    name: 'smb',
+    weight: 0.5,
+    seats: [3, 40],
+    perSeatYear: [12_000, 24_000],
+    mu: 1.0,
+    tickets: 0.22,
+    autoRenew: 0.75,
+    intervals: { month: 0.6, quarter: 0.15, year: 0.25 },
+  },
 ] as const;
 const CURRENCIES = [
   { code: 'USD', country: ['US', 'CA'] },
@@ -55,8 +82,45 @@ const CSMS = [
   { name: 'Sam Okafor', email: 'sam@revintel.demo', phone: '+445550100', slack_user_id: 'U01SAM' },
 ] as const;
 const NAME_PARTS = {
-  first: ['Acme', 'Northwind', 'Globex', 'Initech', 'Umbrella', 'Stark', 'Wayne', 'Hooli', 'Vandelay', 'Soylent', 'Tyrell', 'Cyberdyne', 'Aperture', 'Massive', 'Pied', 'Blue', 'Red', 'Silver', 'Bright', 'Quantum'],
-  second: ['Analytics', 'Logistics', 'Health', 'Labs', 'Systems', 'Retail', 'Energy', 'Foods', 'Capital', 'Robotics', 'Media', 'Cloud', 'Bio', 'Motors', 'Software'],
+  first: [
+    'Acme',
+    'Northwind',
+    'Globex',
+    'Initech',
+    'Umbrella',
+    'Stark',
+    'Wayne',
+    'Hooli',
+    'Vandelay',
+    'Soylent',
+    'Tyrell',
+    'Cyberdyne',
+    'Aperture',
+    'Massive',
+    'Pied',
+    'Blue',
+    'Red',
+    'Silver',
+    'Bright',
+    'Quantum',
+  ],
+  second: [
+    'Analytics',
+    'Logistics',
+    'Health',
+    'Labs',
+    'Systems',
+    'Retail',
+    'Energy',
+    'Foods',
+    'Capital',
+    'Robotics',
+    'Media',
+    'Cloud',
+    'Bio',
+    'Motors',
+    'Software',
+  ],
 };
 const PLANS = ['Starter', 'Growth', 'Business', 'Enterprise'] as const;
 
@@ -128,7 +192,10 @@ interface Streams {
  * organisation is never held in memory whole. A function is asked for each chunk's size as the
  * chunk is made (chunks sized by the time the last one took to store).
  */
-export function* generateDemoChunks(options: DemoOptions, chunkCustomers: number | (() => number) = DEMO_CHUNK_CUSTOMERS): Generator<DemoData> {
+export function* generateDemoChunks(
+  options: DemoOptions,
+  chunkCustomers: number | (() => number) = DEMO_CHUNK_CUSTOMERS,
+): Generator<DemoData> {
   const streams: Streams = { random: seededRandom(options.seed), tickets: seededRandom(options.seed ^ 0x5eed71c) };
   const demoId = demoIds(options.orgId, options.seed);
   const nextSize = typeof chunkCustomers === 'number' ? () => chunkCustomers : chunkCustomers;
@@ -210,7 +277,8 @@ function pickInterval(random: Random, segment: (typeof SEGMENTS)[number]): Inter
 function live(random: Random, i: number, today: number): Life {
   for (;;) {
     const segmentRoll = random.next();
-    const segment = segmentRoll < SEGMENTS[0].weight ? SEGMENTS[0] : segmentRoll < SEGMENTS[0].weight + SEGMENTS[1].weight ? SEGMENTS[1] : SEGMENTS[2];
+    const segment =
+      segmentRoll < SEGMENTS[0].weight ? SEGMENTS[0] : segmentRoll < SEGMENTS[0].weight + SEGMENTS[1].weight ? SEGMENTS[1] : SEGMENTS[2];
     const currency = random.pick(CURRENCIES);
     const life: Life = {
       segment,
@@ -265,10 +333,22 @@ function liveTerms(life: Life, random: Random, today: number, firstSeats: number
   let perSeatYear = firstPerSeatYear;
   for (let start = life.origin; ; ) {
     const end = plusMonths(start, termMonths) - 1;
-    const term: Term = { start, end, notice: end - random.int(20, 75), autoRenew: random.chance(life.segment.autoRenew), seats, perSeatYear, outcome: 'open' };
+    const term: Term = {
+      start,
+      end,
+      notice: end - random.int(20, 75),
+      autoRenew: random.chance(life.segment.autoRenew),
+      seats,
+      perSeatYear,
+      outcome: 'open',
+    };
     life.terms.push(term);
     if (term.notice > today) return;
-    if (random.chance(decisionProbability(decisionLogit.notice(term.notice - life.origin, term.autoRenew), healthOn(life, random, term.notice)))) {
+    if (
+      random.chance(
+        decisionProbability(decisionLogit.notice(term.notice - life.origin, term.autoRenew), healthOn(life, random, term.notice)),
+      )
+    ) {
       term.outcome = 'notice';
       life.noticeDay = term.notice;
       life.lastDay = end;
@@ -289,7 +369,8 @@ function liveTerms(life: Life, random: Random, today: number, firstSeats: number
   }
 }
 
-const periodAmount = (seats: number, perSeatYear: number, interval: Interval) => Math.round((seats * perSeatYear) / (12 / INTERVAL_MONTHS[interval]) / 100) * 100;
+const periodAmount = (seats: number, perSeatYear: number, interval: Interval) =>
+  Math.round((seats * perSeatYear) / (12 / INTERVAL_MONTHS[interval]) / 100) * 100;
 
 /** Customer number `i` (0-based) and all its rows, appended to `data`. */
 function generateCustomer(data: DemoData, i: number, streams: Streams, demoId: ReturnType<typeof demoIds>, options: DemoOptions): void {
@@ -326,7 +407,9 @@ function generateCustomer(data: DemoData, i: number, streams: Streams, demoId: R
     let status: 'paid' | 'open' | 'void' = 'open';
     if (random.chance(0.01)) status = 'void';
     else if (!random.chance(signals.unpaid(h))) {
-      paid = random.chance(signals.late(h)) ? due + 1 + Math.floor(-Math.log(1 - random.next()) * (20 + 25 * Math.max(0, -h))) : issued + random.int(1, 29);
+      paid = random.chance(signals.late(h))
+        ? due + 1 + Math.floor(-Math.log(1 - random.next()) * (20 + 25 * Math.max(0, -h)))
+        : issued + random.int(1, 29);
       if (paid <= today) status = 'paid';
     }
     data.invoices.push({
@@ -367,7 +450,12 @@ function generateCustomer(data: DemoData, i: number, streams: Streams, demoId: R
       metadata: { source: 'demo' },
     });
     // A bill each month it stayed (none on the day it cancelled).
-    for (let k = 0, issued = life.origin; issued <= today && (life.stop === null || issued < life.stop); k++, issued = plusMonths(life.origin, k)) invoice(contractId, 0, k, issued, amount);
+    for (
+      let k = 0, issued = life.origin;
+      issued <= today && (life.stop === null || issued < life.stop);
+      k++, issued = plusMonths(life.origin, k)
+    )
+      invoice(contractId, 0, k, issued, amount);
   }
   life.terms.forEach((term, n) => {
     const contractId = demoId('ctr', i, n);
@@ -388,7 +476,8 @@ function generateCustomer(data: DemoData, i: number, streams: Streams, demoId: R
       metadata: { source: 'demo' },
     });
     const every = INTERVAL_MONTHS[life.interval];
-    for (let p = 0, issued = term.start; issued <= today && issued <= term.end; p++, issued = plusMonths(term.start, p * every)) invoice(contractId, n, p, issued, amount);
+    for (let p = 0, issued = term.start; issued <= today && issued <= term.end; p++, issued = plusMonths(term.start, p * every))
+      invoice(contractId, n, p, issued, amount);
   });
   if (!life.trial) addOns(data, i, life, random, demoId, base, today);
   tickets(data, i, life, streams.tickets, demoId, options, customerId, slug, today);
@@ -397,7 +486,15 @@ function generateCustomer(data: DemoData, i: number, streams: Streams, demoId: R
 
 /** Add-ons: a healthy customer buys one (month-to-month), an unhealthy one drops it; all stop when
  * the customer gives notice or leaves. At most two a customer. */
-function addOns(data: DemoData, i: number, life: Life, random: Random, demoId: ReturnType<typeof demoIds>, base: { orgId: string; customerId: string; currency: string }, today: number) {
+function addOns(
+  data: DemoData,
+  i: number,
+  life: Life,
+  random: Random,
+  demoId: ReturnType<typeof demoIds>,
+  base: { orgId: string; customerId: string; currency: string },
+  today: number,
+) {
   const until = life.noticeDay ?? life.churnDay ?? null;
   const last = Math.min(today, until ?? today);
   let open: { start: number; amount: number } | null = null;
@@ -436,7 +533,17 @@ function addOns(data: DemoData, i: number, life: Life, random: Random, demoId: R
 /** Tickets, month by month of its life in the history: as many and in the moods its health makes
  * them; a notice comes with a ticket asking to cancel, more often than not. The last are from
  * yesterday: a ticket of today at 11:00 would be in the future for a demo loaded at 09:00. */
-function tickets(data: DemoData, i: number, life: Life, random: Random, demoId: ReturnType<typeof demoIds>, options: DemoOptions, customerId: string, slug: string, today: number) {
+function tickets(
+  data: DemoData,
+  i: number,
+  life: Life,
+  random: Random,
+  demoId: ReturnType<typeof demoIds>,
+  options: DemoOptions,
+  customerId: string,
+  slug: string,
+  today: number,
+) {
   const drafts: TicketDraft[] = [];
   const at = (day: number) => day * DAY_MS + random.int(3_600, 43_200) * 1000; // 01:00–12:00 UTC
   if (life.trial) {
@@ -455,7 +562,15 @@ function tickets(data: DemoData, i: number, life: Life, random: Random, demoId: 
       drafts.push({ at: at(Math.min(last, life.noticeDay + random.int(0, 3))), mood: 'cancellation' });
     }
   }
-  const rows = ticketRows(random, drafts, { orgId: options.orgId, connectorId: options.connectorId, today: options.today, customerId, index: i, domain: `${slug}.example`, ticketId: (n) => demoId('tkt', i, n) });
+  const rows = ticketRows(random, drafts, {
+    orgId: options.orgId,
+    connectorId: options.connectorId,
+    today: options.today,
+    customerId,
+    index: i,
+    domain: `${slug}.example`,
+    ticketId: (n) => demoId('tkt', i, n),
+  });
   for (const row of rows) data.tickets.push(row);
 }
 
@@ -470,11 +585,20 @@ function poisson(random: Random, mean: number): number {
 function truth(data: DemoData, life: Life, options: DemoOptions, customerId: string, externalId: string, today: number) {
   // A monthly contract's billing days, up to the last horizon's end.
   const billingDays: number[] = [];
-  if (life.interval === 'month') for (let k = 1, day = plusMonths(life.origin, 1); day <= today + TRUTH_HORIZON_DAYS; k++, day = plusMonths(life.origin, k)) billingDays.push(day);
+  if (life.interval === 'month')
+    for (let k = 1, day = plusMonths(life.origin, 1); day <= today + TRUTH_HORIZON_DAYS; k++, day = plusMonths(life.origin, k))
+      billingDays.push(day);
   for (let asOf = today; asOf >= today - HISTORY_DAYS && asOf >= life.origin; asOf -= TRUTH_EVERY_DAYS) {
     const p = truthOn(life, asOf, billingDays);
     if (p === null) continue;
-    data.truth.push({ orgId: options.orgId, customerId, externalId, asOf: textOf(asOf), horizonDays: TRUTH_HORIZON_DAYS, pTrue: Math.round(p * 1e6) / 1e6 });
+    data.truth.push({
+      orgId: options.orgId,
+      customerId,
+      externalId,
+      asOf: textOf(asOf),
+      horizonDays: TRUTH_HORIZON_DAYS,
+      pTrue: Math.round(p * 1e6) / 1e6,
+    });
   }
 }
 

@@ -2,7 +2,18 @@ import { and, eq, getTableColumns, isNull, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { enqueueJob } from '../../jobs/queue.ts';
 import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
-import { connectors, contracts, customers, demoTruth, invoices, riskInputChanges, tickets, users, type Connector, type Organisation } from '../../db/schema/index.ts';
+import {
+  connectors,
+  contracts,
+  customers,
+  demoTruth,
+  invoices,
+  riskInputChanges,
+  tickets,
+  users,
+  type Connector,
+  type Organisation,
+} from '../../db/schema/index.ts';
 import { newConnectorId } from '../../lib/ids.ts';
 import { queryRows, queryText, type Db } from '../../db/client.ts';
 import { DEFAULT_RULES, fireTicketSignals, putRules, rulesOf, type EffectiveRule } from '../agent-actions/rules.ts';
@@ -43,8 +54,13 @@ export const DEMO_ADMIN_EMAIL = 'admin@example.com';
 
 /** The demo's admin, created at the first load; every load gives a fresh sign-in link. */
 async function demoAdmin(db: Db, orgId: string, actor: string): Promise<{ admin: { id: string; email: string }; signInToken: string }> {
-  const [existing] = await db.select().from(users).where(and(eq(users.orgId, orgId), eq(users.email, DEMO_ADMIN_EMAIL)));
-  const { user, link } = existing ? await issueLink(db, { userId: existing.id, orgId, actor }) : await createUser(db, { org: orgId, email: DEMO_ADMIN_EMAIL, name: 'Demo admin', role: 'admin', actor });
+  const [existing] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.orgId, orgId), eq(users.email, DEMO_ADMIN_EMAIL)));
+  const { user, link } = existing
+    ? await issueLink(db, { userId: existing.id, orgId, actor })
+    : await createUser(db, { org: orgId, email: DEMO_ADMIN_EMAIL, name: 'Demo admin', role: 'admin', actor });
   return { admin: { id: user.id, email: user.email }, signInToken: link.token };
 }
 
@@ -66,19 +82,79 @@ function recordsetInsert<T extends PgTable>(table: T, keys: readonly (keyof T['$
 }
 
 const insertCustomers = recordsetInsert(customers, [
-  'id', 'orgId', 'externalId', 'name', 'domain', 'email', 'status', 'churnedAt', 'segment', 'country', 'currency', 'csm', 'metadata',
+  'id',
+  'orgId',
+  'externalId',
+  'name',
+  'domain',
+  'email',
+  'status',
+  'churnedAt',
+  'segment',
+  'country',
+  'currency',
+  'csm',
+  'metadata',
 ]);
 const insertContracts = recordsetInsert(contracts, [
-  'id', 'orgId', 'customerId', 'externalId', 'name', 'status', 'startDate', 'endDate', 'autoRenew', 'billingInterval', 'amount', 'currency', 'seats', 'cancelledAt', 'metadata',
+  'id',
+  'orgId',
+  'customerId',
+  'externalId',
+  'name',
+  'status',
+  'startDate',
+  'endDate',
+  'autoRenew',
+  'billingInterval',
+  'amount',
+  'currency',
+  'seats',
+  'cancelledAt',
+  'metadata',
 ]);
 const insertInvoices = recordsetInsert(invoices, [
-  'id', 'orgId', 'customerId', 'contractId', 'externalId', 'number', 'status', 'currency', 'amountDue', 'amountPaid', 'issuedAt', 'dueDate', 'paidAt', 'metadata',
+  'id',
+  'orgId',
+  'customerId',
+  'contractId',
+  'externalId',
+  'number',
+  'status',
+  'currency',
+  'amountDue',
+  'amountPaid',
+  'issuedAt',
+  'dueDate',
+  'paidAt',
+  'metadata',
 ]);
 const insertTickets = recordsetInsert(tickets, [
-  'id', 'orgId', 'connectorId', 'externalId', 'customerId', 'subject', 'description', 'status', 'statusNormalised', 'priority', 'priorityNormalised',
-  'requesterEmail', 'sourceCreatedAt', 'sourceUpdatedAt', 'sentiment', 'urgency', 'topics', 'churnSignals', 'firstSentiment', 'firstUrgency', 'firstChurnSignals',
-  'intelligenceMethod', 'intelligenceVersion',
-  'createdAt', 'updatedAt',
+  'id',
+  'orgId',
+  'connectorId',
+  'externalId',
+  'customerId',
+  'subject',
+  'description',
+  'status',
+  'statusNormalised',
+  'priority',
+  'priorityNormalised',
+  'requesterEmail',
+  'sourceCreatedAt',
+  'sourceUpdatedAt',
+  'sentiment',
+  'urgency',
+  'topics',
+  'churnSignals',
+  'firstSentiment',
+  'firstUrgency',
+  'firstChurnSignals',
+  'intelligenceMethod',
+  'intelligenceVersion',
+  'createdAt',
+  'updatedAt',
 ]);
 
 /** Every customer with a ticket has new risk inputs (the churn predictions recompute them). */
@@ -134,7 +210,8 @@ export async function clearDemoBatch(db: Db, input: { orgId: string; connectorId
 }
 
 /** Rows a delete removed, on either driver. */
-const rowCount = (result: unknown): number => (result as { count?: number; affectedRows?: number }).count ?? (result as { affectedRows?: number }).affectedRows ?? 0;
+const rowCount = (result: unknown): number =>
+  (result as { count?: number; affectedRows?: number }).count ?? (result as { affectedRows?: number }).affectedRows ?? 0;
 
 /** Stores one chunk of generated rows. */
 export async function insertDemoChunk(db: Db, chunk: DemoData): Promise<void> {
@@ -163,8 +240,22 @@ export const DEMO_SIGNAL_TICKETS = 5;
  * contract has ended by today). */
 const DEMO_RULES: readonly EffectiveRule[] = [
   ...DEFAULT_RULES,
-  { trigger: 'churn_signal', signal: 'competitor', action: 'check_in', params: { channel: 'call', due_in_days: 3 }, priority: 'high', enabled: true },
-  { trigger: 'churn_signal', signal: 'downgrade', action: 'check_in', params: { channel: 'call', due_in_days: 5 }, priority: 'normal', enabled: true },
+  {
+    trigger: 'churn_signal',
+    signal: 'competitor',
+    action: 'check_in',
+    params: { channel: 'call', due_in_days: 3 },
+    priority: 'high',
+    enabled: true,
+  },
+  {
+    trigger: 'churn_signal',
+    signal: 'downgrade',
+    action: 'check_in',
+    params: { channel: 'call', due_in_days: 5 },
+    priority: 'normal',
+    enabled: true,
+  },
 ];
 
 /** The inbox a newcomer finds: the organisation's churn-signal rules fired for the latest
@@ -182,15 +273,25 @@ async function proposeForLatestSignals(db: Db, orgId: string): Promise<number> {
      order by t.source_created_at desc, t.id limit $3`,
     [orgId, signals, DEMO_SIGNAL_TICKETS],
   );
-  await fireTicketSignals(db, latest.map((t) => t.id));
+  await fireTicketSignals(
+    db,
+    latest.map((t) => t.id),
+  );
   // Two tickets of one customer make one action (one open per customer and type).
-  const [open] = await queryText<{ n: number }>(db, `select count(*)::int as n from agent_actions where org_id = $1 and status in ('proposed', 'pending_approval')`, [orgId]);
+  const [open] = await queryText<{ n: number }>(
+    db,
+    `select count(*)::int as n from agent_actions where org_id = $1 and status in ('proposed', 'pending_approval')`,
+    [orgId],
+  );
   return open?.n ?? 0;
 }
 
 /** The end of a load: a new key, the rescore queued, a few agent actions proposed, the console
  * admin's sign-in link. */
-export async function finishDemo(db: Db, input: { orgId: string; actor: string }): Promise<Pick<DemoResult, 'key' | 'secret' | 'recomputeJobId' | 'admin' | 'signInToken' | 'pendingActions'>> {
+export async function finishDemo(
+  db: Db,
+  input: { orgId: string; actor: string },
+): Promise<Pick<DemoResult, 'key' | 'secret' | 'recomputeJobId' | 'admin' | 'signInToken' | 'pendingActions'>> {
   const { key, plaintext } = await createKey(db, { org: input.orgId, name: 'demo', actor: input.actor });
   // Its churn predictions: scored by the worker once this commits.
   const recompute = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: input.orgId, dedupeKey: 'all' });
@@ -229,7 +330,10 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
   // serialised here.
   const counts = { customers: 0, contracts: 0, invoices: 0, tickets: 0, truth: 0 };
   let inserting: Promise<unknown> = Promise.resolve();
-  const chunks = generateDemoChunks({ orgId: org.id, connectorId: connector.id, customers: input.customers, seed: input.seed, today: input.today }, options.chunkCustomers);
+  const chunks = generateDemoChunks(
+    { orgId: org.id, connectorId: connector.id, customers: input.customers, seed: input.seed, today: input.today },
+    options.chunkCustomers,
+  );
   for (const chunk of chunks) {
     countRows(counts, chunk);
     const statements = chunkStatements(chunk);
@@ -273,7 +377,11 @@ const CLEAR_SIZING = { targetMs: 50, min: 10, max: 5_000 };
  * than one chunk. A load that fails midway removes what it stored (a batch per unit) before it
  * reports the failure: no half demo stays; loading again starts over.
  */
-export async function loadDemoInUnits(runner: UnitRunner<typeof demoUnits>, input: DemoInput, options: { chunkCustomers?: number; onChunk?: (customers: number) => void } = {}): Promise<DemoResult> {
+export async function loadDemoInUnits(
+  runner: UnitRunner<typeof demoUnits>,
+  input: DemoInput,
+  options: { chunkCustomers?: number; onChunk?: (customers: number) => void } = {},
+): Promise<DemoResult> {
   const { org, connector } = await runner.run('demo.begin', input);
   const clear = async () => {
     for (let limit = 100; ; ) {
@@ -286,7 +394,10 @@ export async function loadDemoInUnits(runner: UnitRunner<typeof demoUnits>, inpu
   const counts = { customers: 0, contracts: 0, invoices: 0, tickets: 0, truth: 0 };
   let size = options.chunkCustomers ?? 10;
   try {
-    for (const chunk of generateDemoChunks({ orgId: org.id, connectorId: connector.id, customers: input.customers, seed: input.seed, today: input.today }, () => size)) {
+    for (const chunk of generateDemoChunks(
+      { orgId: org.id, connectorId: connector.id, customers: input.customers, seed: input.seed, today: input.today },
+      () => size,
+    )) {
       countRows(counts, chunk);
       const { ms } = await runner.run('demo.chunk', { chunk });
       if (options.chunkCustomers === undefined) size = nextSizeByTime(chunk.customers.length, ms, CHUNK_SIZING);
@@ -308,7 +419,10 @@ async function demoConnector(db: Db, orgId: string): Promise<Connector> {
     .from(connectors)
     .where(and(eq(connectors.orgId, orgId), eq(connectors.name, DEMO_CONNECTOR_NAME), isNull(connectors.builtin)));
   if (existing) return existing;
-  const [made] = await db.insert(connectors).values({ id: newConnectorId(), orgId, name: DEMO_CONNECTOR_NAME, platform: 'generic' }).returning();
+  const [made] = await db
+    .insert(connectors)
+    .values({ id: newConnectorId(), orgId, name: DEMO_CONNECTOR_NAME, platform: 'generic' })
+    .returning();
   return made!;
 }
 

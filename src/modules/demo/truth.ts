@@ -30,12 +30,16 @@ function normalQuantile(p: number): number {
   const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
   const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
   const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
-  const tail = (q: number) => (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+  const tail = (q: number) =>
+    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
   if (p < 0.02425) return tail(Math.sqrt(-2 * Math.log(p)));
   if (p > 1 - 0.02425) return -tail(Math.sqrt(-2 * Math.log(1 - p)));
   const q = p - 0.5;
   const r = q * q;
-  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
 }
 
 const MAX_MONTHS = LATTICE.length;
@@ -44,7 +48,8 @@ const increments = new Float64Array((1 << MAX_MONTHS) * DRAWS * MAX_MONTHS);
 for (let s = 0; s < 1 << MAX_MONTHS; s++) {
   for (let q = 0; q < DRAWS; q++) {
     for (let m = 0; m < MAX_MONTHS; m++) {
-      increments[(s * DRAWS + q) * MAX_MONTHS + m] = SIGMA * normalQuantile((((q * LATTICE[m]!) % DRAWS) + 0.5) / DRAWS) + (s & (1 << m) ? SHOCK : 0);
+      increments[(s * DRAWS + q) * MAX_MONTHS + m] =
+        SIGMA * normalQuantile((((q * LATTICE[m]!) % DRAWS) + 0.5) / DRAWS) + (s & (1 << m) ? SHOCK : 0);
     }
   }
 }

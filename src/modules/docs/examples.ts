@@ -3,7 +3,15 @@
 // sends those that need only a customer to the server (the one customer id stands for its own).
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
   'POST /api/customers': { name: 'Acme', currency: 'EUR', csm: { email: 'ann@example.com' } },
-  'POST /api/contracts': { customer_id: 'cus_2mQ8xV', name: 'Pro', status: 'active', start_date: '2026-01-01', end_date: '2026-12-31', billing_interval: 'month', amount: 10000 },
+  'POST /api/contracts': {
+    customer_id: 'cus_2mQ8xV',
+    name: 'Pro',
+    status: 'active',
+    start_date: '2026-01-01',
+    end_date: '2026-12-31',
+    billing_interval: 'month',
+    amount: 10000,
+  },
   'POST /api/invoices': { customer_id: 'cus_2mQ8xV', amount_due: 500, issued_at: '2026-03-01T09:00:00Z' },
   'POST /api/csms': { email: 'bo@example.com', name: 'Bo', role: 'manager', channels: ['slack'] },
   'POST /api/agent-actions': { customer_id: 'cus_2mQ8xV', type: 'discount_offer', params: { percent: 10, months: 3 } },

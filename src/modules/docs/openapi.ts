@@ -25,13 +25,33 @@ const PLATFORM_SCHEMES: Record<PlatformVerifier, Record<string, string>> = {
     description:
       "The connector's webhook secret: an HMAC-SHA256 of the raw body in the header its platform uses (X-Hub-Signature-256, X-Zendesk-Webhook-Signature, X-HubSpot-Signature-v3, …), or the connector's token; a connector without a secret takes unsigned events. See docs/tickets.md.",
   },
-  slack: { type: 'apiKey', in: 'header', name: 'X-Slack-Signature', description: '`v0=` HMAC-SHA256 of `v0:{X-Slack-Request-Timestamp}:{raw body}` with the Slack app\'s signing secret; the timestamp within 300 s.' },
-  'google-chat': { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "Google's RS256 ID token for the Chat app (issuer, audience and signer checked; the add-on's systemIdToken when there is no header)." },
-  whatsapp: { type: 'apiKey', in: 'header', name: 'X-Hub-Signature-256', description: '`sha256=` HMAC-SHA256 of the raw body with the Meta app secret.' },
+  slack: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Slack-Signature',
+    description:
+      "`v0=` HMAC-SHA256 of `v0:{X-Slack-Request-Timestamp}:{raw body}` with the Slack app's signing secret; the timestamp within 300 s.",
+  },
+  'google-chat': {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      "Google's RS256 ID token for the Chat app (issuer, audience and signer checked; the add-on's systemIdToken when there is no header).",
+  },
+  whatsapp: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Hub-Signature-256',
+    description: '`sha256=` HMAC-SHA256 of the raw body with the Meta app secret.',
+  },
 };
 
 const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': { description: 'The limit of the window in force (the one with fewest requests left).', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': {
+    description: 'The limit of the window in force (the one with fewest requests left).',
+    schema: { type: 'integer' },
+  },
   'X-RateLimit-Remaining': { description: 'Requests left in that window.', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'When that window ends, in Unix seconds.', schema: { type: 'integer' } },
   'X-Request-Id': { description: 'The request id: yours if you sent one, else a generated `req_…`.', schema: { type: 'string' } },
@@ -54,13 +74,30 @@ const ERROR_ANSWERS: Record<number, string> = {
 };
 
 /** The codes each status may carry (lib/errors.ts). */
-const codesOf = (status: number) => Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+const codesOf = (status: number) =>
+  Object.entries(ERROR_STATUS)
+    .filter(([, s]) => s === status)
+    .map(([code]) => code);
 
 type Schema = Record<string, unknown>;
 
 /** Keys whose value is a map of names to schemas, and keys whose value is a schema or a list of them. */
 const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
-const SCHEMA_SLOTS = new Set(['items', 'prefixItems', 'additionalProperties', 'unevaluatedProperties', 'anyOf', 'allOf', 'oneOf', 'not', 'if', 'then', 'else', 'contains', 'propertyNames']);
+const SCHEMA_SLOTS = new Set([
+  'items',
+  'prefixItems',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'anyOf',
+  'allOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+]);
 /** Our validation formats by the standard names generators know. */
 const STANDARD_FORMATS: Record<string, string> = { 'calendar-day': 'date', instant: 'date-time' };
 
@@ -75,7 +112,8 @@ function clean(schema: Schema): Schema {
   const { error, ...rest } = schema;
   const out: Schema = {};
   for (const [key, value] of Object.entries(rest)) {
-    if (SCHEMA_MAPS.has(key) && value && typeof value === 'object') out[key] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, clean(inner as Schema)]));
+    if (SCHEMA_MAPS.has(key) && value && typeof value === 'object')
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, clean(inner as Schema)]));
     else if (SCHEMA_SLOTS.has(key) && Array.isArray(value)) out[key] = value.map((inner) => clean(inner as Schema));
     else if (SCHEMA_SLOTS.has(key) && value && typeof value === 'object') out[key] = clean(value as Schema);
     else out[key] = value;
@@ -116,7 +154,12 @@ function parameters(route: RouteDeclaration, registered: RegisteredRoute | undef
   const path = openApiPath(route.path);
   const out: Schema[] = [];
   const pathNames = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
-  const sources = { path: registered?.hooks?.params ?? { properties: Object.fromEntries(pathNames.map((name) => [name, { type: 'string', minLength: 1 }])) }, query: registered?.hooks?.query ?? route.checkedQuery };
+  const sources = {
+    path: registered?.hooks?.params ?? {
+      properties: Object.fromEntries(pathNames.map((name) => [name, { type: 'string', minLength: 1 }])),
+    },
+    query: registered?.hooks?.query ?? route.checkedQuery,
+  };
   for (const where of ['path', 'query'] as const) {
     const schema = documented(sources[where]);
     const properties = (schema.properties ?? {}) as Record<string, Schema>;
@@ -180,7 +223,11 @@ function operation(route: RouteDeclaration, registered: RegisteredRoute | undefi
   const responses: Record<string, unknown> = {
     [success]: {
       description: route.method === 'GET' ? 'OK' : 'Done: 200, or 201 for a record created, or 202 for work queued',
-      headers: mapRefs(route.counted === 'not-counted' ? ['X-Request-Id'] : ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id']),
+      headers: mapRefs(
+        route.counted === 'not-counted'
+          ? ['X-Request-Id']
+          : ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Request-Id'],
+      ),
       content,
     },
   };
@@ -193,7 +240,14 @@ function operation(route: RouteDeclaration, registered: RegisteredRoute | undefi
     operationId: operationId(route),
     summary: route.summary,
     tags: [tagOf(route)],
-    security: route.auth === 'key' ? (route.who && route.who !== 'admin' ? [{ session: [] }] : [{ bearer: [] }, { session: [] }]) : verifiedBy ? [{ [verifiedBy]: [] }] : [],
+    security:
+      route.auth === 'key'
+        ? route.who && route.who !== 'admin'
+          ? [{ session: [] }]
+          : [{ bearer: [] }, { session: [] }]
+        : verifiedBy
+          ? [{ [verifiedBy]: [] }]
+          : [],
     ...(described.length ? { parameters: described } : {}),
     ...(body
       ? {
@@ -204,7 +258,13 @@ function operation(route: RouteDeclaration, registered: RegisteredRoute | undefi
           },
         }
       : route.body === 'webhook' || route.body === 'import'
-        ? { requestBody: { required: true, description: 'The raw body, as the platform sends it (docs/tickets.md, docs/arr-data.md)', content: { '*/*': { schema: {} } } } }
+        ? {
+            requestBody: {
+              required: true,
+              description: 'The raw body, as the platform sends it (docs/tickets.md, docs/arr-data.md)',
+              content: { '*/*': { schema: {} } },
+            },
+          }
         : {}),
     responses,
   };
@@ -212,7 +272,12 @@ function operation(route: RouteDeclaration, registered: RegisteredRoute | undefi
 
 const mapRefs = (names: string[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 
-export function openApiDocument(input: { declarations: readonly RouteDeclaration[]; routes: readonly RegisteredRoute[]; version: string; serverUrl: string | null }): Record<string, unknown> {
+export function openApiDocument(input: {
+  declarations: readonly RouteDeclaration[];
+  routes: readonly RegisteredRoute[];
+  version: string;
+  serverUrl: string | null;
+}): Record<string, unknown> {
   const registered = new Map(input.routes.map((route) => [`${route.method} ${route.path}`, route]));
   const paths: Record<string, Record<string, unknown>> = {};
   const sorted = [...input.declarations].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
@@ -223,7 +288,13 @@ export function openApiDocument(input: { declarations: readonly RouteDeclaration
   const errorBody = {
     type: 'object',
     required: ['success', 'data', 'error'],
-    properties: { success: { const: false }, data: { type: 'null' }, error: { type: 'string', description: 'For people: what went wrong, naming the field' }, code: { type: 'string', description: 'Stable, for programs' }, meta: { type: 'object' } },
+    properties: {
+      success: { const: false },
+      data: { type: 'null' },
+      error: { type: 'string', description: 'For people: what went wrong, naming the field' },
+      code: { type: 'string', description: 'Stable, for programs' },
+      meta: { type: 'object' },
+    },
   };
   return {
     openapi: '3.1.0',
@@ -231,11 +302,18 @@ export function openApiDocument(input: { declarations: readonly RouteDeclaration
       title: 'revintel API',
       version: input.version,
       description:
-        'Revenue intelligence: ARR data, support tickets and their intelligence, churn predictions and agent actions. Every answer is the envelope `{success, data, error}` (the ticket webhook\'s acknowledgement aside); lists page with `limit` and an opaque `cursor` (`meta.next_cursor`, and a `Link` header). Every response carries the rate-limit headers of the budget it was counted on.',
+        "Revenue intelligence: ARR data, support tickets and their intelligence, churn predictions and agent actions. Every answer is the envelope `{success, data, error}` (the ticket webhook's acknowledgement aside); lists page with `limit` and an opaque `cursor` (`meta.next_cursor`, and a `Link` header). Every response carries the rate-limit headers of the budget it was counted on.",
     },
     // PUBLIC_URL when set; else this server, wherever the document was fetched from.
-    servers: [input.serverUrl ? { url: input.serverUrl.replace(/\/+$/, '') } : { url: '/', description: 'The server that answered this document (set PUBLIC_URL to name it)' }],
-    tags: [...new Set(sorted.map((route) => tagOf(route)))].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `${name} routes` })),
+    servers: [
+      input.serverUrl
+        ? { url: input.serverUrl.replace(/\/+$/, '') }
+        : { url: '/', description: 'The server that answered this document (set PUBLIC_URL to name it)' },
+    ],
+    tags: [...new Set(sorted.map((route) => tagOf(route)))].map((name) => ({
+      name,
+      description: TAG_DESCRIPTIONS[name] ?? `${name} routes`,
+    })),
     paths,
     components: {
       securitySchemes: {
@@ -244,7 +322,8 @@ export function openApiDocument(input: { declarations: readonly RouteDeclaration
           type: 'apiKey',
           in: 'cookie',
           name: 'revintel_session',
-          description: 'A console session (POST /api/auth/sign-in or /api/auth/accept), used when no Authorization header is sent. POST, PUT, PATCH and DELETE must also send `X-CSRF-Token` (the `csrf_token` of the sign-in answer or GET /api/me) and an `Origin` of this server, else 403 `csrf_failed`. Keys and users are managed with an admin\'s session only.',
+          description:
+            "A console session (POST /api/auth/sign-in or /api/auth/accept), used when no Authorization header is sent. POST, PUT, PATCH and DELETE must also send `X-CSRF-Token` (the `csrf_token` of the sign-in answer or GET /api/me) and an `Origin` of this server, else 403 `csrf_failed`. Keys and users are managed with an admin's session only.",
         },
         ...PLATFORM_SCHEMES,
       },
@@ -257,7 +336,11 @@ export function openApiDocument(input: { declarations: readonly RouteDeclaration
         PageMeta: {
           type: 'object',
           required: ['has_more', 'next_cursor', 'limit'],
-          properties: { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] }, limit: { type: 'integer', minimum: 1, maximum: 200 } },
+          properties: {
+            has_more: { type: 'boolean' },
+            next_cursor: { type: ['string', 'null'] },
+            limit: { type: 'integer', minimum: 1, maximum: 200 },
+          },
         },
       },
       responses: Object.fromEntries(

@@ -19,7 +19,7 @@ interface ParameterDoc {
 function recordOf(path: string, name: string): string {
   const segments = path.split('/').filter((part) => part && part !== 'api');
   const at = segments.indexOf(`{${name}}`);
-  const owner = at > 0 ? segments[at - 1]! : segments[0] ?? 'record';
+  const owner = at > 0 ? segments[at - 1]! : (segments[0] ?? 'record');
   const words = owner.replace(/-/g, ' ');
   return words === 'csms' ? 'CSM' : words.endsWith('ies') ? `${words.slice(0, -3)}y` : words.replace(/s$/, '');
 }
@@ -38,7 +38,7 @@ export const PARAMETER_DOCS: Record<string, ParameterDoc> = {
   status: { description: 'Only records with this status' },
   type: { description: 'Only actions of this type' },
   csm_id: { description: 'Only those assigned to this CSM (its id)' },
-  csm_email: { description: "Only customers whose CSM has this e-mail (case-insensitive)", example: 'ann@example.com' },
+  csm_email: { description: 'Only customers whose CSM has this e-mail (case-insensitive)', example: 'ann@example.com' },
   risk: {
     description: `Only these risk bands: a comma list of ${RISK_BANDS.join(', ')}`,
     example: 'high,critical',
@@ -71,12 +71,19 @@ export const PARAMETER_DOCS: Record<string, ParameterDoc> = {
   issued_after: { description: 'Only invoices issued at or after this time' },
   issued_before: { description: 'Only invoices issued before this time' },
   connector_id: { description: 'Only those that came through this connector (its id)' },
-  connectorId: { description: 'The connector the event is for (its id, from `revintel connectors create` or the console); an unknown one is a 404', example: 'con_3Jd9sLq0' },
+  connectorId: {
+    description: 'The connector the event is for (its id, from `revintel connectors create` or the console); an unknown one is a 404',
+    example: 'con_3Jd9sLq0',
+  },
   churn_signal: { description: 'Only tickets carrying this churn signal' },
 };
 
 export function describeParameter(name: string, path: string): { description?: string; schema?: Schema; example?: unknown } {
   const doc = PARAMETER_DOCS[name];
   if (!doc) return {};
-  return { description: typeof doc.description === 'function' ? doc.description(path) : doc.description, ...(doc.schema ? { schema: doc.schema } : {}), ...(doc.example !== undefined ? { example: doc.example } : {}) };
+  return {
+    description: typeof doc.description === 'function' ? doc.description(path) : doc.description,
+    ...(doc.schema ? { schema: doc.schema } : {}),
+    ...(doc.example !== undefined ? { example: doc.example } : {}),
+  };
 }

@@ -7,9 +7,13 @@ import { decisionText, proposalText, topDrivers, type ActionFacts } from '../sla
 import type { Decision } from '../agent-actions/service.ts';
 
 /** The buttons' functions (a Chat API click names it as `invokedFunction`/`actionMethodName`). */
-export const GCHAT_FUNCTIONS = { approve: 'revintel_approve', reject: 'revintel_reject', snooze: 'revintel_snooze' } as const satisfies Partial<Record<Decision, string>>;
+export const GCHAT_FUNCTIONS = {
+  approve: 'revintel_approve',
+  reject: 'revintel_reject',
+  snooze: 'revintel_snooze',
+} as const satisfies Partial<Record<Decision, string>>;
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 function money(minor: number | string | null, currency: string | null): string {
   if (minor === null || !currency) return 'unknown';
@@ -19,14 +23,20 @@ function money(minor: number | string | null, currency: string | null): string {
 const cardId = (facts: Pick<ActionFacts, 'id'>) => `revintel-${facts.id}`;
 
 function factWidgets(facts: ActionFacts) {
-  const risk = facts.risk ? `${facts.risk} risk${facts.probability !== null ? ` (${Math.round(Number(facts.probability) * 100)}% churn probability)` : ''}` : `triggered by ${facts.reason.replace('_', ' ')}`;
+  const risk = facts.risk
+    ? `${facts.risk} risk${facts.probability !== null ? ` (${Math.round(Number(facts.probability) * 100)}% churn probability)` : ''}`
+    : `triggered by ${facts.reason.replace('_', ' ')}`;
   const widgets: Record<string, unknown>[] = [
-    { decoratedText: { topLabel: 'ARR', text: escape(money(facts.arr, facts.currency)) } },
-    { decoratedText: { topLabel: 'Risk', text: escape(risk) } },
+    { decoratedText: { topLabel: 'ARR', text: escapeHtml(money(facts.arr, facts.currency)) } },
+    { decoratedText: { topLabel: 'Risk', text: escapeHtml(risk) } },
   ];
-  const drivers = topDrivers(facts.drivers).map(escape);
+  const drivers = topDrivers(facts.drivers).map(escapeHtml);
   if (drivers.length > 0) widgets.push({ decoratedText: { topLabel: 'Top drivers', text: drivers.join('<br>'), wrapText: true } });
-  widgets.push({ textParagraph: { text: `<b>Proposal:</b> ${escape(proposalText(facts))}${facts.rationale ? ` — ${escape(facts.rationale)}` : ''}` } });
+  widgets.push({
+    textParagraph: {
+      text: `<b>Proposal:</b> ${escapeHtml(proposalText(facts))}${facts.rationale ? ` — ${escapeHtml(facts.rationale)}` : ''}`,
+    },
+  });
   return widgets;
 }
 
@@ -54,8 +64,22 @@ export function approvalCard(facts: ActionFacts, nonce: string, recipient: strin
           header: { title: 'Approval requested', subtitle: facts.customer_name },
           sections: [
             { widgets: factWidgets(facts) },
-            { widgets: [{ buttonList: { buttons: [button('Approve', 'approve'), button('Reject', 'reject'), button('Snooze 7 days', 'snooze')] } }] },
-            { widgets: [{ textParagraph: { text: escape(`Action ${facts.id}${recipient ? ` · for ${recipient}` : ''}${facts.expires_at ? ` · expires ${facts.expires_at}` : ''}`) } }] },
+            {
+              widgets: [
+                { buttonList: { buttons: [button('Approve', 'approve'), button('Reject', 'reject'), button('Snooze 7 days', 'snooze')] } },
+              ],
+            },
+            {
+              widgets: [
+                {
+                  textParagraph: {
+                    text: escapeHtml(
+                      `Action ${facts.id}${recipient ? ` · for ${recipient}` : ''}${facts.expires_at ? ` · expires ${facts.expires_at}` : ''}`,
+                    ),
+                  },
+                },
+              ],
+            },
           ],
         },
       },
@@ -72,7 +96,10 @@ export function decidedCard(facts: ActionFacts) {
         cardId: cardId(facts),
         card: {
           header: { title: decision, subtitle: facts.customer_name },
-          sections: [{ widgets: factWidgets(facts) }, { widgets: [{ textParagraph: { text: `<b>${escape(decision)}</b> · action ${escape(facts.id)}` } }] }],
+          sections: [
+            { widgets: factWidgets(facts) },
+            { widgets: [{ textParagraph: { text: `<b>${escapeHtml(decision)}</b> · action ${escapeHtml(facts.id)}` } }] },
+          ],
         },
       },
     ],

@@ -15,7 +15,9 @@ export interface GoogleChatInstallation {
 export const SPACE_NAME = /^spaces\/[A-Za-z0-9_-]{1,128}$/;
 
 /** The active installation of a space, or null. */
-export const googleChatInstallationBySpace = (db: Db, space: string) => installationByExternalId(db, 'google_chat', space) as Promise<GoogleChatInstallation | null>;
+export const googleChatInstallationBySpace = (db: Db, space: string) =>
+  installationByExternalId(db, 'google_chat', space) as Promise<GoogleChatInstallation | null>;
 
 /** The organisation's active Google Chat installation (the first one added), or null. */
-export const googleChatInstallationOfOrg = (db: Db, orgId: string) => installationOfOrg(db, 'google_chat', orgId) as Promise<GoogleChatInstallation | null>;
+export const googleChatInstallationOfOrg = (db: Db, orgId: string) =>
+  installationOfOrg(db, 'google_chat', orgId) as Promise<GoogleChatInstallation | null>;

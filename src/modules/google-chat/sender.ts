@@ -7,13 +7,18 @@ import { rowsOf, type Db } from '../../db/client.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';
 import { installedPlatformSender, queueChatSend } from '../slack/sender.ts';
-import { googleChatInstallationOfOrg } from './installations.ts';
 
 /** After a decision (API, another platform, expiry) or a snooze's end: every Google Chat card
  * already posted is patched to show it, through the space that holds it; after a snooze, a message
  * beside it reminds the CSM (editing a card notifies nobody). */
 export async function queueGoogleChatUpdates(db: Db, input: CopyUpdate): Promise<number> {
-  const copies = rowsOf<{ id: string; target: string | null; platform_message_id: string; installation_id: string | null; customer_name: string }>(
+  const copies = rowsOf<{
+    id: string;
+    target: string | null;
+    platform_message_id: string;
+    installation_id: string | null;
+    customer_name: string;
+  }>(
     await db.execute(sql`
       select n.id, n.target, n.platform_message_id,
         (select c.name from agent_actions a join customers c on c.org_id = a.org_id and c.id = a.customer_id where a.org_id = n.org_id and a.id = n.action_id) as customer_name,
@@ -29,10 +34,25 @@ export async function queueGoogleChatUpdates(db: Db, input: CopyUpdate): Promise
       continue;
     }
     if (!copy.installation_id) continue; // the space was removed: nothing can edit its cards
-    await queueChatSend(db, { platform: 'google_chat', orgId: input.orgId, installationId: copy.installation_id, kind: 'update', notificationId: copy.id, actionId: input.actionId, request: { name: copy.platform_message_id } });
+    await queueChatSend(db, {
+      platform: 'google_chat',
+      orgId: input.orgId,
+      installationId: copy.installation_id,
+      kind: 'update',
+      notificationId: copy.id,
+      actionId: input.actionId,
+      request: { name: copy.platform_message_id },
+    });
     if (input.reminder) {
       const text = `The snooze is over: the action for ${copy.customer_name} (${input.actionId}) waits for a decision again${copy.target ? ` (${copy.target})` : ''}.`;
-      await queueChatSend(db, { platform: 'google_chat', orgId: input.orgId, installationId: copy.installation_id, kind: 'reply', actionId: input.actionId, request: { text } });
+      await queueChatSend(db, {
+        platform: 'google_chat',
+        orgId: input.orgId,
+        installationId: copy.installation_id,
+        kind: 'reply',
+        actionId: input.actionId,
+        request: { text },
+      });
     }
     queued++;
   }
@@ -42,4 +62,7 @@ export async function queueGoogleChatUpdates(db: Db, input: CopyUpdate): Promise
 const installed = installedPlatformSender('google_chat', queueGoogleChatUpdates);
 
 /** Google Chat's copies need the app's service account besides the space. */
-export const googleChatSender: PlatformSender = { ...installed, available: async (db, orgId) => actionSettings().gchatServiceAccountFile !== null && (await installed.available(db, orgId)) };
+export const googleChatSender: PlatformSender = {
+  ...installed,
+  available: async (db, orgId) => actionSettings().gchatServiceAccountFile !== null && (await installed.available(db, orgId)),
+};

@@ -27,7 +27,6 @@ const answer = (started: number, partial: Omit<Answer, 'ms'>): Answer => ({ ...p
 const permanent = (error: string): Answer => ({ status: null, error, ms: 0, retryAfterSeconds: null, final: true, data: null });
 const transient = (error: string): Answer => ({ status: null, error, ms: 0, retryAfterSeconds: null, final: false, data: null });
 
-
 // --- the service account's access token -----------------------------------------------------------
 
 interface ServiceAccountKey {
@@ -38,7 +37,10 @@ interface ServiceAccountKey {
 
 /** Why the key file cannot be used (final: its content is wrong; not final: it cannot be read yet). */
 class KeyFileProblem extends Error {
-  constructor(message: string, readonly final: boolean) {
+  constructor(
+    message: string,
+    readonly final: boolean,
+  ) {
     super(message);
   }
 }
@@ -123,7 +125,14 @@ async function exchange(file: string, tokenUrl: string, cacheKey: string): Promi
     });
     const text = await response.text().catch(() => '');
     const status = response.status;
-    if (status === 429 || status === 408 || status >= 500) return answer(started, { status, error: `the token endpoint answered ${status}`, retryAfterSeconds: retryAfterOf(response.headers.get('retry-after')), final: false, data: null });
+    if (status === 429 || status === 408 || status >= 500)
+      return answer(started, {
+        status,
+        error: `the token endpoint answered ${status}`,
+        retryAfterSeconds: retryAfterOf(response.headers.get('retry-after')),
+        final: false,
+        data: null,
+      });
     let data: Record<string, unknown> | null = null;
     try {
       data = JSON.parse(text);
@@ -133,15 +142,34 @@ async function exchange(file: string, tokenUrl: string, cacheKey: string): Promi
     if (status < 200 || status >= 300) {
       // Google names the fault (invalid_grant: a revoked key, a clock far off); the assertion itself is never repeated.
       const code = typeof data?.error === 'string' ? data.error.slice(0, 100) : 'unknown';
-      return answer(started, { status, error: `the token endpoint refused the service account (${status} ${code}): not retried`, retryAfterSeconds: null, final: true, data: null });
+      return answer(started, {
+        status,
+        error: `the token endpoint refused the service account (${status} ${code}): not retried`,
+        retryAfterSeconds: null,
+        final: true,
+        data: null,
+      });
     }
     const token = typeof data?.access_token === 'string' ? data.access_token : null;
-    if (!token) return answer(started, { status, error: 'the token endpoint answered without an access_token', retryAfterSeconds: null, final: false, data: null });
+    if (!token)
+      return answer(started, {
+        status,
+        error: 'the token endpoint answered without an access_token',
+        retryAfterSeconds: null,
+        final: false,
+        data: null,
+      });
     const expiresIn = Number(data?.expires_in);
     cached = { key: cacheKey, token, expiresAt: Date.now() + (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600) * 1000 };
     return token;
   } catch (error) {
-    return answer(started, { status: null, error: `the token endpoint: ${unanswered(error)}`, retryAfterSeconds: null, final: false, data: null });
+    return answer(started, {
+      status: null,
+      error: `the token endpoint: ${unanswered(error)}`,
+      retryAfterSeconds: null,
+      final: false,
+      data: null,
+    });
   }
 }
 
@@ -155,18 +183,35 @@ export async function callGoogleChat(method: 'POST' | 'PATCH', path: string, bod
   try {
     const response = await fetch(`${actionSettings().gchatApiBase}/${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json; charset=utf-8', 'user-agent': 'revintel-google-chat/1' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json; charset=utf-8',
+        'user-agent': 'revintel-google-chat/1',
+      },
       body: JSON.stringify(body),
       redirect: 'manual',
       signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS),
     });
     const text = await response.text().catch(() => '');
     const status = response.status;
-    if (status === 429 || status === 408 || status >= 500) return answer(started, { status, error: `answered ${status}`, retryAfterSeconds: retryAfterOf(response.headers.get('retry-after')), final: false, data: null });
+    if (status === 429 || status === 408 || status >= 500)
+      return answer(started, {
+        status,
+        error: `answered ${status}`,
+        retryAfterSeconds: retryAfterOf(response.headers.get('retry-after')),
+        final: false,
+        data: null,
+      });
     if (status === 401) {
       // The token was revoked or expired early: the next attempt exchanges a new one.
       forgetAccessToken();
-      return answer(started, { status, error: 'answered 401: the access token is renewed for the next attempt', retryAfterSeconds: null, final: false, data: null });
+      return answer(started, {
+        status,
+        error: 'answered 401: the access token is renewed for the next attempt',
+        retryAfterSeconds: null,
+        final: false,
+        data: null,
+      });
     }
     let data: Record<string, any> | null = null;
     try {
@@ -176,7 +221,13 @@ export async function callGoogleChat(method: 'POST' | 'PATCH', path: string, bod
     }
     if (status < 200 || status >= 300) {
       const reason = typeof data?.error?.status === 'string' ? ` ${data.error.status}` : '';
-      return answer(started, { status, error: `answered ${status}${reason}: not retried`, retryAfterSeconds: null, final: true, data: null });
+      return answer(started, {
+        status,
+        error: `answered ${status}${reason}: not retried`,
+        retryAfterSeconds: null,
+        final: true,
+        data: null,
+      });
     }
     if (!data) return answer(started, { status, error: 'the answer is not JSON', retryAfterSeconds: null, final: false, data: null });
     return answer(started, { status, error: null, retryAfterSeconds: null, final: false, data });
@@ -213,7 +264,9 @@ export async function attemptGoogleChatSend(pending: Pending): Promise<Answer> {
     }
     case 'reply': {
       // The send's own id is the request id: a retried reminder is posted once.
-      return callGoogleChat('POST', `${pending.installation_external_id}/messages?requestId=${encodeURIComponent(pending.id)}`, { text: String(pending.request.text ?? '') });
+      return callGoogleChat('POST', `${pending.installation_external_id}/messages?requestId=${encodeURIComponent(pending.id)}`, {
+        text: String(pending.request.text ?? ''),
+      });
     }
     default:
       return permanent(`Google Chat rows are posts, updates and replies, not ${pending.kind}`);

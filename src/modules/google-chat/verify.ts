@@ -57,7 +57,11 @@ export function googleKeySet(url: string, format: 'jwks' | 'x509', clock: () => 
   async function load(): Promise<KeySet> {
     let response: Response;
     try {
-      response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(KEY_FETCH_TIMEOUT_MS) });
+      response = await fetch(url, {
+        headers: { accept: 'application/json' },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(KEY_FETCH_TIMEOUT_MS),
+      });
     } catch (error) {
       throw new KeysUnavailable(`Google's keys (${format}) could not be fetched: ${messageOf(error)}`);
     }
@@ -120,7 +124,9 @@ export function googleKeySet(url: string, format: 'jwks' | 'x509', clock: () => 
   }
 
   /** Why there are no keys to be had without fetching: the cached failure, or the spent budget. */
-  const unavailable = () => (failure?.error as Error | undefined) ?? new KeysUnavailable(`Google's keys (${format}) were fetched ${KEY_FETCHES_PER_MINUTE} times this minute; try again shortly`);
+  const unavailable = () =>
+    (failure?.error as Error | undefined) ??
+    new KeysUnavailable(`Google's keys (${format}) were fetched ${KEY_FETCHES_PER_MINUTE} times this minute; try again shortly`);
 
   return {
     /** The key for `kid`: from the cache (past its max-age too, while a refresh runs), else fetched. */
@@ -161,7 +167,11 @@ export interface TokenCheck {
 
 /** The token's claims when it proves Google sent the request for this app; TokenRejected (401) or
  * KeysUnavailable (503) otherwise. */
-export async function verifyChatToken(token: string, keys: { jwks: GoogleKeySet; x509: GoogleKeySet }, check: TokenCheck): Promise<JWTPayload> {
+export async function verifyChatToken(
+  token: string,
+  keys: { jwks: GoogleKeySet; x509: GoogleKeySet },
+  check: TokenCheck,
+): Promise<JWTPayload> {
   let header;
   try {
     header = decodeProtectedHeader(token);
@@ -186,7 +196,14 @@ export async function verifyChatToken(token: string, keys: { jwks: GoogleKeySet;
     const code = (error as { code?: string }).code;
     const claim = (error as { claim?: string }).claim;
     if (code === 'ERR_JWT_EXPIRED') throw new TokenRejected('the token has expired');
-    if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') throw new TokenRejected(claim === 'aud' ? 'the token is for another audience' : claim === 'iss' ? 'the token has another issuer' : `the token's "${claim}" claim is not valid`);
+    if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED')
+      throw new TokenRejected(
+        claim === 'aud'
+          ? 'the token is for another audience'
+          : claim === 'iss'
+            ? 'the token has another issuer'
+            : `the token's "${claim}" claim is not valid`,
+      );
     if (code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') throw new TokenRejected("the token's signature does not verify");
     throw new TokenRejected(`the token does not verify (${code ?? 'malformed'})`);
   }

@@ -65,14 +65,16 @@ export interface ChatEvent {
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
-const obj = (value: unknown): Record<string, any> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, any>) : {});
+const obj = (value: unknown): Record<string, any> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, any>) : {};
 
 /** A button's parameters: the add-on's and `common`'s map, else the Chat API's `[{key, value}]`. */
 function parametersOf(map: unknown, list: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(obj(map))) if (typeof value === 'string') out[key] = value;
   if (Object.keys(out).length > 0) return out;
-  for (const entry of Array.isArray(list) ? list : []) if (typeof entry?.key === 'string' && typeof entry?.value === 'string') out[entry.key] = entry.value;
+  for (const entry of Array.isArray(list) ? list : [])
+    if (typeof entry?.key === 'string' && typeof entry?.value === 'string') out[entry.key] = entry.value;
   return out;
 }
 
@@ -88,7 +90,8 @@ function jsonObject(bytes: Uint8Array): Record<string, any> | null {
 }
 
 /** An add-on event has no `type` and a `chat` object; anything else is read as the Chat API's. */
-const formatOf = (body: Record<string, any> | null): Format => (body && body.type === undefined && body.chat && typeof body.chat === 'object' ? 'addon' : 'chat');
+const formatOf = (body: Record<string, any> | null): Format =>
+  body && body.type === undefined && body.chat && typeof body.chat === 'object' ? 'addon' : 'chat';
 
 /** Reads either format; a body that is neither is a 400 naming what is wrong. */
 export function parseChatEvent(body: Record<string, any> | null): ChatEvent {
@@ -97,7 +100,13 @@ export function parseChatEvent(body: Record<string, any> | null): ChatEvent {
   if (formatOf(body) === 'addon') {
     const chat = obj(body.chat);
     const common = obj(body.commonEventObject);
-    const [payloadName, kind] = chat.buttonClickedPayload ? ['buttonClickedPayload', 'click'] : chat.messagePayload ? ['messagePayload', 'message'] : chat.addedToSpacePayload ? ['addedToSpacePayload', 'added'] : [Object.keys(chat).find((k) => k.endsWith('Payload')) ?? 'unknown', 'other'];
+    const [payloadName, kind] = chat.buttonClickedPayload
+      ? ['buttonClickedPayload', 'click']
+      : chat.messagePayload
+        ? ['messagePayload', 'message']
+        : chat.addedToSpacePayload
+          ? ['addedToSpacePayload', 'added']
+          : [Object.keys(chat).find((k) => k.endsWith('Payload')) ?? 'unknown', 'other'];
     const payload = obj(chat[payloadName]);
     const message = obj(payload.message);
     return {
@@ -114,7 +123,11 @@ export function parseChatEvent(body: Record<string, any> | null): ChatEvent {
       raw: body,
     };
   }
-  if (typeof body.type !== 'string') throw new AppError('validation_failed', 'Invalid field "type": a Chat API event names its type (CARD_CLICKED, MESSAGE…); an add-on event carries "chat"');
+  if (typeof body.type !== 'string')
+    throw new AppError(
+      'validation_failed',
+      'Invalid field "type": a Chat API event names its type (CARD_CLICKED, MESSAGE…); an add-on event carries "chat"',
+    );
   const message = obj(body.message);
   const common = obj(body.common);
   const action = obj(body.action);
@@ -141,7 +154,8 @@ type Card = ReturnType<typeof decidedCard>;
 const chatDataAction = (action: Record<string, unknown>) => ({ hostAppDataAction: { chatDataAction: action } });
 
 /** The clicked card, replaced. */
-const updateCard = (format: Format, card: Card) => (format === 'chat' ? { actionResponse: { type: 'UPDATE_MESSAGE' }, ...card } : chatDataAction({ updateMessageAction: { message: card } }));
+const updateCard = (format: Format, card: Card) =>
+  format === 'chat' ? { actionResponse: { type: 'UPDATE_MESSAGE' }, ...card } : chatDataAction({ updateMessageAction: { message: card } });
 
 /** A message only `user` sees. */
 const privately = (format: Format, user: string, text: string) => {
@@ -150,11 +164,19 @@ const privately = (format: Format, user: string, text: string) => {
 };
 
 /** A reply in the conversation (an add-on never gets a bare `{text}`: Google refuses it). */
-const reply = (format: Format, text: string) => (format === 'chat' ? { text } : chatDataAction({ createMessageAction: { message: { text } } }));
+const reply = (format: Format, text: string) =>
+  format === 'chat' ? { text } : chatDataAction({ createMessageAction: { message: { text } } });
 
 // --- events ----------------------------------------------------------------------------------------
 
-const DECISIONS: Record<string, Decision> = { approve: 'approve', reject: 'reject', snooze: 'snooze', [GCHAT_FUNCTIONS.approve]: 'approve', [GCHAT_FUNCTIONS.reject]: 'reject', [GCHAT_FUNCTIONS.snooze]: 'snooze' };
+const DECISIONS: Record<string, Decision> = {
+  approve: 'approve',
+  reject: 'reject',
+  snooze: 'snooze',
+  [GCHAT_FUNCTIONS.approve]: 'approve',
+  [GCHAT_FUNCTIONS.reject]: 'reject',
+  [GCHAT_FUNCTIONS.snooze]: 'snooze',
+};
 
 /** The event as stored: without the add-on's ID token and the legacy verification token. */
 function storable(raw: Record<string, any>): Record<string, unknown> {
@@ -165,12 +187,20 @@ function storable(raw: Record<string, any>): Record<string, unknown> {
 function dedupeKey(event: ChatEvent): string {
   const who = event.user.name || event.user.email;
   if (event.kind === 'message' && event.messageName) return `message:${event.messageName}`;
-  if (event.kind === 'click') return `click:${event.messageName ?? event.space}:${who}:${event.eventTime}:${event.parameters.decision ?? event.fn ?? ''}`;
+  if (event.kind === 'click')
+    return `click:${event.messageName ?? event.space}:${who}:${event.eventTime}:${event.parameters.decision ?? event.fn ?? ''}`;
   return `${event.type}:${event.space}:${who}:${event.eventTime}`;
 }
 
 async function handleClick(db: Db, installation: GoogleChatInstallation, event: ChatEvent, now: Date): Promise<unknown> {
-  const eventId = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: 'processed', body: storable(event.raw) });
+  const eventId = await storeOnce(db, {
+    platform: 'google_chat',
+    dedupeKey: dedupeKey(event),
+    installation,
+    type: event.type,
+    outcome: 'processed',
+    body: storable(event.raw),
+  });
   if (!eventId) return {};
   const decision = DECISIONS[event.parameters.decision ?? ''] ?? DECISIONS[event.fn ?? ''];
   if (!decision) {
@@ -180,7 +210,17 @@ async function handleClick(db: Db, installation: GoogleChatInstallation, event: 
   const orgId = installation.org_id;
   const actionId = event.parameters.action_id ?? '';
   const csm = event.user.email ? await csmByEmail(db, orgId, event.user.email) : null;
-  const outcome = await decideFromChat(db, { orgId, actionId, nonce: event.parameters.nonce ?? '', platform: 'google_chat', decision, csm, actor: `google_chat:${event.user.email || event.user.name}`, now, place: 'space' });
+  const outcome = await decideFromChat(db, {
+    orgId,
+    actionId,
+    nonce: event.parameters.nonce ?? '',
+    platform: 'google_chat',
+    decision,
+    csm,
+    actor: `google_chat:${event.user.email || event.user.name}`,
+    now,
+    place: 'space',
+  });
   if (!outcome.ok) {
     await settle(db, eventId, 'denied', outcome.why);
     return privately(event.format, event.user.name, outcome.why);
@@ -191,7 +231,14 @@ async function handleClick(db: Db, installation: GoogleChatInstallation, event: 
 }
 
 async function handleMessage(db: Db, installation: GoogleChatInstallation, event: ChatEvent): Promise<unknown> {
-  const eventId = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: 'processed', body: storable(event.raw) });
+  const eventId = await storeOnce(db, {
+    platform: 'google_chat',
+    dedupeKey: dedupeKey(event),
+    installation,
+    type: event.type,
+    outcome: 'processed',
+    body: storable(event.raw),
+  });
   if (!eventId) return {};
   if (event.user.type === 'BOT') {
     await settle(db, eventId, 'ignored', "a bot's message");
@@ -216,7 +263,17 @@ export interface WorkspaceChatDeps {
   refused: RefusedSignatures;
   config: Pick<
     Config,
-    'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'publicUrl' | 'webhookLimitPerMinute' | 'webhookLimitPerDay' | 'googleJwksUrl' | 'googleChatCertsUrl' | 'gchatAudienceMode' | 'gchatAudience' | 'gchatProjectNumber'
+    | 'bodyLimitApi'
+    | 'bodyLimitImport'
+    | 'bodyLimitWebhook'
+    | 'publicUrl'
+    | 'webhookLimitPerMinute'
+    | 'webhookLimitPerDay'
+    | 'googleJwksUrl'
+    | 'googleChatCertsUrl'
+    | 'gchatAudienceMode'
+    | 'gchatAudience'
+    | 'gchatProjectNumber'
   >;
   clock?: () => number;
   wakeJobs?: () => void;
@@ -226,7 +283,8 @@ export interface WorkspaceChatDeps {
  * this route's path; null when neither is set (every request is then refused). */
 export function gchatAudienceOf(config: WorkspaceChatDeps['config']): string | null {
   if (config.gchatAudience) return config.gchatAudience;
-  if (config.gchatAudienceMode === 'endpoint_url' && config.publicUrl) return `${config.publicUrl.replace(/\/+$/, '')}${WORKSPACE_CHAT_PATH}`;
+  if (config.gchatAudienceMode === 'endpoint_url' && config.publicUrl)
+    return `${config.publicUrl.replace(/\/+$/, '')}${WORKSPACE_CHAT_PATH}`;
   return null;
 }
 
@@ -240,7 +298,8 @@ function claimedSpace(body: Record<string, any> | null): string | null {
   }
 }
 
-const invalidToken = (reason: string) => new AppError('unauthorized', `Invalid Google Chat request: ${reason}`, { 'www-authenticate': 'Bearer error="invalid_token"' });
+const invalidToken = (reason: string) =>
+  new AppError('unauthorized', `Invalid Google Chat request: ${reason}`, { 'www-authenticate': 'Bearer error="invalid_token"' });
 
 export function workspaceChatModule(deps: WorkspaceChatDeps) {
   const limit = bodyLimit(WORKSPACE_CHAT_ROUTE.body, deps.config);
@@ -256,14 +315,16 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
   const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
 
   const answer = (state: RequestState, body: unknown) =>
-    new Response(JSON.stringify(body), { headers: { 'content-type': 'application/json;charset=utf-8', ...state.headers, 'x-request-id': state.id } });
+    new Response(JSON.stringify(body), {
+      headers: { 'content-type': 'application/json;charset=utf-8', ...state.headers, 'x-request-id': state.id },
+    });
 
   /** Throws the 401 (or 503) a request that does not prove itself ends with: before its body is
    * judged, so a stranger learns nothing from it. */
   async function authenticate(request: Request, body: Record<string, any> | null, now: number): Promise<void> {
     const format = formatOf(body);
     const token = bearerToken(request.headers.get('authorization')) ?? (str(obj(body?.authorizationEventObject).systemIdToken) || null);
-    if (!token) throw invalidToken('no bearer token (Authorization header, or the add-on\'s systemIdToken)');
+    if (!token) throw invalidToken("no bearer token (Authorization header, or the add-on's systemIdToken)");
     if (!audience) throw invalidToken('GCHAT_AUDIENCE (or PUBLIC_URL) is not configured');
     const signer = format === 'chat' ? CHAT_ISSUER : projectNumber ? addOnSigner(projectNumber) : null;
     if (!signer) throw invalidToken('GCHAT_PROJECT_NUMBER is not configured: add-on events cannot be verified');
@@ -271,17 +332,31 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
       await verifyChatToken(token, keys, { mode, audience, signer, now });
     } catch (error) {
       if (error instanceof TokenRejected) throw invalidToken(error.message);
-      if (error instanceof KeysUnavailable) throw new AppError('upstream_unavailable', `Google's signing keys could not be fetched to verify the request; try again (${error.message})`, { 'retry-after': '30' });
+      if (error instanceof KeysUnavailable)
+        throw new AppError(
+          'upstream_unavailable',
+          `Google's signing keys could not be fetched to verify the request; try again (${error.message})`,
+          { 'retry-after': '30' },
+        );
       throw error;
     }
   }
 
   /** The token does not sign the body: an event is acted on only near its own time. */
   function checkEventTime(event: ChatEvent, now: number): void {
-    if (!event.eventTime) throw new AppError('validation_failed', `Invalid field "${event.format === 'chat' ? 'eventTime' : 'chat.eventTime'}": the event's time is required`);
+    if (!event.eventTime)
+      throw new AppError(
+        'validation_failed',
+        `Invalid field "${event.format === 'chat' ? 'eventTime' : 'chat.eventTime'}": the event's time is required`,
+      );
     const at = Date.parse(event.eventTime);
-    if (!Number.isFinite(at)) throw new AppError('validation_failed', `Invalid field "${event.format === 'chat' ? 'eventTime' : 'chat.eventTime'}": not an RFC 3339 time`);
-    if (Math.abs(now - at) > GCHAT_REPLAY_WINDOW_S * 1000) throw invalidToken(`the event's time is more than ${GCHAT_REPLAY_WINDOW_S} s from now`);
+    if (!Number.isFinite(at))
+      throw new AppError(
+        'validation_failed',
+        `Invalid field "${event.format === 'chat' ? 'eventTime' : 'chat.eventTime'}": not an RFC 3339 time`,
+      );
+    if (Math.abs(now - at) > GCHAT_REPLAY_WINDOW_S * 1000)
+      throw invalidToken(`the event's time is more than ${GCHAT_REPLAY_WINDOW_S} s from now`);
   }
 
   async function receive(request: Request, state: RequestState): Promise<Response> {
@@ -300,30 +375,58 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
     try {
       const installation = event.space ? await googleChatInstallationBySpace(db, event.space) : null;
       if (!installation) {
-        await storeOnce(db, { platform: 'google_chat', dedupeKey: `unknown:${dedupeKey(event)}`, installation: null, type: event.type, outcome: 'ignored', detail: `space ${event.space ?? '(none)'} is not installed`, body: null });
+        await storeOnce(db, {
+          platform: 'google_chat',
+          dedupeKey: `unknown:${dedupeKey(event)}`,
+          installation: null,
+          type: event.type,
+          outcome: 'ignored',
+          detail: `space ${event.space ?? '(none)'} is not installed`,
+          body: null,
+        });
         const hint = `This space is not connected to an organisation yet: an operator runs \`revintel chat add google-chat --org ORG --space ${event.space ?? 'spaces/…'}\`.`;
-        return answer(state, event.kind === 'added' || event.kind === 'message' ? reply(event.format, hint) : event.kind === 'click' ? privately(event.format, event.user.name, hint) : {});
+        return answer(
+          state,
+          event.kind === 'added' || event.kind === 'message'
+            ? reply(event.format, hint)
+            : event.kind === 'click'
+              ? privately(event.format, event.user.name, hint)
+              : {},
+        );
       }
       const counted = limiter.consume(`installation:${installation.id}`, limits);
       const decision = counted instanceof Promise ? await counted : counted;
       state.headers = rateLimitHeaders(decision);
-      if (!decision.allowed) throw new AppError('rate_limited', `Rate limit exceeded for this space; retry in ${decision.retryAfter} s`, { 'retry-after': String(decision.retryAfter) });
+      if (!decision.allowed)
+        throw new AppError('rate_limited', `Rate limit exceeded for this space; retry in ${decision.retryAfter} s`, {
+          'retry-after': String(decision.retryAfter),
+        });
       if (event.kind === 'click') body = await inTransaction((tx) => handleClick(tx, installation, event, new Date(now)));
       else if (event.kind === 'message') body = await inTransaction((tx) => handleMessage(tx, installation, event));
       else {
-        const stored = await storeOnce(db, { platform: 'google_chat', dedupeKey: dedupeKey(event), installation, type: event.type, outcome: event.kind === 'added' ? 'processed' : 'ignored', detail: event.kind === 'added' ? null : 'type not handled', body: storable(event.raw) });
+        const stored = await storeOnce(db, {
+          platform: 'google_chat',
+          dedupeKey: dedupeKey(event),
+          installation,
+          type: event.type,
+          outcome: event.kind === 'added' ? 'processed' : 'ignored',
+          detail: event.kind === 'added' ? null : 'type not handled',
+          body: storable(event.raw),
+        });
         if (stored && event.kind === 'added') body = reply(event.format, `Thanks for adding me. ${HELP_TEXT}`);
       }
     } catch (error) {
       // The database could not be reached: nothing was stored, nothing decided; the CSM clicks
       // again. Anything else is a fault of ours: 500, logged.
-      if (isDatabaseDown(error)) throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' }, { cause: error });
+      if (isDatabaseDown(error))
+        throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' }, { cause: error });
       throw error;
     }
     deps.wakeJobs?.();
     return answer(state, body);
   }
 
-  return new Elysia({ name: 'revintel/workspace-chat' }).post(WORKSPACE_CHAT_ROUTE.path, ({ request }) => receive(request, deps.states.get(request)!));
+  return new Elysia({ name: 'revintel/workspace-chat' }).post(WORKSPACE_CHAT_ROUTE.path, ({ request }) =>
+    receive(request, deps.states.get(request)!),
+  );
 }
-

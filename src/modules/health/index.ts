@@ -15,13 +15,31 @@ export interface ReadinessCheck {
 export type ReadinessProbe = () => Promise<ReadinessCheck[]>;
 
 export const HEALTH_ROUTES = {
-  live: { method: 'GET', path: '/healthz', auth: 'none', counted: 'not-counted', body: 'none', response: Liveness, summary: 'The process is alive' },
-  ready: { method: 'GET', path: '/readyz', auth: 'none', counted: 'not-counted', body: 'none', response: Readiness, summary: 'The process can serve: database, migrations, worker' },
+  live: {
+    method: 'GET',
+    path: '/healthz',
+    auth: 'none',
+    counted: 'not-counted',
+    body: 'none',
+    response: Liveness,
+    summary: 'The process is alive',
+  },
+  ready: {
+    method: 'GET',
+    path: '/readyz',
+    auth: 'none',
+    counted: 'not-counted',
+    body: 'none',
+    response: Readiness,
+    summary: 'The process can serve: database, migrations, worker',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 export function healthModule(deps: { readiness: ReadinessProbe; startedAt: number }) {
   return new Elysia({ name: 'revintel/health' })
-    .get(HEALTH_ROUTES.live.path, () => ok({ status: 'alive', version: VERSION, uptime_s: Math.round((Date.now() - deps.startedAt) / 1000) }))
+    .get(HEALTH_ROUTES.live.path, () =>
+      ok({ status: 'alive', version: VERSION, uptime_s: Math.round((Date.now() - deps.startedAt) / 1000) }),
+    )
     .get(HEALTH_ROUTES.ready.path, async ({ set }) => {
       const checks = await deps.readiness();
       const failing = checks.filter((c) => !c.ok);

@@ -1,7 +1,10 @@
 import { t } from 'elysia';
 
 /** GET /healthz: the process is alive. */
-export const Liveness = t.Object({ status: t.Literal('alive'), version: t.String(), uptime_s: t.Integer({ minimum: 0 }) }, { additionalProperties: false });
+export const Liveness = t.Object(
+  { status: t.Literal('alive'), version: t.String(), uptime_s: t.Integer({ minimum: 0 }) },
+  { additionalProperties: false },
+);
 
 const Check = t.Object({ name: t.String(), ok: t.Boolean(), detail: t.Optional(t.String()) }, { additionalProperties: false });
 

@@ -31,7 +31,9 @@ function canonicalJson(value: unknown): string {
 }
 
 export const requestFingerprint = (method: string, path: string, body: unknown) =>
-  createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
+  createHash('sha256')
+    .update(`${method} ${path}\n${canonicalJson(body)}`)
+    .digest('hex');
 
 /** The header's value, checked: 1 to 255 visible ASCII characters (a UUID is the usual choice). */
 export function idempotencyKeyOf(request: Request): string | null {
@@ -67,7 +69,9 @@ export async function answerOnce(
     );
     if (claimed.length === 0) {
       const [stored] = rowsOf<{ fingerprint: string; response_status: number; response_body: string }>(
-        await tx.execute(sql`select fingerprint, response_status, response_body from idempotency_keys where org_id = ${input.orgId} and key = ${input.key}`),
+        await tx.execute(
+          sql`select fingerprint, response_status, response_body from idempotency_keys where org_id = ${input.orgId} and key = ${input.key}`,
+        ),
       );
       if (!stored || stored.fingerprint !== input.fingerprint) {
         throw new AppError('conflict', 'Idempotency-Key was already used with a different request; use a new key for a new request');

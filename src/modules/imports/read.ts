@@ -26,7 +26,8 @@ export class ImportFileError extends Error {}
 /** The format of `path`, from `--format` or the file's extension. */
 export function formatOf(path: string, flag: string | undefined): ImportFormat {
   if (flag !== undefined) {
-    if (!(IMPORT_FORMATS as readonly string[]).includes(flag)) throw new ImportFileError(`--format must be one of ${IMPORT_FORMATS.join(', ')}, got "${flag}"`);
+    if (!(IMPORT_FORMATS as readonly string[]).includes(flag))
+      throw new ImportFileError(`--format must be one of ${IMPORT_FORMATS.join(', ')}, got "${flag}"`);
     return flag as ImportFormat;
   }
   const extension = /\.([a-z]+)$/i.exec(path)?.[1]?.toLowerCase();

@@ -50,12 +50,26 @@ export function checkHeader(entity: ImportEntity, columns: string[]): void {
   const known = knownColumns(entity);
   const unknown = columns.filter((c) => !known.includes(c) && !c.startsWith('metadata.'));
   if (unknown.length > 0) {
-    throw new ImportFileError(`unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((c) => `"${c}"`).join(', ')} in the CSV header; ${entity} columns are: ${known.join(', ')}, metadata.<key>`);
+    throw new ImportFileError(
+      `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((c) => `"${c}"`).join(', ')} in the CSV header; ${entity} columns are: ${known.join(', ')}, metadata.<key>`,
+    );
   }
-  if (!columns.includes('external_id')) throw new ImportFileError('the CSV header has no external_id column: import rows are matched by their external_id');
+  if (!columns.includes('external_id'))
+    throw new ImportFileError('the CSV header has no external_id column: import rows are matched by their external_id');
 }
 
-const BOOLEAN_WORDS: Record<string, boolean> = { true: true, false: false, yes: true, no: false, '1': true, '0': false, t: true, f: false, y: true, n: false };
+const BOOLEAN_WORDS: Record<string, boolean> = {
+  true: true,
+  false: false,
+  yes: true,
+  no: false,
+  '1': true,
+  '0': false,
+  t: true,
+  f: false,
+  y: true,
+  n: false,
+};
 
 /** One CSV cell, typed by its field's schema; undefined leaves the field out. */
 function typedCell(cell: string, field: { type: string; nullable: boolean }): unknown {
@@ -106,7 +120,10 @@ export function rowPreparer(entity: ImportEntity): (record: ReadRecord) => Prepa
     const problem = check(input);
     if (problem) return { row: record.row, error: problem };
     if (input.external_id === undefined || input.external_id === null) {
-      return { row: record.row, error: 'Invalid field "external_id": is required (an import matches rows by it, so a re-run updates instead of duplicating)' };
+      return {
+        row: record.row,
+        error: 'Invalid field "external_id": is required (an import matches rows by it, so a re-run updates instead of duplicating)',
+      };
     }
     return { row: record.row, input };
   };

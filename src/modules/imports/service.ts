@@ -23,8 +23,15 @@ const WRITERS: Record<ImportEntity, (db: Db, orgId: string, rows: { index: numbe
   invoices: writeInvoices,
 };
 
-export async function importBatch(db: Db, input: { entity: ImportEntity; orgId: string; rows: { row: number; input: Record<string, unknown> }[] }): Promise<BatchResult> {
-  const outcomes = await WRITERS[input.entity](db, input.orgId, input.rows.map((r) => ({ index: r.row, input: r.input as never })));
+export async function importBatch(
+  db: Db,
+  input: { entity: ImportEntity; orgId: string; rows: { row: number; input: Record<string, unknown> }[] },
+): Promise<BatchResult> {
+  const outcomes = await WRITERS[input.entity](
+    db,
+    input.orgId,
+    input.rows.map((r) => ({ index: r.row, input: r.input as never })),
+  );
   const result: BatchResult = { created: 0, updated: 0, unchanged: 0, rejected: [] };
   for (const outcome of outcomes) {
     if (outcome.outcome === 'rejected') result.rejected.push({ row: outcome.index, reason: outcome.error.message });
@@ -41,7 +48,11 @@ export async function importTarget(db: Db, input: { org?: string }): Promise<{ i
   }
   const rows = rowsOf<{ id: string; name: string }>(await db.execute(sql`select id, name from organisations order by created_at limit 2`));
   if (rows.length === 1) return rows[0]!;
-  throw new Error(rows.length === 0 ? 'there is no organisation yet: create one with "revintel orgs create"' : 'there are several organisations: name one with --org');
+  throw new Error(
+    rows.length === 0
+      ? 'there is no organisation yet: create one with "revintel orgs create"'
+      : 'there are several organisations: name one with --org',
+  );
 }
 
 /** Fresh planner statistics after a large load (as after `revintel demo`). `small`: from a sample

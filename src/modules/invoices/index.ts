@@ -29,8 +29,24 @@ const INVOICE_WRITES: RecordWrites<InvoicePatch> = {
 
 /** The invoice routes: what each needs of a caller, and what it answers. */
 export const INVOICE_ROUTES = {
-  list: { method: 'GET', path: INVOICE_WRITES.path, auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Invoice), summary: "The organisation's invoices, newest first" },
-  get: { method: 'GET', path: `${INVOICE_WRITES.path}/:id`, auth: 'key', counted: 'organisation', body: 'none', response: Invoice, summary: 'An invoice, by id or ext:<external_id>' },
+  list: {
+    method: 'GET',
+    path: INVOICE_WRITES.path,
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: t.Array(Invoice),
+    summary: "The organisation's invoices, newest first",
+  },
+  get: {
+    method: 'GET',
+    path: `${INVOICE_WRITES.path}/:id`,
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: Invoice,
+    summary: 'An invoice, by id or ext:<external_id>',
+  },
   ...recordWriteDeclarations(INVOICE_WRITES),
 } as const satisfies Record<string, RouteDeclaration>;
 
@@ -73,9 +89,13 @@ export function invoicesModule(deps: RecordWriteDeps & { listCache: ListCache })
       },
       { query: ListInvoicesQuery },
     )
-    .get(INVOICE_ROUTES.get.path, async ({ request, params }) => ok(presentInvoice(await getInvoice(db, principalOf(request).org.id, params.id, utcToday()))), {
-      params: InvoiceParams,
-  record: Invoice,
-    })
+    .get(
+      INVOICE_ROUTES.get.path,
+      async ({ request, params }) => ok(presentInvoice(await getInvoice(db, principalOf(request).org.id, params.id, utcToday()))),
+      {
+        params: InvoiceParams,
+        record: Invoice,
+      },
+    )
     .use(recordWriteRoutes(INVOICE_WRITES, deps));
 }

@@ -5,7 +5,15 @@ import { queryRows, type Db } from '../../db/client.ts';
 import { andAll, idOrExternal, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import { rowShape, typed, type RowOf } from '../../db/rows.ts';
 import { invoices } from '../../db/schema/index.ts';
-import { patchRecord, recordTable, softDeleteRecord, upsertRecords, type ConstraintViolation, type PatchOutcome, type RowOutcome } from '../../db/upsert.ts';
+import {
+  patchRecord,
+  recordTable,
+  softDeleteRecord,
+  upsertRecords,
+  type ConstraintViolation,
+  type PatchOutcome,
+  type RowOutcome,
+} from '../../db/upsert.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { resolveContractReferences } from '../contracts/service.ts';
 import { resolveCustomerReferences } from '../customers/service.ts';
@@ -42,7 +50,10 @@ export interface InvoiceFilters {
   includeDeleted?: boolean;
 }
 
-export async function listInvoices(db: Db, input: { orgId: string; today: string; filters: InvoiceFilters; limit: number; cursor?: string }): Promise<InvoiceRow[]> {
+export async function listInvoices(
+  db: Db,
+  input: { orgId: string; today: string; filters: InvoiceFilters; limit: number; cursor?: string },
+): Promise<InvoiceRow[]> {
   const { filters } = input;
   const where: SQL[] = [];
   if (!filters.includeDeleted) where.push(sql`i.deleted_at is null`);
@@ -61,12 +72,24 @@ export async function listInvoices(db: Db, input: { orgId: string; today: string
     const position = decodeCursor(input.cursor, 'created_at', 'timestamp');
     where.push(keyset.after(position.value, position.id));
   }
-  return await queryRows<InvoiceRow>(db, sql`${selectInvoices(input.orgId, input.today, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`);
+  return await queryRows<InvoiceRow>(
+    db,
+    sql`${selectInvoices(input.orgId, input.today, where)} order by ${keyset.order} ${limitTo(input.limit + 1)}`,
+  );
 }
 
-export async function getInvoice(db: Db, orgId: string, ref: string, today: string, options: { includeDeleted?: boolean } = {}): Promise<InvoiceRow> {
+export async function getInvoice(
+  db: Db,
+  orgId: string,
+  ref: string,
+  today: string,
+  options: { includeDeleted?: boolean } = {},
+): Promise<InvoiceRow> {
   const match = idOrExternal('i', ref);
-  const [row] = await queryRows<InvoiceRow>(db, selectInvoices(orgId, today, options.includeDeleted ? [match] : [match, sql`i.deleted_at is null`]));
+  const [row] = await queryRows<InvoiceRow>(
+    db,
+    selectInvoices(orgId, today, options.includeDeleted ? [match] : [match, sql`i.deleted_at is null`]),
+  );
   if (!row) throw notFound(`Invoice ${ref}`);
   return row;
 }
@@ -115,12 +138,19 @@ export const INVOICES_TABLE = recordTable(invoices, 'inv', explainInvoiceViolati
 /** Resolves the customer and contract each input names: column values, or why not. A new invoice
  * that names only its contract belongs to the contract's customer (a PATCH never moves an invoice
  * to another customer by the way). */
-async function invoiceValues(db: Db, orgId: string, inputs: InvoicePatch[], creating: boolean): Promise<(Record<string, unknown> | AppError)[]> {
+async function invoiceValues(
+  db: Db,
+  orgId: string,
+  inputs: InvoicePatch[],
+  creating: boolean,
+): Promise<(Record<string, unknown> | AppError)[]> {
   const contractsOf = await resolveContractReferences(db, orgId, inputs);
   const customerRefs = inputs.map((input, i) => {
     const contract = contractsOf[i];
     const namesCustomer = input.customer_id !== undefined || input.customer_external_id !== undefined;
-    return creating && !namesCustomer && contract && !(contract instanceof AppError) && contract.customer_id ? { customer_id: contract.customer_id, currency: input.currency } : input;
+    return creating && !namesCustomer && contract && !(contract instanceof AppError) && contract.customer_id
+      ? { customer_id: contract.customer_id, currency: input.currency }
+      : input;
   });
   const customersOf = await resolveCustomerReferences(db, orgId, customerRefs, creating);
   return inputs.map((input, i) => {
@@ -138,8 +168,18 @@ async function invoiceValues(db: Db, orgId: string, inputs: InvoicePatch[], crea
 
 /** Creates invoices, or updates the ones whose external_id is known. */
 export async function writeInvoices(db: Db, orgId: string, rows: { index: number; input: InvoicePatch }[]): Promise<RowOutcome[]> {
-  const values = await invoiceValues(db, orgId, rows.map((row) => row.input), true);
-  return upsertRecords(db, INVOICES_TABLE, orgId, rows.map((row, i) => ({ index: row.index, values: values[i]! })));
+  const values = await invoiceValues(
+    db,
+    orgId,
+    rows.map((row) => row.input),
+    true,
+  );
+  return upsertRecords(
+    db,
+    INVOICES_TABLE,
+    orgId,
+    rows.map((row, i) => ({ index: row.index, values: values[i]! })),
+  );
 }
 
 export async function patchInvoice(db: Db, orgId: string, ref: string, patch: InvoicePatch): Promise<PatchOutcome> {

@@ -17,16 +17,41 @@ import { presentKey } from './present.ts';
 import { actorOf, createKey, listKeys, revokeKey, type Authenticator } from './service.ts';
 
 /** POST /api/keys: the key and its secret, shown this once. */
-const CreatedKey = t.Object({ ...PublicKeyView.properties, secret: t.String({ description: 'The key itself: shown this once, store it now' }) }, { additionalProperties: false });
+const CreatedKey = t.Object(
+  { ...PublicKeyView.properties, secret: t.String({ description: 'The key itself: shown this once, store it now' }) },
+  { additionalProperties: false },
+);
 const CreateKeyBody = t.Object({ name: label(200), expires_at: t.Optional(nullable(instant)) }, { additionalProperties: false });
 const KeyParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
 
 const admins = { auth: 'key', counted: 'organisation', who: 'admin-session' } as const;
 
 export const KEY_ROUTES = {
-  list: { method: 'GET', path: '/api/keys', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(PublicKeyView), summary: "The organisation's API keys" },
-  create: { ...admins, body: 'api', method: 'POST', path: '/api/keys', response: CreatedKey, summary: 'Generate an API key: its secret is answered once (admins signed in to the console)' },
-  revoke: { ...admins, body: 'none', method: 'DELETE', path: '/api/keys/:id', response: PublicKeyView, summary: 'Revoke an API key: it stops working at once (admins signed in to the console)' },
+  list: {
+    method: 'GET',
+    path: '/api/keys',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: t.Array(PublicKeyView),
+    summary: "The organisation's API keys",
+  },
+  create: {
+    ...admins,
+    body: 'api',
+    method: 'POST',
+    path: '/api/keys',
+    response: CreatedKey,
+    summary: 'Generate an API key: its secret is answered once (admins signed in to the console)',
+  },
+  revoke: {
+    ...admins,
+    body: 'none',
+    method: 'DELETE',
+    path: '/api/keys/:id',
+    response: PublicKeyView,
+    summary: 'Revoke an API key: it stops working at once (admins signed in to the console)',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 /** Everything under /api is called with an API key unless its route says otherwise: an unknown
@@ -46,7 +71,9 @@ export function keysModule(deps: { database: Database; states: RequestStates; co
         const input = body as typeof CreateKeyBody.static;
         const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
         if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new AppError('validation_failed', 'expires_at must be an ISO 8601 time');
-        const { key, plaintext } = await inTransaction((tx) => createKey(tx, { org: principal.org.id, name: input.name, expiresAt, actor: actorOf(principal) }));
+        const { key, plaintext } = await inTransaction((tx) =>
+          createKey(tx, { org: principal.org.id, name: input.name, expiresAt, actor: actorOf(principal) }),
+        );
         set.status = 201;
         set.headers['cache-control'] = 'no-store';
         return ok({ ...presentKey(key), secret: plaintext });
@@ -57,7 +84,9 @@ export function keysModule(deps: { database: Database; states: RequestStates; co
       KEY_ROUTES.revoke.path,
       async ({ request, params }) => {
         const principal = principalOf(request);
-        const { key } = await inTransaction((tx) => revokeKey(tx, { keyId: params.id, orgId: principal.org.id, actor: actorOf(principal) }));
+        const { key } = await inTransaction((tx) =>
+          revokeKey(tx, { keyId: params.id, orgId: principal.org.id, actor: actorOf(principal) }),
+        );
         deps.authenticator.invalidate(); // at once in this process; other processes within KEY_CACHE_TTL_MS
         return ok(presentKey(key));
       },

@@ -130,7 +130,8 @@ export interface SessionPrincipal extends PrincipalBase {
 export type Principal = KeyPrincipal | SessionPrincipal;
 
 /** How the audit log names the caller: `key:key_…` or `user:usr_…`. */
-export const actorOf = (principal: Principal): string => (principal.kind === 'key' ? `key:${principal.key.id}` : `user:${principal.user.id}`);
+export const actorOf = (principal: Principal): string =>
+  principal.kind === 'key' ? `key:${principal.key.id}` : `user:${principal.user.id}`;
 
 export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'expired' | 'revoked';
 
@@ -178,7 +179,10 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
     const last = lastUsedWritten.get(keyId) ?? 0;
     if (now - last < LAST_USED_RESOLUTION_MS) return;
     lastUsedWritten.set(keyId, now);
-    db.update(apiKeys).set({ lastUsedAt: new Date(now) }).where(eq(apiKeys.id, keyId)).then(undefined, onError);
+    db.update(apiKeys)
+      .set({ lastUsedAt: new Date(now) })
+      .where(eq(apiKeys.id, keyId))
+      .then(undefined, onError);
   }
 
   return {
@@ -196,7 +200,13 @@ export function createAuthenticator(db: Db, onError: (error: unknown) => void = 
           cache.delete(hash); // unknown keys are not remembered: a new key works at once
           return 'unknown' as const;
         }
-        const principal: KeyPrincipal = { kind: 'key', key: publicKey(row.key), org: row.org, rateSubject: `org:${row.org.id}`, limits: limitsOf(row.org) };
+        const principal: KeyPrincipal = {
+          kind: 'key',
+          key: publicKey(row.key),
+          org: row.org,
+          rateSubject: `org:${row.org.id}`,
+          limits: limitsOf(row.org),
+        };
         const entry = { row, principal, fetchedAt: now };
         cache.set(hash, entry);
         if (cache.size > 10_000) cache.delete(cache.keys().next().value!);

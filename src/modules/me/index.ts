@@ -9,7 +9,15 @@ import type { RouteDeclaration } from '../../lib/routes.ts';
 import { Me } from './model.ts';
 
 export const ME_ROUTES = {
-  me: { method: 'GET', path: '/api/me', auth: 'key', counted: 'organisation', body: 'none', response: Me, summary: 'The caller: its organisation, its key or signed-in user, and its rate-limit budget' },
+  me: {
+    method: 'GET',
+    path: '/api/me',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: Me,
+    summary: 'The caller: its organisation, its key or signed-in user, and its rate-limit budget',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 export function meModule(deps: { states: RequestStates }) {

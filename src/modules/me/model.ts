@@ -13,7 +13,9 @@ const RateWindow = t.Object(
 export const Me = t.Object(
   {
     org: t.Object({ id: t.String(), name: t.String(), plan: enumOf(PLANS) }, { additionalProperties: false }),
-    key: nullable(t.Object({ id: t.String(), name: t.String(), prefix: t.String(), expires_at: nullable(instant) }, { additionalProperties: false })),
+    key: nullable(
+      t.Object({ id: t.String(), name: t.String(), prefix: t.String(), expires_at: nullable(instant) }, { additionalProperties: false }),
+    ),
     user: nullable(SessionUserView),
     csrf_token: nullable(t.String({ description: 'With a console session: send it back as X-CSRF-Token on POST, PUT, PATCH and DELETE' })),
     rate_limit: t.Object({ minute: RateWindow, day: RateWindow }, { additionalProperties: false }),

@@ -8,22 +8,40 @@ import type { RouteDeclaration } from '../../lib/routes.ts';
 import type { Metrics } from './registry.ts';
 
 export const METRICS_ROUTES = {
-  scrape: { method: 'GET', path: '/metrics', auth: 'none', counted: 'not-counted', body: 'none', envelope: false, response: t.String(), produces: ['text/plain; version=0.0.4'], errors: [401, 404], summary: "Prometheus metrics (bearer METRICS_TOKEN; 404 when it is not set)" },
+  scrape: {
+    method: 'GET',
+    path: '/metrics',
+    auth: 'none',
+    counted: 'not-counted',
+    body: 'none',
+    envelope: false,
+    response: t.String(),
+    produces: ['text/plain; version=0.0.4'],
+    errors: [401, 404],
+    summary: 'Prometheus metrics (bearer METRICS_TOKEN; 404 when it is not set)',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /** The scrape's answer: the registry in Prometheus's text format. */
 export async function scrape(metrics: Metrics): Promise<Response> {
-  return new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' } });
+  return new Response(await metrics.registry.metrics(), {
+    headers: { 'content-type': metrics.registry.contentType, 'cache-control': 'no-store' },
+  });
 }
 
 export function metricsModule(deps: { metrics: Metrics; token: string | null }) {
   const expected = deps.token ? digest(deps.token) : null;
   return new Elysia({ name: 'revintel/metrics' }).get(METRICS_ROUTES.scrape.path, ({ request }) => {
-    if (!expected) throw new AppError('not_found', 'Not found: metrics are not served on this port (set METRICS_TOKEN, or METRICS_PORT for a local port)');
+    if (!expected)
+      throw new AppError(
+        'not_found',
+        'Not found: metrics are not served on this port (set METRICS_TOKEN, or METRICS_PORT for a local port)',
+      );
     const given = /^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1] ?? '';
-    if (!timingSafeEqual(digest(given), expected)) throw new AppError('unauthorized', 'Missing or invalid metrics token: send Authorization: Bearer <METRICS_TOKEN>');
+    if (!timingSafeEqual(digest(given), expected))
+      throw new AppError('unauthorized', 'Missing or invalid metrics token: send Authorization: Bearer <METRICS_TOKEN>');
     return scrape(deps.metrics);
   });
 }

@@ -93,7 +93,8 @@ export async function updateOrg(db: Db, input: UpdateOrgInput): Promise<Organisa
     changes.name = name;
   }
   if (input.plan !== undefined && input.plan !== org.plan) changes.plan = input.plan;
-  if (input.rateLimitPerMinute !== undefined && input.rateLimitPerMinute !== org.rateLimitPerMinute) changes.rateLimitPerMinute = input.rateLimitPerMinute;
+  if (input.rateLimitPerMinute !== undefined && input.rateLimitPerMinute !== org.rateLimitPerMinute)
+    changes.rateLimitPerMinute = input.rateLimitPerMinute;
   if (input.rateLimitPerDay !== undefined && input.rateLimitPerDay !== org.rateLimitPerDay) changes.rateLimitPerDay = input.rateLimitPerDay;
   if (Object.keys(changes).length === 0) return org;
   const [updated] = await db

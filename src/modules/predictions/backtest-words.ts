@@ -21,7 +21,8 @@ export function againstScorecard(m: AucFigures, modelKind: string | null | undef
   if (modelKind === 'prior' || modelKind === 'prior_recalibrated') {
     return `This model is the scorecard${modelKind === 'prior_recalibrated' ? ', recalibrated,' : ''} (too little churn history to train one): it ranks customers as the scorecard does (${figures}).`;
   }
-  if (m.auc <= m.prior_auc) return `The trained model did not beat the scorecard on these rows (${figures}): it ranks churners no better than the fixed points.`;
+  if (m.auc <= m.prior_auc)
+    return `The trained model did not beat the scorecard on these rows (${figures}): it ranks churners no better than the fixed points.`;
   if (m.auc_ci95 && m.auc_ci95[0] <= m.prior_auc) {
     return `The trained model scored above the scorecard (${figures}), but within this test's uncertainty (95 % interval ${interval(m.auc_ci95)}).`;
   }

@@ -45,25 +45,39 @@ const COLUMNS = `id, status, method, horizon_days, as_of::text, cutoff::text, mo
   ${iso('created_at')} as created_at, ${iso('started_at')} as started_at, ${iso('finished_at')} as finished_at`;
 
 type Row = Omit<BacktestView, 'warnings'>;
-const present = (row: Row): BacktestView => ({ ...row, warnings: ((row.metrics?.warnings as string[] | undefined) ?? (row.warning ? [row.warning] : [])) });
+const present = (row: Row): BacktestView => ({
+  ...row,
+  warnings: (row.metrics?.warnings as string[] | undefined) ?? (row.warning ? [row.warning] : []),
+});
 
 /** Checks the request against today: labels must be known for the days it tests. */
 export function checkBacktestRequest(request: BacktestRequest, today: string) {
   const settings = predictionSettings();
-  if (request.method === 'cross_validation' && request.cutoff !== undefined) throw new AppError('validation_failed', 'Invalid field "cutoff": it splits an out_of_time backtest; cross_validation takes as_of');
-  if (request.method !== 'cross_validation' && request.asOf !== undefined) throw new AppError('validation_failed', 'Invalid field "as_of": it is the snapshot day of a cross_validation backtest; out_of_time takes cutoff');
+  if (request.method === 'cross_validation' && request.cutoff !== undefined)
+    throw new AppError('validation_failed', 'Invalid field "cutoff": it splits an out_of_time backtest; cross_validation takes as_of');
+  if (request.method !== 'cross_validation' && request.asOf !== undefined)
+    throw new AppError(
+      'validation_failed',
+      'Invalid field "as_of": it is the snapshot day of a cross_validation backtest; out_of_time takes cutoff',
+    );
   const plan = planBacktest(request, today, settings.horizonDays, settings.graceDays);
   const lastLabelled = addDays(today, -plan.horizonDays - settings.graceDays);
   if (plan.asOf !== null) {
     if (plan.asOf > today) throw new AppError('validation_failed', `Invalid field "as_of": ${plan.asOf} is in the future`);
     if (plan.asOf > lastLabelled) {
-      throw new AppError('validation_failed', `Invalid field "as_of": must be on or before ${lastLabelled} (today − horizon_days − ${settings.graceDays} grace days), the last day whose outcome is known; got ${plan.asOf}`);
+      throw new AppError(
+        'validation_failed',
+        `Invalid field "as_of": must be on or before ${lastLabelled} (today − horizon_days − ${settings.graceDays} grace days), the last day whose outcome is known; got ${plan.asOf}`,
+      );
     }
   }
   if (plan.cutoff !== null) {
     if (plan.cutoff > today) throw new AppError('validation_failed', `Invalid field "cutoff": ${plan.cutoff} is in the future`);
     if (plan.cutoff >= lastLabelled) {
-      throw new AppError('validation_failed', `Invalid field "cutoff": must be before ${lastLabelled} (today − horizon_days − ${settings.graceDays} grace days), the last day whose outcome is known; got ${plan.cutoff}`);
+      throw new AppError(
+        'validation_failed',
+        `Invalid field "cutoff": must be before ${lastLabelled} (today − horizon_days − ${settings.graceDays} grace days), the last day whose outcome is known; got ${plan.cutoff}`,
+      );
     }
   }
   return plan;
@@ -89,11 +103,23 @@ async function closeAbandoned(db: Db, orgId: string): Promise<void> {
 
 /** Records the request and queues its job, in `db`'s transaction; without a job, the row starts
  * `running` and the caller runs it now (runBacktestWith). */
-export async function requestBacktest(db: Db, job: JobKind | null, args: { orgId: string; request: BacktestRequest; today: string; requestedBy: string }): Promise<BacktestView> {
+export async function requestBacktest(
+  db: Db,
+  job: JobKind | null,
+  args: { orgId: string; request: BacktestRequest; today: string; requestedBy: string },
+): Promise<BacktestView> {
   const plan = checkBacktestRequest(args.request, args.today);
   await closeAbandoned(db, args.orgId);
-  const [open] = await queryText<{ id: string }>(db, `select id from prediction_backtests where org_id = $1 and status in ('queued', 'running')`, [args.orgId]);
-  if (open) throw new AppError('conflict', `Backtest ${open.id} is already queued or running for this organisation; ask again once it has finished`);
+  const [open] = await queryText<{ id: string }>(
+    db,
+    `select id from prediction_backtests where org_id = $1 and status in ('queued', 'running')`,
+    [args.orgId],
+  );
+  if (open)
+    throw new AppError(
+      'conflict',
+      `Backtest ${open.id} is already queued or running for this organisation; ask again once it has finished`,
+    );
   const id = newId('bt');
   const inserted = await queryText<Row>(
     db,
@@ -103,7 +129,8 @@ export async function requestBacktest(db: Db, job: JobKind | null, args: { orgId
      returning ${COLUMNS}`,
     [id, args.orgId, plan.method, plan.horizonDays, plan.asOf, plan.cutoff, args.requestedBy, job ? 'queued' : 'running'],
   );
-  if (!inserted[0]) throw new AppError('conflict', 'Another backtest was just queued for this organisation; ask again once it has finished');
+  if (!inserted[0])
+    throw new AppError('conflict', 'Another backtest was just queued for this organisation; ask again once it has finished');
   if (job) await enqueueJob(db, job, { backtestId: id }, { orgId: args.orgId, priority: 5 });
   return present(inserted[0]);
 }
@@ -145,19 +172,30 @@ export const backtestUnits = {
       db,
       `update prediction_backtests set status = 'succeeded', model_kind = $3, model = $4::jsonb, metrics = $5::jsonb, warning = $6, error = null, finished_at = now()
        where org_id = $1 and id = $2 and status = 'running'`,
-      [args.orgId, args.id, report.model.kind, JSON.stringify(report.model), JSON.stringify({ ...report.metrics, warnings: report.warnings }), report.warnings[0] ?? null],
+      [
+        args.orgId,
+        args.id,
+        report.model.kind,
+        JSON.stringify(report.model),
+        JSON.stringify({ ...report.metrics, warnings: report.warnings }),
+        report.warnings[0] ?? null,
+      ],
     );
   },
   /** How far the gathering has come (0..1), for those watching a running backtest. */
   'predictions.backtest-progress': async (db: Db, args: { orgId: string; id: string; progress: number }) => {
-    await queryText(db, `update prediction_backtests set metrics = jsonb_build_object('progress', $3::float8) where org_id = $1 and id = $2 and status = 'running'`, [args.orgId, args.id, args.progress]);
+    await queryText(
+      db,
+      `update prediction_backtests set metrics = jsonb_build_object('progress', $3::float8) where org_id = $1 and id = $2 and status = 'running'`,
+      [args.orgId, args.id, args.progress],
+    );
   },
   'predictions.backtest-fail': async (db: Db, args: { orgId: string; id: string; error: string }) => {
-    await queryText(db, `update prediction_backtests set status = 'failed', error = $3, finished_at = now() where org_id = $1 and id = $2 and status in ('queued', 'running')`, [
-      args.orgId,
-      args.id,
-      args.error,
-    ]);
+    await queryText(
+      db,
+      `update prediction_backtests set status = 'failed', error = $3, finished_at = now() where org_id = $1 and id = $2 and status in ('queued', 'running')`,
+      [args.orgId, args.id, args.error],
+    );
   },
 };
 
@@ -176,7 +214,14 @@ export async function runBacktestWith(
   let reported = 0;
   const history = await gatherHistory(
     units,
-    { orgId: args.orgId, today: args.today, horizonDays: plan.horizonDays, graceDays: settings.graceDays, days: backtestDays(plan, args.today, settings), maxCustomers: settings.trainMaxCustomers },
+    {
+      orgId: args.orgId,
+      today: args.today,
+      horizonDays: plan.horizonDays,
+      graceDays: settings.graceDays,
+      days: backtestDays(plan, args.today, settings),
+      maxCustomers: settings.trainMaxCustomers,
+    },
     async (done, of) => {
       args.onProgress?.(done / of);
       // A write every tenth of the way: enough for a progress line.

@@ -50,7 +50,10 @@ const strongestFirst = (a: { impact: number; group: string }, b: { impact: numbe
   Math.abs(b.impact) - Math.abs(a.impact) || (GROUP_ORDER.get(a.group) ?? 99) - (GROUP_ORDER.get(b.group) ?? 99);
 
 /** The probability of `row` under `model` with its drivers grouped, strongest first. */
-export function groupedDrivers(model: AdditiveModel, row: Pick<FeatureRow, 'values' | 'labels' | 'groupLabels'>): { probability: number; base: number; drivers: GroupDriver[] } {
+export function groupedDrivers(
+  model: AdditiveModel,
+  row: Pick<FeatureRow, 'values' | 'labels' | 'groupLabels'>,
+): { probability: number; base: number; drivers: GroupDriver[] } {
   const byGroup = new Map<DriverGroup, FeatureDriver[]>(DRIVER_GROUPS.map((g) => [g, []]));
   let z = model.base;
   model.features.forEach((f, j) => {
@@ -60,12 +63,21 @@ export function groupedDrivers(model: AdditiveModel, row: Pick<FeatureRow, 'valu
     const index = FEATURE_INDEX.get(f.key);
     const group = GROUP_OF.get(f.key);
     // A feature a newer release dropped: still counted in the logit, shown under its own key.
-    byGroup.get(group ?? 'segment')!.push({ feature: f.key, label: index === undefined ? f.key : row.labels[index]!, value, reference: f.centre, impact });
+    byGroup
+      .get(group ?? 'segment')!
+      .push({ feature: f.key, label: index === undefined ? f.key : row.labels[index]!, value, reference: f.centre, impact });
   });
   const drivers = [...byGroup].map(([group, features]): GroupDriver => {
     features.sort((a, b) => Math.abs(b.impact) - Math.abs(a.impact) || (a.feature < b.feature ? -1 : 1));
     const impact = features.reduce((sum, f) => sum + f.impact, 0);
-    return { group, label: row.groupLabels[group], impact, points: 0, at_reference: features.every((f) => f.value === f.reference), features };
+    return {
+      group,
+      label: row.groupLabels[group],
+      impact,
+      points: 0,
+      at_reference: features.every((f) => f.value === f.reference),
+      features,
+    };
   });
   for (const d of drivers) d.points = pointsOf(z, d.impact);
   drivers.sort(strongestFirst);
@@ -102,6 +114,12 @@ export function listDrivers(stored: readonly Stored[], baseLogit: number): Group
   const impact = rest.reduce((sum, d) => sum + d.impact, 0);
   return [
     ...shown,
-    { group: 'other', label: `${rest.length} more ${rest.length === 1 ? 'driver' : 'drivers'}`, impact, points: pointsOf(z, impact), at_reference: rest.every((d) => d.at_reference) },
+    {
+      group: 'other',
+      label: `${rest.length} more ${rest.length === 1 ? 'driver' : 'drivers'}`,
+      impact,
+      points: pointsOf(z, impact),
+      at_reference: rest.every((d) => d.at_reference),
+    },
   ];
 }

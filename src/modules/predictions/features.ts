@@ -10,7 +10,19 @@ import { queryText, type Db } from '../../db/client.ts';
 
 /** The concepts drivers are grouped by: each feature belongs to one, a prediction shows one driver
  * per group (its impact the sum of its features'), in this order when impacts tie. */
-export const DRIVER_GROUPS = ['tenure', 'renewal', 'billing', 'arr_trend', 'seats_trend', 'payments', 'ticket_volume', 'ticket_tone', 'churn_signals', 'cancellation_notice', 'segment'] as const;
+export const DRIVER_GROUPS = [
+  'tenure',
+  'renewal',
+  'billing',
+  'arr_trend',
+  'seats_trend',
+  'payments',
+  'ticket_volume',
+  'ticket_tone',
+  'churn_signals',
+  'cancellation_notice',
+  'segment',
+] as const;
 export type DriverGroup = (typeof DRIVER_GROUPS)[number];
 
 /** The churn signals that speak of leaving (not an outage or a billing dispute, which a fix ends). */
@@ -63,7 +75,10 @@ const featuresSql = (filtered: boolean) => {
   const only = (column: string) => (filtered ? `and ${column} = any($7::text[])` : '');
   // A chunk's row estimates are poor (the correlated max() of migration 0022): computed once each,
   // its sources are joined as they are rather than aggregated again per customer.
-  const contractsAt = (day: string) => (filtered ? `materialized (select * from revintel_contracts_at($1, ${day}, $7::text[]))` : `(select * from revintel_contracts_at($1, ${day}))`);
+  const contractsAt = (day: string) =>
+    filtered
+      ? `materialized (select * from revintel_contracts_at($1, ${day}, $7::text[]))`
+      : `(select * from revintel_contracts_at($1, ${day}))`;
   const cte = filtered ? 'materialized ' : '';
   return `
   with now_k as ${contractsAt('$2::date')},
@@ -164,14 +179,22 @@ interface Context {
  * the fixed points an organisation without churn history is scored by: a renewal without
  * auto-renew, a notice, tickets that speak of leaving and unpaid invoices raise the risk; tenure,
  * commitment, size and growth lower it. */
-export const FEATURES: readonly { key: string; group: DriverGroup; neutral: number; prior: number; value(c: Context): number; label(c: Context): string }[] = [
+export const FEATURES: readonly {
+  key: string;
+  group: DriverGroup;
+  neutral: number;
+  prior: number;
+  value(c: Context): number;
+  label(c: Context): string;
+}[] = [
   {
     key: 'tenure_years',
     group: 'tenure',
     neutral: 1,
     prior: -0.15,
     value: ({ raw, day }) => (raw.first_start ? clip(days(raw.first_start, day) / 365, 0, 10) : 0),
-    label: ({ raw, day }) => (raw.first_start ? `Customer for ${(days(raw.first_start, day) / 365).toFixed(1)} years` : 'No contract history'),
+    label: ({ raw, day }) =>
+      raw.first_start ? `Customer for ${(days(raw.first_start, day) / 365).toFixed(1)} years` : 'No contract history',
   },
   {
     key: 'commitment_months_left',
@@ -179,7 +202,10 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     neutral: 0,
     prior: -0.05,
     value: ({ raw, day }) => (raw.commitment_end ? clip(days(day, raw.commitment_end) / 30, 0, 36) : 0),
-    label: ({ raw, day }) => (raw.commitment_end ? `Committed for ${plural(Math.round(days(day, raw.commitment_end) / 30), 'more month')}` : 'No committed term (monthly or evergreen)'),
+    label: ({ raw, day }) =>
+      raw.commitment_end
+        ? `Committed for ${plural(Math.round(days(day, raw.commitment_end) / 30), 'more month')}`
+        : 'No committed term (monthly or evergreen)',
   },
   {
     key: 'renewal_due_no_autorenew',
@@ -189,7 +215,9 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     value: ({ raw }) => (raw.renewal_no_auto ? 1 : 0),
     label: ({ raw, day }) => {
       const due = dueDate(raw);
-      return raw.renewal_no_auto && due ? `Renewal in ${plural(days(day, due), 'day')}, no auto-renew` : 'Nothing due to renew without auto-renew';
+      return raw.renewal_no_auto && due
+        ? `Renewal in ${plural(days(day, due), 'day')}, no auto-renew`
+        : 'Nothing due to renew without auto-renew';
     },
   },
   {
@@ -201,7 +229,11 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     // A contract with notice given does not renew, whatever its auto-renew flag says.
     label: ({ raw, day }) => {
       const due = dueDate(raw);
-      return raw.renewal_auto && due ? (raw.notice ? noticeLabel(raw, day) : `Renews automatically in ${plural(days(day, due), 'day')}`) : 'Nothing due to renew automatically';
+      return raw.renewal_auto && due
+        ? raw.notice
+          ? noticeLabel(raw, day)
+          : `Renews automatically in ${plural(days(day, due), 'day')}`
+        : 'Nothing due to renew automatically';
     },
   },
   {
@@ -226,7 +258,8 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     neutral: 0,
     prior: -1,
     value: ({ raw }) => (raw.arr_before > 0 ? clip((raw.arr - raw.arr_before) / raw.arr_before, -1, 1) : 0),
-    label: ({ raw }) => (raw.arr_before > 0 ? `ARR ${signedPercent((raw.arr - raw.arr_before) / raw.arr_before)} over 180 days` : 'ARR new within 180 days'),
+    label: ({ raw }) =>
+      raw.arr_before > 0 ? `ARR ${signedPercent((raw.arr - raw.arr_before) / raw.arr_before)} over 180 days` : 'ARR new within 180 days',
   },
   {
     key: 'seats_change_180d',
@@ -234,7 +267,10 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     neutral: 0,
     prior: -0.8,
     value: ({ raw }) => (raw.seats_before > 0 ? clip((raw.seats - raw.seats_before) / raw.seats_before, -1, 1) : 0),
-    label: ({ raw }) => (raw.seats_before > 0 ? `Seats ${signedPercent((raw.seats - raw.seats_before) / raw.seats_before)} over 180 days` : 'Seats: none recorded 180 days ago'),
+    label: ({ raw }) =>
+      raw.seats_before > 0
+        ? `Seats ${signedPercent((raw.seats - raw.seats_before) / raw.seats_before)} over 180 days`
+        : 'Seats: none recorded 180 days ago',
   },
   {
     key: 'cancellation_notice',
@@ -258,7 +294,8 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     neutral: 0,
     prior: 0.2,
     value: ({ raw }) => clip(raw.worst_dpd / 30, 0, 12),
-    label: ({ raw }) => (raw.worst_dpd > 0 ? `Oldest unpaid invoice ${plural(raw.worst_dpd, 'day')} past due` : 'Nothing unpaid past its due date'),
+    label: ({ raw }) =>
+      raw.worst_dpd > 0 ? `Oldest unpaid invoice ${plural(raw.worst_dpd, 'day')} past due` : 'Nothing unpaid past its due date',
   },
   {
     key: 'late_paid_share_365d',
@@ -338,7 +375,10 @@ export const FEATURES: readonly { key: string; group: DriverGroup; neutral: numb
     neutral: Math.log1p(1),
     prior: 0,
     value: ({ raw, day }) => Math.log1p(raw.first_start ? clip(days(raw.first_start, day) / 365, 0, 10) : 0),
-    label: ({ raw, day }) => (raw.first_start ? `Customer for ${(days(raw.first_start, day) / 365).toFixed(1)} years (the first years weigh most)` : 'No contract history'),
+    label: ({ raw, day }) =>
+      raw.first_start
+        ? `Customer for ${(days(raw.first_start, day) / 365).toFixed(1)} years (the first years weigh most)`
+        : 'No contract history',
   },
   {
     key: 'term_end_within_30d',
@@ -409,7 +449,11 @@ const GROUP_LABELS: Record<DriverGroup, (c: Context) => string> = {
   },
   billing: ({ raw }) => {
     const share = raw.arr > 0 ? raw.arr_monthly / raw.arr : 0;
-    return share >= 1 ? 'All ARR billed monthly' : share <= 0 ? 'Billed quarterly or yearly, none monthly' : `${Math.round(100 * share)}% of ARR billed monthly`;
+    return share >= 1
+      ? 'All ARR billed monthly'
+      : share <= 0
+        ? 'Billed quarterly or yearly, none monthly'
+        : `${Math.round(100 * share)}% of ARR billed monthly`;
   },
   arr_trend: ({ raw }) => {
     const arr = `ARR ${Math.round(raw.arr / 100).toLocaleString('en-US')} ${raw.currency}`;
@@ -420,14 +464,19 @@ const GROUP_LABELS: Record<DriverGroup, (c: Context) => string> = {
   seats_trend: ({ raw }) => {
     if (raw.seats_before > 0) {
       const change = (raw.seats - raw.seats_before) / raw.seats_before;
-      return raw.seats === raw.seats_before ? `${plural(raw.seats, 'seat')}, steady over 180 days` : `Seats ${signedPercent(change)} over 180 days (${raw.seats_before} → ${raw.seats})`;
+      return raw.seats === raw.seats_before
+        ? `${plural(raw.seats, 'seat')}, steady over 180 days`
+        : `Seats ${signedPercent(change)} over 180 days (${raw.seats_before} → ${raw.seats})`;
     }
     return raw.seats > 0 ? `${plural(raw.seats, 'seat')}, all added within 180 days` : 'Seats not recorded on contracts';
   },
   payments: ({ raw }) => {
     if (raw.invoices === 0) return 'Invoices: none on record';
     const parts: string[] = [];
-    if (raw.worst_dpd > 0) parts.push(`${(raw.overdue_amount / Math.max(raw.arr / 12, 1)).toFixed(1)} months of revenue overdue, oldest ${plural(raw.worst_dpd, 'day')} past due`);
+    if (raw.worst_dpd > 0)
+      parts.push(
+        `${(raw.overdue_amount / Math.max(raw.arr / 12, 1)).toFixed(1)} months of revenue overdue, oldest ${plural(raw.worst_dpd, 'day')} past due`,
+      );
     if (raw.late_365 > 0) parts.push(`${raw.late_365} of ${plural(raw.due_365, 'invoice')} due in a year paid late`);
     return parts.length > 0 ? parts.join('; ') : `Invoices paid on time (${raw.due_365} due in a year)`;
   },
@@ -436,7 +485,11 @@ const GROUP_LABELS: Record<DriverGroup, (c: Context) => string> = {
       ? 'Quiet: no tickets in 180 days'
       : `${plural(raw.t90, 'ticket')} in 90 days (${raw.prev90} in the 90 before)${raw.urgent90 > 0 ? `, ${raw.urgent90} urgent` : ''}`,
   ticket_tone: ({ raw }) =>
-    raw.t90 === 0 ? 'Tone: no tickets in 90 days' : raw.negative90 > 0 ? `${raw.negative90} of ${plural(raw.t90, 'ticket')} in 90 days negative` : `${raw.t90 === 1 ? 'The ticket' : `All ${raw.t90} tickets`} in 90 days neutral or positive`,
+    raw.t90 === 0
+      ? 'Tone: no tickets in 90 days'
+      : raw.negative90 > 0
+        ? `${raw.negative90} of ${plural(raw.t90, 'ticket')} in 90 days negative`
+        : `${raw.t90 === 1 ? 'The ticket' : `All ${raw.t90} tickets`} in 90 days neutral or positive`,
   churn_signals: ({ raw }) =>
     raw.signals90 > 0
       ? `${plural(raw.signals90, 'ticket')} in 90 days ${raw.signals90 === 1 ? 'speaks' : 'speak'} of leaving`
@@ -494,7 +547,15 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
     : await queryText<Raw>(db, FEATURES_SQL.organisation, params);
   const labelled = query.labels !== false;
   return rows.map((raw) => {
-    const numeric: Raw = { ...raw, arr: Number(raw.arr), arr_monthly: Number(raw.arr_monthly), seats: Number(raw.seats), arr_before: Number(raw.arr_before), seats_before: Number(raw.seats_before), overdue_amount: Number(raw.overdue_amount) };
+    const numeric: Raw = {
+      ...raw,
+      arr: Number(raw.arr),
+      arr_monthly: Number(raw.arr_monthly),
+      seats: Number(raw.seats),
+      arr_before: Number(raw.arr_before),
+      seats_before: Number(raw.seats_before),
+      overdue_amount: Number(raw.overdue_amount),
+    };
     const missing: Source[] = [];
     if (numeric.invoices === 0) missing.push('invoices');
     if (numeric.tickets_total === 0) missing.push('tickets');
@@ -505,7 +566,10 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
       segment: raw.segment,
       values: FEATURES.map((f) => f.value(context)),
       labels: labelled ? FEATURES.map((f) => f.label(context)) : [],
-      groupLabels: (labelled ? Object.fromEntries(DRIVER_GROUPS.map((g) => [g, GROUP_LABELS[g](context)])) : {}) as Record<DriverGroup, string>,
+      groupLabels: (labelled ? Object.fromEntries(DRIVER_GROUPS.map((g) => [g, GROUP_LABELS[g](context)])) : {}) as Record<
+        DriverGroup,
+        string
+      >,
       missing,
       arr: numeric.arr,
       renewalDate: raw.renewal_date,

@@ -40,10 +40,16 @@ export interface BacktestPlan {
  * today; cross-validation at the last day whose outcome is known, H + grace days before today (at
  * H days before, churn at a period end in the last grace days would not be recognised yet and its
  * customer would count as staying). */
-export function planBacktest(request: { method?: BacktestMethod; horizonDays?: number; asOf?: string; cutoff?: string }, today: string, defaultHorizon: number, graceDays: number): BacktestPlan {
+export function planBacktest(
+  request: { method?: BacktestMethod; horizonDays?: number; asOf?: string; cutoff?: string },
+  today: string,
+  defaultHorizon: number,
+  graceDays: number,
+): BacktestPlan {
   const method = request.method ?? 'out_of_time';
   const horizonDays = request.horizonDays ?? defaultHorizon;
-  if (method === 'cross_validation') return { method, horizonDays, asOf: request.asOf ?? addDays(today, -horizonDays - graceDays), cutoff: null };
+  if (method === 'cross_validation')
+    return { method, horizonDays, asOf: request.asOf ?? addDays(today, -horizonDays - graceDays), cutoff: null };
   return { method, horizonDays, asOf: null, cutoff: request.cutoff ?? addDays(today, -horizonDays - 180) };
 }
 
@@ -54,7 +60,8 @@ export function backtestDays(plan: BacktestPlan, today: string, settings: Fittin
 }
 
 /** The days of the nightly training: every labelled snapshot of the lookback. */
-export const trainingDays = (today: string, settings: FittingSettings) => snapshotDays({ today, horizonDays: settings.horizonDays, graceDays: settings.graceDays, lookbackDays: settings.lookbackDays });
+export const trainingDays = (today: string, settings: FittingSettings) =>
+  snapshotDays({ today, horizonDays: settings.horizonDays, graceDays: settings.graceDays, lookbackDays: settings.lookbackDays });
 
 export interface ModelSummary {
   kind: ModelKind;
@@ -86,8 +93,20 @@ export function runBacktest(history: History, plan: BacktestPlan, settings: Fitt
     plan.method === 'cross_validation'
       ? backtestCrossValidation(FEATURE_KEYS, PRIOR_SCORECARD, history.rows, training)
       : backtestOutOfTime(FEATURE_KEYS, PRIOR_SCORECARD, history.rows, plan.cutoff!, { ...training, graceDays: settings.graceDays });
-  const warnings = [...(result.metrics.warning ? [result.metrics.warning] : []), ...(history.noRevisionHistory ? ['no_revision_history'] : [])];
-  return { model: summariseModel(result.model), metrics: { ...result.metrics, sampled_customers: history.sampled, total_customers: history.customers, lost_history: history.lostHistory }, warnings };
+  const warnings = [
+    ...(result.metrics.warning ? [result.metrics.warning] : []),
+    ...(history.noRevisionHistory ? ['no_revision_history'] : []),
+  ];
+  return {
+    model: summariseModel(result.model),
+    metrics: {
+      ...result.metrics,
+      sampled_customers: history.sampled,
+      total_customers: history.customers,
+      lost_history: history.lostHistory,
+    },
+    warnings,
+  };
 }
 
 export interface RetrainResult {
@@ -102,12 +121,20 @@ export interface RetrainResult {
 
 /** Trains the tier the organisation's history allows on every labelled row, and decides on the
  * out-of-time split (cutoff H + 180 days before today) whether it replaces the model in force. */
-export function retrain(history: History, incumbentKind: ModelKind | null, today: string, settings: FittingSettings, seed = 42): RetrainResult {
+export function retrain(
+  history: History,
+  incumbentKind: ModelKind | null,
+  today: string,
+  settings: FittingSettings,
+  seed = 42,
+): RetrainResult {
   const training = { horizonDays: settings.horizonDays, priorAnnualChurn: settings.priorAnnualChurn, seed, graceDays: settings.graceDays };
   const kind = fittable(chooseKind(history.rows), history.rows);
   const cutoff = addDays(today, -settings.horizonDays - 180);
   const candidateTest = backtestOutOfTime(FEATURE_KEYS, PRIOR_SCORECARD, history.rows, cutoff, training, kind);
-  const incumbentTest = incumbentKind ? backtestOutOfTime(FEATURE_KEYS, PRIOR_SCORECARD, history.rows, cutoff, training, incumbentKind) : null;
+  const incumbentTest = incumbentKind
+    ? backtestOutOfTime(FEATURE_KEYS, PRIOR_SCORECARD, history.rows, cutoff, training, incumbentKind)
+    : null;
   const model = trainModel(kind, FEATURE_KEYS, PRIOR_SCORECARD, history.rows, training);
   return {
     candidate: summariseModel(model),

@@ -16,7 +16,10 @@ export const historyUnits = {
   /** The customers whose history is read: all of them, or a sample the same every time (by the
    * hash of the id) when there are more than `maxCustomers`. */
   'predictions.population': async (db: Db, args: { orgId: string; maxCustomers: number }) => {
-    const ids = await queryText<{ id: string }>(db, `select id from customers where org_id = $1 order by md5(id) limit $2`, [args.orgId, args.maxCustomers]);
+    const ids = await queryText<{ id: string }>(db, `select id from customers where org_id = $1 order by md5(id) limit $2`, [
+      args.orgId,
+      args.maxCustomers,
+    ]);
     const [total] = await queryText<{ n: number }>(db, `select count(*)::int as n from customers where org_id = $1`, [args.orgId]);
     return { customerIds: ids.map((r) => r.id).sort(), total: total!.n };
   },
@@ -30,8 +33,15 @@ export const historyUnits = {
     ...(await churnDays(db, args)).entries(),
   ],
   /** The features of those of `customerIds` active at `day`. */
-  'predictions.snapshot-features': async (db: Db, args: { orgId: string; day: string; horizonDays: number; graceDays: number; customerIds: string[] }) =>
-    (await featuresAt(db, { ...args, population: 'active', labels: false })).map((row) => ({ customerId: row.customerId, values: row.values, noticeKnown: row.noticeKnown })),
+  'predictions.snapshot-features': async (
+    db: Db,
+    args: { orgId: string; day: string; horizonDays: number; graceDays: number; customerIds: string[] },
+  ) =>
+    (await featuresAt(db, { ...args, population: 'active', labels: false })).map((row) => ({
+      customerId: row.customerId,
+      values: row.values,
+      noticeKnown: row.noticeKnown,
+    })),
 };
 
 export type HistoryUnits = typeof historyUnits;
@@ -97,7 +107,11 @@ export interface History {
 }
 
 /** Gathers the labelled snapshots unit by unit, `onProgress` told after each. */
-export async function gatherHistory(units: UnitRunner<HistoryUnits>, query: HistoryQuery, onProgress?: (done: number, of: number) => Promise<void> | void): Promise<History> {
+export async function gatherHistory(
+  units: UnitRunner<HistoryUnits>,
+  query: HistoryQuery,
+  onProgress?: (done: number, of: number) => Promise<void> | void,
+): Promise<History> {
   const population = await units.run('predictions.population', { orgId: query.orgId, maxCustomers: query.maxCustomers });
   const lostHistory = await units.run('predictions.lost-history', { orgId: query.orgId });
   const ids = population.customerIds;
@@ -106,10 +120,18 @@ export async function gatherHistory(units: UnitRunner<HistoryUnits>, query: Hist
   let done = 0;
   for (let from = 0; from < ids.length; from += HISTORY_CHUNK_CUSTOMERS) {
     const customerIds = ids.slice(from, from + HISTORY_CHUNK_CUSTOMERS);
-    const churn = new Map(await units.run('predictions.churn-days', { orgId: query.orgId, today: query.today, graceDays: query.graceDays, customerIds }));
+    const churn = new Map(
+      await units.run('predictions.churn-days', { orgId: query.orgId, today: query.today, graceDays: query.graceDays, customerIds }),
+    );
     await onProgress?.(++done, total);
     for (const day of query.days) {
-      const features = await units.run('predictions.snapshot-features', { orgId: query.orgId, day, horizonDays: query.horizonDays, graceDays: query.graceDays, customerIds });
+      const features = await units.run('predictions.snapshot-features', {
+        orgId: query.orgId,
+        day,
+        horizonDays: query.horizonDays,
+        graceDays: query.graceDays,
+        customerIds,
+      });
       for (const row of features) rows.push(labelled(row, day, churn.get(row.customerId), query.horizonDays));
       await onProgress?.(++done, total);
     }

@@ -15,23 +15,113 @@ import { readJsonBody } from '../../plugins/body.ts';
 import type { Db } from '../../db/client.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
-import { Backtest, BacktestBody, BacktestParams, ListModelsQuery, ListPredictionsQuery, ModelParams, Prediction, PredictionModel, PredictionParams, PROBABILITY_RANGE, RecomputeAccepted, RecomputeBody } from './model.ts';
+import {
+  Backtest,
+  BacktestBody,
+  BacktestParams,
+  ListModelsQuery,
+  ListPredictionsQuery,
+  ModelParams,
+  Prediction,
+  PredictionModel,
+  PredictionParams,
+  PROBABILITY_RANGE,
+  RecomputeAccepted,
+  RecomputeBody,
+} from './model.ts';
 import { getBacktest, latestBacktest, requestBacktest } from './backtests.ts';
 import { backtestJob } from '../../jobs/kinds/predictions-backtest.ts';
 import { requestRecompute } from './requests.ts';
 import { utcToday } from '../../lib/today.ts';
-import { getModel, getPrediction, listModels, listPredictions, predictionsMeta, predictionsVersion, presentModel, presentPrediction, presentPredictionItem, type PredictionFilters } from './read.ts';
+import {
+  getModel,
+  getPrediction,
+  listModels,
+  listPredictions,
+  predictionsMeta,
+  predictionsVersion,
+  presentModel,
+  presentPrediction,
+  presentPredictionItem,
+  type PredictionFilters,
+} from './read.ts';
 import { predictionSettings } from './settings.ts';
 
 export const PREDICTION_ROUTES = {
-  list: { method: 'GET', path: '/api/cfo/predictions', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Prediction), summary: 'Every scored customer\'s churn prediction, with the summary per currency in meta' },
-  get: { method: 'GET', path: '/api/cfo/predictions/:customer_id', auth: 'key', counted: 'organisation', body: 'none', response: Prediction, summary: "A customer's churn prediction with all its drivers" },
-  recompute: { method: 'POST', path: '/api/cfo/predictions/recompute', auth: 'key', counted: 'organisation', body: 'api', checkedBody: optional(RecomputeBody), response: RecomputeAccepted, summary: 'Rescore every customer, or those named (202, a job)' },
-  models: { method: 'GET', path: '/api/cfo/models', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(PredictionModel), summary: "The organisation's churn models, newest first" },
-  model: { method: 'GET', path: '/api/cfo/models/:id', auth: 'key', counted: 'organisation', body: 'none', response: PredictionModel, summary: 'A churn model with its parameters and metrics' },
-  backtest: { method: 'POST', path: '/api/cfo/backtests', auth: 'key', counted: 'organisation', body: 'api', checkedBody: optional(BacktestBody), response: Backtest, summary: 'Run a backtest of the churn model on the organisation\'s history (202, queued)' },
-  latestBacktest: { method: 'GET', path: '/api/cfo/backtests/latest', auth: 'key', counted: 'organisation', body: 'none', response: Backtest, summary: 'The newest finished backtest' },
-  getBacktest: { method: 'GET', path: '/api/cfo/backtests/:id', auth: 'key', counted: 'organisation', body: 'none', response: Backtest, summary: 'A backtest: its status, and its report once it has succeeded' },
+  list: {
+    method: 'GET',
+    path: '/api/cfo/predictions',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: t.Array(Prediction),
+    summary: "Every scored customer's churn prediction, with the summary per currency in meta",
+  },
+  get: {
+    method: 'GET',
+    path: '/api/cfo/predictions/:customer_id',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: Prediction,
+    summary: "A customer's churn prediction with all its drivers",
+  },
+  recompute: {
+    method: 'POST',
+    path: '/api/cfo/predictions/recompute',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'api',
+    checkedBody: optional(RecomputeBody),
+    response: RecomputeAccepted,
+    summary: 'Rescore every customer, or those named (202, a job)',
+  },
+  models: {
+    method: 'GET',
+    path: '/api/cfo/models',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: t.Array(PredictionModel),
+    summary: "The organisation's churn models, newest first",
+  },
+  model: {
+    method: 'GET',
+    path: '/api/cfo/models/:id',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: PredictionModel,
+    summary: 'A churn model with its parameters and metrics',
+  },
+  backtest: {
+    method: 'POST',
+    path: '/api/cfo/backtests',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'api',
+    checkedBody: optional(BacktestBody),
+    response: Backtest,
+    summary: "Run a backtest of the churn model on the organisation's history (202, queued)",
+  },
+  latestBacktest: {
+    method: 'GET',
+    path: '/api/cfo/backtests/latest',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: Backtest,
+    summary: 'The newest finished backtest',
+  },
+  getBacktest: {
+    method: 'GET',
+    path: '/api/cfo/backtests/:id',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: Backtest,
+    summary: 'A backtest: its status, and its report once it has succeeded',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 /** `risk`: a comma list of bands. */
@@ -39,7 +129,11 @@ function riskList(raw: string | undefined): RiskBand[] | undefined {
   if (raw === undefined) return undefined;
   const values = raw.split(',').map((v) => v.trim());
   const wrong = values.find((v) => !(RISK_BANDS as readonly string[]).includes(v));
-  if (wrong !== undefined) throw new AppError('validation_failed', `Invalid query parameter "risk": must be a comma list of ${RISK_BANDS.join(', ')}, got "${wrong}"`);
+  if (wrong !== undefined)
+    throw new AppError(
+      'validation_failed',
+      `Invalid query parameter "risk": must be a comma list of ${RISK_BANDS.join(', ')}, got "${wrong}"`,
+    );
   return values as RiskBand[];
 }
 
@@ -48,11 +142,21 @@ function probabilityBound(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const value = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
   const { min, max } = PROBABILITY_RANGE;
-  if (!(value >= min && value <= max)) throw new AppError('validation_failed', `Invalid query parameter "min_probability": must be a number from ${min} to ${max}, got "${raw}"`);
+  if (!(value >= min && value <= max))
+    throw new AppError(
+      'validation_failed',
+      `Invalid query parameter "min_probability": must be a number from ${min} to ${max}, got "${raw}"`,
+    );
   return value;
 }
 
-export function predictionsModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>; listCache: ListCache; wakeJobs?: () => void }) {
+export function predictionsModule(deps: {
+  database: Database;
+  states: RequestStates;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  listCache: ListCache;
+  wakeJobs?: () => void;
+}) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   const checkRecompute = validator(RecomputeBody);
@@ -91,7 +195,11 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
       },
       { query: ListPredictionsQuery },
     )
-    .get(PREDICTION_ROUTES.get.path, async ({ request, params }) => ok(presentPrediction(await getPrediction(db, principalOf(request).org.id, params.customer_id))), { params: PredictionParams })
+    .get(
+      PREDICTION_ROUTES.get.path,
+      async ({ request, params }) => ok(presentPrediction(await getPrediction(db, principalOf(request).org.id, params.customer_id))),
+      { params: PredictionParams },
+    )
     .post(PREDICTION_ROUTES.recompute.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
       const body = (await readJsonBody(request, recomputeLimit)) ?? {};
@@ -118,18 +226,33 @@ export function predictionsModule(deps: { database: Database; states: RequestSta
         }),
       { query: ListModelsQuery },
     )
-    .get(PREDICTION_ROUTES.model.path, async ({ request, params }) => ok(presentModel(await getModel(db, principalOf(request).org.id, params.id))), { params: ModelParams })
+    .get(
+      PREDICTION_ROUTES.model.path,
+      async ({ request, params }) => ok(presentModel(await getModel(db, principalOf(request).org.id, params.id))),
+      { params: ModelParams },
+    )
     .post(PREDICTION_ROUTES.backtest.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
       const body = (await readJsonBody(request, backtestLimit)) ?? {};
       const problem = checkBacktest(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { method, horizon_days: horizonDays, as_of: asOf, cutoff } = body as BacktestBody;
-      const backtest = await db.transaction((tx) => requestBacktest(tx as unknown as Db, backtestJob, { orgId, request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff }, today: utcToday(), requestedBy: 'api' }));
+      const backtest = await db.transaction((tx) =>
+        requestBacktest(tx as unknown as Db, backtestJob, {
+          orgId,
+          request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff },
+          today: utcToday(),
+          requestedBy: 'api',
+        }),
+      );
       deps.wakeJobs?.();
       set.status = 202;
       return ok(backtest);
     })
     .get(PREDICTION_ROUTES.latestBacktest.path, async ({ request }) => ok(await latestBacktest(db, principalOf(request).org.id)))
-    .get(PREDICTION_ROUTES.getBacktest.path, async ({ request, params }) => ok(await getBacktest(db, principalOf(request).org.id, params.id)), { params: BacktestParams });
+    .get(
+      PREDICTION_ROUTES.getBacktest.path,
+      async ({ request, params }) => ok(await getBacktest(db, principalOf(request).org.id, params.id)),
+      { params: BacktestParams },
+    );
 }

@@ -36,8 +36,16 @@ const CHURN_DAYS_SQL = `
   order by 1, 2`;
 
 /** Every known churn day of an organisation's customers (those named, or all), by customer, ascending. */
-export async function churnDays(db: Db, args: { orgId: string; today: string; graceDays: number; customerIds?: string[] }): Promise<Map<string, string[]>> {
-  const rows = await queryText<{ customer_id: string; day: string }>(db, CHURN_DAYS_SQL, [args.orgId, args.graceDays, args.today, args.customerIds ?? null]);
+export async function churnDays(
+  db: Db,
+  args: { orgId: string; today: string; graceDays: number; customerIds?: string[] },
+): Promise<Map<string, string[]>> {
+  const rows = await queryText<{ customer_id: string; day: string }>(db, CHURN_DAYS_SQL, [
+    args.orgId,
+    args.graceDays,
+    args.today,
+    args.customerIds ?? null,
+  ]);
   const byCustomer = new Map<string, string[]>();
   for (const row of rows) {
     const days = byCustomer.get(row.customer_id);
@@ -70,7 +78,12 @@ export function snapshotDays(query: Omit<SnapshotQuery, 'orgId'>): string[] {
 }
 
 /** A customer's features at `t`, labelled by whether one of its churn days falls in (t, t + horizon]. */
-export function labelled(row: Pick<FeatureRow, 'customerId' | 'values' | 'noticeKnown'>, t: string, churn: readonly string[] | undefined, horizonDays: number): Snapshot {
+export function labelled(
+  row: Pick<FeatureRow, 'customerId' | 'values' | 'noticeKnown'>,
+  t: string,
+  churn: readonly string[] | undefined,
+  horizonDays: number,
+): Snapshot {
   const end = addDays(t, horizonDays);
   const churnDay = churn?.find((d) => d > t && d <= end) ?? null;
   return { customerId: row.customerId, t, values: row.values, outcome: churnDay ? 1 : 0, churnDay, noticeKnown: row.noticeKnown };

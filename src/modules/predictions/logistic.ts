@@ -202,10 +202,19 @@ export interface AdditiveModel {
   features: { key: string; weight: number; centre: number }[];
 }
 
-export function additiveFromFit(keys: readonly string[], fit: LogisticFit, standard: Standardiser, platt: Platt = { slope: 1, offset: 0 }): AdditiveModel {
+export function additiveFromFit(
+  keys: readonly string[],
+  fit: LogisticFit,
+  standard: Standardiser,
+  platt: Platt = { slope: 1, offset: 0 },
+): AdditiveModel {
   return {
     base: platt.slope * fit.intercept + platt.offset,
-    features: keys.map((key, j) => ({ key, weight: (platt.slope * fit.coefficients[j]!) / standard.scales[j]!, centre: standard.means[j]! })),
+    features: keys.map((key, j) => ({
+      key,
+      weight: (platt.slope * fit.coefficients[j]!) / standard.scales[j]!,
+      centre: standard.means[j]!,
+    })),
   };
 }
 

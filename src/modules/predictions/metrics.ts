@@ -103,7 +103,13 @@ export function decileTable(rows: readonly Scored[]): Decile[] {
   const rate = baseRate(rows);
   return equalCountBins(rows, 10)
     .reverse()
-    .map((bin, i) => ({ decile: i + 1, n: bin.n, events: Math.round(bin.observed_rate * bin.n), observed_rate: bin.observed_rate, lift: rate > 0 ? bin.observed_rate / rate : NaN }));
+    .map((bin, i) => ({
+      decile: i + 1,
+      n: bin.n,
+      events: Math.round(bin.observed_rate * bin.n),
+      observed_rate: bin.observed_rate,
+      lift: rate > 0 ? bin.observed_rate / rate : NaN,
+    }));
 }
 
 export const baseRate = (rows: readonly Scored[]): number => rows.reduce((s, r) => s + r.outcome, 0) / rows.length;

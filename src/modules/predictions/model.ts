@@ -34,7 +34,9 @@ const DriverFeature = t.Object(
     feature: t.String({ description: 'the feature key' }),
     label: t.String(),
     value: t.Number(),
-    reference: t.Optional(t.Number({ description: "the model's reference customer's value (absent on predictions made before drivers were grouped)" })),
+    reference: t.Optional(
+      t.Number({ description: "the model's reference customer's value (absent on predictions made before drivers were grouped)" }),
+    ),
     impact: t.Number({ description: 'logit units' }),
   },
   { additionalProperties: false },
@@ -46,10 +48,11 @@ const Driver = t.Object(
       [...DRIVER_GROUPS, 'other'].map((g) => t.Literal(g)),
       { description: 'the concept; `other` (list items only) sums the groups after the five strongest' },
     ),
-    label: t.String({ description: "the customer's situation in this concept, e.g. \"Term ends in 45 days; notice given\"" }),
+    label: t.String({ description: 'the customer\'s situation in this concept, e.g. "Term ends in 45 days; notice given"' }),
     impact: t.Number({ description: "logit units, the sum of its features' impacts: σ(base_logit + Σ impact) = probability" }),
     points: t.Number({
-      description: "percentage points this group adds to the probability: the probability minus the one it would have were this group's values the reference customer's, every other group held (positive raises the risk); not additive across drivers",
+      description:
+        "percentage points this group adds to the probability: the probability minus the one it would have were this group's values the reference customer's, every other group held (positive raises the risk); not additive across drivers",
     }),
     at_reference: t.Boolean({ description: "every feature of the group has the reference customer's value (impact 0)" }),
     features: t.Optional(t.Array(DriverFeature, { description: 'the per-feature detail, strongest first (single prediction only)' })),
@@ -71,8 +74,13 @@ export const Prediction = t.Object(
     currency,
     arr_at_risk: t.Integer({ description: 'round(arr × probability), minor units' }),
     horizon_days: t.Integer(),
-    renewal_date: t.Union([day, t.Null()], { description: "The customer's renewal_date: the earliest end of a contract that counts; when renewing is false, the last day of service" }),
-    renewing: t.Union([t.Boolean(), t.Null()], { description: 'false when notice was given on the contract ending on renewal_date; null without a renewal_date' }),
+    renewal_date: t.Union([day, t.Null()], {
+      description:
+        "The customer's renewal_date: the earliest end of a contract that counts; when renewing is false, the last day of service",
+    }),
+    renewing: t.Union([t.Boolean(), t.Null()], {
+      description: 'false when notice was given on the contract ending on renewal_date; null without a renewal_date',
+    }),
     drivers: t.Array(Driver, { description: 'strongest first' }),
     data_completeness: t.Number({ minimum: 0, maximum: 1 }),
     missing_signals: t.Array(t.String()),
@@ -159,10 +167,13 @@ export const Backtest = t.Object(
     as_of: nullable(day),
     cutoff: nullable(day),
     model_kind: nullable(enumOf(MODEL_KINDS)),
-    model: nullable(t.Record(t.String(), t.Unknown(), { description: 'the model trained for the test: kind, parameters, what it was trained on' })),
+    model: nullable(
+      t.Record(t.String(), t.Unknown(), { description: 'the model trained for the test: kind, parameters, what it was trained on' }),
+    ),
     metrics: nullable(
       t.Record(t.String(), t.Unknown(), {
-        description: 'auc, auc_ci95, prior_auc, auc_without_notice, top_decile_lift, brier, ece, base_rate, rows, events, customers, calibration_table, decile_table; `progress` while running',
+        description:
+          'auc, auc_ci95, prior_auc, auc_without_notice, top_decile_lift, brier, ece, base_rate, rows, events, customers, calibration_table, decile_table; `progress` while running',
       }),
     ),
     warning: nullable(t.String()),

@@ -31,7 +31,11 @@ export async function saveRetrain(
   // A retry of a run that saved and died before its job was marked done: its decision stands.
   const earlier = models.find((m) => m.job_id === args.jobId);
   if (earlier) return { modelId: earlier.id, status: earlier.status as SavedRetrain['status'], reason: earlier.reject_reason };
-  const [recorded] = await queryText<{ id: string }>(db, `select id from prediction_backtests where org_id = $1 and metrics->>'job_id' = $2`, [args.orgId, args.jobId]);
+  const [recorded] = await queryText<{ id: string }>(
+    db,
+    `select id from prediction_backtests where org_id = $1 and metrics->>'job_id' = $2`,
+    [args.orgId, args.jobId],
+  );
   if (recorded) return { modelId: models.find((m) => m.status === 'active')?.id ?? null, status: 'unchanged', reason: null };
   const active = models.find((m) => m.status === 'active');
   const backtest = { cutoff: result.backtest.cutoff, ...result.backtest.candidate };
@@ -46,13 +50,18 @@ export async function saveRetrain(
       result.backtest.cutoff,
       result.candidate.kind,
       JSON.stringify(result.candidate),
-      JSON.stringify({ ...result.backtest.candidate, job_id: args.jobId, warnings: [...(result.backtest.candidate.warning ? [result.backtest.candidate.warning] : []), ...result.warnings] }),
+      JSON.stringify({
+        ...result.backtest.candidate,
+        job_id: args.jobId,
+        warnings: [...(result.backtest.candidate.warning ? [result.backtest.candidate.warning] : []), ...result.warnings],
+      }),
       result.backtest.candidate.warning ?? result.warnings[0] ?? null,
     ],
   );
   await enqueueJob(db, rescore, {}, { orgId: args.orgId, dedupeKey: 'all' });
   // The scorecard again, in force already: nothing to replace.
-  if (result.candidate.kind === 'prior' && (!active || active.kind === 'prior')) return { modelId: active?.id ?? null, status: 'unchanged', reason: null };
+  if (result.candidate.kind === 'prior' && (!active || active.kind === 'prior'))
+    return { modelId: active?.id ?? null, status: 'unchanged', reason: null };
   const id = newId('mdl');
   const metrics = {
     job_id: args.jobId,
@@ -68,12 +77,23 @@ export async function saveRetrain(
   // Judged against a model another retrain has since replaced (not the scorecard stored by a first
   // scoring meanwhile): it was not judged against the one in force now.
   const replaced = active !== undefined && active.id !== args.judgedAgainst && active.kind !== 'prior';
-  const { status, reason } = replaced ? { status: 'rejected' as const, reason: 'the model in force changed while this one was trained' } : result.promotion;
+  const { status, reason } = replaced
+    ? { status: 'rejected' as const, reason: 'the model in force changed while this one was trained' }
+    : result.promotion;
   if (status === 'active' && active) await queryText(db, `update prediction_models set status = 'retired' where id = $1`, [active.id]);
   await queryText(
     db,
     `insert into prediction_models (id, org_id, kind, status, horizon_days, parameters, metrics, reject_reason) values ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)`,
-    [id, args.orgId, result.candidate.kind, status, args.horizonDays, JSON.stringify(result.candidate.parameters), JSON.stringify(metrics), reason],
+    [
+      id,
+      args.orgId,
+      result.candidate.kind,
+      status,
+      args.horizonDays,
+      JSON.stringify(result.candidate.parameters),
+      JSON.stringify(metrics),
+      reason,
+    ],
   );
   return { modelId: id, status, reason };
 }

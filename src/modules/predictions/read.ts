@@ -56,7 +56,13 @@ const SORTS: Record<PredictionSort, { value: SQL; kind: CursorKind; descending: 
 
 function filtersSql(orgId: string, filters: PredictionFilters): SQL {
   const where: SQL[] = [];
-  if (filters.risk?.length) where.push(sql`p.risk in (${sql.join(filters.risk.map((r) => sql`${r}`), sql`, `)})`);
+  if (filters.risk?.length)
+    where.push(
+      sql`p.risk in (${sql.join(
+        filters.risk.map((r) => sql`${r}`),
+        sql`, `,
+      )})`,
+    );
   if (filters.minProbability !== undefined) where.push(sql`p.probability >= ${filters.minProbability}`);
   if (filters.customerId) where.push(sql`p.customer_id = ${filters.customerId}`);
   if (filters.currency) where.push(sql`p.currency = ${filters.currency}`);
@@ -75,15 +81,21 @@ const ITEM_COLUMNS = (full: boolean) => sql`
   exists (select 1 from risk_input_changes r where r.org_id = p.org_id and r.customer_id = p.customer_id) as stale,
   p.model_id, m.kind as model_kind, ${isoTime(sql`p.predicted_at`)} as predicted_at`;
 
-export async function listPredictions(db: Db, input: { orgId: string; filters: PredictionFilters; sort: PredictionSort; limit: number; cursor?: string }): Promise<PredictionRow[]> {
+export async function listPredictions(
+  db: Db,
+  input: { orgId: string; filters: PredictionFilters; sort: PredictionSort; limit: number; cursor?: string },
+): Promise<PredictionRow[]> {
   const sort = SORTS[input.sort];
   const direction = sort.descending ? sql`desc` : sql`asc`;
-  const orderValue = sort.cast === 'float8' ? sql`p.probability` : sort.cast === 'date' ? sql`coalesce(p.renewal_date, '9999-12-31')` : sort.value;
+  const orderValue =
+    sort.cast === 'float8' ? sql`p.probability` : sort.cast === 'date' ? sql`coalesce(p.renewal_date, '9999-12-31')` : sort.value;
   let after = sql``;
   if (input.cursor) {
     const position = decodeCursor(input.cursor, input.sort, sort.kind);
     const value = sql`${String(position.value)}::${sql.raw(sort.cast)}`;
-    after = sort.descending ? sql`and (${orderValue}, p.customer_id) < (${value}, ${position.id})` : sql`and (${orderValue}, p.customer_id) > (${value}, ${position.id})`;
+    after = sort.descending
+      ? sql`and (${orderValue}, p.customer_id) < (${value}, ${position.id})`
+      : sql`and (${orderValue}, p.customer_id) > (${value}, ${position.id})`;
   }
   return queryRows<PredictionRow>(
     db,
@@ -145,7 +157,10 @@ export async function predictionsMeta(db: Db, orgId: string, filters: Prediction
     sql`select p.currency, count(*)::int as customers, coalesce(sum(p.arr), 0)::bigint as total_arr,
           coalesce(sum(round(p.arr * p.probability)), 0)::bigint as arr_at_risk, coalesce(sum(p.probability), 0)::float8 as expected_churned,
           ${sql.join(
-            bands.map((b) => sql`count(*) filter (where p.risk = ${b})::int as ${sql.identifier(`${b}_customers`)}, coalesce(sum(p.arr) filter (where p.risk = ${b}), 0)::bigint as ${sql.identifier(`${b}_arr`)}`),
+            bands.map(
+              (b) =>
+                sql`count(*) filter (where p.risk = ${b})::int as ${sql.identifier(`${b}_customers`)}, coalesce(sum(p.arr) filter (where p.risk = ${b}), 0)::bigint as ${sql.identifier(`${b}_arr`)}`,
+            ),
             sql`, `,
           )}
         ${filtersSql(orgId, filters)}
@@ -164,7 +179,9 @@ export async function predictionsMeta(db: Db, orgId: string, filters: Prediction
         arr_at_risk: atRisk,
         expected_churned_customers: Number(r.expected_churned),
         expected_grr: total > 0 ? 1 - atRisk / total : null,
-        by_risk: Object.fromEntries(bands.map((b) => [b, { customers: Number(r[`${b}_customers`]), arr: Number(r[`${b}_arr`]) }])) as Record<RiskBand, { customers: number; arr: number }>,
+        by_risk: Object.fromEntries(
+          bands.map((b) => [b, { customers: Number(r[`${b}_customers`]), arr: Number(r[`${b}_arr`]) }]),
+        ) as Record<RiskBand, { customers: number; arr: number }>,
       };
     }),
   };
@@ -175,9 +192,15 @@ export async function predictionsMeta(db: Db, orgId: string, filters: Prediction
 export async function getPrediction(db: Db, orgId: string, customerId: string): Promise<PredictionRow> {
   const [row] = await queryRows<PredictionRow>(db, sql`select ${ITEM_COLUMNS(true)} ${filtersSql(orgId, { customerId })}`);
   if (row) return row;
-  const [customer] = await queryRows<{ id: string }>(db, sql`select id from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`);
+  const [customer] = await queryRows<{ id: string }>(
+    db,
+    sql`select id from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`,
+  );
   if (!customer) throw notFound(`Customer ${customerId}`);
-  throw new AppError('not_scored', `Customer ${customerId} has no churn prediction: it is churned, or has no contract that counts today or ended within the grace period`);
+  throw new AppError(
+    'not_scored',
+    `Customer ${customerId} has no churn prediction: it is churned, or has no contract that counts today or ended within the grace period`,
+  );
 }
 
 /** A driver with its keys in the order the API documents (jsonb keeps its own order). */
@@ -187,17 +210,33 @@ const presentDriver = (d: GroupDriver, full: boolean) => ({
   impact: d.impact,
   points: d.points,
   at_reference: d.at_reference,
-  ...(full ? { features: (d.features ?? []).map((f) => ({ feature: f.feature, label: f.label, value: f.value, ...(f.reference === undefined ? {} : { reference: f.reference }), impact: f.impact })) } : {}),
+  ...(full
+    ? {
+        features: (d.features ?? []).map((f) => ({
+          feature: f.feature,
+          label: f.label,
+          value: f.value,
+          ...(f.reference === undefined ? {} : { reference: f.reference }),
+          impact: f.impact,
+        })),
+      }
+    : {}),
 });
 
 /** One prediction with every driver group and its features. */
 export function presentPrediction(row: PredictionRow) {
-  return present(row, asGroups(row.drivers, row.base_logit).map((d) => presentDriver(d, true)));
+  return present(
+    row,
+    asGroups(row.drivers, row.base_logit).map((d) => presentDriver(d, true)),
+  );
 }
 
 /** A list item: the five strongest driver groups and `other`, the sum of the rest. */
 export function presentPredictionItem(row: PredictionRow) {
-  return present(row, listDrivers(row.drivers, row.base_logit).map((d) => presentDriver(d, false)));
+  return present(
+    row,
+    listDrivers(row.drivers, row.base_logit).map((d) => presentDriver(d, false)),
+  );
 }
 
 function present(row: PredictionRow, drivers: ReturnType<typeof presentDriver>[]) {
@@ -232,11 +271,17 @@ export async function listModels(db: Db, input: { orgId: string; limit: number; 
     const position = decodeCursor(input.cursor, 'trained_at', 'timestamp');
     after = sql`and (m.trained_at, m.id) < (${position.value}::timestamptz, ${position.id})`;
   }
-  return queryRows<ModelRow>(db, sql`select ${MODEL_COLUMNS} from prediction_models m where m.org_id = ${input.orgId} ${after} order by m.trained_at desc, m.id desc ${limitTo(input.limit + 1)}`);
+  return queryRows<ModelRow>(
+    db,
+    sql`select ${MODEL_COLUMNS} from prediction_models m where m.org_id = ${input.orgId} ${after} order by m.trained_at desc, m.id desc ${limitTo(input.limit + 1)}`,
+  );
 }
 
 export async function getModel(db: Db, orgId: string, id: string): Promise<ModelRow> {
-  const [row] = await queryRows<ModelRow>(db, sql`select ${MODEL_COLUMNS} from prediction_models m where m.org_id = ${orgId} and m.id = ${id}`);
+  const [row] = await queryRows<ModelRow>(
+    db,
+    sql`select ${MODEL_COLUMNS} from prediction_models m where m.org_id = ${orgId} and m.id = ${id}`,
+  );
   if (!row) throw notFound(`Model ${id}`);
   return row;
 }

@@ -11,7 +11,8 @@ import { AppError } from '../../lib/errors.ts';
 export const MERGED_CUSTOMERS_MAX = 10_000;
 
 export function requestRecompute(db: Db, args: { orgId: string; customerIds?: string[]; retrain?: boolean }): Promise<Enqueued> {
-  if (args.retrain && args.customerIds) throw new AppError('validation_failed', 'Invalid request body: "retrain" rescores every customer; leave out "customer_ids"');
+  if (args.retrain && args.customerIds)
+    throw new AppError('validation_failed', 'Invalid request body: "retrain" rescores every customer; leave out "customer_ids"');
   if (args.retrain) return enqueueJob(db, trainJob, {}, { orgId: args.orgId, dedupeKey: 'train', priority: 5 });
   if (!args.customerIds) return enqueueJob(db, recomputePredictionsJob, {}, { orgId: args.orgId, dedupeKey: 'all', priority: 5 });
   return requestSomeRescored(db, args.orgId, args.customerIds);
@@ -35,8 +36,10 @@ async function requestSomeRescored(db: Db, orgId: string, customerIds: string[])
       const queued = list.payload.customerIds;
       if (queued) {
         const union = [...new Set([...queued, ...customerIds])];
-        const payload = union.length > MERGED_CUSTOMERS_MAX ? { ...list.payload, customerIds: undefined } : { ...list.payload, customerIds: union };
-        if (union.length !== queued.length) await queryText(db, `update jobs set payload = $2::jsonb, updated_at = now() where id = $1`, [list.id, JSON.stringify(payload)]);
+        const payload =
+          union.length > MERGED_CUSTOMERS_MAX ? { ...list.payload, customerIds: undefined } : { ...list.payload, customerIds: union };
+        if (union.length !== queued.length)
+          await queryText(db, `update jobs set payload = $2::jsonb, updated_at = now() where id = $1`, [list.id, JSON.stringify(payload)]);
       }
       return { id: list.id, created: false };
     }

@@ -24,7 +24,11 @@ export function riskBand(probability: number, bands: PredictionSettings['riskBan
 const SOURCES = 3;
 
 /** The organisation's model in force for the horizon; the scorecard is stored as its first. */
-export async function activeModel(db: Db, orgId: string, settings: PredictionSettings): Promise<{ id: string; kind: string; parameters: AdditiveModel }> {
+export async function activeModel(
+  db: Db,
+  orgId: string,
+  settings: PredictionSettings,
+): Promise<{ id: string; kind: string; parameters: AdditiveModel }> {
   const [found] = await queryText<{ id: string; kind: string; parameters: AdditiveModel }>(
     db,
     `select id, kind, parameters from prediction_models where org_id = $1 and horizon_days = $2 and status = 'active'`,
@@ -103,7 +107,11 @@ export interface ChunkResult extends RecomputeResult {
 async function chunkIds(db: Db, args: ChunkArgs): Promise<string[]> {
   const after = args.after ?? '';
   if (args.scope === 'all') {
-    const rows = await queryText<{ id: string }>(db, `select id from customers where org_id = $1 and id > $2 order by id limit $3`, [args.orgId, after, args.limit]);
+    const rows = await queryText<{ id: string }>(db, `select id from customers where org_id = $1 and id > $2 order by id limit $3`, [
+      args.orgId,
+      after,
+      args.limit,
+    ]);
     return rows.map((r) => r.id);
   }
   if (args.scope === 'stale') {
@@ -114,7 +122,10 @@ async function chunkIds(db: Db, args: ChunkArgs): Promise<string[]> {
     );
     return rows.map((r) => r.customer_id);
   }
-  return [...new Set(args.scope.customerIds)].filter((id) => id > after).sort().slice(0, args.limit);
+  return [...new Set(args.scope.customerIds)]
+    .filter((id) => id > after)
+    .sort()
+    .slice(0, args.limit);
 }
 
 /**
@@ -133,7 +144,11 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
   // chunk, the sweep's probe) visited the row of each mark deleted since: 0.3 s holding every
   // tenant's requests after an import of 160,000 customers.
   if (args.since !== undefined && args.after !== null) {
-    await queryText(db, `select count(*) from risk_input_changes where org_id = $1 and customer_id > $2 and customer_id <= $3`, [args.orgId, args.since ?? '', args.after]);
+    await queryText(db, `select count(*) from risk_input_changes where org_id = $1 and customer_id > $2 and customer_id <= $3`, [
+      args.orgId,
+      args.since ?? '',
+      args.after,
+    ]);
   }
   const ids = await chunkIds(db, args);
   if (ids.length === 0) return { modelId: null, scored: 0, removed: 0, next: null };
@@ -143,7 +158,14 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
     [args.orgId, ids],
   );
   const model = await activeModel(db, args.orgId, settings);
-  const rows = await featuresAt(db, { orgId: args.orgId, day: args.today, horizonDays: settings.horizonDays, population: 'scored', graceDays: settings.graceDays, customerIds: ids });
+  const rows = await featuresAt(db, {
+    orgId: args.orgId,
+    day: args.today,
+    horizonDays: settings.horizonDays,
+    population: 'scored',
+    graceDays: settings.graceDays,
+    customerIds: ids,
+  });
   const items = rows.map((row) => {
     const { probability, base, drivers } = groupedDrivers(model.parameters, row);
     return {
@@ -179,7 +201,8 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
       [args.orgId, marks.map((m) => m.customer_id), marks.map((m) => m.changed_at)],
     );
   }
-  if (items.length > 0) await queryText(db, UPSERT, [args.orgId, model.id, settings.horizonDays, JSON.stringify(items), new Date().toISOString()]);
+  if (items.length > 0)
+    await queryText(db, UPSERT, [args.orgId, model.id, settings.horizonDays, JSON.stringify(items), new Date().toISOString()]);
   const removed = await queryText<{ customer_id: string }>(
     db,
     `delete from predictions where org_id = $1 and customer_id = any($2::text[]) and not (customer_id = any($3::text[])) returning customer_id`,
@@ -201,10 +224,25 @@ export async function warmScoring(db: Db): Promise<void> {
   await db
     .transaction(async (tx) => {
       const t = tx as unknown as Db;
-      await featuresAt(t, { orgId: '', day: new Date().toISOString().slice(0, 10), horizonDays: settings.horizonDays, population: 'scored', graceDays: settings.graceDays, customerIds: none });
-      await queryText(t, `select customer_id, changed_at::text from risk_input_changes where org_id = $1 and customer_id = any($2::text[])`, ['', none]);
+      await featuresAt(t, {
+        orgId: '',
+        day: new Date().toISOString().slice(0, 10),
+        horizonDays: settings.horizonDays,
+        population: 'scored',
+        graceDays: settings.graceDays,
+        customerIds: none,
+      });
+      await queryText(
+        t,
+        `select customer_id, changed_at::text from risk_input_changes where org_id = $1 and customer_id = any($2::text[])`,
+        ['', none],
+      );
       await queryText(t, UPSERT, ['', '', settings.horizonDays, '[]', new Date().toISOString()]);
-      await queryText(t, `delete from predictions where org_id = $1 and customer_id = any($2::text[]) and not (customer_id = any($3::text[])) returning customer_id`, ['', none, none]);
+      await queryText(
+        t,
+        `delete from predictions where org_id = $1 and customer_id = any($2::text[]) and not (customer_id = any($3::text[])) returning customer_id`,
+        ['', none, none],
+      );
       throw new WarmedUp();
     })
     .catch((error: unknown) => {
@@ -248,6 +286,12 @@ export async function recomputePredictions(
   args: { orgId: string; today: string; customerIds?: string[] | 'stale'; settings?: PredictionSettings; chunkSize?: number },
 ): Promise<RecomputeResult> {
   const scope: RecomputeScope = args.customerIds === 'stale' ? 'stale' : args.customerIds ? { customerIds: args.customerIds } : 'all';
-  const { chunks: _chunks, ...result } = await recomputeInChunks((chunk) => scoreChunk(db, chunk), { orgId: args.orgId, today: args.today, scope, settings: args.settings, chunkSize: args.chunkSize });
+  const { chunks: _chunks, ...result } = await recomputeInChunks((chunk) => scoreChunk(db, chunk), {
+    orgId: args.orgId,
+    today: args.today,
+    scope,
+    settings: args.settings,
+    chunkSize: args.chunkSize,
+  });
   return result;
 }

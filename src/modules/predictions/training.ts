@@ -11,8 +11,30 @@
 //                       features, Platt-calibrated on out-of-fold scores (folds grouped by customer).
 // Every tier ends in the same additive form (logistic.ts), so every prediction explains itself.
 import { seededRandom } from '../demo/generate.ts';
-import { additiveFromFit, fitLogistic, fitPlatt, logit, sigmoid, standardise, standardiser, type AdditiveModel, type Platt } from './logistic.ts';
-import { auc, aucInterval, baseRate, brier, calibrationTable, decileTable, ece, topDecileLift, type Bin, type Decile, type Scored } from './metrics.ts';
+import {
+  additiveFromFit,
+  fitLogistic,
+  fitPlatt,
+  logit,
+  sigmoid,
+  standardise,
+  standardiser,
+  type AdditiveModel,
+  type Platt,
+} from './logistic.ts';
+import {
+  auc,
+  aucInterval,
+  baseRate,
+  brier,
+  calibrationTable,
+  decileTable,
+  ece,
+  topDecileLift,
+  type Bin,
+  type Decile,
+  type Scored,
+} from './metrics.ts';
 
 export const MODEL_KINDS = ['prior', 'prior_recalibrated', 'logistic'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
@@ -82,12 +104,16 @@ export function chooseKind(rows: readonly Snapshot[]): ModelKind {
 export const priorBase = (settings: Pick<TrainingSettings, 'horizonDays' | 'priorAnnualChurn'>) =>
   logit(1 - (1 - settings.priorAnnualChurn) ** (settings.horizonDays / 365));
 
-export function priorModel(prior: readonly PriorFeature[], settings: Pick<TrainingSettings, 'horizonDays' | 'priorAnnualChurn'>): AdditiveModel {
+export function priorModel(
+  prior: readonly PriorFeature[],
+  settings: Pick<TrainingSettings, 'horizonDays' | 'priorAnnualChurn'>,
+): AdditiveModel {
   return { base: priorBase(settings), features: prior.map((f) => ({ key: f.key, weight: f.weight, centre: f.neutral })) };
 }
 
 /** The logit an additive model gives `values`. */
-export const scoreLogit = (model: AdditiveModel, values: readonly number[]) => model.features.reduce((z, f, j) => z + f.weight * (values[j]! - f.centre), model.base);
+export const scoreLogit = (model: AdditiveModel, values: readonly number[]) =>
+  model.features.reduce((z, f, j) => z + f.weight * (values[j]! - f.centre), model.base);
 
 /** A model scaled by Platt: logit' = slope · logit + offset, still additive. */
 const recalibrated = (model: AdditiveModel, platt: Platt): AdditiveModel => ({
@@ -135,12 +161,21 @@ function fitLogisticTier(keys: readonly string[], rows: readonly Snapshot[], set
 }
 
 /** Trains a model of `kind` on `rows` (the feature order of `keys` and `prior`). */
-export function trainModel(kind: ModelKind, keys: readonly string[], prior: readonly PriorFeature[], rows: readonly Snapshot[], settings: TrainingSettings): TrainedModel {
+export function trainModel(
+  kind: ModelKind,
+  keys: readonly string[],
+  prior: readonly PriorFeature[],
+  rows: readonly Snapshot[],
+  settings: TrainingSettings,
+): TrainedModel {
   const trainedOn = { rows: rows.length, events: countEvents(rows), customers: countCustomers(rows) };
   const base = priorModel(prior, settings);
   if (kind === 'prior') return { kind, horizonDays: settings.horizonDays, additive: base, trainedOn };
   if (kind === 'prior_recalibrated') {
-    const platt = fitPlatt(rows.map((r) => scoreLogit(base, r.values)), rows.map((r) => r.outcome));
+    const platt = fitPlatt(
+      rows.map((r) => scoreLogit(base, r.values)),
+      rows.map((r) => r.outcome),
+    );
     return { kind, horizonDays: settings.horizonDays, additive: recalibrated(base, platt), trainedOn, platt };
   }
   // Out-of-fold scores for the calibration: a model never calibrates on rows it was fitted to.
@@ -155,7 +190,10 @@ export function trainModel(kind: ModelKind, keys: readonly string[], prior: read
       if (foldOf.get(r.customerId) === k) oofScores[i] = scoreLogit(raw, r.values);
     });
   }
-  const platt = fitPlatt(oofScores, rows.map((r) => r.outcome));
+  const platt = fitPlatt(
+    oofScores,
+    rows.map((r) => r.outcome),
+  );
   const { fit, lambda, raw } = fitLogisticTier(keys, rows, settings);
   return {
     kind,
@@ -167,7 +205,8 @@ export function trainModel(kind: ModelKind, keys: readonly string[], prior: read
   };
 }
 
-export const probabilityOf = (model: TrainedModel | AdditiveModel, values: readonly number[]) => sigmoid(scoreLogit('additive' in model ? model.additive : model, values));
+export const probabilityOf = (model: TrainedModel | AdditiveModel, values: readonly number[]) =>
+  sigmoid(scoreLogit('additive' in model ? model.additive : model, values));
 
 export interface BacktestMetrics {
   rows: number;
@@ -193,9 +232,27 @@ const finite = (x: number) => (Number.isFinite(x) ? x : null);
 /** The report on scored rows; with fewer than 10 events, counts only and a warning. */
 export function evaluate(rows: readonly (Snapshot & { probability: number; priorProbability: number })[], seed = 42): BacktestMetrics {
   const scored: Scored[] = rows.map((r) => ({ probability: r.probability, outcome: r.outcome, group: r.customerId }));
-  const counts = { rows: rows.length, events: countEvents(rows), customers: countCustomers(rows), base_rate: rows.length ? baseRate(scored) : 0 };
+  const counts = {
+    rows: rows.length,
+    events: countEvents(rows),
+    customers: countCustomers(rows),
+    base_rate: rows.length ? baseRate(scored) : 0,
+  };
   if (counts.events < 10) {
-    return { ...counts, auc: null, auc_ci95: null, prior_auc: null, prior_auc_ci95: null, auc_without_notice: null, top_decile_lift: null, brier: null, ece: null, calibration_table: [], decile_table: [], warning: 'insufficient_events' };
+    return {
+      ...counts,
+      auc: null,
+      auc_ci95: null,
+      prior_auc: null,
+      prior_auc_ci95: null,
+      auc_without_notice: null,
+      top_decile_lift: null,
+      brier: null,
+      ece: null,
+      calibration_table: [],
+      decile_table: [],
+      warning: 'insufficient_events',
+    };
   }
   const withoutNotice = scored.filter((_, i) => !rows[i]!.noticeKnown);
   const prior: Scored[] = rows.map((r) => ({ probability: r.priorProbability, outcome: r.outcome, group: r.customerId }));
@@ -248,7 +305,12 @@ export function splitOutOfTime(rows: readonly Snapshot[], cutoff: string, settin
  * would run: chosen per fold, an organisation near 50 events had some folds scored by the
  * recalibrated scorecard and others by the logistic tier, on scales that do not pool (seed 1 of
  * the demo: a pooled AUC of 0.85 from folds of 0.80–0.96). */
-export function backtestCrossValidation(keys: readonly string[], prior: readonly PriorFeature[], rows: readonly Snapshot[], settings: TrainingSettings): BacktestResult {
+export function backtestCrossValidation(
+  keys: readonly string[],
+  prior: readonly PriorFeature[],
+  rows: readonly Snapshot[],
+  settings: TrainingSettings,
+): BacktestResult {
   const folds = settings.folds ?? 5;
   const foldOf = foldsByCustomer(rows, folds, settings.seed ?? 42);
   const scored: (Snapshot & { probability: number; priorProbability: number })[] = [];
@@ -257,14 +319,23 @@ export function backtestCrossValidation(keys: readonly string[], prior: readonly
   for (let k = 0; k < folds; k++) {
     const train = rows.filter((r) => foldOf.get(r.customerId) !== k);
     const model = trainModel(fittable(kind, train), keys, prior, train, settings);
-    for (const r of rows) if (foldOf.get(r.customerId) === k) scored.push({ ...r, probability: probabilityOf(model, r.values), priorProbability: probabilityOf(base, r.values) });
+    for (const r of rows)
+      if (foldOf.get(r.customerId) === k)
+        scored.push({ ...r, probability: probabilityOf(model, r.values), priorProbability: probabilityOf(base, r.values) });
   }
   // The model reported is the one trained on every row, as the service would use it.
   const model = trainModel(kind, keys, prior, rows, settings);
   return { kind: model.kind, model, metrics: evaluate(scored, settings.seed) };
 }
 
-function scoreHeldOut(keys: readonly string[], prior: readonly PriorFeature[], train: readonly Snapshot[], test: readonly Snapshot[], settings: TrainingSettings, kind?: ModelKind): BacktestResult {
+function scoreHeldOut(
+  keys: readonly string[],
+  prior: readonly PriorFeature[],
+  train: readonly Snapshot[],
+  test: readonly Snapshot[],
+  settings: TrainingSettings,
+  kind?: ModelKind,
+): BacktestResult {
   const model = trainModel(fittable(kind ?? chooseKind(train), train), keys, prior, train, settings);
   const base = priorModel(prior, settings);
   const scored = test.map((r) => ({ ...r, probability: probabilityOf(model, r.values), priorProbability: probabilityOf(base, r.values) }));
@@ -279,14 +350,22 @@ export interface Promotion {
 /** Whether a candidate replaces the active model: on the same out-of-time test rows its AUC is not
  * worse by more than 0.01 than the active model's specification refitted on the same training rows,
  * it converged, and — with at least 50 test events — its ECE is at most 0.05. */
-export function promotion(candidate: { model: TrainedModel; metrics: BacktestMetrics }, incumbent: { metrics: BacktestMetrics } | null): Promotion {
-  if (candidate.model.fit && !candidate.model.fit.converged) return { status: 'rejected', reason: `the solver did not converge (gradient ${candidate.model.fit.gradientNorm.toExponential(2)})` };
+export function promotion(
+  candidate: { model: TrainedModel; metrics: BacktestMetrics },
+  incumbent: { metrics: BacktestMetrics } | null,
+): Promotion {
+  if (candidate.model.fit && !candidate.model.fit.converged)
+    return { status: 'rejected', reason: `the solver did not converge (gradient ${candidate.model.fit.gradientNorm.toExponential(2)})` };
   const m = candidate.metrics;
-  if (m.events >= 50 && m.ece !== null && m.ece > 0.05) return { status: 'rejected', reason: `calibration error ${m.ece.toFixed(3)} above 0.05 on ${m.events} test events` };
+  if (m.events >= 50 && m.ece !== null && m.ece > 0.05)
+    return { status: 'rejected', reason: `calibration error ${m.ece.toFixed(3)} above 0.05 on ${m.events} test events` };
   const mine = m.auc;
   const theirs = incumbent?.metrics.auc ?? null;
   if (mine !== null && theirs !== null && mine < theirs - 0.01) {
-    return { status: 'rejected', reason: `AUC ${mine.toFixed(3)} is worse than the active model's ${theirs.toFixed(3)} (refitted on the same rows) by more than 0.01` };
+    return {
+      status: 'rejected',
+      reason: `AUC ${mine.toFixed(3)} is worse than the active model's ${theirs.toFixed(3)} (refitted on the same rows) by more than 0.01`,
+    };
   }
   return { status: 'active', reason: null };
 }

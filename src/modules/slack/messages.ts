@@ -27,7 +27,7 @@ export interface ActionFacts {
 /** The button action ids; a click's value is `<action id>:<nonce>`. */
 export const BUTTONS = { approve: 'revintel_approve', reject: 'revintel_reject', snooze: 'revintel_snooze' } as const;
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The three strongest drivers as every platform's message shows them, unescaped: "↑ Term ends in
  * 45 days; notice given (+12.3 pts)". Groups at the reference customer's values say nothing. */
@@ -35,7 +35,10 @@ export function topDrivers(drivers: ActionFacts['drivers']): string[] {
   return (drivers ?? [])
     .filter((d) => d.impact !== 0 && d.at_reference !== true)
     .slice(0, 3)
-    .map((d) => `${d.impact >= 0 ? '↑' : '↓'} ${d.label}${d.points === undefined ? '' : ` (${d.points >= 0 ? '+' : '−'}${Math.abs(d.points).toFixed(1)} pts)`}`);
+    .map(
+      (d) =>
+        `${d.impact >= 0 ? '↑' : '↓'} ${d.label}${d.points === undefined ? '' : ` (${d.points >= 0 ? '+' : '−'}${Math.abs(d.points).toFixed(1)} pts)`}`,
+    );
 }
 
 function money(minor: number | string | null, currency: string | null): string {
@@ -64,17 +67,25 @@ export function proposalText(facts: Pick<ActionFacts, 'type' | 'params'>): strin
 }
 
 function summary(facts: ActionFacts): string[] {
-  const risk = facts.risk ? `${facts.risk} risk${facts.probability !== null ? ` (${Math.round(Number(facts.probability) * 100)}% churn probability)` : ''}` : `triggered by ${facts.reason.replace('_', ' ')}`;
-  const lines = [`*${escape(facts.customer_name)}* — ARR ${money(facts.arr, facts.currency)}, ${risk}`];
-  const drivers = topDrivers(facts.drivers).map(escape);
+  const risk = facts.risk
+    ? `${facts.risk} risk${facts.probability !== null ? ` (${Math.round(Number(facts.probability) * 100)}% churn probability)` : ''}`
+    : `triggered by ${facts.reason.replace('_', ' ')}`;
+  const lines = [`*${escapeHtml(facts.customer_name)}* — ARR ${money(facts.arr, facts.currency)}, ${risk}`];
+  const drivers = topDrivers(facts.drivers).map(escapeHtml);
   if (drivers.length > 0) lines.push(`Top drivers: ${drivers.join(' · ')}`);
-  lines.push(`*Proposal:* ${escape(proposalText(facts))}${facts.rationale ? ` — ${escape(facts.rationale)}` : ''}`);
+  lines.push(`*Proposal:* ${escapeHtml(proposalText(facts))}${facts.rationale ? ` — ${escapeHtml(facts.rationale)}` : ''}`);
   return lines;
 }
 
 export function approvalBlocks(facts: ActionFacts, nonce: string) {
   const value = `${facts.id}:${nonce}`;
-  const button = (text: string, action_id: string, style?: 'primary' | 'danger') => ({ type: 'button', text: { type: 'plain_text', text }, action_id, value, ...(style ? { style } : {}) });
+  const button = (text: string, action_id: string, style?: 'primary' | 'danger') => ({
+    type: 'button',
+    text: { type: 'plain_text', text },
+    action_id,
+    value,
+    ...(style ? { style } : {}),
+  });
   return {
     text: `Approval requested: ${proposalText(facts)} for ${facts.customer_name}`,
     blocks: [
@@ -82,9 +93,16 @@ export function approvalBlocks(facts: ActionFacts, nonce: string) {
       {
         type: 'actions',
         block_id: 'revintel_decision',
-        elements: [button('Approve', BUTTONS.approve, 'primary'), button('Reject', BUTTONS.reject, 'danger'), button('Snooze 7 days', BUTTONS.snooze)],
+        elements: [
+          button('Approve', BUTTONS.approve, 'primary'),
+          button('Reject', BUTTONS.reject, 'danger'),
+          button('Snooze 7 days', BUTTONS.snooze),
+        ],
       },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: `Action ${facts.id}${facts.expires_at ? ` · expires ${facts.expires_at}` : ''}` }] },
+      {
+        type: 'context',
+        elements: [{ type: 'mrkdwn', text: `Action ${facts.id}${facts.expires_at ? ` · expires ${facts.expires_at}` : ''}` }],
+      },
     ],
   };
 }
@@ -95,7 +113,10 @@ export function decisionText(facts: Pick<ActionFacts, 'status' | 'decided_by' | 
   const at = by?.at ? ` at ${by.at.slice(11, 16)} UTC on ${by.at.slice(0, 10)}` : '';
   if (facts.status === 'expired') return 'Expired: nobody decided in time';
   const snoozed = facts.snoozed_until ? `Snoozed until ${facts.snoozed_until.slice(0, 10)}` : 'Snoozed';
-  const word = { approved: 'Approved', executed: 'Approved', failed: 'Approved', rejected: 'Rejected', snoozed, cancelled: 'Cancelled' }[facts.status] ?? facts.status;
+  const word =
+    { approved: 'Approved', executed: 'Approved', failed: 'Approved', rejected: 'Rejected', snoozed, cancelled: 'Cancelled' }[
+      facts.status
+    ] ?? facts.status;
   return `${word}${who}${at}`;
 }
 
@@ -105,7 +126,7 @@ export function decidedBlocks(facts: ActionFacts) {
     text: `${decision}: ${proposalText(facts)} for ${facts.customer_name}`,
     blocks: [
       { type: 'section', block_id: 'revintel_summary', text: { type: 'mrkdwn', text: summary(facts).join('\n') } },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: `*${escape(decision)}* · action ${facts.id}` }] },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: `*${escapeHtml(decision)}* · action ${facts.id}` }] },
     ],
   };
 }

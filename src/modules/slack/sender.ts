@@ -28,14 +28,27 @@ export function responseUrlAllowed(raw: string | null | undefined, apiBase = act
   if (!raw) return false;
   try {
     const url = new URL(raw);
-    return url.protocol === 'https:' ? url.host === 'hooks.slack.com' || url.host === new URL(apiBase).host : url.host === new URL(apiBase).host && new URL(apiBase).protocol === 'http:';
+    return url.protocol === 'https:'
+      ? url.host === 'hooks.slack.com' || url.host === new URL(apiBase).host
+      : url.host === new URL(apiBase).host && new URL(apiBase).protocol === 'http:';
   } catch {
     return false;
   }
 }
 
 /** One call to a chat platform queued in the caller's transaction, with its `chat.send` job. */
-export async function queueChatSend(db: Db, row: { platform?: ChatPlatform; orgId: string; installationId: string; kind: ChatSendKind; request: Record<string, unknown>; notificationId?: string | null; actionId?: string | null }) {
+export async function queueChatSend(
+  db: Db,
+  row: {
+    platform?: ChatPlatform;
+    orgId: string;
+    installationId: string;
+    kind: ChatSendKind;
+    request: Record<string, unknown>;
+    notificationId?: string | null;
+    actionId?: string | null;
+  },
+) {
   const id = newId('chs');
   await db.execute(sql`
     insert into chat_sends (id, org_id, installation_id, notification_id, action_id, platform, kind, request, next_attempt_at)
@@ -46,11 +59,22 @@ export async function queueChatSend(db: Db, row: { platform?: ChatPlatform; orgI
 const queue = queueChatSend;
 
 /** An answer in a thread (app mentions), from the outbox. */
-export const queueSlackReply = (db: Db, input: { orgId: string; installationId: string; channel: string; threadTs: string; text: string }) =>
-  queue(db, { orgId: input.orgId, installationId: input.installationId, kind: 'reply', request: { channel: input.channel, thread_ts: input.threadTs, text: input.text } });
+export const queueSlackReply = (
+  db: Db,
+  input: { orgId: string; installationId: string; channel: string; threadTs: string; text: string },
+) =>
+  queue(db, {
+    orgId: input.orgId,
+    installationId: input.installationId,
+    kind: 'reply',
+    request: { channel: input.channel, thread_ts: input.threadTs, text: input.text },
+  });
 
 /** A notice only `user` sees: through the click's response_url when allowed, else chat.postEphemeral. */
-export const queueSlackEphemeral = (db: Db, input: { orgId: string; installationId: string; channel: string | null; user: string; text: string; responseUrl?: string | null }) =>
+export const queueSlackEphemeral = (
+  db: Db,
+  input: { orgId: string; installationId: string; channel: string | null; user: string; text: string; responseUrl?: string | null },
+) =>
   queue(db, {
     orgId: input.orgId,
     installationId: input.installationId,
@@ -64,7 +88,12 @@ export const queueSlackEphemeral = (db: Db, input: { orgId: string; installation
  * updated to show it; after a snooze, a reply in the copy's thread reminds the CSM. */
 export async function queueSlackUpdates(db: Db, input: CopyUpdate): Promise<number> {
   // Each copy is updated through the installation that posted it (its token can edit it).
-  const copies = rowsOf<{ id: string; platform_channel: string | null; platform_message_id: string | null; installation_id: string | null }>(
+  const copies = rowsOf<{
+    id: string;
+    platform_channel: string | null;
+    platform_message_id: string | null;
+    installation_id: string | null;
+  }>(
     await db.execute(sql`
       select n.id, n.platform_channel, n.platform_message_id,
         (select s.installation_id from chat_sends s where s.notification_id = n.id and s.kind = 'post' and s.status = 'delivered' order by s.created_at desc limit 1) as installation_id
@@ -92,7 +121,11 @@ export async function queueSlackUpdates(db: Db, input: CopyUpdate): Promise<numb
         installationId,
         kind: 'reply',
         actionId: input.actionId,
-        request: { channel: copy.platform_channel, thread_ts: copy.platform_message_id, text: 'The snooze is over: this action waits for your decision again.' },
+        request: {
+          channel: copy.platform_channel,
+          thread_ts: copy.platform_message_id,
+          text: 'The snooze is over: this action waits for your decision again.',
+        },
       });
     }
   }
@@ -107,7 +140,15 @@ export function installedPlatformSender(platform: ChatPlatform, queueUpdates: Pl
     queueSend: async (db, input) => {
       const installation = await installationOfOrg(db, platform, input.orgId);
       if (!installation) return;
-      await queueChatSend(db, { platform, orgId: input.orgId, installationId: installation.id, kind: 'post', notificationId: input.notificationId, actionId: input.actionId, request: {} });
+      await queueChatSend(db, {
+        platform,
+        orgId: input.orgId,
+        installationId: installation.id,
+        kind: 'post',
+        notificationId: input.notificationId,
+        actionId: input.actionId,
+        request: {},
+      });
     },
     queueUpdates,
   };
@@ -169,7 +210,6 @@ async function loadPending(db: Db, args: { sendId: string }): Promise<Pending | 
   return { ...row, facts };
 }
 
-
 export type SlackAnswer = AttemptResult & { data: Record<string, any> | null };
 /** One attempt's outcome, and for a post where the message is (its channel and ts, or Google's
  * space and message name) and, for Slack, whom it went to. */
@@ -177,20 +217,36 @@ export type SendAnswer = SlackAnswer & { target?: string; channel?: string; ts?:
 
 /** One call: Slack's Web API method (`chat.postMessage`…) with the bot token, or a response_url.
  * Never throws. */
-export async function callSlack(target: { method: string; token: string } | { responseUrl: string }, body: Record<string, unknown>): Promise<SlackAnswer> {
+export async function callSlack(
+  target: { method: string; token: string } | { responseUrl: string },
+  body: Record<string, unknown>,
+): Promise<SlackAnswer> {
   const started = performance.now();
   const done = (partial: Omit<SlackAnswer, 'ms'>): SlackAnswer => ({ ...partial, ms: Math.round(performance.now() - started) });
   const url = 'responseUrl' in target ? target.responseUrl : `${actionSettings().slackApiBase}/${target.method}`;
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'revintel-slack/1' };
   if ('token' in target) headers.authorization = `Bearer ${target.token}`;
   try {
-    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual', signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS),
+    });
     const text = await response.text().catch(() => '');
     const status = response.status;
     if (status === 429 || status === 408 || status >= 500) {
-      return done({ status, error: `answered ${status}`, retryAfterSeconds: retryAfterOf(response.headers.get('retry-after')), final: false, data: null });
+      return done({
+        status,
+        error: `answered ${status}`,
+        retryAfterSeconds: retryAfterOf(response.headers.get('retry-after')),
+        final: false,
+        data: null,
+      });
     }
-    if (status < 200 || status >= 300) return done({ status, error: `answered ${status}: not retried`, retryAfterSeconds: null, final: true, data: null });
+    if (status < 200 || status >= 300)
+      return done({ status, error: `answered ${status}: not retried`, retryAfterSeconds: null, final: true, data: null });
     let data: Record<string, any> | null = null;
     try {
       data = JSON.parse(text);
@@ -200,10 +256,18 @@ export async function callSlack(target: { method: string; token: string } | { re
     // A response_url answers "ok" (or JSON); the Web API answers JSON with `ok`.
     if (data && data.ok === false) {
       const code = String(data.error ?? 'unknown_error');
-      if (code === 'ratelimited') return done({ status: 429, error: 'ok:false ratelimited', retryAfterSeconds: retryAfterOf(response.headers.get('retry-after')), final: false, data });
+      if (code === 'ratelimited')
+        return done({
+          status: 429,
+          error: 'ok:false ratelimited',
+          retryAfterSeconds: retryAfterOf(response.headers.get('retry-after')),
+          final: false,
+          data,
+        });
       return done({ status, error: `ok:false ${code}: not retried`, retryAfterSeconds: null, final: true, data });
     }
-    if (!data && !('responseUrl' in target)) return done({ status, error: 'the answer is not JSON', retryAfterSeconds: null, final: false, data: null });
+    if (!data && !('responseUrl' in target))
+      return done({ status, error: 'the answer is not JSON', retryAfterSeconds: null, final: false, data: null });
     return done({ status, error: null, retryAfterSeconds: null, final: false, data: data ?? { ok: true } });
   } catch (error) {
     return done({ status: null, error: unanswered(error), retryAfterSeconds: null, final: false, data: null });
@@ -247,13 +311,24 @@ export async function attemptSend(pending: Pending): Promise<SendAnswer> {
       // A copy of an action waiting for a decision again (its snooze ended) gets its buttons back.
       const waiting = pending.facts.status === 'pending_approval' && pending.nonce;
       const message = waiting ? approvalBlocks(pending.facts, pending.nonce!) : decidedBlocks(pending.facts);
-      if (typeof request.response_url === 'string') return callSlack({ responseUrl: request.response_url }, { replace_original: true, text: message.text, blocks: message.blocks });
-      return callSlack({ method: 'chat.update', token }, { channel: request.channel, ts: request.ts, text: message.text, blocks: message.blocks });
+      if (typeof request.response_url === 'string')
+        return callSlack({ responseUrl: request.response_url }, { replace_original: true, text: message.text, blocks: message.blocks });
+      return callSlack(
+        { method: 'chat.update', token },
+        { channel: request.channel, ts: request.ts, text: message.text, blocks: message.blocks },
+      );
     }
     case 'reply':
-      return callSlack({ method: 'chat.postMessage', token }, { channel: request.channel, thread_ts: request.thread_ts, text: request.text });
+      return callSlack(
+        { method: 'chat.postMessage', token },
+        { channel: request.channel, thread_ts: request.thread_ts, text: request.text },
+      );
     case 'ephemeral':
-      if (typeof request.response_url === 'string') return callSlack({ responseUrl: request.response_url }, { response_type: 'ephemeral', replace_original: false, text: request.text });
+      if (typeof request.response_url === 'string')
+        return callSlack(
+          { responseUrl: request.response_url },
+          { response_type: 'ephemeral', replace_original: false, text: request.text },
+        );
       return callSlack({ method: 'chat.postEphemeral', token }, { channel: request.channel, user: request.user, text: request.text });
   }
 }
@@ -263,14 +338,48 @@ interface Recorded {
   attempts: number;
 }
 
-async function recordSend(db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }): Promise<Recorded> {
-  const [row] = rowsOf<{ attempts: number; org_id: string; platform: ChatPlatform; installation_id: string; kind: ChatSendKind; notification_id: string | null; action_id: string | null }>(
-    await db.execute(sql`select attempts + 1 as attempts, org_id, platform, installation_id, kind, notification_id, action_id from chat_sends where id = ${args.sendId} and status = 'pending' for update`),
+async function recordSend(
+  db: Db,
+  args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string },
+): Promise<Recorded> {
+  const [row] = rowsOf<{
+    attempts: number;
+    org_id: string;
+    platform: ChatPlatform;
+    installation_id: string;
+    kind: ChatSendKind;
+    notification_id: string | null;
+    action_id: string | null;
+  }>(
+    await db.execute(
+      sql`select attempts + 1 as attempts, org_id, platform, installation_id, kind, notification_id, action_id from chat_sends where id = ${args.sendId} and status = 'pending' for update`,
+    ),
   );
   if (!row) return { status: 'delivered', attempts: 0 };
-  const settled = await writeAttempt(db, { table: 'chat_sends', id: args.sendId, attempts: row.attempts, result: args.result, now: args.now });
-  if (settled.nextAt) await enqueueJob(db, chatSendJob, { sendId: args.sendId }, { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) });
-  if (row.notification_id && row.kind === 'post') await settlePost(db, { ...row, notificationId: row.notification_id, status: settled.status, error: args.result.error, target: args.target, channel: args.channel, ts: args.ts });
+  const settled = await writeAttempt(db, {
+    table: 'chat_sends',
+    id: args.sendId,
+    attempts: row.attempts,
+    result: args.result,
+    now: args.now,
+  });
+  if (settled.nextAt)
+    await enqueueJob(
+      db,
+      chatSendJob,
+      { sendId: args.sendId },
+      { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) },
+    );
+  if (row.notification_id && row.kind === 'post')
+    await settlePost(db, {
+      ...row,
+      notificationId: row.notification_id,
+      status: settled.status,
+      error: args.result.error,
+      target: args.target,
+      channel: args.channel,
+      ts: args.ts,
+    });
   if (row.notification_id && row.kind === 'update' && settled.status === 'delivered') {
     await db.execute(sql`update action_notifications set status = 'updated', updated_at = now() where id = ${row.notification_id}`);
   }
@@ -280,21 +389,49 @@ async function recordSend(db: Db, args: { sendId: string; result: AttemptResult;
 /** A post's outcome on its copy: sent (its channel and ts kept; the action now waits for a
  * decision, and a decision taken meanwhile updates it at once), or failed with the reason (when no
  * copy is left on its way, the action waits in the inbox). */
-async function settlePost(db: Db, row: { org_id: string; platform: ChatPlatform; installation_id: string; action_id: string | null; attempts: number; notificationId: string; status: string; error: string | null; target?: string; channel?: string; ts?: string }) {
+async function settlePost(
+  db: Db,
+  row: {
+    org_id: string;
+    platform: ChatPlatform;
+    installation_id: string;
+    action_id: string | null;
+    attempts: number;
+    notificationId: string;
+    status: string;
+    error: string | null;
+    target?: string;
+    channel?: string;
+    ts?: string;
+  },
+) {
   if (row.status === 'delivered') {
     await db.execute(sql`
       update action_notifications set status = 'sent', target = coalesce(target, ${row.target ?? null}), platform_channel = ${row.channel ?? null}, platform_message_id = ${row.ts ?? null},
         attempts = ${row.attempts}, last_error = null, updated_at = now()
       where id = ${row.notificationId}`);
     // A CSM found by e-mail is known by the Slack user id from now on (their clicks are matched by it).
-    if (row.target && row.platform === 'slack') await db.execute(sql`update csms set slack_user_id = ${row.target}, updated_at = now() where id = (select csm_id from action_notifications where id = ${row.notificationId}) and slack_user_id is null`);
+    if (row.target && row.platform === 'slack')
+      await db.execute(
+        sql`update csms set slack_user_id = ${row.target}, updated_at = now() where id = (select csm_id from action_notifications where id = ${row.notificationId}) and slack_user_id is null`,
+      );
     if (!row.action_id) return;
-    await db.execute(sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`);
+    await db.execute(
+      sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`,
+    );
     const [action] = rowsOf<{ status: string }>(await db.execute(sql`select status from agent_actions where id = ${row.action_id}`));
     if (action && !['proposed', 'pending_approval'].includes(action.status)) {
       if (row.platform === 'slack') await queueSlackUpdates(db, { orgId: row.org_id, actionId: row.action_id });
       else if (row.platform === 'google_chat' && row.ts) {
-        await queue(db, { platform: row.platform, orgId: row.org_id, installationId: row.installation_id, kind: 'update', notificationId: row.notificationId, actionId: row.action_id, request: { name: row.ts } });
+        await queue(db, {
+          platform: row.platform,
+          orgId: row.org_id,
+          installationId: row.installation_id,
+          kind: 'update',
+          notificationId: row.notificationId,
+          actionId: row.action_id,
+          request: { name: row.ts },
+        });
       }
     }
     return;
@@ -312,7 +449,8 @@ async function settlePost(db: Db, row: { org_id: string; platform: ChatPlatform;
 
 const units = {
   load: (db: Db, args: { sendId: string }) => loadPending(db, args),
-  record: (db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }) => recordSend(db, args),
+  record: (db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }) =>
+    recordSend(db, args),
   // WhatsApp rows of the same outbox (modules/whatsapp/sender.ts); called through, not spread,
   // because the two modules import each other.
   'whatsapp.load': (db: Db, args: Parameters<typeof whatsappSendUnits.load>[1]) => whatsappSendUnits.load(db, args),
@@ -335,11 +473,30 @@ export const chatSendJob = defineJobKind({
       if (!whatsapp) return { skipped: true };
       const sent = await attemptWhatsApp(whatsapp);
       const result = { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final };
-      const recorded = await ctx.run('whatsapp.record', { orgId, sendId: payload.sendId, result, now: new Date().toISOString(), wamid: sent.wamid, template: sent.template, code: sent.code });
+      const recorded = await ctx.run('whatsapp.record', {
+        orgId,
+        sendId: payload.sendId,
+        result,
+        now: new Date().toISOString(),
+        wamid: sent.wamid,
+        template: sent.template,
+        code: sent.code,
+      });
       return { status: recorded.status, attempts: recorded.attempts, http_status: sent.status };
     }
     const { data: _, ...result } = pending.platform === 'google_chat' ? await attemptGoogleChatSend(pending) : await attemptSend(pending);
-    const recorded = await ctx.run('record', { sendId: payload.sendId, ...result, result: { status: result.status, error: result.error, ms: result.ms, retryAfterSeconds: result.retryAfterSeconds, final: result.final }, now: new Date().toISOString() });
+    const recorded = await ctx.run('record', {
+      sendId: payload.sendId,
+      ...result,
+      result: {
+        status: result.status,
+        error: result.error,
+        ms: result.ms,
+        retryAfterSeconds: result.retryAfterSeconds,
+        final: result.final,
+      },
+      now: new Date().toISOString(),
+    });
     return { status: recorded.status, attempts: recorded.attempts, http_status: result.status };
   },
 });
@@ -349,7 +506,21 @@ export const chatSendJob = defineJobKind({
 /** Chat sends in the outbox's shape: `endpoint_id` is the installation, `url` names the platform
  * and the call, `event_id` the action's copy (or the action). Newest first. */
 export async function listChatSends(db: Db, input: { orgId?: string; status?: string; limit: number }) {
-  return rowsOf<{ id: string; endpoint_id: string; url: string; event_id: string; event_type: string; status: string; attempts: number; next_attempt_at: string | null; last_status: number | null; last_error: string | null; history: unknown[]; delivered_at: string | null; created_at: string }>(
+  return rowsOf<{
+    id: string;
+    endpoint_id: string;
+    url: string;
+    event_id: string;
+    event_type: string;
+    status: string;
+    attempts: number;
+    next_attempt_at: string | null;
+    last_status: number | null;
+    last_error: string | null;
+    history: unknown[];
+    delivered_at: string | null;
+    created_at: string;
+  }>(
     await db.execute(sql`
       select s.id, s.installation_id as endpoint_id, s.platform || ':' || (case when s.platform = 'google_chat' then (case s.kind when 'update' then 'spaces.messages.patch' else 'spaces.messages.create' end)
           when s.platform = 'whatsapp' then 'messages'
@@ -365,12 +536,24 @@ export async function listChatSends(db: Db, input: { orgId?: string; status?: st
 
 /** Dead chat sends back to pending with fresh attempts, due now (a dead post's copy waits again). */
 export async function retryChatSends(db: Db, input: { ids?: string[]; orgId?: string }): Promise<string[]> {
-  const where = input.ids ? sql`id in (${sql.join(input.ids.map((id) => sql`${id}`), sql`, `)})` : input.orgId ? sql`org_id = ${input.orgId}` : sql`true`;
+  const where = input.ids
+    ? sql`id in (${sql.join(
+        input.ids.map((id) => sql`${id}`),
+        sql`, `,
+      )})`
+    : input.orgId
+      ? sql`org_id = ${input.orgId}`
+      : sql`true`;
   const rows = rowsOf<{ id: string; org_id: string; notification_id: string | null; kind: string }>(
-    await db.execute(sql`update chat_sends set status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now() where status = 'dead' and ${where} returning id, org_id, notification_id, kind`),
+    await db.execute(
+      sql`update chat_sends set status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now() where status = 'dead' and ${where} returning id, org_id, notification_id, kind`,
+    ),
   );
   for (const row of rows) {
-    if (row.kind === 'post' && row.notification_id) await db.execute(sql`update action_notifications set status = 'pending', updated_at = now() where id = ${row.notification_id} and status = 'failed'`);
+    if (row.kind === 'post' && row.notification_id)
+      await db.execute(
+        sql`update action_notifications set status = 'pending', updated_at = now() where id = ${row.notification_id} and status = 'failed'`,
+      );
     await enqueueJob(db, chatSendJob, { sendId: row.id }, { orgId: row.org_id, dedupeKey: row.id });
   }
   return rows.map((r) => r.id);

@@ -50,7 +50,8 @@ export function verifySlackSignature(rawBody: Uint8Array, headers: Headers, secr
   const timestamp = headers.get('x-slack-request-timestamp');
   if (!signature || !timestamp) return { ok: false, reason: 'X-Slack-Signature and X-Slack-Request-Timestamp are required' };
   if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'X-Slack-Request-Timestamp is not a Unix time' };
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > SLACK_REPLAY_WINDOW_S) return { ok: false, reason: `the timestamp is more than ${SLACK_REPLAY_WINDOW_S} s from now` };
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > SLACK_REPLAY_WINDOW_S)
+    return { ok: false, reason: `the timestamp is more than ${SLACK_REPLAY_WINDOW_S} s from now` };
   if (secrets.length === 0) return { ok: false, reason: 'SLACK_SIGNING_SECRET is not configured' };
   const given = /^v0=([0-9a-f]{64})$/.exec(signature.trim());
   if (!given) return { ok: false, reason: 'X-Slack-Signature is not v0=<hex HMAC-SHA256>' };
@@ -84,7 +85,18 @@ function parsePayload(bytes: Uint8Array, contentType: string | null): Record<str
 
 /** Stores the event once (by the platform's ids); null when it was stored before (a redelivery:
  * nothing more happens), else its row's id. */
-export async function storeOnce(db: Db, event: { platform?: ChatPlatform; dedupeKey: string; installation: { id: string; org_id: string } | null; type: string; outcome: 'processed' | 'denied' | 'ignored'; detail?: string | null; body: unknown }): Promise<string | null> {
+export async function storeOnce(
+  db: Db,
+  event: {
+    platform?: ChatPlatform;
+    dedupeKey: string;
+    installation: { id: string; org_id: string } | null;
+    type: string;
+    outcome: 'processed' | 'denied' | 'ignored';
+    detail?: string | null;
+    body: unknown;
+  },
+): Promise<string | null> {
   const [row] = rowsOf<{ id: string }>(
     await db.execute(sql`
       insert into chat_inbound_events (id, platform, dedupe_key, installation_id, org_id, type, outcome, detail, body)
@@ -106,7 +118,11 @@ interface Clicker {
 
 /** The active CSM of the organisation who is this Slack user, or null. */
 export async function csmBySlackUser(db: Db, orgId: string, slackUserId: string): Promise<Clicker | null> {
-  const [row] = rowsOf<Clicker>(await db.execute(sql`select id, name, email, role from csms where org_id = ${orgId} and slack_user_id = ${slackUserId} and active order by id limit 1`));
+  const [row] = rowsOf<Clicker>(
+    await db.execute(
+      sql`select id, name, email, role from csms where org_id = ${orgId} and slack_user_id = ${slackUserId} and active order by id limit 1`,
+    ),
+  );
   return row ?? null;
 }
 
@@ -120,7 +136,12 @@ async function handleClick(db: Db, installation: SlackInstallation, payload: Rec
   if (!eventId) return;
   const user = String(payload.user?.id ?? '');
   const responseUrl = typeof payload.response_url === 'string' ? payload.response_url : null;
-  const channel = typeof payload.container?.channel_id === 'string' ? payload.container.channel_id : typeof payload.channel?.id === 'string' ? payload.channel.id : null;
+  const channel =
+    typeof payload.container?.channel_id === 'string'
+      ? payload.container.channel_id
+      : typeof payload.channel?.id === 'string'
+        ? payload.channel.id
+        : null;
   const orgId = installation.org_id;
   const deny = async (why: string) => {
     await settle(db, eventId, 'denied', why);
@@ -130,7 +151,18 @@ async function handleClick(db: Db, installation: SlackInstallation, payload: Rec
   if (!decision) return void (await settle(db, eventId, 'ignored', `not one of our buttons (${String(button?.action_id ?? 'none')})`));
   const [actionId = '', nonce = ''] = String(button.value ?? '').split(':');
   const csm = await csmBySlackUser(db, orgId, user);
-  const outcome = await decideFromChat(db, { orgId, actionId, nonce, platform: 'slack', decision, csm, actor: `slack:${user}`, now, responseUrl, place: 'workspace' });
+  const outcome = await decideFromChat(db, {
+    orgId,
+    actionId,
+    nonce,
+    platform: 'slack',
+    decision,
+    csm,
+    actor: `slack:${user}`,
+    now,
+    responseUrl,
+    place: 'workspace',
+  });
   if (!outcome.ok) return deny(outcome.why);
   await settle(db, eventId, 'processed', `${decision} by ${csm!.id}`);
 }
@@ -144,17 +176,31 @@ async function handleEvent(db: Db, installation: SlackInstallation, envelope: Re
   if (!eventId) return;
   if (event.type !== 'app_mention') return void (await settle(db, eventId, 'ignored', `event type ${String(event.type)} is not handled`));
   const botUser = Array.isArray(envelope.authorizations) ? envelope.authorizations.find((a: any) => a?.is_bot)?.user_id : undefined;
-  if (event.bot_id || event.subtype === 'bot_message' || (botUser && event.user === botUser)) return void (await settle(db, eventId, 'ignored', "the bot's own message"));
+  if (event.bot_id || event.subtype === 'bot_message' || (botUser && event.user === botUser))
+    return void (await settle(db, eventId, 'ignored', "the bot's own message"));
   const user = String(event.user ?? '');
   const channel = String(event.channel ?? '');
   const csm = user ? await csmBySlackUser(db, installation.org_id, user) : null;
   if (!csm) {
     await settle(db, eventId, 'denied', 'not a CSM of this organisation');
-    if (user && channel) await queueSlackEphemeral(db, { orgId: installation.org_id, installationId: installation.id, channel, user, text: 'Sorry, only CSMs of this organisation may ask me: not allowed.' });
+    if (user && channel)
+      await queueSlackEphemeral(db, {
+        orgId: installation.org_id,
+        installationId: installation.id,
+        channel,
+        user,
+        text: 'Sorry, only CSMs of this organisation may ask me: not allowed.',
+      });
     return;
   }
   const text = await runCommand(db, installation.org_id, String(event.text ?? ''), csm);
-  await queueSlackReply(db, { orgId: installation.org_id, installationId: installation.id, channel, threadTs: String(event.thread_ts ?? event.ts ?? ''), text });
+  await queueSlackReply(db, {
+    orgId: installation.org_id,
+    installationId: installation.id,
+    channel,
+    threadTs: String(event.thread_ts ?? event.ts ?? ''),
+    text,
+  });
   await settle(db, eventId, 'processed', null);
 }
 
@@ -174,7 +220,16 @@ export interface TeamChatDeps {
   states: RequestStates;
   /** Counts a refused signature and throws what the request ends with (modules/webhooks/refused.ts). */
   refused: RefusedSignatures;
-  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'slackSigningSecret' | 'slackSigningSecretPrevious' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
+  config: Pick<
+    Config,
+    | 'bodyLimitApi'
+    | 'bodyLimitImport'
+    | 'bodyLimitWebhook'
+    | 'slackSigningSecret'
+    | 'slackSigningSecretPrevious'
+    | 'webhookLimitPerMinute'
+    | 'webhookLimitPerDay'
+  >;
   clock?: () => number;
   wakeJobs?: () => void;
 }
@@ -195,32 +250,58 @@ export function teamChatModule(deps: TeamChatDeps) {
     const bytes = await readBodyLimited(request, limit);
     const now = deps.clock ? deps.clock() : Date.now();
     const verdict = verifySlackSignature(bytes, request.headers, secrets, now);
-    if (!verdict.ok) return deps.refused(state, new AppError('unauthorized', `Invalid Slack signature: ${verdict.reason}`, noRetry), claimedTeam(bytes, request.headers.get('content-type')));
+    if (!verdict.ok)
+      return deps.refused(
+        state,
+        new AppError('unauthorized', `Invalid Slack signature: ${verdict.reason}`, noRetry),
+        claimedTeam(bytes, request.headers.get('content-type')),
+      );
     const payload = parsePayload(bytes, request.headers.get('content-type'));
     if (payload.type === 'url_verification') return reply(state, JSON.stringify({ challenge: String(payload.challenge ?? '') }));
     const teamId = String(payload.team?.id ?? payload.team_id ?? payload.user?.team_id ?? '');
     try {
       const installation = teamId ? await slackInstallationByTeam(db, teamId) : null;
       if (!installation) {
-        await storeOnce(db, { dedupeKey: `unknown:${teamId}:${String(payload.event_id ?? payload.trigger_id ?? newId('che'))}`, installation: null, type: String(payload.type ?? 'unknown'), outcome: 'ignored', detail: `workspace ${teamId || '(none)'} is not installed`, body: null });
+        await storeOnce(db, {
+          dedupeKey: `unknown:${teamId}:${String(payload.event_id ?? payload.trigger_id ?? newId('che'))}`,
+          installation: null,
+          type: String(payload.type ?? 'unknown'),
+          outcome: 'ignored',
+          detail: `workspace ${teamId || '(none)'} is not installed`,
+          body: null,
+        });
         return reply(state, '');
       }
       const decisionCounted = limiter.consume(`installation:${installation.id}`, limits);
       const decision = decisionCounted instanceof Promise ? await decisionCounted : decisionCounted;
       state.headers = rateLimitHeaders(decision);
-      if (!decision.allowed) throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, { 'retry-after': String(decision.retryAfter) });
+      if (!decision.allowed)
+        throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, {
+          'retry-after': String(decision.retryAfter),
+        });
       if (payload.type === 'block_actions') await inTransaction((tx) => handleClick(tx, installation, payload, new Date(now)));
       else if (payload.type === 'event_callback') await inTransaction((tx) => handleEvent(tx, installation, payload));
-      else await storeOnce(db, { dedupeKey: `other:${String(payload.type)}:${String(payload.trigger_id ?? payload.event_id ?? newId('che'))}`, installation, type: String(payload.type ?? 'unknown'), outcome: 'ignored', detail: 'type not handled', body: payload });
+      else
+        await storeOnce(db, {
+          dedupeKey: `other:${String(payload.type)}:${String(payload.trigger_id ?? payload.event_id ?? newId('che'))}`,
+          installation,
+          type: String(payload.type ?? 'unknown'),
+          outcome: 'ignored',
+          detail: 'type not handled',
+          body: payload,
+        });
     } catch (error) {
       // The database could not be reached: nothing was stored, nothing decided. Slack is told not to
       // retry; the CSM clicks again. Anything else is a fault of ours: 500, logged.
-      if (isDatabaseDown(error)) throw new AppError('database_unavailable', 'The click could not be recorded: try again', noRetry, { cause: error });
+      if (isDatabaseDown(error))
+        throw new AppError('database_unavailable', 'The click could not be recorded: try again', noRetry, { cause: error });
       throw error;
     }
     deps.wakeJobs?.();
     return reply(state, '');
   }
 
-  return new Elysia({ name: 'revintel/team-chat' }).post(TEAM_CHAT_ROUTE.path, ({ request }) => receive(request, deps.states.get(request)!));
+  return new Elysia({ name: 'revintel/team-chat' }).post(TEAM_CHAT_ROUTE.path, ({ request }) =>
+    receive(request, deps.states.get(request)!),
+  );
 }

@@ -14,11 +14,32 @@ import { importProgress, importTickets } from './service.ts';
 
 /** The import takes up to 1,000 tickets in one body: its own, larger limit. */
 export const TICKET_IMPORT_ROUTES = {
-  import: { method: 'POST', path: '/api/ticket-intelligence/import', auth: 'key', counted: 'organisation', body: 'import', response: ImportOutcome, summary: 'Import tickets (202); the worker processes them' },
-  progress: { method: 'GET', path: '/api/ticket-intelligence/import/:batch_id', auth: 'key', counted: 'organisation', body: 'none', response: ImportProgress, summary: 'How far an import batch has got' },
+  import: {
+    method: 'POST',
+    path: '/api/ticket-intelligence/import',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'import',
+    response: ImportOutcome,
+    summary: 'Import tickets (202); the worker processes them',
+  },
+  progress: {
+    method: 'GET',
+    path: '/api/ticket-intelligence/import/:batch_id',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: ImportProgress,
+    summary: 'How far an import batch has got',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
-export function ticketImportModule(deps: { database: Database; states: RequestStates; config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>; wakeWorker?: (events: number) => void }) {
+export function ticketImportModule(deps: {
+  database: Database;
+  states: RequestStates;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  wakeWorker?: (events: number) => void;
+}) {
   const principalOf = principalAccessor(deps.states);
   const check = validator(TicketImportBody);
   const limit = bodyLimit(TICKET_IMPORT_ROUTES.import.body, deps.config);
@@ -36,7 +57,11 @@ export function ticketImportModule(deps: { database: Database; states: RequestSt
       set.status = 202;
       return ok(outcome);
     })
-    .get(TICKET_IMPORT_ROUTES.progress.path, async ({ request, params }) => ok(await importProgress(deps.database.db, principalOf(request).org.id, params.batch_id)), {
-      params: ImportBatchParams,
-    });
+    .get(
+      TICKET_IMPORT_ROUTES.progress.path,
+      async ({ request, params }) => ok(await importProgress(deps.database.db, principalOf(request).org.id, params.batch_id)),
+      {
+        params: ImportBatchParams,
+      },
+    );
 }

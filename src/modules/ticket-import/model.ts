@@ -16,7 +16,9 @@ export const TicketImportBody = t.Object(
 );
 export type TicketImportBody = typeof TicketImportBody.static;
 
-export const ImportBatchParams = t.Object({ batch_id: t.String({ pattern: '^[A-Za-z0-9_]{1,100}$', error: 'must be an import batch id (tib_…)' }) });
+export const ImportBatchParams = t.Object({
+  batch_id: t.String({ pattern: '^[A-Za-z0-9_]{1,100}$', error: 'must be an import batch id (tib_…)' }),
+});
 
 const RejectedItems = t.Array(t.Object({ index: t.Integer({ minimum: 0 }), error: t.String() }, { additionalProperties: false }));
 
@@ -44,7 +46,12 @@ export const ImportProgress = t.Object(
     duplicates: t.Integer({ minimum: 0 }),
     rejected: RejectedItems,
     progress: t.Object(
-      { pending: t.Integer({ minimum: 0 }), processing: t.Integer({ minimum: 0 }), done: t.Integer({ minimum: 0 }), dead: t.Integer({ minimum: 0 }) },
+      {
+        pending: t.Integer({ minimum: 0 }),
+        processing: t.Integer({ minimum: 0 }),
+        done: t.Integer({ minimum: 0 }),
+        dead: t.Integer({ minimum: 0 }),
+      },
       { additionalProperties: false },
     ),
     failed: RejectedItems,

@@ -48,7 +48,10 @@ export async function importTickets(db: Db, orgId: string, body: { connector_id?
     const txDb = tx as unknown as Db;
     let connector: Connector;
     if (body.connector_id) {
-      const [row] = await txDb.select().from(connectors).where(and(eq(connectors.orgId, orgId), eq(connectors.id, body.connector_id)));
+      const [row] = await txDb
+        .select()
+        .from(connectors)
+        .where(and(eq(connectors.orgId, orgId), eq(connectors.id, body.connector_id)));
       if (!row) throw notFound(`Connector ${body.connector_id}`);
       connector = row;
     } else {
@@ -74,7 +77,9 @@ export async function importTickets(db: Db, orgId: string, body: { connector_id?
       });
     });
     // The batch row first: its events point at it.
-    await txDb.insert(ticketImportBatches).values({ id: batchId, orgId, connectorId: connector.id, received: body.tickets.length, accepted: 0, duplicates: 0, rejected });
+    await txDb
+      .insert(ticketImportBatches)
+      .values({ id: batchId, orgId, connectorId: connector.id, received: body.tickets.length, accepted: 0, duplicates: 0, rejected });
     const stored = events.length ? await insertEvents(txDb, events) : [];
     const duplicates = stored.filter((s) => s.duplicate).length;
     const accepted = stored.length - duplicates;
@@ -90,7 +95,11 @@ export async function importProgress(db: Db, orgId: string, batchId: string) {
     .from(ticketImportBatches)
     .where(and(eq(ticketImportBatches.orgId, orgId), eq(ticketImportBatches.id, batchId)));
   if (!batch) throw notFound(`Import batch ${batchId}`);
-  const counts = await queryText<{ status: string; n: number }>(db, `select status, count(*)::int as n from ticket_events where batch_id = $1 and org_id = $2 group by status`, [batchId, orgId]);
+  const counts = await queryText<{ status: string; n: number }>(
+    db,
+    `select status, count(*)::int as n from ticket_events where batch_id = $1 and org_id = $2 group by status`,
+    [batchId, orgId],
+  );
   const by = Object.fromEntries(counts.map((c) => [c.status, c.n])) as Record<string, number>;
   const progress = { pending: by.pending ?? 0, processing: by.processing ?? 0, done: by.done ?? 0, dead: by.dead ?? 0 };
   const [errors] = await queryText<{ errors: { index: number; error: string }[] | null }>(

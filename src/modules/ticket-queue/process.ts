@@ -8,7 +8,9 @@ import { failedOutcome, UnusableEvent } from './retry.ts';
 import { contactKey, type AnalysedTicket, type ClaimedEvent, type EventOutcome } from './service.ts';
 import { parsePayload } from './storable.ts';
 
-export type Extraction = { event: ClaimedEvent; ok: true; tickets: ExtractedTicket[] } | { event: ClaimedEvent; ok: false; error: UnusableEvent };
+export type Extraction =
+  | { event: ClaimedEvent; ok: true; tickets: ExtractedTicket[] }
+  | { event: ClaimedEvent; ok: false; error: UnusableEvent };
 
 const unusable = (event: ClaimedEvent, reason: string): Extraction => ({ event, ok: false, error: new UnusableEvent(reason) });
 
@@ -34,8 +36,10 @@ export function analyseExtraction(extraction: Extraction, recentContacts: Record
   if (!extraction.ok) return failedOutcome(extraction.event.id, extraction.error);
   const tickets: AnalysedTicket[] = extraction.tickets.map((t) => {
     const hasText = Boolean(t.subject || t.description);
-    const contacts = t.requesterEmail ? recentContacts[contactKey(extraction.event.orgId, t.requesterEmail)] ?? 0 : 0;
-    const intelligence = hasText ? analyseTicket({ subject: t.subject, description: t.description, priority: t.priorityNormalised }, { recentContacts: contacts }) : null;
+    const contacts = t.requesterEmail ? (recentContacts[contactKey(extraction.event.orgId, t.requesterEmail)] ?? 0) : 0;
+    const intelligence = hasText
+      ? analyseTicket({ subject: t.subject, description: t.description, priority: t.priorityNormalised }, { recentContacts: contacts })
+      : null;
     return { ...t, intelligence };
   });
   return { eventId: extraction.event.id, ok: true, tickets };

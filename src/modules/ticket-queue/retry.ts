@@ -42,7 +42,10 @@ export function failedOutcome(eventId: string, error: unknown, doing?: string): 
   const permanent = isPermanent(error);
   const sqlState = sqlStateOf(error);
   const message = error instanceof Error ? error.message : String(error);
-  const said = sqlState === undefined ? message : `${message} (SQLSTATE ${sqlState}${permanent ? ': the database refuses this data, not retried' : ''})`;
+  const said =
+    sqlState === undefined
+      ? message
+      : `${message} (SQLSTATE ${sqlState}${permanent ? ': the database refuses this data, not retried' : ''})`;
   return { eventId, ok: false, error: doing ? `${doing}: ${said}` : said, permanent };
 }
 

@@ -55,13 +55,27 @@ export const CLAIM = `
 
 /** Takes up to `limit` due events (and any a dead worker held) for `owner`. */
 export async function claimEvents(db: Db, args: { owner: string; limit: number; leaseSeconds: number }): Promise<ClaimedEvent[]> {
-  const rows = await queryText<{ id: string; org_id: string; connector_id: string; platform: Platform; source: EventSource; body: string; headers: Record<string, string>; attempts: number }>(
-    db,
-    CLAIM,
-    [args.owner, args.limit, args.leaseSeconds],
-  );
+  const rows = await queryText<{
+    id: string;
+    org_id: string;
+    connector_id: string;
+    platform: Platform;
+    source: EventSource;
+    body: string;
+    headers: Record<string, string>;
+    attempts: number;
+  }>(db, CLAIM, [args.owner, args.limit, args.leaseSeconds]);
   return rows
-    .map((r) => ({ id: r.id, orgId: r.org_id, connectorId: r.connector_id, platform: r.platform, source: r.source, body: r.body, headers: r.headers, attempts: r.attempts }))
+    .map((r) => ({
+      id: r.id,
+      orgId: r.org_id,
+      connectorId: r.connector_id,
+      platform: r.platform,
+      source: r.source,
+      body: r.body,
+      headers: r.headers,
+      attempts: r.attempts,
+    }))
     .sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
@@ -83,7 +97,11 @@ export async function oldestDueWaitMs(db: Db): Promise<number | null> {
 /** On the embedded database one process owns it: whatever is `processing` at its start was held by
  * a worker of an earlier run, which is gone. */
 export async function releaseAllLeases(db: Db): Promise<number> {
-  const rows = await queryText<{ id: string }>(db, `update ticket_events set status = 'pending', lease_owner = null, lease_until = null where status = 'processing' returning id`, []);
+  const rows = await queryText<{ id: string }>(
+    db,
+    `update ticket_events set status = 'pending', lease_owner = null, lease_until = null where status = 'processing' returning id`,
+    [],
+  );
   return rows.length;
 }
 
@@ -107,11 +125,15 @@ export interface AnalysedTicket {
 
 export type EventOutcome =
   | { eventId: string; ok: true; tickets: AnalysedTicket[] }
-  | { eventId: string; ok: false; error: string; /** no retry can fix it (retry.ts decides) */ permanent: boolean };
+  | { eventId: string; ok: false; error: string /** no retry can fix it (retry.ts decides) */; permanent: boolean };
 
 /** The events of `ids` still held by `owner`, locked until the transaction ends: an event whose lease
  * passed to another worker is that worker's to apply. */
-async function stillHeld(db: Db, owner: string, ids: string[]): Promise<Map<string, { orgId: string; connectorId: string; attempts: number }>> {
+async function stillHeld(
+  db: Db,
+  owner: string,
+  ids: string[],
+): Promise<Map<string, { orgId: string; connectorId: string; attempts: number }>> {
   const rows = await queryText<{ id: string; org_id: string; connector_id: string; attempts: number }>(
     db,
     `select id, org_id, connector_id, attempts from ticket_events where id = any($1::text[]) and status = 'processing' and lease_owner = $2 for update`,
@@ -123,7 +145,16 @@ async function stillHeld(db: Db, owner: string, ids: string[]): Promise<Map<stri
 // Every descriptive field keeps its stored value when an event does not carry it (HubSpot sends one
 // property per event); an event older than the stored version changes nothing; a version equal to
 // the stored one changes nothing either (so a re-delivery does not even move updated_at).
-const KEPT_UNLESS_SENT = ['subject', 'description', 'status', 'status_normalised', 'priority', 'priority_normalised', 'requester_email', 'source_created_at'];
+const KEPT_UNLESS_SENT = [
+  'subject',
+  'description',
+  'status',
+  'status_normalised',
+  'priority',
+  'priority_normalised',
+  'requester_email',
+  'source_created_at',
+];
 const INTELLIGENCE = ['sentiment', 'urgency', 'topics', 'churn_signals', 'intelligence_method', 'intelligence_version'];
 // The intelligence is replaced whole, or kept whole when the event had no text to judge.
 const merged = (column: string) =>
@@ -194,8 +225,15 @@ export interface ApplyResult {
 }
 
 /** Applies a batch of outcomes in one transaction (the caller's). */
-export async function applyOutcomes(db: Db, args: { owner: string; outcomes: EventOutcome[]; newTicketId: () => string }): Promise<ApplyResult> {
-  const held = await stillHeld(db, args.owner, args.outcomes.map((o) => o.eventId));
+export async function applyOutcomes(
+  db: Db,
+  args: { owner: string; outcomes: EventOutcome[]; newTicketId: () => string },
+): Promise<ApplyResult> {
+  const held = await stillHeld(
+    db,
+    args.owner,
+    args.outcomes.map((o) => o.eventId),
+  );
   const result: ApplyResult = { done: 0, failed: 0, dead: 0, skipped: 0, tickets: 0 };
 
   // Tickets: one row per (connector, platform id) — of several versions in this batch, the newest
@@ -236,24 +274,38 @@ export async function applyOutcomes(db: Db, args: { owner: string; outcomes: Eve
         last_event_id: outcome.eventId,
       };
       const previous = versions.get(key);
-      const newer = !previous || !previous.source_updated_at || !row.source_updated_at || Date.parse(row.source_updated_at) >= Date.parse(previous.source_updated_at as string);
+      const newer =
+        !previous?.source_updated_at ||
+        !row.source_updated_at ||
+        Date.parse(row.source_updated_at) >= Date.parse(previous.source_updated_at as string);
       if (newer) versions.set(key, previous ? { ...row, id: previous.id } : row);
     }
     keysOfEvent.set(outcome.eventId, keys);
   }
 
   if (versions.size > 0) {
-    const written = await queryText<{ id: string; org_id: string; customer_id: string | null }>(db, UPSERT_TICKETS, [JSON.stringify([...versions.values()])]);
+    const written = await queryText<{ id: string; org_id: string; customer_id: string | null }>(db, UPSERT_TICKETS, [
+      JSON.stringify([...versions.values()]),
+    ]);
     result.tickets = written.length;
     const linked = written.filter((t) => t.customer_id !== null);
     // Their churn predictions are stale now, and are rescored a few seconds later.
-    await markStale(db, linked.map((t) => ({ orgId: t.org_id, customerId: t.customer_id! })));
-    await fireTicketSignals(db, linked.map((t) => t.id));
+    await markStale(
+      db,
+      linked.map((t) => ({ orgId: t.org_id, customerId: t.customer_id! })),
+    );
+    await fireTicketSignals(
+      db,
+      linked.map((t) => t.id),
+    );
   }
   const idOfKey = new Map<string, string>();
   if (versions.size > 0) {
     const keys = [...versions.keys()].map((k) => k.split('\0') as [string, string]);
-    const rows = await queryText<{ connector_id: string; external_id: string; id: string }>(db, TICKET_IDS, [keys.map((k) => k[0]), keys.map((k) => k[1])]);
+    const rows = await queryText<{ connector_id: string; external_id: string; id: string }>(db, TICKET_IDS, [
+      keys.map((k) => k[0]),
+      keys.map((k) => k[1]),
+    ]);
     for (const row of rows) idOfKey.set(`${row.connector_id}\0${row.external_id}`, row.id);
   }
 
@@ -382,7 +434,10 @@ export async function showEvent(db: Db, id: string): Promise<(EventSummary & { b
 /** Dead (or still waiting) events go back to the queue, due now, with their attempts counted
  * afresh. Events being processed or done are left alone and reported. With `orgId` (the API), only
  * that organisation's events: another's are "not found". */
-export async function replayEvents(db: Db, args: { ids?: string[]; allDead?: { orgId?: string }; orgId?: string }): Promise<{ replayed: string[]; refused: { id: string; status: string }[] }> {
+export async function replayEvents(
+  db: Db,
+  args: { ids?: string[]; allDead?: { orgId?: string }; orgId?: string },
+): Promise<{ replayed: string[]; refused: { id: string; status: string }[] }> {
   const rows = args.ids
     ? await queryText<{ id: string }>(
         db,
@@ -399,7 +454,11 @@ export async function replayEvents(db: Db, args: { ids?: string[]; allDead?: { o
   const replayed = rows.map((r) => r.id);
   const others = (args.ids ?? []).filter((id) => !replayed.includes(id));
   const refused = others.length
-    ? await queryText<{ id: string; status: string }>(db, `select id, status from ticket_events where id = any($1::text[]) and ($2::text is null or org_id = $2)`, [others, args.orgId ?? null])
+    ? await queryText<{ id: string; status: string }>(
+        db,
+        `select id, status from ticket_events where id = any($1::text[]) and ($2::text is null or org_id = $2)`,
+        [others, args.orgId ?? null],
+      )
     : [];
   const found = new Set(refused.map((r) => r.id));
   return { replayed, refused: [...refused, ...others.filter((id) => !found.has(id)).map((id) => ({ id, status: 'not found' }))] };

@@ -14,7 +14,9 @@ const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f])/i;
 /** A stored body, parsed, with every string value storable (keys are only ever quoted in errors,
  * which go through storableText when written). Throws as JSON.parse does. */
 export const parsePayload = (body: string): unknown =>
-  UNSTORABLE_ESCAPE.test(body) ? JSON.parse(body, (_key, value: unknown) => (typeof value === 'string' ? storableText(value) : value)) : JSON.parse(body);
+  UNSTORABLE_ESCAPE.test(body)
+    ? JSON.parse(body, (_key, value: unknown) => (typeof value === 'string' ? storableText(value) : value))
+    : JSON.parse(body);
 
 /** `value` with every string and every key storable: what a jsonb column takes whatever a platform
  * sent (a key with a NUL fails the insert as surely as a value with one). */
@@ -29,4 +31,5 @@ export const storableJson = (value: unknown): unknown =>
 
 /** JSON text parsed into what a jsonb column can store (see storableJson); the walk only when the
  * text holds an escape that needs it. Throws as JSON.parse does. */
-export const parseStorableJson = (text: string): unknown => (UNSTORABLE_ESCAPE.test(text) ? storableJson(JSON.parse(text)) : JSON.parse(text));
+export const parseStorableJson = (text: string): unknown =>
+  UNSTORABLE_ESCAPE.test(text) ? storableJson(JSON.parse(text)) : JSON.parse(text);

@@ -125,7 +125,10 @@ export function createEventWriter(db: Db, onCommitted: (count: number) => void, 
 
   async function writeBatch(batch: Waiting[]): Promise<void> {
     try {
-      const stored = await insertEvents(db, batch.map((w) => w.event));
+      const stored = await insertEvents(
+        db,
+        batch.map((w) => w.event),
+      );
       batch.forEach((w, i) => w.resolve(stored[i]!));
       onCommitted(stored.filter((s) => !s.duplicate).length);
     } catch (error) {

@@ -53,14 +53,21 @@ export class EvaluationInputError extends Error {}
 export function parseLabelledMessages(content: string): LabelledMessage[] {
   const trimmed = content.trimStart();
   const rows: Array<Record<string, unknown>> = trimmed.startsWith('{')
-    ? trimmed.split('\n').filter((line) => line.trim() !== '').map((line, i) => {
-        try {
-          return JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          throw new EvaluationInputError(`line ${i + 1} is not JSON`);
-        }
-      })
-    : (parse(trimmed, { columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()), skip_empty_lines: true, relax_column_count: true }) as Array<Record<string, unknown>>);
+    ? trimmed
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line, i) => {
+          try {
+            return JSON.parse(line) as Record<string, unknown>;
+          } catch {
+            throw new EvaluationInputError(`line ${i + 1} is not JSON`);
+          }
+        })
+    : (parse(trimmed, {
+        columns: (header: string[]) => header.map((h) => h.trim().toLowerCase()),
+        skip_empty_lines: true,
+        relax_column_count: true,
+      }) as Array<Record<string, unknown>>);
   return rows.map((row, i) => toMessage(row, i + 1));
 }
 
@@ -70,7 +77,8 @@ function toMessage(row: Record<string, unknown>, line: number): LabelledMessage 
   const names = Array.isArray(raw) ? raw.map(String) : String(raw).split(/[|;,]/);
   const signals = names.map((name) => name.trim().toLowerCase()).filter((name) => name !== '' && name !== 'none');
   const unknown = signals.find((name) => !(CHURN_SIGNALS as readonly string[]).includes(name));
-  if (unknown !== undefined) throw new EvaluationInputError(`row ${line}: "${unknown}" is not a churn signal (${CHURN_SIGNALS.join(', ')})`);
+  if (unknown !== undefined)
+    throw new EvaluationInputError(`row ${line}: "${unknown}" is not a churn signal (${CHURN_SIGNALS.join(', ')})`);
   return { text: row.text, signals: [...new Set(signals)] as ChurnSignal[], sentiment: sentimentLabel(row.sentiment, line) };
 }
 
@@ -80,7 +88,8 @@ function sentimentLabel(raw: unknown, line: number): -1 | 1 | null {
   if (word === 'positive' || word === 'pos') return 1;
   if (word === 'negative' || word === 'neg') return -1;
   const value = Number(word);
-  if (!Number.isFinite(value)) throw new EvaluationInputError(`row ${line}: sentiment "${String(raw)}" is not a number, positive or negative`);
+  if (!Number.isFinite(value))
+    throw new EvaluationInputError(`row ${line}: sentiment "${String(raw)}" is not a number, positive or negative`);
   return value > 0 ? 1 : value < 0 ? -1 : null;
 }
 
@@ -121,8 +130,21 @@ export function evaluateIntelligence(messages: LabelledMessage[], maxMisses = 50
     const { tp, fp, fn, tn } = counts.get(signal)!;
     const precision = ratio(tp, tp + fp);
     const recall = ratio(tp, tp + fn);
-    const f1 = precision === null || recall === null || precision + recall === 0 ? null : Math.round(((2 * precision * recall) / (precision + recall)) * 1000) / 1000;
-    return { signal, support: tp + fn, true_positives: tp, false_positives: fp, false_negatives: fn, true_negatives: tn, precision, recall, f1 };
+    const f1 =
+      precision === null || recall === null || precision + recall === 0
+        ? null
+        : Math.round(((2 * precision * recall) / (precision + recall)) * 1000) / 1000;
+    return {
+      signal,
+      support: tp + fn,
+      true_positives: tp,
+      false_positives: fp,
+      false_negatives: fn,
+      true_negatives: tn,
+      precision,
+      recall,
+      f1,
+    };
   });
   return { messages: messages.length, signals, sentiment: { labelled, agreeing, neutral, agreement: ratio(agreeing, labelled) }, misses };
 }

@@ -12,8 +12,24 @@ import { ListTicketsQuery, SENTIMENT_RANGE, Ticket, TicketParams } from './model
 import { getTicket, listTickets, presentTicket } from './service.ts';
 
 export const TICKET_ROUTES = {
-  list: { method: 'GET', path: '/api/tickets', auth: 'key', counted: 'organisation', body: 'none', response: t.Array(Ticket), summary: "The organisation's tickets with their intelligence" },
-  get: { method: 'GET', path: '/api/tickets/:id', auth: 'key', counted: 'organisation', body: 'none', response: Ticket, summary: 'A ticket' },
+  list: {
+    method: 'GET',
+    path: '/api/tickets',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: t.Array(Ticket),
+    summary: "The organisation's tickets with their intelligence",
+  },
+  get: {
+    method: 'GET',
+    path: '/api/tickets/:id',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: Ticket,
+    summary: 'A ticket',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 /** `sentiment_below`: a number within SENTIMENT_RANGE. */
@@ -21,7 +37,11 @@ function sentimentBound(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const value = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
   const { min, max } = SENTIMENT_RANGE;
-  if (!(value >= min && value <= max)) throw new AppError('validation_failed', `Invalid query parameter "sentiment_below": must be a number from ${min} to ${max}, got "${raw}"`);
+  if (!(value >= min && value <= max))
+    throw new AppError(
+      'validation_failed',
+      `Invalid query parameter "sentiment_below": must be a number from ${min} to ${max}, got "${raw}"`,
+    );
   return value;
 }
 
@@ -57,5 +77,9 @@ export function ticketsModule(deps: { database: Database; states: RequestStates 
         }),
       { query: ListTicketsQuery },
     )
-    .get(TICKET_ROUTES.get.path, async ({ request, params }) => ok(presentTicket(await getTicket(db, principalOf(request).org.id, params.id))), { params: TicketParams });
+    .get(
+      TICKET_ROUTES.get.path,
+      async ({ request, params }) => ok(presentTicket(await getTicket(db, principalOf(request).org.id, params.id))),
+      { params: TicketParams },
+    );
 }

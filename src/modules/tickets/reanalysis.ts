@@ -89,8 +89,13 @@ export async function writeChunk(db: Db, args: { orgId: string; analysed: Analys
     INTELLIGENCE_VERSION,
   ]);
   const writtenIds = new Set(written.map((row) => row.id));
-  const customers = [...new Set(a.filter((x) => x.firstChanged && x.customerId !== null && writtenIds.has(x.id)).map((x) => x.customerId as string))];
-  await markStale(db, customers.map((customerId) => ({ orgId: args.orgId, customerId })));
+  const customers = [
+    ...new Set(a.filter((x) => x.firstChanged && x.customerId !== null && writtenIds.has(x.id)).map((x) => x.customerId as string)),
+  ];
+  await markStale(
+    db,
+    customers.map((customerId) => ({ orgId: args.orgId, customerId })),
+  );
   return { written: written.length, rescored: customers.length };
 }
 
@@ -102,7 +107,10 @@ export function analyseStored(rows: StoredTicket[]): Analysed[] {
       { subject: row.subject, description: row.description, priority: row.priority_normalised },
       { recentContacts: row.recent_contacts },
     );
-    const firstChanged = row.first_sentiment !== intelligence.sentiment || row.first_urgency !== intelligence.urgency || !sameList(row.first_churn_signals, intelligence.churnSignals);
+    const firstChanged =
+      row.first_sentiment !== intelligence.sentiment ||
+      row.first_urgency !== intelligence.urgency ||
+      !sameList(row.first_churn_signals, intelligence.churnSignals);
     return { id: row.id, lastEventId: row.last_event_id, customerId: row.customer_id, intelligence, firstChanged };
   });
 }
@@ -140,4 +148,5 @@ export const reanalyseTicketsJob = defineJobKind({
 });
 
 /** Queues the re-analysis of an organisation's tickets (one queued at a time). */
-export const requestReanalysis = (db: Db, orgId: string) => enqueueJob(db, reanalyseTicketsJob, {}, { orgId, dedupeKey: 'all', priority: 3 });
+export const requestReanalysis = (db: Db, orgId: string) =>
+  enqueueJob(db, reanalyseTicketsJob, {}, { orgId, dedupeKey: 'all', priority: 3 });

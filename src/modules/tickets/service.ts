@@ -12,15 +12,29 @@ import type { Platform } from './platforms.ts';
 /** What the reads select of a ticket: its columns (`org_id` and `last_event_id` aside) with the
  * normalised status and priority under the plain names and the platform's as `external_`, its
  * connector's name and platform, and its sort key at full database precision, for the cursor. */
-export const TICKET_ROW = rowShape(tickets, ['org_id', 'last_event_id', 'status', 'status_normalised', 'priority', 'priority_normalised', 'first_sentiment', 'first_urgency', 'first_churn_signals'], {
-  connector_name: typed<string>(),
-  platform: typed<Platform>(),
-  status: typed<string | null>(),
-  external_status: typed<string | null>(),
-  priority: typed<string | null>(),
-  external_priority: typed<string | null>(),
-  sort_value: typed<string>(),
-});
+export const TICKET_ROW = rowShape(
+  tickets,
+  [
+    'org_id',
+    'last_event_id',
+    'status',
+    'status_normalised',
+    'priority',
+    'priority_normalised',
+    'first_sentiment',
+    'first_urgency',
+    'first_churn_signals',
+  ],
+  {
+    connector_name: typed<string>(),
+    platform: typed<Platform>(),
+    status: typed<string | null>(),
+    external_status: typed<string | null>(),
+    priority: typed<string | null>(),
+    external_priority: typed<string | null>(),
+    sort_value: typed<string>(),
+  },
+);
 export type TicketRow = RowOf<typeof TICKET_ROW>;
 
 const keyset = newestFirst('t');
@@ -45,7 +59,10 @@ export interface TicketFilters {
   updatedSince?: string;
 }
 
-export async function listTickets(db: Db, input: { orgId: string; filters: TicketFilters; limit: number; cursor?: string }): Promise<TicketRow[]> {
+export async function listTickets(
+  db: Db,
+  input: { orgId: string; filters: TicketFilters; limit: number; cursor?: string },
+): Promise<TicketRow[]> {
   const { filters } = input;
   const where: SQL[] = [];
   if (filters.customerId) where.push(sql`t.customer_id = ${filters.customerId}`);

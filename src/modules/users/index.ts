@@ -17,10 +17,38 @@ import { createUser, issueLink, listUsers, presentUser, signInLinkUrl, updateUse
 const admins = { auth: 'key', counted: 'organisation', who: 'admin-session' } as const;
 
 export const USER_ROUTES = {
-  list: { ...admins, body: 'none', method: 'GET', path: '/api/users', response: t.Array(UserView), summary: "The organisation's console users (admins)" },
-  invite: { ...admins, body: 'api', method: 'POST', path: '/api/users', response: InvitedUser, summary: 'Invite a console user: answers their one-time sign-in link, once (admins)' },
-  patch: { ...admins, body: 'api', method: 'PATCH', path: '/api/users/:id', response: UserView, summary: "Change a user's role, disable or enable them (admins)" },
-  link: { ...admins, body: 'none', method: 'POST', path: '/api/users/:id/link', response: InvitedUser, summary: 'A fresh one-time sign-in link for a user (a forgotten password, a lost invitation): answered once (admins)' },
+  list: {
+    ...admins,
+    body: 'none',
+    method: 'GET',
+    path: '/api/users',
+    response: t.Array(UserView),
+    summary: "The organisation's console users (admins)",
+  },
+  invite: {
+    ...admins,
+    body: 'api',
+    method: 'POST',
+    path: '/api/users',
+    response: InvitedUser,
+    summary: 'Invite a console user: answers their one-time sign-in link, once (admins)',
+  },
+  patch: {
+    ...admins,
+    body: 'api',
+    method: 'PATCH',
+    path: '/api/users/:id',
+    response: UserView,
+    summary: "Change a user's role, disable or enable them (admins)",
+  },
+  link: {
+    ...admins,
+    body: 'none',
+    method: 'POST',
+    path: '/api/users/:id/link',
+    response: InvitedUser,
+    summary: 'A fresh one-time sign-in link for a user (a forgotten password, a lost invitation): answered once (admins)',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 export function usersModule(deps: { database: Database; states: RequestStates; config: Config }) {
@@ -35,10 +63,16 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
       async ({ request, body, set }) => {
         const principal = principalOf(request);
         const input = body as InviteUser;
-        const { user, link } = await inTransaction((tx) => createUser(tx, { org: principal.org.id, email: input.email, name: input.name, role: input.role, actor: actorOf(principal) }));
+        const { user, link } = await inTransaction((tx) =>
+          createUser(tx, { org: principal.org.id, email: input.email, name: input.name, role: input.role, actor: actorOf(principal) }),
+        );
         set.status = 201;
         set.headers['cache-control'] = 'no-store';
-        return ok({ user: presentUser(user), sign_in_link: signInLinkUrl(ownOrigin(request, deps.config), link.token), link_expires_at: link.expiresAt.toISOString() });
+        return ok({
+          user: presentUser(user),
+          sign_in_link: signInLinkUrl(ownOrigin(request, deps.config), link.token),
+          link_expires_at: link.expiresAt.toISOString(),
+        });
       },
       { body: InviteUser, parse: jsonBody(USER_ROUTES.invite, deps.config) },
     )
@@ -47,7 +81,15 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
       async ({ request, params, body }) => {
         const principal = principalOf(request);
         const input = body as PatchUser;
-        const user = await inTransaction((tx) => updateUser(tx, { userId: params.id, orgId: principal.org.id, role: input.role, disabled: input.disabled, actor: actorOf(principal) }));
+        const user = await inTransaction((tx) =>
+          updateUser(tx, {
+            userId: params.id,
+            orgId: principal.org.id,
+            role: input.role,
+            disabled: input.disabled,
+            actor: actorOf(principal),
+          }),
+        );
         return ok(presentUser(user));
       },
       { body: PatchUser, params: UserParams, parse: jsonBody(USER_ROUTES.patch, deps.config) },
@@ -56,10 +98,16 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
       USER_ROUTES.link.path,
       async ({ request, params, set }) => {
         const principal = principalOf(request);
-        const { user, link } = await inTransaction((tx) => issueLink(tx, { userId: params.id, orgId: principal.org.id, actor: actorOf(principal) }));
+        const { user, link } = await inTransaction((tx) =>
+          issueLink(tx, { userId: params.id, orgId: principal.org.id, actor: actorOf(principal) }),
+        );
         set.status = 201;
         set.headers['cache-control'] = 'no-store';
-        return ok({ user: presentUser(user), sign_in_link: signInLinkUrl(ownOrigin(request, deps.config), link.token), link_expires_at: link.expiresAt.toISOString() });
+        return ok({
+          user: presentUser(user),
+          sign_in_link: signInLinkUrl(ownOrigin(request, deps.config), link.token),
+          link_expires_at: link.expiresAt.toISOString(),
+        });
       },
       { params: UserParams },
     );

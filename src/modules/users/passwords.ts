@@ -30,7 +30,9 @@ let dummyHash: Promise<string> | null = null;
 const dummy = () => (dummyHash ??= Bun.password.hash(crypto.randomUUID(), { algorithm: 'argon2id' }));
 
 const busy = () =>
-  new AppError('busy', `Too many sign-ins are being checked right now: retry in ${RETRY_AFTER_SECONDS} s`, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  new AppError('busy', `Too many sign-ins are being checked right now: retry in ${RETRY_AFTER_SECONDS} s`, {
+    'retry-after': String(RETRY_AFTER_SECONDS),
+  });
 
 export function createPasswordHasher(limits: PasswordHashingLimits): PasswordHasher {
   let running = 0;

@@ -2,7 +2,16 @@
 // an admin from the console, each with a one-time sign-in link; their passwords and sessions.
 // Every query is scoped to an organisation, but the operator's (the CLI's), who may name any user.
 import { and, asc, count, eq, gt, isNull, ne, or, sql } from 'drizzle-orm';
-import { organisations, sessions, signInLinks, users, USER_ROLES, type Organisation, type User, type UserRole } from '../../db/schema/index.ts';
+import {
+  organisations,
+  sessions,
+  signInLinks,
+  users,
+  USER_ROLES,
+  type Organisation,
+  type User,
+  type UserRole,
+} from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { newId, randomBase62 } from '../../lib/ids.ts';
@@ -24,7 +33,8 @@ export const newToken = () => randomBase62(43);
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export type UserStatus = 'invited' | 'active' | 'disabled';
-export const userStatus = (user: Pick<User, 'disabledAt' | 'passwordHash'>): UserStatus => (user.disabledAt ? 'disabled' : user.passwordHash ? 'active' : 'invited');
+export const userStatus = (user: Pick<User, 'disabledAt' | 'passwordHash'>): UserStatus =>
+  user.disabledAt ? 'disabled' : user.passwordHash ? 'active' : 'invited';
 
 /** The API's (and the CLI's) view of a user: never the password's hash. */
 export function presentUser(user: User) {
@@ -42,7 +52,8 @@ export function presentUser(user: User) {
 export type PresentedUser = ReturnType<typeof presentUser>;
 
 function checkRole(role: string): UserRole {
-  if (!(USER_ROLES as readonly string[]).includes(role)) throw new AppError('validation_failed', `role must be one of ${USER_ROLES.join(', ')}, got "${role}"`);
+  if (!(USER_ROLES as readonly string[]).includes(role))
+    throw new AppError('validation_failed', `role must be one of ${USER_ROLES.join(', ')}, got "${role}"`);
   return role as UserRole;
 }
 
@@ -50,7 +61,8 @@ export function checkPassword(password: unknown): string {
   if (typeof password !== 'string' || password.length < MIN_PASSWORD_LENGTH) {
     throw new AppError('validation_failed', `password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
-  if (password.length > MAX_PASSWORD_LENGTH) throw new AppError('validation_failed', `password must be at most ${MAX_PASSWORD_LENGTH} characters`);
+  if (password.length > MAX_PASSWORD_LENGTH)
+    throw new AppError('validation_failed', `password must be at most ${MAX_PASSWORD_LENGTH} characters`);
   return password;
 }
 
@@ -63,7 +75,9 @@ async function issueLinkFor(db: Db, user: User, actor: string): Promise<IssuedLi
   if (user.disabledAt) throw new AppError('conflict', `user ${user.id} is disabled: enable them before sending a sign-in link`);
   const token = newToken();
   const expiresAt = new Date(Date.now() + LINK_TTL_MS);
-  await db.insert(signInLinks).values({ id: newId('lnk'), tokenHash: sha256Hex(token), userId: user.id, orgId: user.orgId, createdBy: actor, expiresAt });
+  await db
+    .insert(signInLinks)
+    .values({ id: newId('lnk'), tokenHash: sha256Hex(token), userId: user.id, orgId: user.orgId, createdBy: actor, expiresAt });
   return { token, expiresAt };
 }
 
@@ -89,27 +103,51 @@ export async function createUser(db: Db, input: CreateUserInput): Promise<{ user
     .onConflictDoNothing({ target: [users.orgId, users.email] })
     .returning();
   if (!user) throw new AppError('conflict', `a user with the e-mail ${email} already exists in this organisation`);
-  await recordAudit(db, { orgId: org.id, actor: input.actor, action: 'user.created', targetType: 'user', targetId: user.id, details: { email, role } });
+  await recordAudit(db, {
+    orgId: org.id,
+    actor: input.actor,
+    action: 'user.created',
+    targetType: 'user',
+    targetId: user.id,
+    details: { email, role },
+  });
   return { user, link: await issueLinkFor(db, user, input.actor) };
 }
 
 export async function listUsers(db: Db, filter: { org?: string; orgId?: string } = {}): Promise<User[]> {
   const orgId = filter.orgId ?? (filter.org ? (await findOrg(db, filter.org)).id : undefined);
-  return db.select().from(users).where(orgId ? eq(users.orgId, orgId) : undefined).orderBy(asc(users.createdAt), asc(users.id));
+  return db
+    .select()
+    .from(users)
+    .where(orgId ? eq(users.orgId, orgId) : undefined)
+    .orderBy(asc(users.createdAt), asc(users.id));
 }
 
 /** A user by id, in `orgId` when given (an admin's request); another organisation's is not found. */
 export async function findUser(db: Db, userId: string, orgId?: string): Promise<User> {
-  const [user] = await db.select().from(users).where(orgId ? and(eq(users.id, userId), eq(users.orgId, orgId)) : eq(users.id, userId));
+  const [user] = await db
+    .select()
+    .from(users)
+    .where(orgId ? and(eq(users.id, userId), eq(users.orgId, orgId)) : eq(users.id, userId));
   if (!user) throw notFound(`User ${userId}`);
   return user;
 }
 
 /** A fresh sign-in link (a forgotten password, a lost invitation). Earlier links stay valid until they expire. */
-export async function issueLink(db: Db, input: { userId: string; orgId?: string; actor: string }): Promise<{ user: User; link: IssuedLink }> {
+export async function issueLink(
+  db: Db,
+  input: { userId: string; orgId?: string; actor: string },
+): Promise<{ user: User; link: IssuedLink }> {
   const user = await findUser(db, input.userId, input.orgId);
   const link = await issueLinkFor(db, user, input.actor);
-  await recordAudit(db, { orgId: user.orgId, actor: input.actor, action: 'user.link_issued', targetType: 'user', targetId: user.id, details: { expires_at: link.expiresAt.toISOString() } });
+  await recordAudit(db, {
+    orgId: user.orgId,
+    actor: input.actor,
+    action: 'user.link_issued',
+    targetType: 'user',
+    targetId: user.id,
+    details: { expires_at: link.expiresAt.toISOString() },
+  });
   return { user, link };
 }
 
@@ -178,19 +216,38 @@ async function startSession(db: Db, user: User, org: Organisation, via: 'link' |
   const now = Date.now();
   const expiresAt = new Date(now + SESSION_ABSOLUTE_MS);
   const id = newId('ses');
-  await db.insert(sessions).values({ id, tokenHash: sha256Hex(token), userId: user.id, orgId: org.id, createdAt: new Date(now), lastSeenAt: new Date(now), expiresAt });
-  await recordAudit(db, { orgId: org.id, actor: `user:${user.id}`, action: 'user.signed_in', targetType: 'user', targetId: user.id, details: { via, session_id: id } });
+  await db.insert(sessions).values({
+    id,
+    tokenHash: sha256Hex(token),
+    userId: user.id,
+    orgId: org.id,
+    createdAt: new Date(now),
+    lastSeenAt: new Date(now),
+    expiresAt,
+  });
+  await recordAudit(db, {
+    orgId: org.id,
+    actor: `user:${user.id}`,
+    action: 'user.signed_in',
+    targetType: 'user',
+    targetId: user.id,
+    details: { via, session_id: id },
+  });
   return { user, org, token, sessionId: id, expiresAt };
 }
 
 const linkRefused = (message: string) => new AppError('unauthorized', message);
 
 /** Why a sign-in link cannot be used (null: it can): unknown, used, expired, or its user disabled. */
-function linkProblem(found: { link: { usedAt: Date | null; expiresAt: Date }; user: { disabledAt: Date | null } } | undefined): AppError | null {
+function linkProblem(
+  found: { link: { usedAt: Date | null; expiresAt: Date }; user: { disabledAt: Date | null } } | undefined,
+): AppError | null {
   if (!found) return linkRefused('This sign-in link is not valid: ask an admin for a new one');
   const { link, user } = found;
-  if (link.usedAt) return linkRefused('This sign-in link has already been used: sign in with your password, or ask an admin for a new link');
-  if (link.expiresAt.getTime() <= Date.now()) return linkRefused(`This sign-in link expired at ${link.expiresAt.toISOString()}: ask an admin for a new one`);
+  if (link.usedAt)
+    return linkRefused('This sign-in link has already been used: sign in with your password, or ask an admin for a new link');
+  if (link.expiresAt.getTime() <= Date.now())
+    return linkRefused(`This sign-in link expired at ${link.expiresAt.toISOString()}: ask an admin for a new one`);
   if (user.disabledAt) return linkRefused('This account is disabled');
   return null;
 }
@@ -225,7 +282,11 @@ export async function acceptLink(db: Db, input: { token: string; passwordHash: s
   await db.update(signInLinks).set({ usedAt: now }).where(eq(signInLinks.id, link.id));
   // A new password (a forgotten one): whoever signed in with the old one is signed out.
   if (user.passwordHash) await endUserSessions(db, user.id);
-  const [updated] = await db.update(users).set({ passwordHash: input.passwordHash, updatedAt: now }).where(eq(users.id, user.id)).returning();
+  const [updated] = await db
+    .update(users)
+    .set({ passwordHash: input.passwordHash, updatedAt: now })
+    .where(eq(users.id, user.id))
+    .returning();
   return startSession(db, updated!, org, 'link');
 }
 
@@ -285,7 +346,14 @@ export async function endUserSessions(db: Db, userId: string): Promise<number> {
 export async function signOutEverywhere(db: Db, input: { userId: string; orgId: string }): Promise<number> {
   await findUser(db, input.userId, input.orgId);
   const ended = await endUserSessions(db, input.userId);
-  await recordAudit(db, { orgId: input.orgId, actor: `user:${input.userId}`, action: 'user.signed_out_everywhere', targetType: 'user', targetId: input.userId, details: { sessions_ended: ended } });
+  await recordAudit(db, {
+    orgId: input.orgId,
+    actor: `user:${input.userId}`,
+    action: 'user.signed_out_everywhere',
+    targetType: 'user',
+    targetId: input.userId,
+    details: { sessions_ended: ended },
+  });
   return ended;
 }
 

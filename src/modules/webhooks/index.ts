@@ -56,7 +56,13 @@ const KEPT_HEADERS = [
 ] as const;
 
 /** Headers whose value is the same on every retry of one delivery: a second copy is not stored. */
-const DELIVERY_ID_HEADERS = ['x-github-delivery', 'linear-delivery', 'x-atlassian-webhook-identifier', 'x-zendesk-webhook-invocation-id', 'webhook-id'] as const;
+const DELIVERY_ID_HEADERS = [
+  'x-github-delivery',
+  'linear-delivery',
+  'x-atlassian-webhook-identifier',
+  'x-zendesk-webhook-invocation-id',
+  'webhook-id',
+] as const;
 
 function deliveryKey(headers: Headers): string | null {
   for (const name of DELIVERY_ID_HEADERS) {
@@ -76,7 +82,17 @@ function keptHeaders(headers: Headers): Record<string, string> {
 }
 
 export interface WebhooksDeps {
-  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'publicUrl' | 'anonLimitPerMinute' | 'anonLimitPerDay' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
+  config: Pick<
+    Config,
+    | 'bodyLimitApi'
+    | 'bodyLimitImport'
+    | 'bodyLimitWebhook'
+    | 'publicUrl'
+    | 'anonLimitPerMinute'
+    | 'anonLimitPerDay'
+    | 'webhookLimitPerMinute'
+    | 'webhookLimitPerDay'
+  >;
   limiter: RateLimiter;
   connectors: ConnectorLookup;
   writer: EventWriter;
@@ -119,9 +135,13 @@ export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
     state.rateLimit = decision;
     state.headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
-      throw new AppError('rate_limited', `Rate limit exceeded for this ${subject.startsWith('connector:') ? 'connector' : 'address'}; retry in ${decision.retryAfter} s`, {
-        'retry-after': String(decision.retryAfter),
-      });
+      throw new AppError(
+        'rate_limited',
+        `Rate limit exceeded for this ${subject.startsWith('connector:') ? 'connector' : 'address'}; retry in ${decision.retryAfter} s`,
+        {
+          'retry-after': String(decision.retryAfter),
+        },
+      );
     }
   }
 
@@ -190,5 +210,7 @@ export function createWebhookReceiver(deps: WebhooksDeps): WebhookReceiver {
 /** The route, for the route table (a GET is told 405, not 404). The server hands a POST straight to
  * the receiver without Elysia's per-request work (app.ts): this path takes every platform's events. */
 export function webhooksModule(receiver: WebhookReceiver, states: RequestStates) {
-  return new Elysia({ name: 'revintel/webhooks' }).post(TICKET_WEBHOOK_ROUTE.path, ({ request }) => receiver.receive(request, states.get(request)!));
+  return new Elysia({ name: 'revintel/webhooks' }).post(TICKET_WEBHOOK_ROUTE.path, ({ request }) =>
+    receiver.receive(request, states.get(request)!),
+  );
 }

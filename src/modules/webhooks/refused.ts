@@ -23,10 +23,14 @@ export function refusedSignatures(limiter: RateLimiter, config: Pick<Config, 'an
     const address = await consumed(limiter.consume(failuresOf(state), limits));
     state.rateLimit = address;
     state.headers = rateLimitHeaders(address);
-    const installation = claimed && address.allowed ? await consumed(claimedLimiter.consume(`sigfail:${claimed.slice(0, 200)}`, limits)) : null;
+    const installation =
+      claimed && address.allowed ? await consumed(claimedLimiter.consume(`sigfail:${claimed.slice(0, 200)}`, limits)) : null;
     const over = !address.allowed ? address : installation && !installation.allowed ? installation : null;
     if (!over) throw refusal;
     const whose = over === address ? 'from this address' : 'in the name of this installation';
-    throw new AppError('rate_limited', `Too many refused signatures ${whose}; retry in ${over.retryAfter} s`, { ...refusal.headers, 'retry-after': String(over.retryAfter) });
+    throw new AppError('rate_limited', `Too many refused signatures ${whose}; retry in ${over.retryAfter} s`, {
+      ...refusal.headers,
+      'retry-after': String(over.retryAfter),
+    });
   };
 }

@@ -269,12 +269,7 @@ function signatureMismatch(header: string): Verdict {
 
 // Bun.CryptoHasher rather than node:crypto's createHmac: about 1.5x faster on a 1 KB body here, and
 // this runs on every delivery.
-function hmac(
-  algorithm: 'sha1' | 'sha256',
-  secret: string,
-  signedParts: (string | Uint8Array)[],
-  encoding: 'hex' | 'base64',
-): string {
+function hmac(algorithm: 'sha1' | 'sha256', secret: string, signedParts: (string | Uint8Array)[], encoding: 'hex' | 'base64'): string {
   const mac = new Bun.CryptoHasher(algorithm, secret);
   for (const part of signedParts) mac.update(part);
   return mac.digest(encoding);
@@ -326,7 +321,7 @@ const HUBSPOT_DECODED_ESCAPES: Record<string, string> = {
 
 function decodeHubSpotUri(url: string): string {
   if (!url.includes('%')) return url;
-  return url.replace(/%(3A|2F|3F|40|21|24|27|28|29|2A|2C|3B)/gi, (escape) => HUBSPOT_DECODED_ESCAPES[escape.toUpperCase()] ?? escape);
+  return url.replace(/%(3A|2F|3F|40|21|24|27|28|29|2A|2C|3B)/gi, (encoded) => HUBSPOT_DECODED_ESCAPES[encoded.toUpperCase()] ?? encoded);
 }
 
 const NOT_JSON = Symbol('not JSON');

@@ -20,7 +20,8 @@ export const HUB_SIGNATURE: SigningHelp = {
   secret: 'Set the secret here (or have one generated) and give the sender the same one.',
 };
 
-const TOKEN_INSTEAD = 'It cannot sign: give the connector a token (revintel connectors update CONNECTOR --token T) and have it send Authorization: Bearer T, or have your template sign with x-hub-signature-256.';
+const TOKEN_INSTEAD =
+  'It cannot sign: give the connector a token (revintel connectors update CONNECTOR --token T) and have it send Authorization: Bearer T, or have your template sign with x-hub-signature-256.';
 
 export const SIGNING_HELP: Record<Platform, SigningHelp> = {
   zendesk: {
@@ -37,7 +38,8 @@ export const SIGNING_HELP: Record<Platform, SigningHelp> = {
   hubspot: {
     header: 'X-HubSpot-Signature-v3',
     scheme: 'base64 HMAC-SHA256 of the method, the webhook URL, the raw body and X-HubSpot-Request-Timestamp',
-    secret: "HubSpot signs with your app's client secret: paste it here. The URL is signed too, so the server's PUBLIC_URL must be the address HubSpot calls.",
+    secret:
+      "HubSpot signs with your app's client secret: paste it here. The URL is signed too, so the server's PUBLIC_URL must be the address HubSpot calls.",
   },
   front: {
     header: 'X-Front-Signature',
@@ -56,7 +58,7 @@ export const SIGNING_HELP: Record<Platform, SigningHelp> = {
   },
   linear: {
     header: 'Linear-Signature',
-    scheme: 'hex HMAC-SHA256 of the raw body; the body\'s webhookTimestamp must be within 60 seconds',
+    scheme: "hex HMAC-SHA256 of the raw body; the body's webhookTimestamp must be within 60 seconds",
     secret: "Linear makes the secret: copy the webhook's signing secret from Linear and paste it here.",
   },
   github: {

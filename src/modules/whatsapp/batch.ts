@@ -74,9 +74,15 @@ const pieceKey = (key: string, index: number) => `${key}:piece:${index}`;
  * off before its event is stored again whole by Meta's retry (the pieces are once-only by their
  * keys). False when it was stored before.
  */
-export async function storeDelivery(db: Db, installation: WhatsAppInstallation, input: { text: string; digest: string; items: number; phoneNumberId: string }): Promise<boolean> {
+export async function storeDelivery(
+  db: Db,
+  installation: WhatsAppInstallation,
+  input: { text: string; digest: string; items: number; phoneNumberId: string },
+): Promise<boolean> {
   const key = `delivery:${input.digest}:${installation.id}`;
-  const [known] = rowsOf<{ id: string }>(await db.execute(sql`select id from chat_inbound_events where platform = 'whatsapp' and dedupe_key = ${key}`));
+  const [known] = rowsOf<{ id: string }>(
+    await db.execute(sql`select id from chat_inbound_events where platform = 'whatsapp' and dedupe_key = ${key}`),
+  );
   if (known) return false;
   const pieces = piecesOf(input.text, RAW_PIECE);
   for (const [index, piece] of pieces.entries()) {
@@ -143,7 +149,11 @@ async function recordStatuses(db: Db, event: Event, statuses: Row[], now: Date):
       wamid: String(body.id ?? ''),
       status,
       at: new Date(Number.isFinite(seconds) && seconds <= now.getTime() ? seconds : now.getTime()).toISOString(),
-      why: errors.map((e) => `${String(e?.code ?? '')} ${String(e?.title ?? e?.message ?? '')}`.trim()).join('; ').slice(0, 500) || null,
+      why:
+        errors
+          .map((e) => `${String(e?.code ?? '')} ${String(e?.title ?? e?.message ?? '')}`.trim())
+          .join('; ')
+          .slice(0, 500) || null,
       window_closed: status === 'failed' && errors.some((e) => Number(e?.code) === WINDOW_CLOSED),
     });
   }
@@ -173,8 +183,16 @@ async function recordStatuses(db: Db, event: Event, statuses: Row[], now: Date):
     }
     // As for one status (inbound.ts): a 131047 on an approval still waiting sends the template, once.
     if (copy.window_closed && (copy.action_status === 'proposed' || copy.action_status === 'pending_approval')) {
-      const queued = await queueWhatsAppTemplate(db, { orgId: event.org_id, installationId: event.installation_id, notificationId: copy.id, actionId: copy.action_id });
-      Object.assign(row, { outcome: 'processed', detail: `failed (131047) on ${copy.id}${queued ? ': the template is queued' : ': the template was sent already'}` });
+      const queued = await queueWhatsAppTemplate(db, {
+        orgId: event.org_id,
+        installationId: event.installation_id,
+        notificationId: copy.id,
+        actionId: copy.action_id,
+      });
+      Object.assign(row, {
+        outcome: 'processed',
+        detail: `failed (131047) on ${copy.id}${queued ? ': the template is queued' : ': the template was sent already'}`,
+      });
     } else Object.assign(row, { outcome: 'processed', detail: `${copy.status} on ${copy.id}` });
   }
 }
@@ -184,7 +202,13 @@ async function storeItems(db: Db, event: Event, part: Item[], now: Date): Promis
   // Which items are new: looked up by the unique key, before anything is written.
   const keys = [...new Set(part.map((item) => String(item.dedupeKey).slice(0, 300)))];
   const seen = new Set(
-    keys.length ? rowsOf<{ dedupe_key: string }>(await db.execute(sql`select dedupe_key from chat_inbound_events where platform = 'whatsapp' and dedupe_key in (select jsonb_array_elements_text(${JSON.stringify(keys)}::jsonb))`)).map((r) => r.dedupe_key) : [],
+    keys.length
+      ? rowsOf<{ dedupe_key: string }>(
+          await db.execute(
+            sql`select dedupe_key from chat_inbound_events where platform = 'whatsapp' and dedupe_key in (select jsonb_array_elements_text(${JSON.stringify(keys)}::jsonb))`,
+          ),
+        ).map((r) => r.dedupe_key)
+      : [],
   );
   const rows: Row[] = [];
   for (const item of part) {
@@ -192,9 +216,21 @@ async function storeItems(db: Db, event: Event, part: Item[], now: Date): Promis
     if (seen.has(dedupeKey)) continue;
     seen.add(dedupeKey);
     const other = item.type === 'other';
-    rows.push({ id: newId('che'), dedupe_key: dedupeKey, type: item.type, outcome: other ? 'ignored' : 'received', detail: other ? 'field not handled' : null, body: other ? null : item.body });
+    rows.push({
+      id: newId('che'),
+      dedupe_key: dedupeKey,
+      type: item.type,
+      outcome: other ? 'ignored' : 'received',
+      detail: other ? 'field not handled' : null,
+      body: other ? null : item.body,
+    });
   }
-  await recordStatuses(db, event, rows.filter((row) => row.type === 'status'), now);
+  await recordStatuses(
+    db,
+    event,
+    rows.filter((row) => row.type === 'status'),
+    now,
+  );
   if (rows.length === 0) return 0;
   // Another process storing the same item meanwhile (PostgreSQL) wins; a status's effect is
   // idempotent, and a message is acted on by whoever stored it.
@@ -206,7 +242,8 @@ async function storeItems(db: Db, event: Event, part: Item[], now: Date): Promis
       on conflict (platform, dedupe_key) do nothing returning id`),
   );
   const stored = new Set(inserted.map((r) => r.id));
-  for (const row of rows) if (row.type === 'message' && stored.has(row.id)) await processInbound(db, { orgId: event.org_id, eventId: row.id, now });
+  for (const row of rows)
+    if (row.type === 'message' && stored.has(row.id)) await processInbound(db, { orgId: event.org_id, eventId: row.id, now });
   return rows.length;
 }
 
@@ -218,40 +255,72 @@ const units = {
   /** The event's item source — how many pieces of text (the caller parses them), or an older
    * release's chunk's items as stored — and how many items are done; null when it is settled. */
   load: async (db: Db, args: { orgId: string; eventId: string }) => {
-    const [event] = rowsOf<Event>(await db.execute(sql`select ${EVENT_COLUMNS} from chat_inbound_events ${eventWhere(args.orgId, args.eventId)}`));
+    const [event] = rowsOf<Event>(
+      await db.execute(sql`select ${EVENT_COLUMNS} from chat_inbound_events ${eventWhere(args.orgId, args.eventId)}`),
+    );
     if (!event) return null;
     const items = Array.isArray(event.body?.items) ? event.body.items : null;
-    return { key: event.dedupe_key, pieces: event.body?.pieces ?? 0, items, phoneNumberId: event.body?.phone_number_id ?? null, done: event.body?.done ?? 0 };
+    return {
+      key: event.dedupe_key,
+      pieces: event.body?.pieces ?? 0,
+      items,
+      phoneNumberId: event.body?.phone_number_id ?? null,
+      done: event.body?.done ?? 0,
+    };
   },
   /** One piece of a delivery's text (a piece per unit: reading 4 MB at once is a long stretch). */
   piece: async (db: Db, args: { orgId: string; key: string; index: number }) => {
-    const [row] = rowsOf<{ raw: string | null }>(await db.execute(sql`select raw from chat_inbound_events where platform = 'whatsapp' and dedupe_key = ${pieceKey(args.key, args.index)} and org_id = ${args.orgId}`));
+    const [row] = rowsOf<{ raw: string | null }>(
+      await db.execute(
+        sql`select raw from chat_inbound_events where platform = 'whatsapp' and dedupe_key = ${pieceKey(args.key, args.index)} and org_id = ${args.orgId}`,
+      ),
+    );
     if (row?.raw == null) throw new PermanentJobError(`piece ${args.index} of the delivery ${args.key} is missing`);
     return { text: row.raw };
   },
   /** Items `from`…`from + items.length` of the event: stored, acted on, and counted done. Answers how
    * many are done now (another run's progress when it got there first), or null when the event is
    * settled. The last part settles it. */
-  part: timed(async (db: Db, args: { orgId: string; eventId: string; from: number; items: Item[]; total: number }): Promise<{ done: number | null; new: number }> => {
-    const [event] = rowsOf<Event>(await db.execute(sql`select ${EVENT_COLUMNS} from chat_inbound_events ${eventWhere(args.orgId, args.eventId)} for update`));
-    if (!event) return { done: null, new: 0 };
-    const done = event.body?.done ?? 0;
-    if (done !== args.from) return { done, new: 0 };
-    const fresh = await storeItems(db, event, args.items, new Date());
-    const now = args.from + args.items.length;
-    if (now < args.total) {
-      await db.execute(sql`update chat_inbound_events set body = jsonb_set(body, '{done}', ${String(now)}::jsonb) where org_id = ${event.org_id} and id = ${event.id}`);
-      return { done: now, new: fresh };
-    }
-    await db.execute(sql`update chat_inbound_events set outcome = 'processed', detail = ${`${args.total} items`}, body = jsonb_set(body, '{done}', ${String(now)}::jsonb) where org_id = ${event.org_id} and id = ${event.id}`);
-    // Every item is a row of its own now: the text is not kept (its pieces stay, empty, as keys).
-    const pieces = Array.from({ length: event.body?.pieces ?? 0 }, (_, index) => pieceKey(event.dedupe_key, index));
-    if (pieces.length > 0) await db.execute(sql`update chat_inbound_events set raw = null where platform = 'whatsapp' and dedupe_key in (select jsonb_array_elements_text(${JSON.stringify(pieces)}::jsonb)) and org_id = ${event.org_id}`);
-    // An older release's chunk names the next one, whose job is queued as this one ends.
-    const [following] = event.body?.next ? rowsOf<{ id: string }>(await db.execute(sql`select id from chat_inbound_events where platform = 'whatsapp' and dedupe_key = ${event.body.next} and org_id = ${event.org_id}`)) : [];
-    if (following) await enqueueJob(db, whatsappBatchJob, { eventId: following.id }, { orgId: event.org_id, dedupeKey: following.id });
-    return { done: null, new: fresh };
-  }),
+  part: timed(
+    async (
+      db: Db,
+      args: { orgId: string; eventId: string; from: number; items: Item[]; total: number },
+    ): Promise<{ done: number | null; new: number }> => {
+      const [event] = rowsOf<Event>(
+        await db.execute(sql`select ${EVENT_COLUMNS} from chat_inbound_events ${eventWhere(args.orgId, args.eventId)} for update`),
+      );
+      if (!event) return { done: null, new: 0 };
+      const done = event.body?.done ?? 0;
+      if (done !== args.from) return { done, new: 0 };
+      const fresh = await storeItems(db, event, args.items, new Date());
+      const now = args.from + args.items.length;
+      if (now < args.total) {
+        await db.execute(
+          sql`update chat_inbound_events set body = jsonb_set(body, '{done}', ${String(now)}::jsonb) where org_id = ${event.org_id} and id = ${event.id}`,
+        );
+        return { done: now, new: fresh };
+      }
+      await db.execute(
+        sql`update chat_inbound_events set outcome = 'processed', detail = ${`${args.total} items`}, body = jsonb_set(body, '{done}', ${String(now)}::jsonb) where org_id = ${event.org_id} and id = ${event.id}`,
+      );
+      // Every item is a row of its own now: the text is not kept (its pieces stay, empty, as keys).
+      const pieces = Array.from({ length: event.body?.pieces ?? 0 }, (_, index) => pieceKey(event.dedupe_key, index));
+      if (pieces.length > 0)
+        await db.execute(
+          sql`update chat_inbound_events set raw = null where platform = 'whatsapp' and dedupe_key in (select jsonb_array_elements_text(${JSON.stringify(pieces)}::jsonb)) and org_id = ${event.org_id}`,
+        );
+      // An older release's chunk names the next one, whose job is queued as this one ends.
+      const [following] = event.body?.next
+        ? rowsOf<{ id: string }>(
+            await db.execute(
+              sql`select id from chat_inbound_events where platform = 'whatsapp' and dedupe_key = ${event.body.next} and org_id = ${event.org_id}`,
+            ),
+          )
+        : [];
+      if (following) await enqueueJob(db, whatsappBatchJob, { eventId: following.id }, { orgId: event.org_id, dedupeKey: following.id });
+      return { done: null, new: fresh };
+    },
+  ),
 };
 
 /** `whatsapp.batch`: works through one stored delivery, a part per unit. `partWeight` fixes the
@@ -259,7 +328,11 @@ const units = {
 export const whatsappBatchJob = defineJobKind({
   kind: 'whatsapp.batch',
   // `from`: jobs an older release queued (progress is now kept on the event).
-  payload: t.Object({ eventId: t.String({ minLength: 1, maxLength: 100 }), from: t.Optional(t.Integer({ minimum: 0 })), partWeight: t.Optional(t.Integer({ minimum: 1, maximum: 100_000 })) }),
+  payload: t.Object({
+    eventId: t.String({ minLength: 1, maxLength: 100 }),
+    from: t.Optional(t.Integer({ minimum: 0 })),
+    partWeight: t.Optional(t.Integer({ minimum: 1, maximum: 100_000 })),
+  }),
   retry: { maxAttempts: 8, baseSeconds: 2, maxSeconds: 300 },
   units,
   handle: async (payload, ctx) => {
@@ -280,7 +353,13 @@ export const whatsappBatchJob = defineJobKind({
     let fresh = 0;
     while (done !== null && (done < items.length || parts === 0)) {
       const end = partEnd(items, done, weight);
-      const part: { done: number | null; new: number; ms: number } = await ctx.run('part', { orgId, eventId: payload.eventId, from: done, items: items.slice(done, end), total: items.length });
+      const part: { done: number | null; new: number; ms: number } = await ctx.run('part', {
+        orgId,
+        eventId: payload.eventId,
+        from: done,
+        items: items.slice(done, end),
+        total: items.length,
+      });
       parts++;
       fresh += part.new;
       done = part.done;

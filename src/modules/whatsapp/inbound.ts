@@ -37,7 +37,9 @@ interface StoredEvent {
 type Outcome = 'processed' | 'denied' | 'ignored';
 
 const settle = (db: Db, event: StoredEvent, outcome: Outcome, detail: string | null) =>
-  db.execute(sql`update chat_inbound_events set outcome = ${outcome}, detail = ${detail} where org_id = ${event.org_id} and id = ${event.id}`);
+  db.execute(
+    sql`update chat_inbound_events set outcome = ${outcome}, detail = ${detail} where org_id = ${event.org_id} and id = ${event.id}`,
+  );
 
 /** The time a message or status names (Unix seconds as a string), never later than now. */
 function timeOf(raw: unknown, now: Date): Date {
@@ -48,10 +50,15 @@ function timeOf(raw: unknown, now: Date): Date {
 async function recordStatus(db: Db, event: StoredEvent, now: Date): Promise<void> {
   const status = String(event.body.status ?? '');
   const wamid = String(event.body.id ?? '');
-  if (!(STATUS_ORDER as readonly string[]).includes(status)) return void (await settle(db, event, 'ignored', `status "${status.slice(0, 40)}" is not one we record`));
+  if (!(STATUS_ORDER as readonly string[]).includes(status))
+    return void (await settle(db, event, 'ignored', `status "${status.slice(0, 40)}" is not one we record`));
   const order = sql`array['sent', 'delivered', 'read', 'failed']::text[]`;
   const errors: { code?: unknown; title?: unknown; message?: unknown }[] = Array.isArray(event.body.errors) ? event.body.errors : [];
-  const why = errors.map((e) => `${String(e?.code ?? '')} ${String(e?.title ?? e?.message ?? '')}`.trim()).join('; ').slice(0, 500) || null;
+  const why =
+    errors
+      .map((e) => `${String(e?.code ?? '')} ${String(e?.title ?? e?.message ?? '')}`.trim())
+      .join('; ')
+      .slice(0, 500) || null;
   const updated = rowsOf<{ id: string; action_id: string; action_status: string }>(
     await db.execute(sql`
       update action_notifications n set platform_status = ${status}, platform_status_at = ${timeOf(event.body.timestamp, now).toISOString()}::timestamptz,
@@ -67,8 +74,18 @@ async function recordStatus(db: Db, event: StoredEvent, now: Date): Promise<void
   // approval still waiting for a decision goes again as the template, once.
   const windowClosed = status === 'failed' && errors.some((e) => Number(e?.code) === WINDOW_CLOSED);
   if (windowClosed && (copy.action_status === 'proposed' || copy.action_status === 'pending_approval')) {
-    const queued = await queueWhatsAppTemplate(db, { orgId: event.org_id, installationId: event.installation_id, notificationId: copy.id, actionId: copy.action_id });
-    return void (await settle(db, event, 'processed', `failed (131047) on ${copy.id}${queued ? ': the template is queued' : ': the template was sent already'}`));
+    const queued = await queueWhatsAppTemplate(db, {
+      orgId: event.org_id,
+      installationId: event.installation_id,
+      notificationId: copy.id,
+      actionId: copy.action_id,
+    });
+    return void (await settle(
+      db,
+      event,
+      'processed',
+      `failed (131047) on ${copy.id}${queued ? ': the template is queued' : ': the template was sent already'}`,
+    ));
   }
   await settle(db, event, 'processed', `${status} on ${copy.id}`);
 }
@@ -76,7 +93,11 @@ async function recordStatus(db: Db, event: StoredEvent, now: Date): Promise<void
 /** The active CSM of the organisation with this WhatsApp number (wa_id: E.164 without the +). */
 async function csmByNumber(db: Db, orgId: string, waId: string): Promise<Decider | null> {
   if (!/^[1-9][0-9]{6,14}$/.test(waId)) return null;
-  const [row] = rowsOf<Decider>(await db.execute(sql`select id, name, email, role from csms where org_id = ${orgId} and phone = ${`+${waId}`} and active order by id limit 1`));
+  const [row] = rowsOf<Decider>(
+    await db.execute(
+      sql`select id, name, email, role from csms where org_id = ${orgId} and phone = ${`+${waId}`} and active order by id limit 1`,
+    ),
+  );
   return row ?? null;
 }
 
@@ -111,14 +132,23 @@ async function customersNamed(db: Db, orgId: string, csm: Decider, text: string)
 }
 
 async function addNote(db: Db, orgId: string, customerId: string, csm: Decider, text: string): Promise<void> {
-  await db.execute(sql`insert into customer_notes (id, org_id, customer_id, author, body) values (${newId('note')}, ${orgId}, ${customerId}, ${`csm:${csm.email}`}, ${text.slice(0, 4000)})`);
+  await db.execute(
+    sql`insert into customer_notes (id, org_id, customer_id, author, body) values (${newId('note')}, ${orgId}, ${customerId}, ${`csm:${csm.email}`}, ${text.slice(0, 4000)})`,
+  );
 }
 
 async function handleMessage(db: Db, event: StoredEvent, now: Date): Promise<void> {
   const message = event.body.message ?? {};
   const from = String(message.from ?? '');
   const orgId = event.org_id;
-  const tell = (text: string) => queueWhatsAppText(db, { orgId, installationId: event.installation_id, to: from, text, replyTo: typeof message.id === 'string' ? message.id : null });
+  const tell = (text: string) =>
+    queueWhatsAppText(db, {
+      orgId,
+      installationId: event.installation_id,
+      to: from,
+      text,
+      replyTo: typeof message.id === 'string' ? message.id : null,
+    });
   const csm = await csmByNumber(db, orgId, from);
   if (!csm) {
     await settle(db, event, 'denied', 'not the number of an active CSM of this organisation');
@@ -127,10 +157,22 @@ async function handleMessage(db: Db, event: StoredEvent, now: Date): Promise<voi
   }
   // Meta's window opens with the CSM's message: free messages may be sent for 24 hours.
   const at = timeOf(message.timestamp, now).toISOString();
-  await db.execute(sql`update csms set whatsapp_inbound_at = greatest(whatsapp_inbound_at, ${at}::timestamptz), updated_at = now() where org_id = ${orgId} and id = ${csm.id}`);
+  await db.execute(
+    sql`update csms set whatsapp_inbound_at = greatest(whatsapp_inbound_at, ${at}::timestamptz), updated_at = now() where org_id = ${orgId} and id = ${csm.id}`,
+  );
 
   const decide = async (copy: Copy, decision: Decision, snoozeDays?: number) => {
-    const decided = await decideAsCsm(db, { orgId, actionId: copy.action_id, decision, csm, platform: 'whatsapp', actor: `whatsapp:${from}`, now, snoozeDays, via: { notificationId: copy.id, responseUrl: null } });
+    const decided = await decideAsCsm(db, {
+      orgId,
+      actionId: copy.action_id,
+      decision,
+      csm,
+      platform: 'whatsapp',
+      actor: `whatsapp:${from}`,
+      now,
+      snoozeDays,
+      via: { notificationId: copy.id, responseUrl: null },
+    });
     if (!decided.ok) {
       await settle(db, event, 'denied', decided.why);
       return void (await tell(decided.why));
@@ -139,11 +181,20 @@ async function handleMessage(db: Db, event: StoredEvent, now: Date): Promise<voi
     await settle(db, event, 'processed', `${decision} ${copy.action_id} by ${csm.id}`);
   };
 
-  const button = message.type === 'interactive' && message.interactive?.type === 'button_reply' ? message.interactive.button_reply?.id : message.type === 'button' ? message.button?.payload : undefined;
+  const button =
+    message.type === 'interactive' && message.interactive?.type === 'button_reply'
+      ? message.interactive.button_reply?.id
+      : message.type === 'button'
+        ? message.button?.payload
+        : undefined;
   if (button !== undefined) {
     const parsed = parsePayload(String(button));
     if (!parsed) return void (await settle(db, event, 'ignored', `not one of our buttons (${String(button).slice(0, 60)})`));
-    const copies = rowsOf<Copy>(await db.execute(sql`${COPY} where n.org_id = ${orgId} and n.action_id = ${parsed.actionId} and n.platform = 'whatsapp' order by n.id`));
+    const copies = rowsOf<Copy>(
+      await db.execute(
+        sql`${COPY} where n.org_id = ${orgId} and n.action_id = ${parsed.actionId} and n.platform = 'whatsapp' order by n.id`,
+      ),
+    );
     const copy = copies.find((c) => sameText(c.nonce, parsed.nonce));
     if (!copy) {
       const why = 'This button does not belong to a current approval request: nothing was changed.';
@@ -153,10 +204,17 @@ async function handleMessage(db: Db, event: StoredEvent, now: Date): Promise<voi
     return decide(copy, parsed.decision);
   }
 
-  if (message.type !== 'text') return void (await settle(db, event, 'ignored', `message type ${String(message.type).slice(0, 40)} is not handled`));
+  if (message.type !== 'text')
+    return void (await settle(db, event, 'ignored', `message type ${String(message.type).slice(0, 40)} is not handled`));
   const text = String(message.text?.body ?? '').trim();
   const replyTo = typeof message.context?.id === 'string' ? message.context.id : null;
-  const [copy] = replyTo ? rowsOf<Copy>(await db.execute(sql`${COPY} where n.org_id = ${orgId} and n.platform = 'whatsapp' and n.platform_message_id = ${replyTo} order by n.id limit 1`)) : [];
+  const [copy] = replyTo
+    ? rowsOf<Copy>(
+        await db.execute(
+          sql`${COPY} where n.org_id = ${orgId} and n.platform = 'whatsapp' and n.platform_message_id = ${replyTo} order by n.id limit 1`,
+        ),
+      )
+    : [];
   if (copy) {
     const words = decisionWords(text);
     if (words) return decide(copy, words.decision, words.days);
@@ -175,11 +233,14 @@ async function handleMessage(db: Db, event: StoredEvent, now: Date): Promise<voi
     await settle(db, event, 'processed', `note on ${named[0]!.id}`);
     return void (await tell(`Noted on ${named[0]!.name}.`));
   }
-  await settle(db, event, 'ignored', named.length === 0 ? 'names none of the CSM\'s customers' : `names ${named.length} customers`);
+  await settle(db, event, 'ignored', named.length === 0 ? "names none of the CSM's customers" : `names ${named.length} customers`);
   await tell(
     named.length === 0
       ? 'Which customer is this about? Name one of your customers in the message (nothing was saved).'
-      : `Which customer is this about: ${named.slice(0, 5).map((c) => c.name).join(', ')}? Name only one (nothing was saved).`,
+      : `Which customer is this about: ${named
+          .slice(0, 5)
+          .map((c) => c.name)
+          .join(', ')}? Name only one (nothing was saved).`,
   );
 }
 
@@ -194,7 +255,9 @@ export async function processInbound(db: Db, input: { orgId: string; eventId: st
   const now = input.now ?? new Date();
   if (event.type === 'status') await recordStatus(db, event, now);
   else await handleMessage(db, event, now);
-  const [row] = rowsOf<{ outcome: string }>(await db.execute(sql`select outcome from chat_inbound_events where org_id = ${event.org_id} and id = ${event.id}`));
+  const [row] = rowsOf<{ outcome: string }>(
+    await db.execute(sql`select outcome from chat_inbound_events where org_id = ${event.org_id} and id = ${event.id}`),
+  );
   return { outcome: row!.outcome };
 }
 

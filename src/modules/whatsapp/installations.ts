@@ -12,7 +12,9 @@ export interface WhatsAppInstallation {
 }
 
 /** The active installation of a phone number id, or null. */
-export const whatsappInstallationByNumber = (db: Db, phoneNumberId: string) => installationByExternalId(db, 'whatsapp', phoneNumberId) as Promise<WhatsAppInstallation | null>;
+export const whatsappInstallationByNumber = (db: Db, phoneNumberId: string) =>
+  installationByExternalId(db, 'whatsapp', phoneNumberId) as Promise<WhatsAppInstallation | null>;
 
 /** The organisation's active WhatsApp installation (the first one added), or null. */
-export const whatsappInstallationOfOrg = (db: Db, orgId: string) => installationOfOrg(db, 'whatsapp', orgId) as Promise<WhatsAppInstallation | null>;
+export const whatsappInstallationOfOrg = (db: Db, orgId: string) =>
+  installationOfOrg(db, 'whatsapp', orgId) as Promise<WhatsAppInstallation | null>;

@@ -49,7 +49,10 @@ export function itemsOf(payload: Record<string, any>): Item[] {
       const value = change?.value ?? {};
       const phoneNumberId = String(value.metadata?.phone_number_id ?? '');
       if (change?.field !== 'messages') {
-        const digest = createHash('sha256').update(JSON.stringify(change ?? null)).digest('hex').slice(0, 32);
+        const digest = createHash('sha256')
+          .update(JSON.stringify(change ?? null))
+          .digest('hex')
+          .slice(0, 32);
         items.push({ phoneNumberId, dedupeKey: `field:${String(change?.field ?? '').slice(0, 60)}:${digest}`, type: 'other', body: null });
         continue;
       }
@@ -57,7 +60,12 @@ export function itemsOf(payload: Record<string, any>): Item[] {
       for (const message of Array.isArray(value.messages) ? value.messages : []) {
         if (typeof message?.id !== 'string' || !message.id) continue;
         const contact = contacts.find((c: any) => c?.wa_id === message.from);
-        items.push({ phoneNumberId, dedupeKey: `message:${message.id}`, type: 'message', body: { message, profile_name: contact?.profile?.name ?? null } });
+        items.push({
+          phoneNumberId,
+          dedupeKey: `message:${message.id}`,
+          type: 'message',
+          body: { message, profile_name: contact?.profile?.name ?? null },
+        });
       }
       for (const status of Array.isArray(value.statuses) ? value.statuses : []) {
         if (typeof status?.id !== 'string' || !status.id) continue;
@@ -67,4 +75,3 @@ export function itemsOf(payload: Record<string, any>): Item[] {
   }
   return items;
 }
-

@@ -18,14 +18,24 @@ export function clip(text: string, max: number): string {
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }
 
-const templateParameter = (text: string) => clip(text.replace(/[\r\n\t]+/g, ' ').replace(/ {4,}/g, '   ').trim() || '-', PARAMETER_MAX);
+const templateParameter = (text: string) =>
+  clip(
+    text
+      .replace(/[\r\n\t]+/g, ' ')
+      .replace(/ {4,}/g, '   ')
+      .trim() || '-',
+    PARAMETER_MAX,
+  );
 
 function money(minor: number | string | null, currency: string | null): string {
   if (minor === null || !currency) return 'unknown';
   return `${currency} ${(Number(minor) / 100).toLocaleString('en-US', { maximumFractionDigits: 0 })}`;
 }
 
-const band = (facts: ActionFacts) => (facts.risk ? `${facts.risk}${facts.probability !== null ? ` (${Math.round(Number(facts.probability) * 100)}%)` : ''}` : `triggered by ${facts.reason.replace('_', ' ')}`);
+const band = (facts: ActionFacts) =>
+  facts.risk
+    ? `${facts.risk}${facts.probability !== null ? ` (${Math.round(Number(facts.probability) * 100)}%)` : ''}`
+    : `triggered by ${facts.reason.replace('_', ' ')}`;
 
 const BUTTON_TITLES: Record<'approve' | 'reject' | 'snooze', string> = { approve: 'Approve', reject: 'Reject', snooze: 'Snooze 7 days' };
 const CHOICES = ['approve', 'reject', 'snooze'] as const;
@@ -40,7 +50,10 @@ export function parsePayload(raw: string): { decision: 'approve' | 'reject' | 's
 
 /** The approval request's text: customer, ARR, band, top three drivers, the proposal. */
 export function approvalBody(facts: ActionFacts): string {
-  const lines = [`Approval requested for *${facts.customer_name}*`, `ARR ${money(facts.arr, facts.currency)}, ${facts.risk ? `${band(facts)} churn risk` : band(facts)}`];
+  const lines = [
+    `Approval requested for *${facts.customer_name}*`,
+    `ARR ${money(facts.arr, facts.currency)}, ${facts.risk ? `${band(facts)} churn risk` : band(facts)}`,
+  ];
   const drivers = topDrivers(facts.drivers);
   if (drivers.length > 0) lines.push(`Top drivers: ${drivers.join(' · ')}`);
   lines.push(`Proposal: ${proposalText(facts)}${facts.rationale ? ` — ${facts.rationale}` : ''}`);
@@ -58,14 +71,22 @@ export function interactiveApproval(to: string, facts: ActionFacts, nonce: strin
       type: 'button',
       body: { text: approvalBody(facts) },
       footer: { text: clip(`Action ${facts.id}`, 60) },
-      action: { buttons: CHOICES.map((choice) => ({ type: 'reply', reply: { id: payloadOf(choice, facts.id, nonce), title: clip(BUTTON_TITLES[choice], TITLE_MAX) } })) },
+      action: {
+        buttons: CHOICES.map((choice) => ({
+          type: 'reply',
+          reply: { id: payloadOf(choice, facts.id, nonce), title: clip(BUTTON_TITLES[choice], TITLE_MAX) },
+        })),
+      },
     },
   };
 }
 
 /** Graph API `messages` body: the approval template, for outside the 24-hour window. */
 export function templateApproval(to: string, facts: ActionFacts, nonce: string, template: { name: string; language: string }) {
-  const parameters = [facts.customer_name, money(facts.arr, facts.currency), band(facts), proposalText(facts)].map((text) => ({ type: 'text', text: templateParameter(text) }));
+  const parameters = [facts.customer_name, money(facts.arr, facts.currency), band(facts), proposalText(facts)].map((text) => ({
+    type: 'text',
+    text: templateParameter(text),
+  }));
   return {
     messaging_product: 'whatsapp',
     recipient_type: 'individual',
@@ -76,7 +97,12 @@ export function templateApproval(to: string, facts: ActionFacts, nonce: string, 
       language: { code: template.language },
       components: [
         { type: 'body', parameters },
-        ...CHOICES.map((choice, index) => ({ type: 'button', sub_type: 'quick_reply', index: String(index), parameters: [{ type: 'payload', payload: payloadOf(choice, facts.id, nonce) }] })),
+        ...CHOICES.map((choice, index) => ({
+          type: 'button',
+          sub_type: 'quick_reply',
+          index: String(index),
+          parameters: [{ type: 'payload', payload: payloadOf(choice, facts.id, nonce) }],
+        })),
       ],
     },
   };
@@ -85,7 +111,14 @@ export function templateApproval(to: string, facts: ActionFacts, nonce: string, 
 /** Graph API `messages` body: a plain text (confirmations, notes, follow-ups), optionally as a
  * reply to the message it answers. */
 export function textMessage(to: string, text: string, replyTo?: string | null) {
-  return { messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'text', text: { body: clip(text, TEXT_MAX), preview_url: false }, ...(replyTo ? { context: { message_id: replyTo } } : {}) };
+  return {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to,
+    type: 'text',
+    text: { body: clip(text, TEXT_MAX), preview_url: false },
+    ...(replyTo ? { context: { message_id: replyTo } } : {}),
+  };
 }
 
 /** The follow-up of a decided copy (a sent WhatsApp message cannot be edited). */
@@ -98,7 +131,10 @@ export const followUpText = (facts: ActionFacts) =>
 
 /** A reply to an approval message in words: approve / reject / "snooze 3d"; null: a note. */
 export function decisionWords(text: string): { decision: Decision; days?: number } | null {
-  const words = text.trim().toLowerCase().replace(/[.!]+$/, '');
+  const words = text
+    .trim()
+    .toLowerCase()
+    .replace(/[.!]+$/, '');
   if (/^(approve|approved|yes|ok|okay)$/.test(words)) return { decision: 'approve' };
   if (/^(reject|rejected|no|decline)$/.test(words)) return { decision: 'reject' };
   const snooze = /^snooze(?:\s+(\d{1,2})\s*(?:d|days?)?)?$/.exec(words);

@@ -12,11 +12,9 @@ import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { OPEN_ACTION_STATUSES, type ChatSendKind } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
-import { newId } from '../../lib/ids.ts';
 import { openSecret } from '../../lib/secret-box.ts';
 import { enqueueJob } from '../../jobs/queue.ts';
 import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
-import type { PlatformSender } from '../agent-actions/service.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { ActionFacts } from '../slack/messages.ts';
 import { actionFacts, chatSendJob, installedPlatformSender, queueChatSend } from '../slack/sender.ts';
@@ -36,13 +34,24 @@ const queue = (db: Db, row: Omit<Parameters<typeof queueChatSend>[1], 'platform'
 
 /** A text to a number that just wrote to us (a confirmation, a question, a private notice), as a
  * reply to its message. */
-export const queueWhatsAppText = (db: Db, input: { orgId: string; installationId: string; to: string; text: string; replyTo?: string | null }) =>
-  queue(db, { orgId: input.orgId, installationId: input.installationId, kind: 'reply', request: { to: input.to, text: input.text, reply_to: input.replyTo ?? null } });
+export const queueWhatsAppText = (
+  db: Db,
+  input: { orgId: string; installationId: string; to: string; text: string; replyTo?: string | null },
+) =>
+  queue(db, {
+    orgId: input.orgId,
+    installationId: input.installationId,
+    kind: 'reply',
+    request: { to: input.to, text: input.text, reply_to: input.replyTo ?? null },
+  });
 
 /** After a decision (API, any platform, expiry): each WhatsApp copy gets a follow-up text when its
  * CSM's window is open (the copy the decision came from included: that is its confirmation);
  * otherwise the copy records `window_closed`. */
-export async function queueWhatsAppUpdates(db: Db, input: { orgId: string; actionId: string; via?: { notificationId: string } | null }): Promise<number> {
+export async function queueWhatsAppUpdates(
+  db: Db,
+  input: { orgId: string; actionId: string; via?: { notificationId: string } | null },
+): Promise<number> {
   const copies = rowsOf<{ id: string; target: string | null; platform_message_id: string; open: boolean; installation_id: string | null }>(
     await db.execute(sql`
       select n.id, n.target, n.platform_message_id, ${WINDOW_OPEN} as open,
@@ -56,23 +65,46 @@ export async function queueWhatsAppUpdates(db: Db, input: { orgId: string; actio
   for (const copy of copies) {
     const installationId = copy.installation_id ?? fallback?.id;
     if (!copy.open || !copy.target || !installationId) {
-      await db.execute(sql`update action_notifications set status = 'window_closed', updated_at = now() where org_id = ${input.orgId} and id = ${copy.id}`);
+      await db.execute(
+        sql`update action_notifications set status = 'window_closed', updated_at = now() where org_id = ${input.orgId} and id = ${copy.id}`,
+      );
       continue;
     }
-    await queue(db, { orgId: input.orgId, installationId, kind: 'update', notificationId: copy.id, actionId: input.actionId, request: { to: copy.target, reply_to: copy.platform_message_id } });
+    await queue(db, {
+      orgId: input.orgId,
+      installationId,
+      kind: 'update',
+      notificationId: copy.id,
+      actionId: input.actionId,
+      request: { to: copy.target, reply_to: copy.platform_message_id },
+    });
   }
   return copies.length;
 }
 
 /** The approval again as the template, when Meta reported the interactive one failed with 131047
  * after accepting it; once per copy (never when a template was already sent for it). */
-export async function queueWhatsAppTemplate(db: Db, input: { orgId: string; installationId: string; notificationId: string; actionId: string }): Promise<boolean> {
+export async function queueWhatsAppTemplate(
+  db: Db,
+  input: { orgId: string; installationId: string; notificationId: string; actionId: string },
+): Promise<boolean> {
   const [sent] = rowsOf<{ id: string }>(
-    await db.execute(sql`select id from chat_sends where org_id = ${input.orgId} and notification_id = ${input.notificationId} and kind = 'post' and request @> '{"template": true}'::jsonb limit 1`),
+    await db.execute(
+      sql`select id from chat_sends where org_id = ${input.orgId} and notification_id = ${input.notificationId} and kind = 'post' and request @> '{"template": true}'::jsonb limit 1`,
+    ),
   );
   if (sent) return false;
-  await db.execute(sql`update action_notifications set status = 'pending', updated_at = now() where org_id = ${input.orgId} and id = ${input.notificationId}`);
-  await queue(db, { orgId: input.orgId, installationId: input.installationId, kind: 'post', notificationId: input.notificationId, actionId: input.actionId, request: { template: true } });
+  await db.execute(
+    sql`update action_notifications set status = 'pending', updated_at = now() where org_id = ${input.orgId} and id = ${input.notificationId}`,
+  );
+  await queue(db, {
+    orgId: input.orgId,
+    installationId: input.installationId,
+    kind: 'post',
+    notificationId: input.notificationId,
+    actionId: input.actionId,
+    request: { template: true },
+  });
   return true;
 }
 
@@ -113,7 +145,6 @@ async function loadWhatsApp(db: Db, args: { orgId: string; sendId: string }): Pr
 
 export type WhatsAppAnswer = AttemptResult & { wamid: string | null; code: number | null };
 
-
 /** One `POST {base}/{phone_number_id}/messages` with the access token. Never throws. */
 export async function callGraph(phoneNumberId: string, token: string, body: Record<string, unknown>): Promise<WhatsAppAnswer> {
   const started = performance.now();
@@ -137,27 +168,51 @@ export async function callGraph(phoneNumberId: string, token: string, body: Reco
     const retryAfter = retryAfterOf(response.headers.get('retry-after'));
     if (status >= 200 && status < 300) {
       const wamid = typeof data?.messages?.[0]?.id === 'string' ? data.messages[0].id : null;
-      if (!wamid) return done({ status: null, error: 'the answer has no messages[0].id', retryAfterSeconds: null, final: false, wamid: null, code: null });
+      if (!wamid)
+        return done({
+          status: null,
+          error: 'the answer has no messages[0].id',
+          retryAfterSeconds: null,
+          final: false,
+          wamid: null,
+          code: null,
+        });
       return done({ status, error: null, retryAfterSeconds: null, final: false, wamid, code: null });
     }
     // Meta's errors: `{error: {code, message, error_data: {details}}}`; the message never holds the token.
     const code = typeof data?.error?.code === 'number' ? data.error.code : null;
     const what = `answered ${status}${code !== null ? ` (error ${code}${data?.error?.message ? `: ${String(data.error.message).slice(0, 200)}` : ''})` : ''}`;
     const retryable = status === 429 || status === 408 || status >= 500 || (code !== null && RETRYABLE_CODES.has(code));
-    return done({ status, error: retryable ? what : `${what}: not retried`, retryAfterSeconds: retryAfter, final: !retryable, wamid: null, code });
+    return done({
+      status,
+      error: retryable ? what : `${what}: not retried`,
+      retryAfterSeconds: retryAfter,
+      final: !retryable,
+      wamid: null,
+      code,
+    });
   } catch (error) {
     return done({ status: null, error: unanswered(error), retryAfterSeconds: null, final: false, wamid: null, code: null });
   }
 }
 
-const permanent = (error: string): WhatsAppAnswer => ({ status: null, error, ms: 0, retryAfterSeconds: null, final: true, wamid: null, code: null });
+const permanent = (error: string): WhatsAppAnswer => ({
+  status: null,
+  error,
+  ms: 0,
+  retryAfterSeconds: null,
+  final: true,
+  wamid: null,
+  code: null,
+});
 
 export type WhatsAppAttempt = WhatsAppAnswer & { template: boolean };
 
 /** Sends one row of the outbox: what came of it (for a post, whether it went as the template). */
 export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAppAttempt> {
   const settings = actionSettings();
-  if (!settings.secretKey) return { ...permanent('SECRET_KEY is not available: the access token cannot be opened'), final: false, template: false };
+  if (!settings.secretKey)
+    return { ...permanent('SECRET_KEY is not available: the access token cannot be opened'), final: false, template: false };
   if (!pending.credentials_sealed) return { ...permanent('the WhatsApp installation was removed'), template: false };
   let token: string;
   try {
@@ -169,31 +224,53 @@ export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAp
   const request = pending.request;
   switch (pending.kind) {
     case 'post': {
-      if (!pending.facts || !pending.nonce || !pending.target) return { ...permanent('the action or its copy is gone, or the CSM has no phone number'), template: false };
+      if (!pending.facts || !pending.nonce || !pending.target)
+        return { ...permanent('the action or its copy is gone, or the CSM has no phone number'), template: false };
       if (!(OPEN_ACTION_STATUSES as readonly string[]).includes(pending.facts.status) || pending.facts.status === 'approved') {
         return { ...permanent(`the action was ${pending.facts.status} before its copy was sent`), template: false };
       }
       const to = pending.target.replace(/^\+/, '');
       const template = { name: settings.whatsappApprovalTemplate, language: settings.whatsappTemplateLanguage };
-      if (request.template === true || !pending.window_open) return { ...(await send(templateApproval(to, pending.facts, pending.nonce, template))), template: true };
+      if (request.template === true || !pending.window_open)
+        return { ...(await send(templateApproval(to, pending.facts, pending.nonce, template))), template: true };
       const sent = await send(interactiveApproval(to, pending.facts, pending.nonce));
       // Our record of the window may be older than Meta's: the template goes instead, once.
-      if (sent.code === WINDOW_CLOSED) return { ...(await send(templateApproval(to, pending.facts, pending.nonce, template))), template: true };
+      if (sent.code === WINDOW_CLOSED)
+        return { ...(await send(templateApproval(to, pending.facts, pending.nonce, template))), template: true };
       return { ...sent, template: false };
     }
     case 'update': {
       if (!pending.facts) return { ...permanent('the action is gone'), template: false };
-      return { ...(await send(textMessage(String(request.to).replace(/^\+/, ''), followUpText(pending.facts), typeof request.reply_to === 'string' ? request.reply_to : null))), template: false };
+      return {
+        ...(await send(
+          textMessage(
+            String(request.to).replace(/^\+/, ''),
+            followUpText(pending.facts),
+            typeof request.reply_to === 'string' ? request.reply_to : null,
+          ),
+        )),
+        template: false,
+      };
     }
     case 'reply':
     case 'ephemeral':
-      return { ...(await send(textMessage(String(request.to), String(request.text ?? ''), typeof request.reply_to === 'string' ? request.reply_to : null))), template: false };
+      return {
+        ...(await send(
+          textMessage(String(request.to), String(request.text ?? ''), typeof request.reply_to === 'string' ? request.reply_to : null),
+        )),
+        template: false,
+      };
   }
 }
 
-async function recordWhatsApp(db: Db, args: { orgId: string; sendId: string; result: AttemptResult; now: string; wamid: string | null; template: boolean; code: number | null }): Promise<{ status: 'pending' | 'delivered' | 'dead'; attempts: number }> {
+async function recordWhatsApp(
+  db: Db,
+  args: { orgId: string; sendId: string; result: AttemptResult; now: string; wamid: string | null; template: boolean; code: number | null },
+): Promise<{ status: 'pending' | 'delivered' | 'dead'; attempts: number }> {
   const [row] = rowsOf<{ attempts: number; org_id: string; kind: ChatSendKind; notification_id: string | null; action_id: string | null }>(
-    await db.execute(sql`select attempts + 1 as attempts, org_id, kind, notification_id, action_id from chat_sends where org_id = ${args.orgId} and id = ${args.sendId} and status = 'pending' for update`),
+    await db.execute(
+      sql`select attempts + 1 as attempts, org_id, kind, notification_id, action_id from chat_sends where org_id = ${args.orgId} and id = ${args.sendId} and status = 'pending' for update`,
+    ),
   );
   if (!row) return { status: 'delivered', attempts: 0 };
   const settled = await writeAttempt(db, {
@@ -204,12 +281,22 @@ async function recordWhatsApp(db: Db, args: { orgId: string; sendId: string; res
     now: args.now,
     extra: sql`, request = case when ${args.template} then request || '{"template": true}'::jsonb else request end`,
   });
-  if (settled.nextAt) await enqueueJob(db, chatSendJob, { sendId: args.sendId }, { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) });
+  if (settled.nextAt)
+    await enqueueJob(
+      db,
+      chatSendJob,
+      { sendId: args.sendId },
+      { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) },
+    );
   const copy = row.notification_id;
-  if (copy && row.kind === 'post') await settlePost(db, { ...row, notificationId: copy, status: settled.status, error: args.result.error, wamid: args.wamid });
+  if (copy && row.kind === 'post')
+    await settlePost(db, { ...row, notificationId: copy, status: settled.status, error: args.result.error, wamid: args.wamid });
   if (copy && row.kind === 'update') {
     const status = settled.status === 'delivered' ? 'updated' : args.code === WINDOW_CLOSED ? 'window_closed' : null;
-    if (status) await db.execute(sql`update action_notifications set status = ${status}, updated_at = now() where org_id = ${row.org_id} and id = ${copy}`);
+    if (status)
+      await db.execute(
+        sql`update action_notifications set status = ${status}, updated_at = now() where org_id = ${row.org_id} and id = ${copy}`,
+      );
   }
   return { status: settled.status, attempts: row.attempts };
 }
@@ -217,15 +304,31 @@ async function recordWhatsApp(db: Db, args: { orgId: string; sendId: string; res
 /** A post's outcome on its copy: sent (its wamid kept: replies and statuses name it; the action
  * now waits for a decision, and one taken meanwhile is followed up at once), or failed with the
  * reason (when no copy is left on its way, the action waits in the inbox). */
-async function settlePost(db: Db, row: { org_id: string; action_id: string | null; attempts: number; notificationId: string; status: string; error: string | null; wamid: string | null }) {
+async function settlePost(
+  db: Db,
+  row: {
+    org_id: string;
+    action_id: string | null;
+    attempts: number;
+    notificationId: string;
+    status: string;
+    error: string | null;
+    wamid: string | null;
+  },
+) {
   if (row.status === 'delivered') {
     await db.execute(sql`
       update action_notifications set status = 'sent', platform_message_id = ${row.wamid}, platform_status = null, platform_status_at = null, attempts = ${row.attempts}, last_error = null, updated_at = now()
       where org_id = ${row.org_id} and id = ${row.notificationId}`);
     if (!row.action_id) return;
-    await db.execute(sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`);
-    const [action] = rowsOf<{ status: string }>(await db.execute(sql`select status from agent_actions where org_id = ${row.org_id} and id = ${row.action_id}`));
-    if (action && !['proposed', 'pending_approval'].includes(action.status)) await queueWhatsAppUpdates(db, { orgId: row.org_id, actionId: row.action_id });
+    await db.execute(
+      sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`,
+    );
+    const [action] = rowsOf<{ status: string }>(
+      await db.execute(sql`select status from agent_actions where org_id = ${row.org_id} and id = ${row.action_id}`),
+    );
+    if (action && !['proposed', 'pending_approval'].includes(action.status))
+      await queueWhatsAppUpdates(db, { orgId: row.org_id, actionId: row.action_id });
     return;
   }
   await db.execute(sql`
@@ -242,5 +345,16 @@ async function settlePost(db: Db, row: { org_id: string; action_id: string | nul
 /** The `chat.send` job's units for WhatsApp rows (registered on the job in slack/sender.ts). */
 export const whatsappSendUnits = {
   load: (db: Db, args: { orgId: string; sendId: string }) => loadWhatsApp(db, args),
-  record: (db: Db, args: { orgId: string; sendId: string; result: AttemptResult; now: string; wamid: string | null; template: boolean; code: number | null }) => recordWhatsApp(db, args),
+  record: (
+    db: Db,
+    args: {
+      orgId: string;
+      sendId: string;
+      result: AttemptResult;
+      now: string;
+      wamid: string | null;
+      template: boolean;
+      code: number | null;
+    },
+  ) => recordWhatsApp(db, args),
 };

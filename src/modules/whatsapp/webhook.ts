@@ -56,12 +56,11 @@ export const MESSAGING_ROUTES = {
     body: 'webhook',
     response: t.Object({}, { additionalProperties: true }),
     envelope: false,
-    summary: "WhatsApp messages and statuses (X-Hub-Signature-256 with WHATSAPP_APP_SECRET)",
+    summary: 'WhatsApp messages and statuses (X-Hub-Signature-256 with WHATSAPP_APP_SECRET)',
   },
 } as const satisfies Record<string, RouteDeclaration>;
 
 export type SignatureVerdict = { ok: true } | { ok: false; reason: string };
-
 
 /** Meta's `X-Hub-Signature-256: sha256=<hex>` over the raw body, against each configured secret,
  * in constant time. */
@@ -83,20 +82,29 @@ export function verifyHandshake(params: URLSearchParams, verifyToken: string | n
   const mode = params.get('hub.mode');
   const token = params.get('hub.verify_token');
   const challenge = params.get('hub.challenge');
-  for (const [name, value] of [['hub.mode', mode], ['hub.verify_token', token], ['hub.challenge', challenge]] as const) {
+  for (const [name, value] of [
+    ['hub.mode', mode],
+    ['hub.verify_token', token],
+    ['hub.challenge', challenge],
+  ] as const) {
     if (value === null || value === '') throw new AppError('validation_failed', `Invalid field "${name}": the query parameter is required`);
   }
   if (challenge!.length > 512) throw new AppError('validation_failed', 'Invalid field "hub.challenge": at most 512 characters');
   if (!verifyToken) throw new AppError('forbidden', 'WHATSAPP_VERIFY_TOKEN is not configured: the subscription is refused');
   const tokenOk = sameSecret(token!, verifyToken);
-  if (mode !== 'subscribe' || !tokenOk) throw new AppError('forbidden', 'hub.mode must be "subscribe" and hub.verify_token the configured verify token');
+  if (mode !== 'subscribe' || !tokenOk)
+    throw new AppError('forbidden', 'hub.mode must be "subscribe" and hub.verify_token the configured verify token');
   return challenge!;
 }
 
 /** Stores an item once, with its job when it is to be acted on; false when stored before. */
 async function storeOnce(db: Db, item: Item, installation: WhatsAppInstallation | null): Promise<boolean> {
   const acted = installation !== null && item.type !== 'other';
-  const detail = !installation ? `phone number id ${item.phoneNumberId || '(none)'} is not installed` : item.type === 'other' ? 'field not handled' : null;
+  const detail = !installation
+    ? `phone number id ${item.phoneNumberId || '(none)'} is not installed`
+    : item.type === 'other'
+      ? 'field not handled'
+      : null;
   const [row] = rowsOf<{ id: string }>(
     await db.execute(sql`
       insert into chat_inbound_events (id, platform, dedupe_key, installation_id, org_id, type, outcome, detail, body)
@@ -124,7 +132,17 @@ export interface MessagingDeps {
   states: RequestStates;
   /** Counts a refused signature and throws what the request ends with (modules/webhooks/refused.ts). */
   refused: RefusedSignatures;
-  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'whatsappAppSecret' | 'whatsappAppSecretPrevious' | 'whatsappVerifyToken' | 'webhookLimitPerMinute' | 'webhookLimitPerDay'>;
+  config: Pick<
+    Config,
+    | 'bodyLimitApi'
+    | 'bodyLimitImport'
+    | 'bodyLimitWebhook'
+    | 'whatsappAppSecret'
+    | 'whatsappAppSecretPrevious'
+    | 'whatsappVerifyToken'
+    | 'webhookLimitPerMinute'
+    | 'webhookLimitPerDay'
+  >;
   wakeJobs?: () => void;
 }
 
@@ -136,12 +154,14 @@ export function messagingModule(deps: MessagingDeps) {
   const limits: Limits = { perMinute: deps.config.webhookLimitPerMinute, perDay: deps.config.webhookLimitPerDay };
   const { db } = deps.database;
 
-  const reply = (state: RequestState, body: string, contentType: string) => new Response(body, { headers: { 'content-type': contentType, ...state.headers, 'x-request-id': state.id } });
+  const reply = (state: RequestState, body: string, contentType: string) =>
+    new Response(body, { headers: { 'content-type': contentType, ...state.headers, 'x-request-id': state.id } });
 
   async function receive(request: Request, state: RequestState): Promise<Response> {
     const bytes = await readBodyLimited(request, limit);
     const verdict = verifyMetaSignature(bytes, request.headers.get('x-hub-signature-256'), secrets);
-    if (!verdict.ok) return deps.refused(state, new AppError('unauthorized', `Invalid X-Hub-Signature-256: ${verdict.reason}`), claimedNumber(bytes));
+    if (!verdict.ok)
+      return deps.refused(state, new AppError('unauthorized', `Invalid X-Hub-Signature-256: ${verdict.reason}`), claimedNumber(bytes));
     const text = bodyText(bytes);
     // A large body's parsing is tens of milliseconds of this thread, which on the embedded database
     // every tenant's requests share: requests waiting meanwhile go first, after it and after the
@@ -160,7 +180,10 @@ export function messagingModule(deps: MessagingDeps) {
         const counted = limiter.consume(`installation:${installation.id}`, limits);
         const decision = counted instanceof Promise ? await counted : counted;
         state.headers = rateLimitHeaders(decision);
-        if (!decision.allowed) throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, { 'retry-after': String(decision.retryAfter) });
+        if (!decision.allowed)
+          throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, {
+            'retry-after': String(decision.retryAfter),
+          });
       }
       let stored = 0;
       if (items.length <= SMALL_DELIVERY) {
@@ -176,20 +199,34 @@ export function messagingModule(deps: MessagingDeps) {
           const count = items.reduce((n, item) => (item.phoneNumberId === phoneNumberId ? n + 1 : n), 0);
           if (installation) {
             if (await storeDelivery(db, installation, { text, digest, items: count, phoneNumberId })) stored++;
-          } else if (await storeOnce(db, { phoneNumberId, dedupeKey: `unknown:${phoneNumberId.slice(0, 60)}:${digest}`, type: 'other', body: null }, null)) stored++;
+          } else if (
+            await storeOnce(
+              db,
+              { phoneNumberId, dedupeKey: `unknown:${phoneNumberId.slice(0, 60)}:${digest}`, type: 'other', body: null },
+              null,
+            )
+          )
+            stored++;
         }
       }
       if (stored > 0) deps.wakeJobs?.();
     } catch (error) {
       // The database could not be reached: nothing was stored, Meta delivers it again later.
       // Anything else is a fault of ours: 500, logged (Meta retries that too).
-      if (isDatabaseDown(error)) throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' }, { cause: error });
+      if (isDatabaseDown(error))
+        throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' }, { cause: error });
       throw error;
     }
     return reply(state, '{}', 'application/json;charset=utf-8');
   }
 
   return new Elysia({ name: 'revintel/messaging' })
-    .get(MESSAGING_PATH, ({ request }) => reply(deps.states.get(request)!, verifyHandshake(new URL(request.url).searchParams, deps.config.whatsappVerifyToken), 'text/plain;charset=utf-8'))
+    .get(MESSAGING_PATH, ({ request }) =>
+      reply(
+        deps.states.get(request)!,
+        verifyHandshake(new URL(request.url).searchParams, deps.config.whatsappVerifyToken),
+        'text/plain;charset=utf-8',
+      ),
+    )
     .post(MESSAGING_PATH, ({ request }) => receive(request, deps.states.get(request)!));
 }

@@ -9,13 +9,11 @@ import type { ExtractedTicket, TicketPriority, TicketStatus } from './types.ts';
 
 export type JsonObject = Record<string, unknown>;
 
-export const isRecord = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The value under `key` when the object itself holds it: `constructor` or `toString` inherited from
  * Object.prototype are not fields of a ticket. */
-export const own = (record: unknown, key: string): unknown =>
-  isRecord(record) && Object.hasOwn(record, key) ? record[key] : undefined;
+export const own = (record: unknown, key: string): unknown => (isRecord(record) && Object.hasOwn(record, key) ? record[key] : undefined);
 
 /** The value at a path of keys, or undefined as soon as one step is missing or not an object. */
 export const at = (value: unknown, ...path: string[]): unknown => {
@@ -88,8 +86,7 @@ const MAX_EPOCH_MS = 8.64e15;
 const EPOCH_NUMBER = /^\d+(?:\.\d+)?$/;
 // ISO 8601 and its relatives: `T` or a space, seconds and fractions optional, any number of fraction
 // digits (Zendesk sends nanoseconds, Gorgias microseconds), zone `Z`, `+00:00`, `+0000`, `+00` or none.
-const ISO_LIKE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$/;
+const ISO_LIKE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$/;
 const HAS_ZONE = /\b(?:UTC|GMT)\b|[+-]\d{2}:?\d{2}\s*(?:\([^()]*\))?$/i;
 const HAS_MONTH_NAME = /\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*/i;
 
@@ -153,14 +150,55 @@ export const parseTimestamp = (value: unknown): string | null => {
 
 // Tags after which a reader sees a new line. `<p>` and `<div>` open nothing: their end does.
 const LINE_BREAK_TAGS = new Set(['br']);
-const BLOCK_END_TAGS = new Set(['p', 'div', 'li', 'tr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'pre', 'ul', 'ol', 'table', 'section', 'article', 'header', 'footer']);
+const BLOCK_END_TAGS = new Set([
+  'p',
+  'div',
+  'li',
+  'tr',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'blockquote',
+  'pre',
+  'ul',
+  'ol',
+  'table',
+  'section',
+  'article',
+  'header',
+  'footer',
+]);
 // Their content is code or styling, never words for a reader.
 const CONTENT_HIDING_TAGS = new Set(['script', 'style', 'head', 'title']);
 
 const NAMED_ENTITIES: Record<string, string> = {
-  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', ndash: '–', mdash: '—', hellip: '…',
-  lsquo: '‘', rsquo: '’', ldquo: '“', rdquo: '”', bull: '•', middot: '·', copy: '©', reg: '®', trade: '™',
-  euro: '€', pound: '£', laquo: '«', raquo: '»', times: '×', shy: '',
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: '\u00a0',
+  ndash: '–',
+  mdash: '—',
+  hellip: '…',
+  lsquo: '‘',
+  rsquo: '’',
+  ldquo: '“',
+  rdquo: '”',
+  bull: '•',
+  middot: '·',
+  copy: '©',
+  reg: '®',
+  trade: '™',
+  euro: '€',
+  pound: '£',
+  laquo: '«',
+  raquo: '»',
+  times: '×',
+  shy: '',
 };
 // Bounded lengths: each match is short, so decoding is linear in the input.
 const ENTITY = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-zA-Z][a-zA-Z0-9]{1,31}));/g;
@@ -249,7 +287,8 @@ const tidyLines = (text: string): string => {
 
 // A known tag or a known entity: `Vec<String>` in a plain-text bug report is not HTML. The bounded
 // `{0,200}` keeps each attempt short, so the test is linear too.
-const HTML_HINT = /<\/?(?:p|div|br|span|a|b|i|u|em|strong|ul|ol|li|table|tr|td|th|h[1-6]|img|html|body|blockquote|pre|code|font|hr)\b[^<>]{0,200}>|&(?:amp|lt|gt|quot|nbsp|#\d{1,7}|#x[0-9a-f]{1,6});/i;
+const HTML_HINT =
+  /<\/?(?:p|div|br|span|a|b|i|u|em|strong|ul|ol|li|table|tr|td|th|h[1-6]|img|html|body|blockquote|pre|code|font|hr)\b[^<>]{0,200}>|&(?:amp|lt|gt|quot|nbsp|#\d{1,7}|#x[0-9a-f]{1,6});/i;
 
 export const looksLikeHtml = (text: string): boolean => HTML_HINT.test(text);
 
@@ -301,16 +340,46 @@ export const adfText = (value: unknown): string | null => {
 const MAX_LABEL_LENGTH = 64;
 
 /** `In_Progress`, `in-progress` and ` In  progress ` all read as `in progress`. */
-const labelKey = (label: string) => label.trim().toLowerCase().replace(/[\s_-]+/g, ' ');
+const labelKey = (label: string) =>
+  label
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, ' ');
 
 const STATUS_BY_LABEL = new Map<string, TicketStatus>([
   ...[
-    'new', 'open', 'opened', 'reopened', 'active', 'unassigned', 'assigned', 'in progress', 'to do', 'todo', 'backlog',
-    'triage', 'unstarted', 'started', 'submitted', 'working', 'escalated', 'in review', 'selected for development',
+    'new',
+    'open',
+    'opened',
+    'reopened',
+    'active',
+    'unassigned',
+    'assigned',
+    'in progress',
+    'to do',
+    'todo',
+    'backlog',
+    'triage',
+    'unstarted',
+    'started',
+    'submitted',
+    'working',
+    'escalated',
+    'in review',
+    'selected for development',
   ].map((label) => [label, 'open'] as const),
   ...[
-    'pending', 'waiting', 'on hold', 'hold', 'snoozed', 'waiting on customer', 'waiting for customer', 'awaiting customer',
-    'waiting on contact', 'waiting on third party', 'waiting on user',
+    'pending',
+    'waiting',
+    'on hold',
+    'hold',
+    'snoozed',
+    'waiting on customer',
+    'waiting for customer',
+    'awaiting customer',
+    'waiting on contact',
+    'waiting on third party',
+    'waiting on user',
   ].map((label) => [label, 'pending'] as const),
   ...['solved', 'resolved', 'done', 'fixed', 'completed', 'complete'].map((label) => [label, 'solved'] as const),
   ...['closed', 'archived', 'spam', 'deleted', 'cancelled', 'canceled', 'duplicate', 'wontfix', "won't fix", 'not planned'].map(
@@ -411,6 +480,7 @@ const MAX_KEY_LENGTH = 40;
 /** Text from the sender (a key, an event type) fit to quote in a reason: no control characters in
  * our logs, and no novel-length names. */
 export const shownText = (text: string, maxLength = MAX_KEY_LENGTH) => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
   const printable = text.slice(0, maxLength + 1).replace(/[\u0000-\u001f\u007f]/g, '?');
   return printable.length > maxLength ? `${printable.slice(0, maxLength)}…` : printable;
 };
@@ -424,7 +494,10 @@ export const describeBody = (body: unknown): string => {
   if (!isRecord(body)) return `a ${typeof body}`;
   const keys = Object.keys(body);
   if (keys.length === 0) return 'an empty object';
-  const shown = keys.slice(0, MAX_KEYS_SHOWN).map((key) => shownText(key)).join(', ');
+  const shown = keys
+    .slice(0, MAX_KEYS_SHOWN)
+    .map((key) => shownText(key))
+    .join(', ');
   const more = keys.length > MAX_KEYS_SHOWN ? `, … ${keys.length - MAX_KEYS_SHOWN} more` : '';
   return `an object with keys [${shown}${more}]`;
 };

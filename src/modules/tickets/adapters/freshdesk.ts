@@ -1,7 +1,23 @@
 // Freshdesk's automation rules post either the "simple" body {"freshdesk_webhook":{ticket_*}} or an
 // "advanced" body the admin writes, which we expect as {"ticket":{…}} (or the ticket_* keys at the
 // root). Either may use Freshdesk's placeholder names (`ticket_subject`) or the API's (`subject`).
-import { at, buildTicket, emailOf, firstOf, htmlText, isRecord, labelOf, normalisePriority, normaliseStatus, own, parseTimestamp, plainText, textOf, toText, type JsonObject } from './fields.ts';
+import {
+  at,
+  buildTicket,
+  emailOf,
+  firstOf,
+  htmlText,
+  isRecord,
+  labelOf,
+  normalisePriority,
+  normaliseStatus,
+  own,
+  parseTimestamp,
+  plainText,
+  textOf,
+  toText,
+  type JsonObject,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput, TicketStatus } from './types.ts';
 
@@ -28,7 +44,12 @@ const fromFreshdesk = (record: JsonObject) => {
     priorityNormalised: normalisePriority(typeof priority === 'number' ? priority : labelOf(priority)),
     // `ticket_contact_email` in current accounts; `requester_email` in older write-ups.
     requesterEmail: firstOf(
-      [ticketField(record, 'contact_email'), ticketField(record, 'requester_email'), at(record, 'requester', 'email'), ticketField(record, 'email')],
+      [
+        ticketField(record, 'contact_email'),
+        ticketField(record, 'requester_email'),
+        at(record, 'requester', 'email'),
+        ticketField(record, 'email'),
+      ],
       emailOf,
     ),
     // The simple body's timestamp keys are unconfirmed: the likely names are all read.
@@ -40,9 +61,13 @@ const fromFreshdesk = (record: JsonObject) => {
 const readFreshdesk = (input: AdapterInput): Reading => {
   const body = own(input, 'body');
   const simple = own(body, 'freshdesk_webhook');
-  if (isRecord(simple)) return found([fromFreshdesk(simple)], () => refused('the "freshdesk_webhook" object has no "ticket_id": add the Ticket ID placeholder to the webhook'));
+  if (isRecord(simple))
+    return found([fromFreshdesk(simple)], () =>
+      refused('the "freshdesk_webhook" object has no "ticket_id": add the Ticket ID placeholder to the webhook'),
+    );
   const advanced = own(body, 'ticket');
-  if (isRecord(advanced)) return found([fromFreshdesk(advanced)], () => refused('the "ticket" object has no "id" (in the webhook\'s JSON: "id": {{ticket.id}})'));
+  if (isRecord(advanced))
+    return found([fromFreshdesk(advanced)], () => refused('the "ticket" object has no "id" (in the webhook\'s JSON: "id": {{ticket.id}})'));
   if (isRecord(body) && toText(own(body, 'ticket_id')) !== null) return found([fromFreshdesk(body)], () => unrecognised(EXPECTED));
   return unrecognised(EXPECTED);
 };

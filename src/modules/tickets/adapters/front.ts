@@ -1,7 +1,19 @@
 // Front's application webhooks post an event preview {id:"evt_…", type, emitted_at, conversation,
 // source, target}. The preview has no message body and no priority; times are epoch seconds with
 // fractions.
-import { at, buildTicket, emailOf, isRecord, labelOf, normaliseStatus, own, parseTimestamp, textOf, toText, type JsonObject } from './fields.ts';
+import {
+  at,
+  buildTicket,
+  emailOf,
+  isRecord,
+  labelOf,
+  normaliseStatus,
+  own,
+  parseTimestamp,
+  textOf,
+  toText,
+  type JsonObject,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput } from './types.ts';
 

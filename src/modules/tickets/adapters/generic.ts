@@ -69,7 +69,11 @@ interface Candidate {
 
 type Search = { candidates: Candidate[]; tooMany?: undefined } | { candidates?: undefined; tooMany: string };
 
-const eventTimeOf = (envelope: JsonObject): string | null => firstOf(EVENT_TIME_NAMES.map((name) => own(envelope, name)), parseTimestamp);
+const eventTimeOf = (envelope: JsonObject): string | null =>
+  firstOf(
+    EVENT_TIME_NAMES.map((name) => own(envelope, name)),
+    parseTimestamp,
+  );
 
 const joinPath = (path: string, step: string) => (path === '' ? step : `${path}.${step}`);
 
@@ -95,7 +99,8 @@ const searchTickets = (value: unknown, path: string, inheritedTime: string | nul
   for (const wrapper of WRAPPERS) {
     let inner: unknown = value;
     for (const key of wrapper) inner = own(inner, key);
-    if (isRecord(inner) || (Array.isArray(inner) && depth === 0)) return searchTickets(inner, joinPath(path, wrapper.join('.')), eventTime, depth + 1);
+    if (isRecord(inner) || (Array.isArray(inner) && depth === 0))
+      return searchTickets(inner, joinPath(path, wrapper.join('.')), eventTime, depth + 1);
   }
   // The body itself: a bare ticket (Help Scout's conversation, a hand-written body, one of HubSpot's
   // events, which says when it happened in its own `occurredAt`).
@@ -142,14 +147,33 @@ const valuesOf = (sources: readonly unknown[], names: readonly FieldName[]): unk
 export const FIELD_NAMES = {
   subject: ['subject', 'title', 'summary', '_default_title_', 'ticket_subject'],
   // `first_message_body` is Gorgias's; `source.body` is Intercom's conversation.
-  description: ['description', 'body', 'content', 'preview', '_default_description_', 'ticket_description', 'first_message_body', ['source', 'body']],
+  description: [
+    'description',
+    'body',
+    'content',
+    'preview',
+    '_default_description_',
+    'ticket_description',
+    'first_message_body',
+    ['source', 'body'],
+  ],
   status: ['status', 'ticket_status', 'state', 'ticket_state'],
   // The label before the number: Linear sends both, and only the label reads the same on every platform.
   priority: ['priorityLabel', 'priority', 'ticket_priority', 'hs_ticket_priority'],
   requesterEmail: [
-    'requester_email', ['requester', 'email'], ['source', 'author', 'email'], ['primaryCustomer', 'email'], ['customer', 'email'],
-    ['contact', 'email'], ['reporter', 'emailAddress'], 'email', 'SuppliedEmail', 'ContactEmail', ['recipient', 'handle'],
-    'ticket_contact_email', 'ticket_requester_email',
+    'requester_email',
+    ['requester', 'email'],
+    ['source', 'author', 'email'],
+    ['primaryCustomer', 'email'],
+    ['customer', 'email'],
+    ['contact', 'email'],
+    ['reporter', 'emailAddress'],
+    'email',
+    'SuppliedEmail',
+    'ContactEmail',
+    ['recipient', 'handle'],
+    'ticket_contact_email',
+    'ticket_requester_email',
   ],
   createdAt: ['created_at', 'createdAt', 'created', 'createdTime', 'created_datetime', 'CreatedDate', 'ticket_created_at'],
   updatedAt: ['updated_at', 'updatedAt', 'updated', 'modifiedTime', 'updated_datetime', 'LastModifiedDate', 'ticket_updated_at'],
@@ -163,7 +187,10 @@ const ticketOf = (candidate: Candidate): ExtractedTicket | null => {
   const priorityValue = firstOf(valuesOf(sources, FIELD_NAMES.priority), (value) => (labelOf(value) === null ? null : value));
   const status = firstOf(valuesOf(sources, FIELD_NAMES.status), labelOf);
   return buildTicket({
-    externalId: firstOf(ID_NAMES.map((name) => field(record, name)), toText),
+    externalId: firstOf(
+      ID_NAMES.map((name) => field(record, name)),
+      toText,
+    ),
     subject: firstOf(valuesOf(sources, FIELD_NAMES.subject), textOf),
     description: firstOf(valuesOf(sources, FIELD_NAMES.description), (value) => plainText(value) ?? adfText(value)),
     status,
@@ -238,8 +265,12 @@ export const platformAdapter = (platform: Platform, read: (input: AdapterInput) 
     if (reading.ok || !('unrecognised' in reading)) return asResult(reading, body);
     const generic = readSafely(readGeneric, input);
     if (generic.ok) return asResult(generic, body);
-    if ('unrecognised' in generic) return { ok: false, reason: `${NO_TICKET} expected ${reading.expected}, or ${generic.expected}; got ${describeBody(body)}` };
-    return { ok: false, reason: `${NO_TICKET} expected ${reading.expected}; the generic detection: ${generic.reason.replace(NO_TICKET, '').trim()}` };
+    if ('unrecognised' in generic)
+      return { ok: false, reason: `${NO_TICKET} expected ${reading.expected}, or ${generic.expected}; got ${describeBody(body)}` };
+    return {
+      ok: false,
+      reason: `${NO_TICKET} expected ${reading.expected}; the generic detection: ${generic.reason.replace(NO_TICKET, '').trim()}`,
+    };
   }),
 });
 

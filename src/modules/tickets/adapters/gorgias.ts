@@ -1,7 +1,20 @@
 // Gorgias's HTTP integrations post a body the admin writes with template variables ({{ticket.id}},
 // {{ticket.customer.email}}), which we expect as {"ticket":{…}}. The names of the first message's
 // text and of a priority are not documented, so the likely ones are all read.
-import { at, buildTicket, emailOf, firstOf, isRecord, labelOf, own, parseTimestamp, plainText, textOf, toText, type JsonObject } from './fields.ts';
+import {
+  at,
+  buildTicket,
+  emailOf,
+  firstOf,
+  isRecord,
+  labelOf,
+  own,
+  parseTimestamp,
+  plainText,
+  textOf,
+  toText,
+  type JsonObject,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput } from './types.ts';
 
@@ -19,15 +32,22 @@ const fromTicket = (ticket: JsonObject) =>
     subject: textOf(own(ticket, 'subject')),
     description: firstOf(
       [
-        own(ticket, 'first_message_body'), own(ticket, 'description'), own(ticket, 'body'),
-        own(firstMessage(ticket), 'body_text'), own(firstMessage(ticket), 'stripped_text'), own(firstMessage(ticket), 'body_html'),
+        own(ticket, 'first_message_body'),
+        own(ticket, 'description'),
+        own(ticket, 'body'),
+        own(firstMessage(ticket), 'body_text'),
+        own(firstMessage(ticket), 'stripped_text'),
+        own(firstMessage(ticket), 'body_html'),
       ],
       plainText,
     ),
     // `open` or `closed`.
     status: labelOf(own(ticket, 'status')),
     priority: labelOf(own(ticket, 'priority')),
-    requesterEmail: firstOf([at(ticket, 'customer', 'email'), at(ticket, 'requester', 'email'), own(ticket, 'customer_email'), own(ticket, 'requester_email')], emailOf),
+    requesterEmail: firstOf(
+      [at(ticket, 'customer', 'email'), at(ticket, 'requester', 'email'), own(ticket, 'customer_email'), own(ticket, 'requester_email')],
+      emailOf,
+    ),
     // `2021-01-07T13:00:00.123456`: microseconds, no zone, meant as UTC.
     createdAt: firstOf([own(ticket, 'created_datetime'), own(ticket, 'created_at')], parseTimestamp),
     updatedAt: firstOf([own(ticket, 'updated_datetime'), own(ticket, 'updated_at')], parseTimestamp),

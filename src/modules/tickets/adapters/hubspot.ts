@@ -2,7 +2,19 @@
 // `ticket.creation` says one was made, `ticket.propertyChange` carries one property's new value.
 // Everything else (subject, content, stage) lives in the CRM, so most fields stay null: null here
 // means "not in this delivery", not "cleared".
-import { MAX_TICKETS_PER_BODY, buildTicket, isRecord, own, parseTimestamp, plainText, shownText, textOf, toText, tooManyEvents, type JsonObject } from './fields.ts';
+import {
+  MAX_TICKETS_PER_BODY,
+  buildTicket,
+  isRecord,
+  own,
+  parseTimestamp,
+  plainText,
+  shownText,
+  textOf,
+  toText,
+  tooManyEvents,
+  type JsonObject,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput, ExtractedTicket } from './types.ts';
 
@@ -66,7 +78,9 @@ const readHubspot = (input: AdapterInput): Reading => {
   });
   return found([...byTicket.values()].map(toTicket), () => {
     const kinds = [...new Set(types.filter((type): type is string => typeof type === 'string'))].slice(0, 5).map((type) => shownText(type));
-    return refused(`none of the ${body.length} HubSpot events is about a ticket with an "objectId" (subscription types: ${kinds.join(', ')})`);
+    return refused(
+      `none of the ${body.length} HubSpot events is about a ticket with an "objectId" (subscription types: ${kinds.join(', ')})`,
+    );
   });
 };
 

@@ -1,7 +1,23 @@
 // Intercom posts a notification_event whose `data.item` is the object the topic is about: a
 // conversation (conversation.user.created, …) or a ticket (ticket.created, …). Timestamps are epoch
 // seconds.
-import { at, buildTicket, emailOf, firstOf, htmlText, isRecord, labelOf, normaliseStatus, own, parseTimestamp, plainText, shownText, textOf, toText, type JsonObject } from './fields.ts';
+import {
+  at,
+  buildTicket,
+  emailOf,
+  firstOf,
+  htmlText,
+  isRecord,
+  labelOf,
+  normaliseStatus,
+  own,
+  parseTimestamp,
+  plainText,
+  shownText,
+  textOf,
+  toText,
+  type JsonObject,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput } from './types.ts';
 
@@ -12,7 +28,12 @@ const MAX_CONTACTS_READ = 20;
 
 const firstContactEmail = (item: JsonObject) => {
   const contacts = at(item, 'contacts', 'contacts');
-  return Array.isArray(contacts) ? firstOf(contacts.slice(0, MAX_CONTACTS_READ).map((contact) => own(contact, 'email')), emailOf) : null;
+  return Array.isArray(contacts)
+    ? firstOf(
+        contacts.slice(0, MAX_CONTACTS_READ).map((contact) => own(contact, 'email')),
+        emailOf,
+      )
+    : null;
 };
 
 const fromConversation = (item: JsonObject) => {

@@ -1,6 +1,17 @@
 // Linear posts {action:"create"|"update"|"remove", type:"Issue", data:{…the issue…}, createdAt,
 // webhookTimestamp (ms), …}. Other types (Comment, Project, IssueLabel, …) share the envelope.
-import { buildTicket, isRecord, labelOf, normalisePriority, normaliseStatus, own, parseTimestamp, shownText, textOf, toText } from './fields.ts';
+import {
+  buildTicket,
+  isRecord,
+  labelOf,
+  normalisePriority,
+  normaliseStatus,
+  own,
+  parseTimestamp,
+  shownText,
+  textOf,
+  toText,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput, TicketPriority } from './types.ts';
 
@@ -30,11 +41,14 @@ const readLinear = (input: AdapterInput): Reading => {
     statusNormalised: normaliseStatus(stateName) ?? normaliseStatus(own(state, 'type')),
     priority: textOf(own(data, 'priorityLabel')) ?? textOf(priorityNumber),
     priorityNormalised:
-      typeof priorityNumber === 'number' ? (PRIORITY_BY_NUMBER[priorityNumber] ?? null) : normalisePriority(textOf(own(data, 'priorityLabel'))),
+      typeof priorityNumber === 'number'
+        ? (PRIORITY_BY_NUMBER[priorityNumber] ?? null)
+        : normalisePriority(textOf(own(data, 'priorityLabel'))),
     // Linear sends only `creatorId`; an address written in the description is not a requester.
     requesterEmail: null,
     createdAt: parseTimestamp(own(data, 'createdAt')),
-    updatedAt: parseTimestamp(own(data, 'updatedAt')) ?? parseTimestamp(own(body, 'webhookTimestamp')) ?? parseTimestamp(own(body, 'createdAt')),
+    updatedAt:
+      parseTimestamp(own(data, 'updatedAt')) ?? parseTimestamp(own(body, 'webhookTimestamp')) ?? parseTimestamp(own(body, 'createdAt')),
   });
   return found([ticket], () => refused('the Linear issue has no "data.id"'));
 };

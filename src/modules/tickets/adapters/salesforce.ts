@@ -2,7 +2,22 @@
 // defines. We expect the Case under "case" with Salesforce's field names (Id, CaseNumber, Subject,
 // …), a bare Case record (Apex's JSON.serialize gives {attributes:{type:"Case"}, Id, …}) or an array
 // of them. Outbound Messages are SOAP XML and not supported.
-import { MAX_TICKETS_PER_BODY, at, buildTicket, emailOf, firstOf, isRecord, labelOf, own, parseTimestamp, plainText, textOf, toText, tooManyEvents, type JsonObject } from './fields.ts';
+import {
+  MAX_TICKETS_PER_BODY,
+  at,
+  buildTicket,
+  emailOf,
+  firstOf,
+  isRecord,
+  labelOf,
+  own,
+  parseTimestamp,
+  plainText,
+  textOf,
+  toText,
+  tooManyEvents,
+  type JsonObject,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput } from './types.ts';
 
@@ -12,7 +27,8 @@ const EXPECTED = 'a Salesforce Case as JSON: {"case":{"Id":…}}, a Case record 
 const caseField = (record: JsonObject, name: string): unknown => own(record, name) ?? own(record, name.toLowerCase());
 
 const isCaseRecord = (value: unknown): value is JsonObject =>
-  isRecord(value) && (at(value, 'attributes', 'type') === 'Case' || (own(value, 'Id') !== undefined && own(value, 'CaseNumber') !== undefined));
+  isRecord(value) &&
+  (at(value, 'attributes', 'type') === 'Case' || (own(value, 'Id') !== undefined && own(value, 'CaseNumber') !== undefined));
 
 const caseIn = (value: unknown): JsonObject | null => {
   const wrapped = own(value, 'case') ?? own(value, 'Case');
@@ -31,7 +47,10 @@ const fromCase = (record: JsonObject) =>
     priority: labelOf(caseField(record, 'Priority')),
     // SuppliedEmail is what the customer typed (web-to-case, email-to-case); ContactEmail is the
     // linked contact's.
-    requesterEmail: firstOf([own(record, 'SuppliedEmail'), own(record, 'ContactEmail'), at(record, 'Contact', 'Email'), own(record, 'email')], emailOf),
+    requesterEmail: firstOf(
+      [own(record, 'SuppliedEmail'), own(record, 'ContactEmail'), at(record, 'Contact', 'Email'), own(record, 'email')],
+      emailOf,
+    ),
     createdAt: parseTimestamp(caseField(record, 'CreatedDate')),
     updatedAt: firstOf([caseField(record, 'LastModifiedDate'), own(record, 'SystemModstamp')], parseTimestamp),
   });
@@ -39,7 +58,9 @@ const fromCase = (record: JsonObject) =>
 const readSalesforce = (input: AdapterInput): Reading => {
   const body = own(input, 'body');
   if (typeof body === 'string' && body.trimStart().startsWith('<')) {
-    return refused('Salesforce Outbound Messages (SOAP XML) are not supported: send the Case as JSON from a Flow or Apex HTTP callout, e.g. {"case":{"Id":…}}');
+    return refused(
+      'Salesforce Outbound Messages (SOAP XML) are not supported: send the Case as JSON from a Flow or Apex HTTP callout, e.g. {"case":{"Id":…}}',
+    );
   }
   const list = Array.isArray(body) ? body : Array.isArray(own(body, 'cases')) ? (own(body, 'cases') as unknown[]) : null;
   if (list !== null && list.length > MAX_TICKETS_PER_BODY) return refused(tooManyEvents(list.length, 'cases'));

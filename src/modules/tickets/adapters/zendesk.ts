@@ -1,7 +1,21 @@
 // Zendesk sends tickets two ways. A trigger or automation posts a body the admin wrote with
 // placeholders, usually {"ticket":{…}}; an event subscription posts Zendesk's own envelope
 // {type:"zen:event-type:ticket.created", time, subject:"zen:ticket:<id>", detail:{…the ticket…}}.
-import { at, buildTicket, emailOf, firstOf, isRecord, labelOf, own, parseTimestamp, plainText, shownText, textOf, toText, type JsonObject } from './fields.ts';
+import {
+  at,
+  buildTicket,
+  emailOf,
+  firstOf,
+  isRecord,
+  labelOf,
+  own,
+  parseTimestamp,
+  plainText,
+  shownText,
+  textOf,
+  toText,
+  type JsonObject,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput } from './types.ts';
 
@@ -47,13 +61,17 @@ const readZendesk = (input: AdapterInput): Reading => {
   const body = own(input, 'body');
   const type = own(body, 'type');
   if (isRecord(body) && typeof type === 'string' && type.startsWith(EVENT_TYPE_PREFIX)) {
-    if (!type.startsWith(TICKET_EVENT_PREFIX)) return refused(`a Zendesk "${shownText(type.slice(EVENT_TYPE_PREFIX.length))}" event carries no ticket`);
+    if (!type.startsWith(TICKET_EVENT_PREFIX))
+      return refused(`a Zendesk "${shownText(type.slice(EVENT_TYPE_PREFIX.length))}" event carries no ticket`);
     const detail = own(body, 'detail');
     if (!isRecord(detail)) return refused('the Zendesk ticket event has no "detail" object');
     return found([fromEvent(body, detail)], () => refused('the Zendesk ticket event names no ticket: no "detail.id"'));
   }
   const ticket = own(body, 'ticket');
-  if (isRecord(ticket)) return found([fromTrigger(ticket)], () => refused('the "ticket" object has no "id" (in the trigger\'s JSON body: "id": "{{ticket.id}}")'));
+  if (isRecord(ticket))
+    return found([fromTrigger(ticket)], () =>
+      refused('the "ticket" object has no "id" (in the trigger\'s JSON body: "id": "{{ticket.id}}")'),
+    );
   return unrecognised(EXPECTED);
 };
 

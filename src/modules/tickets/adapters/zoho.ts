@@ -1,6 +1,23 @@
 // Zoho Desk posts a JSON array of events [{eventType:"Ticket_Add", orgId, eventTime, payload:{…the
 // ticket…}}]; Ticket_Update events carry the whole ticket too (and `prevState` beside it).
-import { MAX_TICKETS_PER_BODY, at, buildTicket, emailOf, firstOf, htmlText, isRecord, labelOf, normaliseStatus, own, parseTimestamp, shownText, textOf, toText, tooManyEvents, type JsonObject } from './fields.ts';
+import {
+  MAX_TICKETS_PER_BODY,
+  at,
+  buildTicket,
+  emailOf,
+  firstOf,
+  htmlText,
+  isRecord,
+  labelOf,
+  normaliseStatus,
+  own,
+  parseTimestamp,
+  shownText,
+  textOf,
+  toText,
+  tooManyEvents,
+  type JsonObject,
+} from './fields.ts';
 import { found, platformAdapter, refused, unrecognised, type Reading } from './generic.ts';
 import type { AdapterInput } from './types.ts';
 
@@ -41,7 +58,9 @@ const readZoho = (input: AdapterInput): Reading => {
   });
   return found(tickets, () => {
     const kinds = [...new Set(types.filter((type): type is string => typeof type === 'string'))].slice(0, 5).map((type) => shownText(type));
-    return refused(`none of the ${events.length} Zoho Desk events is a Ticket_Add or Ticket_Update with a ticket id (event types: ${kinds.join(', ')})`);
+    return refused(
+      `none of the ${events.length} Zoho Desk events is a Ticket_Add or Ticket_Update with a ticket id (event types: ${kinds.join(', ')})`,
+    );
   });
 };
 
