@@ -3,6 +3,7 @@
 // its drivers, with the summary a CFO reads (ARR at risk per currency and band).
 import { Elysia, t } from 'elysia';
 import type { Database } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import { RISK_BANDS, type BacktestMethod, type RiskBand } from '../../db/schema/index.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -12,7 +13,6 @@ import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts'
 import type { Config } from '../../config.ts';
 import { validator } from '../../lib/validation.ts';
 import { readJsonBody } from '../../plugins/body.ts';
-import type { Db } from '../../db/client.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import {
@@ -206,7 +206,7 @@ export function predictionsModule(deps: {
       const problem = checkRecompute(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { customer_ids: customerIds, retrain } = body as RecomputeBody;
-      const job = await db.transaction((tx) => requestRecompute(tx as unknown as Db, { orgId, customerIds, retrain }));
+      const job = await transaction(db, (tx) => requestRecompute(tx, { orgId, customerIds, retrain }));
       deps.wakeJobs?.();
       set.status = 202;
       return ok({ job_id: job.id });
@@ -237,8 +237,8 @@ export function predictionsModule(deps: {
       const problem = checkBacktest(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { method, horizon_days: horizonDays, as_of: asOf, cutoff } = body as BacktestBody;
-      const backtest = await db.transaction((tx) =>
-        requestBacktest(tx as unknown as Db, backtestJob, {
+      const backtest = await transaction(db, (tx) =>
+        requestBacktest(tx, backtestJob, {
           orgId,
           request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff },
           today: utcToday(),

@@ -10,6 +10,7 @@
 import { Elysia, type TSchema } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import type { PatchOutcome, RowOutcome } from '../../db/upsert.ts';
 import { ok } from '../../lib/envelope.ts';
 import { notFound } from '../../lib/errors.ts';
@@ -85,8 +86,7 @@ export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: Record
       async ({ request, params, body }) => {
         const orgId = principalOf(request).org.id;
         const ref = (params as { id: string }).id;
-        return db.transaction(async (txn) => {
-          const tx = txn as unknown as Db;
+        return transaction(db, async (tx) => {
           const outcome = await kind.update(tx, orgId, ref, body as Input);
           if (outcome.outcome === 'not_found') throw notFound(`${kind.noun} ${ref}`);
           return ok(await kind.show(tx, orgId, outcome.id));
@@ -99,8 +99,7 @@ export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: Record
       async ({ request, params }) => {
         const orgId = principalOf(request).org.id;
         const ref = (params as { id: string }).id;
-        return db.transaction(async (txn) => {
-          const tx = txn as unknown as Db;
+        return transaction(db, async (tx) => {
           const id = await kind.remove(tx, orgId, ref);
           if (!id) throw notFound(`${kind.noun} ${ref}`);
           return ok(await kind.show(tx, orgId, id));
