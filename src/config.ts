@@ -631,7 +631,8 @@ export const flagName = (name: SettingName) => name.toLowerCase().replaceAll('_'
  * variable name). Throws ConfigError naming the variable on the first bad value.
  */
 export function loadConfig(env: Source = process.env, flags: Partial<Record<SettingName, string>> = {}): Config {
-  const values: Record<string, unknown> = {};
+  // Each setting fills its own key, so the whole is a Config once every setting has been read.
+  const values: { [K in keyof Config]?: unknown } = {};
   for (const name of SETTING_NAMES) {
     const setting = SETTINGS[name];
     const raw = flags[name] ?? env[name];
@@ -640,7 +641,7 @@ export function loadConfig(env: Source = process.env, flags: Partial<Record<Sett
         ? setting.fallback
         : (setting.parse as Parser<unknown>)(raw, name);
   }
-  const config = values as unknown as Config & { rateLimitStore: RateLimitStoreKind | undefined };
+  const config = values as Config & { rateLimitStore: RateLimitStoreKind | undefined };
 
   config.rateLimitStore ??= config.redisUrl ? 'redis' : config.databaseUrl ? 'postgres' : 'memory';
   if (config.rateLimitStore === 'redis' && !config.redisUrl) {

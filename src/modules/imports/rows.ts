@@ -18,9 +18,9 @@ export const IMPORT_ENTITIES = ['customers', 'contracts', 'invoices'] as const;
 export type ImportEntity = (typeof IMPORT_ENTITIES)[number];
 
 const SCHEMAS: Record<ImportEntity, TObject> = {
-  customers: CustomerCreate as unknown as TObject,
-  contracts: ContractCreate as unknown as TObject,
-  invoices: InvoiceCreate as unknown as TObject,
+  customers: CustomerCreate,
+  contracts: ContractCreate,
+  invoices: InvoiceCreate,
 };
 
 const CSM_COLUMNS = ['csm_name', 'csm_email', 'csm_phone', 'csm_slack_user_id'];
