@@ -97,7 +97,7 @@ export function authModule(deps: { database: Database; states: RequestStates; co
       AUTH_ROUTES.accept.path,
       async ({ request, body, set }) => {
         refuseForeignOrigin(request);
-        const { token, password } = body as AcceptLink;
+        const { token, password } = body;
         checkPassword(password);
         // The link first: an unknown, used or expired token costs a lookup, not a hashing.
         await checkLinkUsable(db, token);
@@ -110,7 +110,7 @@ export function authModule(deps: { database: Database; states: RequestStates; co
       AUTH_ROUTES.signIn.path,
       async ({ request, body, set }) => {
         refuseForeignOrigin(request);
-        const { email, password, organisation } = body as SignIn;
+        const { email, password, organisation } = body;
         const address = anonSubject(deps.states.get(request)?.clientAddress ?? 'unknown');
         const normalized = email.trim().toLowerCase();
         await throttled(request, throttle.countAttempt(address));

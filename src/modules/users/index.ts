@@ -62,9 +62,8 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
       USER_ROUTES.invite.path,
       async ({ request, body, set }) => {
         const principal = principalOf(request);
-        const input = body as InviteUser;
         const { user, link } = await transaction(db, (tx) =>
-          createUser(tx, { org: principal.org.id, email: input.email, name: input.name, role: input.role, actor: actorOf(principal) }),
+          createUser(tx, { org: principal.org.id, email: body.email, name: body.name, role: body.role, actor: actorOf(principal) }),
         );
         set.status = 201;
         set.headers['cache-control'] = 'no-store';
@@ -80,13 +79,12 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
       USER_ROUTES.patch.path,
       async ({ request, params, body }) => {
         const principal = principalOf(request);
-        const input = body as PatchUser;
         const user = await transaction(db, (tx) =>
           updateUser(tx, {
             userId: params.id,
             orgId: principal.org.id,
-            role: input.role,
-            disabled: input.disabled,
+            role: body.role,
+            disabled: body.disabled,
             actor: actorOf(principal),
           }),
         );
