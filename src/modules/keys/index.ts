@@ -8,21 +8,14 @@ import type { Database } from '../../db/client.ts';
 import { transaction } from '../../db/transaction.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
-import { instant, label, nullable } from '../../lib/record-fields.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import { jsonBody } from '../../plugins/body.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import type { RouteDeclaration, ScopeDeclaration } from '../../lib/routes.ts';
-import { PublicKeyView } from './model.ts';
+import { CreatedKey, CreateKeyBody, PublicKeyView } from './model.ts';
 import { presentKey } from './present.ts';
 import { actorOf, createKey, listKeys, revokeKey, type Authenticator } from './service.ts';
 
-/** POST /api/keys: the key and its secret, shown this once. */
-const CreatedKey = t.Object(
-  { ...PublicKeyView.properties, secret: t.String({ description: 'The key itself: shown this once, store it now' }) },
-  { additionalProperties: false },
-);
-const CreateKeyBody = t.Object({ name: label(200), expires_at: t.Optional(nullable(instant)) }, { additionalProperties: false });
 const KeyParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
 
 const admins = { auth: 'key', counted: 'organisation', who: 'admin-session' } as const;
@@ -68,11 +61,10 @@ export function keysModule(deps: { database: Database; states: RequestStates; co
       KEY_ROUTES.create.path,
       async ({ request, body, set }) => {
         const principal = principalOf(request);
-        const input = body as typeof CreateKeyBody.static;
-        const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+        const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
         if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new AppError('validation_failed', 'expires_at must be an ISO 8601 time');
         const { key, plaintext } = await transaction(db, (tx) =>
-          createKey(tx, { org: principal.org.id, name: input.name, expiresAt, actor: actorOf(principal) }),
+          createKey(tx, { org: principal.org.id, name: body.name, expiresAt, actor: actorOf(principal) }),
         );
         set.status = 201;
         set.headers['cache-control'] = 'no-store';
