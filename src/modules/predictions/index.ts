@@ -45,7 +45,6 @@ import {
   presentPredictionItem,
   type PredictionFilters,
 } from './read.ts';
-import { predictionSettings } from './settings.ts';
 
 export const PREDICTION_ROUTES = {
   list: {
@@ -153,7 +152,7 @@ function probabilityBound(raw: string | undefined): number | undefined {
 export function predictionsModule(deps: {
   database: Database;
   states: RequestStates;
-  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'predictionHorizonDays'>;
   listCache: ListCache;
   wakeJobs?: () => void;
 }) {
@@ -163,7 +162,7 @@ export function predictionsModule(deps: {
   const checkBacktest = validator(BacktestBody);
   const recomputeLimit = bodyLimit(PREDICTION_ROUTES.recompute.body, deps.config);
   const backtestLimit = bodyLimit(PREDICTION_ROUTES.backtest.body, deps.config);
-  const horizonDays = predictionSettings().horizonDays;
+  const horizonDays = deps.config.predictionHorizonDays;
   return new Elysia({ name: 'revintel/predictions' })
     .get(
       PREDICTION_ROUTES.list.path,
