@@ -15,7 +15,7 @@ import { guardPglite, type EmbeddedDatabaseFailedError } from './embedded-guard.
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 
-export type DatabaseKind = 'postgres' | 'embedded';
+type DatabaseKind = 'postgres' | 'embedded';
 
 export interface Database {
   kind: DatabaseKind;
@@ -33,7 +33,7 @@ export interface Database {
 
 /** Past this, a statement is cancelled and a transaction left idle is ended by the server: the
  * same bound as a request's (REQUEST_TIMEOUT_MS), so no request holds a connection for ever. */
-export interface WorkBounds {
+interface WorkBounds {
   timeoutMs: number;
 }
 

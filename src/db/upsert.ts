@@ -41,7 +41,7 @@ export function recordTable(table: PgTable, idPrefix: RecordTable['idPrefix'], e
   };
 }
 
-export interface RowToWrite {
+interface RowToWrite {
   /** The row's position in what the caller sent, to report outcomes against. */
   index: number;
   /** Column -> value, for the columns this row sets (a subset of the table's columns). */
@@ -49,7 +49,7 @@ export interface RowToWrite {
 }
 
 /** A row to write, or why it cannot be (its references did not resolve). */
-export type RowOrRejection = { index: number; values: Record<string, unknown> | AppError };
+type RowOrRejection = { index: number; values: Record<string, unknown> | AppError };
 
 export type RowOutcome =
   | { index: number; outcome: 'created' | 'updated' | 'unchanged'; id: string }

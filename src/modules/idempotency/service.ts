@@ -12,9 +12,9 @@ import { transaction } from '../../db/transaction.ts';
 import { AppError } from '../../lib/errors.ts';
 
 /** How long an answer is replayed. */
-export const IDEMPOTENCY_WINDOW_HOURS = 24;
+const IDEMPOTENCY_WINDOW_HOURS = 24;
 
-export interface StoredAnswer {
+interface StoredAnswer {
   status: number;
   body: unknown;
 }

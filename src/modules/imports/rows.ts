@@ -94,7 +94,7 @@ function withZone(value: unknown): unknown {
   return match ? `${match[1]}T${match[2]}${match[3] ?? ':00'}Z` : value;
 }
 
-export type PreparedRow = { row: number; input: Record<string, unknown> } | { row: number; error: string };
+type PreparedRow = { row: number; input: Record<string, unknown> } | { row: number; error: string };
 
 /** Prepares import rows of one entity: typed, checked against its schema, ready to write. */
 export function rowPreparer(entity: ImportEntity): (record: ReadRecord) => PreparedRow {
