@@ -2,20 +2,20 @@
 // `serve` flag (PORT <-> --port); flags win. A bad value is reported by naming the variable, and the
 // process exits before it opens anything.
 
-export const RATE_LIMIT_STORES = ['memory', 'postgres', 'redis'] as const;
+const RATE_LIMIT_STORES = ['memory', 'postgres', 'redis'] as const;
 export type RateLimitStoreKind = (typeof RATE_LIMIT_STORES)[number];
 
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** How Google Chat's bearer tokens are addressed (its app's "Authentication Audience"): an ID token
  * for the endpoint's URL, or a JWT for the Cloud project's number. */
-export const GCHAT_AUDIENCE_MODES = ['endpoint_url', 'project_number'] as const;
+const GCHAT_AUDIENCE_MODES = ['endpoint_url', 'project_number'] as const;
 export type GchatAudienceMode = (typeof GCHAT_AUDIENCE_MODES)[number];
 
 /** Steps of the operator's backup and restore at which a test may have the command kill itself
  * (TEST_CRASH_AT, lib/crash-point.ts). */
-export const CRASH_POINTS = ['backup.copying', 'restore.unpacked', 'restore.aside', 'restore.swapped', 'restore.deleting'] as const;
+const CRASH_POINTS = ['backup.copying', 'restore.unpacked', 'restore.aside', 'restore.swapped', 'restore.deleting'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** `off`: the socket address is the client. `all`: believe any X-Forwarded-For. A list: believe it
@@ -631,7 +631,8 @@ export const flagName = (name: SettingName) => name.toLowerCase().replaceAll('_'
  * variable name). Throws ConfigError naming the variable on the first bad value.
  */
 export function loadConfig(env: Source = process.env, flags: Partial<Record<SettingName, string>> = {}): Config {
-  const values: Record<string, unknown> = {};
+  // Each setting fills its own key, so the whole is a Config once every setting has been read.
+  const values: { [K in keyof Config]?: unknown } = {};
   for (const name of SETTING_NAMES) {
     const setting = SETTINGS[name];
     const raw = flags[name] ?? env[name];
@@ -640,7 +641,7 @@ export function loadConfig(env: Source = process.env, flags: Partial<Record<Sett
         ? setting.fallback
         : (setting.parse as Parser<unknown>)(raw, name);
   }
-  const config = values as unknown as Config & { rateLimitStore: RateLimitStoreKind | undefined };
+  const config = values as Config & { rateLimitStore: RateLimitStoreKind | undefined };
 
   config.rateLimitStore ??= config.redisUrl ? 'redis' : config.databaseUrl ? 'postgres' : 'memory';
   if (config.rateLimitStore === 'redis' && !config.redisUrl) {

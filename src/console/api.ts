@@ -17,15 +17,6 @@ export interface Envelope<T> {
   meta?: Record<string, unknown> & { has_more?: boolean; next_cursor?: string | null; limit?: number };
 }
 
-export type Role = 'admin' | 'member';
-
-/** GET /api/me: `user` and `csrf_token` are null when a key (not a session) calls. */
-export interface Me {
-  user: { id: string; email: string; name: string | null; role: Role } | null;
-  org: { id: string; name: string; plan: string };
-  csrf_token: string | null;
-}
-
 let csrfToken: string | null = null;
 let onUnauthorized: (() => void) | null = null;
 

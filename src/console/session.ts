@@ -1,6 +1,7 @@
 // Who is signed in: GET /api/me, shared by every page through a tiny store.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, setCsrfToken, whenUnauthorized, type Me } from './api.ts';
+import { api, ApiError, setCsrfToken, whenUnauthorized } from './api.ts';
+import type { Me } from './models.ts';
 
 export type Session = { state: 'loading' } | { state: 'signed-out'; error?: string } | { state: 'signed-in'; me: Me };
 

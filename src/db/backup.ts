@@ -425,7 +425,7 @@ function removeAbandonedPartials(dataDir: string): void {
 }
 
 /** The file's manifest, its payload's place in the file checked against the file's size. */
-export function readManifest(path: string): { manifest: BackupManifest; payloadStart: number } {
+function readManifest(path: string): { manifest: BackupManifest; payloadStart: number } {
   if (!existsSync(path)) throw new BackupError(`${path} does not exist`);
   const fd = openSync(path, 'r');
   try {

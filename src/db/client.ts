@@ -15,7 +15,7 @@ import { guardPglite, type EmbeddedDatabaseFailedError } from './embedded-guard.
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 
-export type DatabaseKind = 'postgres' | 'embedded';
+type DatabaseKind = 'postgres' | 'embedded';
 
 export interface Database {
   kind: DatabaseKind;
@@ -33,7 +33,7 @@ export interface Database {
 
 /** Past this, a statement is cancelled and a transaction left idle is ended by the server: the
  * same bound as a request's (REQUEST_TIMEOUT_MS), so no request holds a connection for ever. */
-export interface WorkBounds {
+interface WorkBounds {
   timeoutMs: number;
 }
 
@@ -47,7 +47,7 @@ export function connectPostgres(url: string, poolSize = 10, bounds: WorkBounds =
       idle_in_transaction_session_timeout: bounds.timeoutMs,
     },
   });
-  const db = drizzlePostgres(sql, { schema }) as unknown as Db;
+  const db: Db = drizzlePostgres(sql, { schema });
   return {
     kind: 'postgres',
     db,
@@ -84,7 +84,7 @@ export async function openEmbedded(
     throw error;
   }
   const guard = guardPglite(pglite, { idleTimeoutMs: bounds.timeoutMs, onFailure });
-  const db = drizzlePglite(pglite, { schema }) as unknown as Db;
+  const db: Db = drizzlePglite(pglite, { schema });
   return {
     kind: 'embedded',
     db,
@@ -122,7 +122,7 @@ export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
   const session = db._.session;
   if (is(session, PostgresJsSession)) {
     const { sql: text, params } = dialect.sqlToQuery(query);
-    return (await (session.client as Sql).unsafe(text, params as never[], { prepare: true })) as unknown as T[];
+    return await (session.client as Sql).unsafe<T[]>(text, params as never[], { prepare: true });
   }
   return rowsOf<T>(await db.execute(query));
 }
@@ -135,11 +135,11 @@ export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
  */
 export async function queryText<T>(db: Db, text: string, params: unknown[]): Promise<T[]> {
   const session = db._.session;
-  if (is(session, PostgresJsSession))
-    return (await (session.client as Sql).unsafe(text, params as never[], { prepare: true })) as unknown as T[];
-  // Otherwise PGlite's session (or transaction), whose client answers `query` with `{ rows }`.
-  const client = (session as unknown as { client: { query(text: string, params: unknown[]): Promise<{ rows: T[] }> } }).client;
-  return (await client.query(text, params)).rows;
+  if (is(session, PostgresJsSession)) return await (session.client as Sql).unsafe<T[]>(text, params as never[], { prepare: true });
+  // Otherwise PGlite's session (or transaction): its client (private to drizzle's type, a PGlite or
+  // its transaction) answers `query` with `{ rows }`.
+  const { client } = session as typeof session & { client: { query<R>(text: string, params: unknown[]): Promise<{ rows: R[] }> } };
+  return (await client.query<T>(text, params)).rows;
 }
 
 /** `db.execute()` answers an array on postgres.js and `{ rows }` on PGlite. */

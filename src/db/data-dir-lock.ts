@@ -9,7 +9,7 @@ import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync 
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 
-export interface LockHolder {
+interface LockHolder {
   pid: number;
   hostname: string;
   command: string;

@@ -10,13 +10,13 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type postgres from 'postgres';
 
-export interface TableCopy {
+interface TableCopy {
   table: string;
   rows: number;
   ms: number;
 }
 
-export interface ExportReport {
+interface ExportReport {
   tables: TableCopy[];
   rows: number;
   verified: { table: string; rows: number; checksum: string }[];

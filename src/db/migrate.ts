@@ -30,7 +30,7 @@ export function knownMigrations(): number {
   return journalOf().entries.length;
 }
 
-export interface MigrationResult {
+interface MigrationResult {
   applied: number;
   total: number;
 }

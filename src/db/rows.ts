@@ -14,9 +14,9 @@ type Selected<C extends Column> =
 type Columns<T extends Table> = T['_']['columns'];
 
 /** Every column of `T`, keyed by its SQL name. */
-export type SqlRow<T extends Table> = { [K in keyof Columns<T> as Columns<T>[K]['_']['name']]: Selected<Columns<T>[K]> };
+type SqlRow<T extends Table> = { [K in keyof Columns<T> as Columns<T>[K]['_']['name']]: Selected<Columns<T>[K]> };
 
-export interface RowShape<T extends Table, Omitted extends keyof SqlRow<T>, Computed extends Record<string, unknown>> {
+interface RowShape<T extends Table, Omitted extends keyof SqlRow<T>, Computed extends Record<string, unknown>> {
   table: T;
   /** The table's columns the query does not select. */
   omit: readonly Omitted[];

@@ -10,6 +10,7 @@
 import { getTableColumns, getTableName, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { rowsOf, type Db } from './client.ts';
+import { transaction } from './transaction.ts';
 import { newId } from '../lib/ids.ts';
 import { AppError } from '../lib/errors.ts';
 import { idOrExternal, inList } from './keyset.ts';
@@ -40,7 +41,7 @@ export function recordTable(table: PgTable, idPrefix: RecordTable['idPrefix'], e
   };
 }
 
-export interface RowToWrite {
+interface RowToWrite {
   /** The row's position in what the caller sent, to report outcomes against. */
   index: number;
   /** Column -> value, for the columns this row sets (a subset of the table's columns). */
@@ -48,7 +49,7 @@ export interface RowToWrite {
 }
 
 /** A row to write, or why it cannot be (its references did not resolve). */
-export type RowOrRejection = { index: number; values: Record<string, unknown> | AppError };
+type RowOrRejection = { index: number; values: Record<string, unknown> | AppError };
 
 export type RowOutcome =
   | { index: number; outcome: 'created' | 'updated' | 'unchanged'; id: string }
@@ -185,7 +186,7 @@ export async function upsertRecords(db: Db, table: RecordTable, orgId: string, g
     else rows.push({ index: row.index, values: row.values });
   }
   const attempt = async (statement: { columns: string[]; rows: (RowToWrite & { id: string })[] }): Promise<RowOutcome[]> => {
-    const returned = await db.transaction((tx) => upsertStatement(tx as unknown as Db, table, orgId, statement.columns, statement.rows));
+    const returned = await transaction(db, (tx) => upsertStatement(tx, table, orgId, statement.columns, statement.rows));
     return outcomesOf(db, table, orgId, statement.rows, returned);
   };
   for (const statement of statementsOf(table, rows)) {
@@ -220,7 +221,7 @@ export async function patchRecord(
   values: Record<string, unknown>,
 ): Promise<PatchOutcome> {
   try {
-    return await db.transaction((tx) => patchStatements(tx as unknown as Db, table, orgId, idOrExternal(table.name, ref), values));
+    return await transaction(db, (tx) => patchStatements(tx, table, orgId, idOrExternal(table.name, ref), values));
   } catch (error) {
     const violation = constraintViolation(error);
     throw violation ? table.explain(violation) : error;

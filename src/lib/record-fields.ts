@@ -1,7 +1,7 @@
 // The field types the ARR records share (docs/arr-data.md), for the bodies of POST and PATCH and for
 // the rows of `revintel import`: one definition of what a currency, an amount or a date is.
 import { t, type TSchema } from 'elysia';
-import { Type } from '@sinclair/typebox';
+import { Type, type TLiteral } from '@sinclair/typebox';
 import './formats.ts';
 
 export const nullable = <T extends TSchema>(schema: T) => t.Union([schema, t.Null()]);
@@ -23,5 +23,6 @@ export const instant = t.String({
 export const metadata = t.Record(t.String(), t.Unknown(), { error: 'must be a JSON object' });
 export const email = t.String({ format: 'email', maxLength: 320, error: 'must be an e-mail address' });
 export const label = (max = 300) => t.String({ minLength: 1, maxLength: max });
-export const enumOf = <const V extends readonly string[]>(values: V) => t.Union(values.map((v) => t.Literal(v)));
+// Each literal typed as the union of the values, so the schema's static type is that union, not `string`.
+export const enumOf = <const V extends readonly string[]>(values: V) => t.Union(values.map((v): TLiteral<V[number]> => t.Literal(v)));
 export const count = (max: number) => Type.Integer({ minimum: 0, maximum: max, error: `must be a whole number from 0 to ${max}` });

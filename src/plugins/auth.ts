@@ -9,7 +9,7 @@ import { AppError } from '../lib/errors.ts';
 import type { RequestStates } from './request-state.ts';
 import type { Principal } from '../modules/keys/service.ts';
 
-export type PrincipalOf = (request: Request) => Principal;
+type PrincipalOf = (request: Request) => Principal;
 
 export function principalAccessor(states: RequestStates): PrincipalOf {
   return (request) => {

@@ -47,7 +47,7 @@ export function anonSubject(address: string): string {
     .join(':')}::/64`;
 }
 
-export interface GateDeps {
+interface GateDeps {
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'anonLimitPerMinute' | 'anonLimitPerDay' | 'publicUrl'>;
   limiter: RateLimiter;
   authenticator: Authenticator;

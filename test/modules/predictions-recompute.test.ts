@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';
-import { DRIVER_GROUPS } from '../../src/modules/predictions/features.ts';
+import { DRIVER_GROUPS } from '../../src/modules/predictions/model.ts';
 import { recomputePredictions, riskBand } from '../../src/modules/predictions/service.ts';
 import { sweepStaleJob } from '../../src/jobs/kinds/predictions-sweep-stale.ts';
 import { recomputeStaleJob } from '../../src/jobs/kinds/predictions-recompute-stale.ts';

@@ -3,6 +3,7 @@
 // it under the API's rules; decided actions say who decided, when, and with what comment.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, query } from '../api.ts';
+import type { Action, Csm } from '../models.ts';
 import { navigate, useLocation } from '../router.ts';
 import { Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit } from '../ui.tsx';
 
@@ -21,33 +22,6 @@ const DECIDABLE: Record<Verb, readonly Status[]> = {
 };
 /** Statuses waiting for a decision: only they can expire. */
 const AWAITING: readonly Status[] = ['proposed', 'pending_approval'];
-
-export interface Action {
-  id: string;
-  customer_id: string;
-  customer_name: string;
-  type: string;
-  params: Record<string, unknown>;
-  reason: string;
-  rationale: string | null;
-  priority: string;
-  status: Status;
-  requires_approval: boolean;
-  decided_by: { kind: string; name?: string; at: string } | null;
-  decision_comment: string | null;
-  snoozed_until: string | null;
-  expires_at: string | null;
-  executed_at: string | null;
-  created_at: string;
-  last_error: string | null;
-}
-
-interface Csm {
-  id: string;
-  name: string | null;
-  email: string;
-  active: boolean;
-}
 
 export const label = (text: string) => text.replace(/_/g, ' ');
 

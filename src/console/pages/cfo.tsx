@@ -5,45 +5,13 @@ import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
 import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, useLoad, TableScroll } from '../ui.tsx';
-import { points, Renewal, visibleDrivers, type Prediction } from './customers.tsx';
-import { againstScorecard, explainWarning, interval, type AucFigures } from '../../modules/predictions/backtest-words.ts';
+import { points, Renewal, visibleDrivers } from './customers.tsx';
+import { againstScorecard, explainWarning, interval } from '../../modules/predictions/backtest-words.ts';
+import type { Backtest, Prediction, PredictionSummary } from '../models.ts';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
-type Band = (typeof BANDS)[number];
 
-interface Summary {
-  currency: string;
-  customers: number;
-  total_arr: number;
-  arr_at_risk: number;
-  expected_churned_customers: number;
-  expected_grr: number | null;
-  by_risk: Record<Band, { customers: number; arr: number }>;
-}
-
-/** GET /api/cfo/backtests/latest: the newest finished one, which may have failed (metrics null, error set). */
-interface Backtest {
-  id: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  method: string;
-  horizon_days: number;
-  model_kind: string | null;
-  metrics:
-    | (AucFigures & {
-        ece?: number | null;
-        base_rate?: number;
-        customers?: number;
-        calibration_table?: { bin: number; n: number; mean_predicted: number; observed_rate: number }[];
-      })
-    | null;
-  warning: string | null;
-  warnings: string[];
-  error: string | null;
-  finished_at: string | null;
-  created_at: string;
-}
-
-function RiskByBand({ summary }: { summary: Summary[] }) {
+function RiskByBand({ summary }: { summary: PredictionSummary[] }) {
   if (summary.length === 0) return <Empty>No customer has a churn prediction yet.</Empty>;
   return (
     <div class="grid">
@@ -288,7 +256,7 @@ export function CfoPage() {
   const summary = useLoad(
     () =>
       api<Prediction[]>('GET', '/api/cfo/predictions?limit=1').then((r) => ({
-        summary: (r.meta?.summary as Summary[] | undefined) ?? [],
+        summary: (r.meta?.summary as PredictionSummary[] | undefined) ?? [],
         model: r.meta?.model as { kind: string; trained_at: string; backtest_auc: number | null } | null,
       })),
     [],
@@ -297,9 +265,9 @@ export function CfoPage() {
   const backtest = useLoad(
     () =>
       api<Backtest>('GET', '/api/cfo/backtests/latest').then(
-        (r) => r.data,
+        (r): Backtest | null => r.data,
         (error) => {
-          if (error instanceof ApiError && error.status === 404) return null as unknown as Backtest;
+          if (error instanceof ApiError && error.status === 404) return null;
           throw error;
         },
       ),

@@ -3,34 +3,12 @@
 // deliveries and dead letters, with replay.
 import { useState } from 'preact/hooks';
 import { api, errorMessage, query } from '../api.ts';
+import type { Connector, TicketEvent } from '../models.ts';
 import { isAdmin, useSession } from '../session.ts';
 import { PLATFORMS, type Platform } from '../../modules/tickets/platforms.ts';
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '../../modules/connectors/rotation.ts';
 import { HUB_SIGNATURE, SIGNING_HELP } from '../../modules/webhooks/signing-help.ts';
 import { CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
-
-interface Connector {
-  id: string;
-  name: string;
-  platform: string;
-  builtin: boolean;
-  /** Relative when the server has no PUBLIC_URL; null for a built-in connector (no webhook). */
-  webhook_url: string | null;
-  signed: boolean;
-  previous_secret_valid_until: string | null;
-}
-
-interface TicketEvent {
-  id: string;
-  connector_id: string;
-  source: string;
-  status: 'pending' | 'processing' | 'done' | 'dead';
-  attempts: number;
-  last_error: string | null;
-  ticket_ids: string[] | null;
-  received_at: string;
-  processed_at: string | null;
-}
 
 /** The URL to paste into the platform: the server's own when it has no PUBLIC_URL. */
 const absolute = (url: string) => new URL(url, location.origin).href;

@@ -3,35 +3,10 @@
 // notes and its churn prediction with the drivers behind it.
 import { useState } from 'preact/hooks';
 import { api, ApiError, query } from '../api.ts';
+import type { Customer, Driver, Prediction } from '../models.ts';
 import { navigate, useLocation } from '../router.ts';
 import { ProposeAction } from './propose.tsx';
 import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner, Time, day, useLoad, TableScroll } from '../ui.tsx';
-
-interface Customer {
-  id: string;
-  name: string;
-  domain: string | null;
-  status: string;
-  segment: string | null;
-  currency: string;
-  arr: number;
-  renewal_date: string | null;
-  /** false: notice given, service ends on renewal_date. */
-  renewing: boolean | null;
-  churn_risk: string | null;
-  csm: { name?: string | null; email?: string | null } | null;
-}
-
-/** A driver group of a prediction (`other`, on list items, sums the groups after the five strongest). */
-export interface Driver {
-  group: string;
-  label: string;
-  impact: number;
-  /** Percentage points this group adds to the probability against the reference customer's values. */
-  points: number;
-  at_reference: boolean;
-  features?: { feature: string; label: string; value: number; impact: number }[];
-}
 
 /** "+4.2 pts", "−0.8 pts": a change in probability, in percentage points. */
 export const points = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} pts`;
@@ -43,25 +18,6 @@ export const visibleDrivers = (drivers: Driver[]) =>
   drivers
     .filter((d) => d.group !== 'other' && !d.at_reference && Math.abs(d.points) >= 0.05)
     .sort((a, b) => Math.abs(b.points) - Math.abs(a.points));
-
-export interface Prediction {
-  customer_id: string;
-  customer_name: string;
-  probability: number;
-  risk: string;
-  previous_risk: string | null;
-  arr: number;
-  currency: string;
-  arr_at_risk: number;
-  horizon_days: number;
-  renewal_date: string | null;
-  renewing: boolean | null;
-  drivers: Driver[];
-  data_completeness: number;
-  missing_signals: string[];
-  stale: boolean;
-  predicted_at: string;
-}
 
 type Row = {
   id: string;
@@ -257,9 +213,9 @@ function PredictionPanel({ id }: { id: string }) {
   const state = useLoad(
     () =>
       api<Prediction>('GET', `/api/cfo/predictions/${encodeURIComponent(id)}`).then(
-        (r) => r.data,
+        (r): Prediction | null => r.data,
         (error) => {
-          if (error instanceof ApiError && error.code === 'not_scored') return null as unknown as Prediction;
+          if (error instanceof ApiError && error.code === 'not_scored') return null;
           throw error;
         },
       ),

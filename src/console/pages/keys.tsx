@@ -2,22 +2,9 @@
 // with a copy button), and revoking one after a confirmation. Admins only (the API says 403 else).
 import { useState } from 'preact/hooks';
 import { api, errorMessage } from '../api.ts';
+import type { CreatedKey, Key } from '../models.ts';
 import { isAdmin, useSession } from '../session.ts';
 import { ConfirmDialog, CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
-
-interface Key {
-  id: string;
-  name: string;
-  prefix: string;
-  status: string;
-  created_at: string;
-  last_used_at: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
-
-/** POST /api/keys: the key, and its secret (this once). */
-type Created = Key & { secret: string };
 
 function GenerateForm({ onCreated }: { onCreated: (secret: string, name: string) => void }) {
   const [name, setName] = useState('');
@@ -31,7 +18,7 @@ function GenerateForm({ onCreated }: { onCreated: (secret: string, name: string)
         void submit.run(async () => {
           const body: { name: string; expires_at?: string } = { name };
           if (expires) body.expires_at = new Date(`${expires}T23:59:59`).toISOString();
-          const { data } = await api<Created>('POST', '/api/keys', body);
+          const { data } = await api<CreatedKey>('POST', '/api/keys', body);
           onCreated(data.secret, name);
           setName('');
           setExpires('');

@@ -6,7 +6,8 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, query } from '../api.ts';
 import { ErrorBox, useSubmit } from '../ui.tsx';
-import { label, type Action } from './actions.tsx';
+import { label } from './actions.tsx';
+import type { Action } from '../models.ts';
 
 const TYPES = ['check_in', 'escalation', 'discount_offer', 'renewal_call', 'success_plan'] as const;
 type ActionType = (typeof TYPES)[number];

@@ -2,21 +2,9 @@
 // change of role or a disable.
 import { useState } from 'preact/hooks';
 import { api, errorMessage } from '../api.ts';
+import type { Invited, User } from '../models.ts';
 import { useSession } from '../session.ts';
 import { CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
-
-interface User {
-  id: string;
-  email: string;
-  name: string | null;
-  role: 'admin' | 'member';
-  status: 'invited' | 'active' | 'disabled';
-  disabled_at: string | null;
-  created_at: string;
-}
-
-/** POST /api/users: the user and their one-time sign-in link (shown this once). */
-type Invited = { user: User; sign_in_link: string; link_expires_at: string };
 
 const isDisabled = (u: User) => u.status === 'disabled';
 

@@ -1,7 +1,7 @@
 import { auditLog } from '../../db/schema/index.ts';
 import type { Db } from '../../db/client.ts';
 
-export type AuditAction =
+type AuditAction =
   | 'org.created'
   | 'org.updated'
   | 'key.created'
@@ -28,7 +28,7 @@ export type AuditAction =
   | 'user.signed_in'
   | 'user.signed_out_everywhere';
 
-export interface AuditInput {
+interface AuditInput {
   orgId: string | null;
   actor: string;
   action: AuditAction;

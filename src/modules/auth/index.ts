@@ -3,7 +3,8 @@
 // `revintel_session` cookie (sessions.ts); the gate authenticates /api routes with it.
 import { Elysia } from 'elysia';
 import type { Config } from '../../config.ts';
-import type { Database, Db } from '../../db/client.ts';
+import type { Database } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { RateLimiter } from '../../lib/rate-limiter.ts';
@@ -60,7 +61,6 @@ const WRONG_CREDENTIALS = 'Wrong e-mail or password';
 export function authModule(deps: { database: Database; states: RequestStates; config: Config; limiter: RateLimiter }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
   const passwords = createPasswordHasher({ concurrency: deps.config.passwordHashingConcurrency, queue: deps.config.passwordHashingQueue });
   const throttle = signInThrottle(deps.limiter, deps.config);
 
@@ -97,12 +97,12 @@ export function authModule(deps: { database: Database; states: RequestStates; co
       AUTH_ROUTES.accept.path,
       async ({ request, body, set }) => {
         refuseForeignOrigin(request);
-        const { token, password } = body as AcceptLink;
+        const { token, password } = body;
         checkPassword(password);
         // The link first: an unknown, used or expired token costs a lookup, not a hashing.
         await checkLinkUsable(db, token);
         const passwordHash = await passwords.hash(password);
-        return answer(set, await inTransaction((tx) => acceptLink(tx, { token, passwordHash })));
+        return answer(set, await transaction(db, (tx) => acceptLink(tx, { token, passwordHash })));
       },
       { body: AcceptLink, parse: jsonBody(AUTH_ROUTES.accept, deps.config) },
     )
@@ -110,7 +110,7 @@ export function authModule(deps: { database: Database; states: RequestStates; co
       AUTH_ROUTES.signIn.path,
       async ({ request, body, set }) => {
         refuseForeignOrigin(request);
-        const { email, password, organisation } = body as SignIn;
+        const { email, password, organisation } = body;
         const address = anonSubject(deps.states.get(request)?.clientAddress ?? 'unknown');
         const normalized = email.trim().toLowerCase();
         await throttled(request, throttle.countAttempt(address));
@@ -125,7 +125,7 @@ export function authModule(deps: { database: Database; states: RequestStates; co
           await throttle.countFailure(address, normalized);
           throw new AppError('unauthorized', WRONG_CREDENTIALS);
         }
-        return answer(set, await inTransaction((tx) => signInVerified(tx, { userId: account.user.id })));
+        return answer(set, await transaction(db, (tx) => signInVerified(tx, { userId: account.user.id })));
       },
       { body: SignIn, parse: jsonBody(AUTH_ROUTES.signIn, deps.config) },
     )
@@ -139,7 +139,7 @@ export function authModule(deps: { database: Database; states: RequestStates; co
       const principal = principalOf(request);
       const ended =
         principal.kind === 'session'
-          ? await inTransaction((tx) => signOutEverywhere(tx, { userId: principal.user.id, orgId: principal.org.id }))
+          ? await transaction(db, (tx) => signOutEverywhere(tx, { userId: principal.user.id, orgId: principal.org.id }))
           : 0;
       set.headers['set-cookie'] = clearedSessionCookie(deps.config);
       return ok({ sessions_ended: ended });

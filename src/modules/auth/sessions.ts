@@ -12,8 +12,8 @@ import { limitsOf } from '../orgs/service.ts';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../users/service.ts';
 import { sameSecret, sha256Hex } from '../../lib/digest.ts';
 
-export const SESSION_COOKIE = 'revintel_session';
-export const CSRF_HEADER = 'x-csrf-token';
+const SESSION_COOKIE = 'revintel_session';
+const CSRF_HEADER = 'x-csrf-token';
 /** last_seen_at is written at most this often per session. */
 const LAST_SEEN_RESOLUTION_MS = 60_000;
 

@@ -15,7 +15,7 @@ import type { Decision, Limits, RateLimiter } from '../../lib/rate-limiter.ts';
 
 const QUARTER_HOUR_MS = 15 * 60_000;
 
-export interface SignInThrottle {
+interface SignInThrottle {
   /** Counts an attempt from `address`; a 429 when the address's budget is spent. */
   countAttempt(address: string, now?: number): Promise<void>;
   /** A 429 when `address` has spent its wrong passwords on the account of `email` (counts nothing). */

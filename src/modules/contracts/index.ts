@@ -14,7 +14,7 @@ import { Contract, ContractCreate, ContractParams, ContractPatch, ListContractsQ
 import { deleteContract, getContract, listContracts, patchContract, presentContract, writeContracts } from './service.ts';
 
 /** POST, PATCH and DELETE of contracts (modules/records/writes.ts). */
-const CONTRACT_WRITES: RecordWrites<ContractPatch> = {
+const CONTRACT_WRITES: RecordWrites<typeof ContractCreate, typeof ContractPatch> = {
   noun: 'Contract',
   path: '/api/contracts',
   create: ContractCreate,

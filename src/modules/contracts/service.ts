@@ -28,7 +28,7 @@ export const CONTRACT_ROW = rowShape(contracts, ['org_id'], {
   counts_today: typed<boolean>(),
   sort_value: typed<string>(),
 });
-export type ContractRow = RowOf<typeof CONTRACT_ROW>;
+type ContractRow = RowOf<typeof CONTRACT_ROW>;
 
 const keyset = newestFirst('ct');
 
@@ -44,7 +44,7 @@ function selectContracts(orgId: string, today: string, where: SQL[]): SQL {
     where ct.org_id = ${orgId} ${andAll(where)}`;
 }
 
-export interface ContractFilters {
+interface ContractFilters {
   customerId?: string;
   status?: string;
   currency?: string;
@@ -179,7 +179,7 @@ export async function patchContract(db: Db, orgId: string, ref: string, patch: C
 export const deleteContract = (db: Db, orgId: string, ref: string) => softDeleteRecord(db, CONTRACTS_TABLE, orgId, ref);
 
 /** How an invoice names its contract. */
-export interface ContractReference {
+interface ContractReference {
   contract_id?: string | null;
   contract_external_id?: string | null;
 }

@@ -14,7 +14,7 @@ import { Customer, CustomerCreate, CustomerParams, CustomerPatch, ListCustomersQ
 import { deleteCustomer, getCustomer, listCustomers, patchCustomer, presentCustomer, writeCustomers } from './service.ts';
 
 /** POST, PATCH and DELETE of customers (modules/records/writes.ts). */
-const CUSTOMER_WRITES: RecordWrites<CustomerPatch> = {
+const CUSTOMER_WRITES: RecordWrites<typeof CustomerCreate, typeof CustomerPatch> = {
   noun: 'Customer',
   path: '/api/customers',
   create: CustomerCreate,

@@ -2,7 +2,7 @@ import { t } from 'elysia';
 import { CUSTOMER_STATUSES, RISK_BANDS } from '../../db/schema/index.ts';
 import { currency, day, email, enumOf, externalId, instant, label, metadata, nullable } from '../../lib/record-fields.ts';
 
-export const CUSTOMER_SORTS = ['created_at', 'name', 'arr'] as const;
+const CUSTOMER_SORTS = ['created_at', 'name', 'arr'] as const;
 export type CustomerSort = (typeof CUSTOMER_SORTS)[number];
 
 /** Every parameter GET /api/customers understands; anything else is a 400 naming it. */

@@ -39,16 +39,16 @@ export const CUSTOMER_ROW = rowShape(customers, ['org_id'], {
   /** The band of its current churn prediction (null when it has none). */
   churn_risk: typed<string | null>(),
 });
-export type CustomerRow = RowOf<typeof CUSTOMER_ROW>;
+type CustomerRow = RowOf<typeof CUSTOMER_ROW>;
 
 /** A row of a page also carries its sort key at full database precision, for the cursor. */
 export const LISTED_CUSTOMER_ROW = rowShape(customers, CUSTOMER_ROW.omit, {
   ...CUSTOMER_ROW.computed,
   sort_value: typed<string | number | null>(),
 });
-export type ListedCustomerRow = RowOf<typeof LISTED_CUSTOMER_ROW>;
+type ListedCustomerRow = RowOf<typeof LISTED_CUSTOMER_ROW>;
 
-export interface CustomerFilters {
+interface CustomerFilters {
   status?: CustomerStatus;
   segment?: string;
   currency?: string;
@@ -96,7 +96,7 @@ function everyCustomerDerived(orgId: string, today: string, where: SQL[]): SQL {
     where c.org_id = ${orgId} ${andAll(where)}`;
 }
 
-export interface ListCustomersInput {
+interface ListCustomersInput {
   orgId: string;
   today: string;
   filters: CustomerFilters;
@@ -273,7 +273,7 @@ export async function deleteCustomer(db: Db, orgId: string, ref: string): Promis
 
 /** How a contract or invoice names its customer (`customer_id` or `customer_external_id`), and the
  * currency it says it is in (the customer's: no FX conversion). */
-export interface CustomerReference {
+interface CustomerReference {
   customer_id?: string;
   customer_external_id?: string;
   currency?: string;

@@ -24,7 +24,7 @@ function recordOf(path: string, name: string): string {
   return words === 'csms' ? 'CSM' : words.endsWith('ies') ? `${words.slice(0, -3)}y` : words.replace(/s$/, '');
 }
 
-export const PARAMETER_DOCS: Record<string, ParameterDoc> = {
+const PARAMETER_DOCS: Record<string, ParameterDoc> = {
   id: { description: (path) => `The ${recordOf(path, 'id')}'s id, as its list or its creation answered it` },
   customer_id: { description: (path) => (path.includes('{customer_id}') ? "The customer's id" : 'Only those of this customer (its id)') },
   batch_id: { description: 'The import batch id (`tib_…`) that the upload answered', example: 'tib_8fJ2kQ' },

@@ -8,12 +8,13 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import { AppError } from '../../lib/errors.ts';
 
 /** How long an answer is replayed. */
-export const IDEMPOTENCY_WINDOW_HOURS = 24;
+const IDEMPOTENCY_WINDOW_HOURS = 24;
 
-export interface StoredAnswer {
+interface StoredAnswer {
   status: number;
   body: unknown;
 }
@@ -54,8 +55,7 @@ export async function answerOnce(
   input: { orgId: string; key: string | null; fingerprint: string },
   change: (tx: Db) => Promise<StoredAnswer>,
 ): Promise<StoredAnswer & { replayed: boolean }> {
-  return db.transaction(async (txn) => {
-    const tx = txn as unknown as Db;
+  return transaction(db, async (tx) => {
     if (input.key === null) return { ...(await change(tx)), replayed: false };
     // Claim the key (an expired answer is replaced); a row that is someone else's comes back empty.
     const claimed = rowsOf(

@@ -7,8 +7,8 @@ import { createReadStream } from 'node:fs';
 import { parse as parseCsv } from 'csv-parse';
 import { JSONParser } from '@streamparser/json';
 
-export const IMPORT_FORMATS = ['csv', 'json', 'ndjson'] as const;
-export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+const IMPORT_FORMATS = ['csv', 'json', 'ndjson'] as const;
+type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 export interface ReadRecord {
   /** 1-based: the first record (after a CSV's header, the first element of a JSON array, the
@@ -37,7 +37,7 @@ export function formatOf(path: string, flag: string | undefined): ImportFormat {
   throw new ImportFileError(`cannot tell the format of ${path} from its extension: pass --format csv|json|ndjson`);
 }
 
-export interface ReadOptions {
+interface ReadOptions {
   /** Called with every chunk's size as it is read (progress). */
   onBytes?: (bytes: number) => void;
   /** Called with a CSV's header before any record: throw to refuse the file. */

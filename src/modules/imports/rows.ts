@@ -18,9 +18,9 @@ export const IMPORT_ENTITIES = ['customers', 'contracts', 'invoices'] as const;
 export type ImportEntity = (typeof IMPORT_ENTITIES)[number];
 
 const SCHEMAS: Record<ImportEntity, TObject> = {
-  customers: CustomerCreate as unknown as TObject,
-  contracts: ContractCreate as unknown as TObject,
-  invoices: InvoiceCreate as unknown as TObject,
+  customers: CustomerCreate,
+  contracts: ContractCreate,
+  invoices: InvoiceCreate,
 };
 
 const CSM_COLUMNS = ['csm_name', 'csm_email', 'csm_phone', 'csm_slack_user_id'];
@@ -94,7 +94,7 @@ function withZone(value: unknown): unknown {
   return match ? `${match[1]}T${match[2]}${match[3] ?? ':00'}Z` : value;
 }
 
-export type PreparedRow = { row: number; input: Record<string, unknown> } | { row: number; error: string };
+type PreparedRow = { row: number; input: Record<string, unknown> } | { row: number; error: string };
 
 /** Prepares import rows of one entity: typed, checked against its schema, ready to write. */
 export function rowPreparer(entity: ImportEntity): (record: ReadRecord) => PreparedRow {

@@ -14,7 +14,7 @@ import { Invoice, InvoiceCreate, InvoiceParams, InvoicePatch, ListInvoicesQuery 
 import { deleteInvoice, getInvoice, listInvoices, patchInvoice, presentInvoice, writeInvoices } from './service.ts';
 
 /** POST, PATCH and DELETE of invoices (modules/records/writes.ts). */
-const INVOICE_WRITES: RecordWrites<InvoicePatch> = {
+const INVOICE_WRITES: RecordWrites<typeof InvoiceCreate, typeof InvoicePatch> = {
   noun: 'Invoice',
   path: '/api/invoices',
   create: InvoiceCreate,

@@ -23,7 +23,7 @@ import { decodeCursor } from '../../lib/pagination.ts';
 /** What the reads select of an invoice: its columns (`org_id` aside), how many days it is past due
  * on the day asked about, and its sort key at full database precision, for the cursor. */
 export const INVOICE_ROW = rowShape(invoices, ['org_id'], { days_past_due: typed<number>(), sort_value: typed<string>() });
-export type InvoiceRow = RowOf<typeof INVOICE_ROW>;
+type InvoiceRow = RowOf<typeof INVOICE_ROW>;
 
 const keyset = newestFirst('i');
 
@@ -38,7 +38,7 @@ function selectInvoices(orgId: string, today: string, where: SQL[]): SQL {
     where i.org_id = ${orgId} ${andAll(where)}`;
 }
 
-export interface InvoiceFilters {
+interface InvoiceFilters {
   customerId?: string;
   contractId?: string;
   status?: string;

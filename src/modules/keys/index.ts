@@ -4,24 +4,18 @@
 // mint its own replacements.
 import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
-import type { Database, Db } from '../../db/client.ts';
+import type { Database } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
-import { instant, label, nullable } from '../../lib/record-fields.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import { jsonBody } from '../../plugins/body.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import type { RouteDeclaration, ScopeDeclaration } from '../../lib/routes.ts';
-import { PublicKeyView } from './model.ts';
+import { CreatedKey, CreateKeyBody, PublicKeyView } from './model.ts';
 import { presentKey } from './present.ts';
 import { actorOf, createKey, listKeys, revokeKey, type Authenticator } from './service.ts';
 
-/** POST /api/keys: the key and its secret, shown this once. */
-const CreatedKey = t.Object(
-  { ...PublicKeyView.properties, secret: t.String({ description: 'The key itself: shown this once, store it now' }) },
-  { additionalProperties: false },
-);
-const CreateKeyBody = t.Object({ name: label(200), expires_at: t.Optional(nullable(instant)) }, { additionalProperties: false });
 const KeyParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
 
 const admins = { auth: 'key', counted: 'organisation', who: 'admin-session' } as const;
@@ -61,18 +55,16 @@ export const API_SCOPE: ScopeDeclaration = { prefix: '/api/', auth: 'key', count
 export function keysModule(deps: { database: Database; states: RequestStates; config: Config; authenticator: Authenticator }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
   return new Elysia({ name: 'revintel/keys' })
     .get(KEY_ROUTES.list.path, async ({ request }) => ok((await listKeys(db, { org: principalOf(request).org.id })).map(presentKey)))
     .post(
       KEY_ROUTES.create.path,
       async ({ request, body, set }) => {
         const principal = principalOf(request);
-        const input = body as typeof CreateKeyBody.static;
-        const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+        const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
         if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new AppError('validation_failed', 'expires_at must be an ISO 8601 time');
-        const { key, plaintext } = await inTransaction((tx) =>
-          createKey(tx, { org: principal.org.id, name: input.name, expiresAt, actor: actorOf(principal) }),
+        const { key, plaintext } = await transaction(db, (tx) =>
+          createKey(tx, { org: principal.org.id, name: body.name, expiresAt, actor: actorOf(principal) }),
         );
         set.status = 201;
         set.headers['cache-control'] = 'no-store';
@@ -84,7 +76,7 @@ export function keysModule(deps: { database: Database; states: RequestStates; co
       KEY_ROUTES.revoke.path,
       async ({ request, params }) => {
         const principal = principalOf(request);
-        const { key } = await inTransaction((tx) =>
+        const { key } = await transaction(db, (tx) =>
           revokeKey(tx, { keyId: params.id, orgId: principal.org.id, actor: actorOf(principal) }),
         );
         deps.authenticator.invalidate(); // at once in this process; other processes within KEY_CACHE_TTL_MS

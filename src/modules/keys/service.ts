@@ -16,7 +16,7 @@ const PREFIX_LENGTH = 12;
 
 export const hashKey = sha256Hex;
 
-export function generateKey() {
+function generateKey() {
   const plaintext = `rvk_${randomBase62(KEY_BODY_LENGTH)}`;
   return { plaintext, prefix: plaintext.slice(0, PREFIX_LENGTH), hash: hashKey(plaintext) };
 }
@@ -33,7 +33,7 @@ export function keyStatus(key: Pick<ApiKey, 'revokedAt' | 'expiresAt'>, now = Da
   return 'active';
 }
 
-export interface CreateKeyInput {
+interface CreateKeyInput {
   org: string;
   name: string;
   expiresAt?: Date | null;
@@ -114,7 +114,7 @@ interface PrincipalBase {
 }
 
 /** A caller with an API key. */
-export interface KeyPrincipal extends PrincipalBase {
+interface KeyPrincipal extends PrincipalBase {
   kind: 'key';
   key: PublicKey;
 }

@@ -220,7 +220,7 @@ export function createMetrics(database: Database): Metrics {
  * read 300 MB beside an RSS of 231 MB, and far above `heapTotal`. That extra memory is `external`,
  * so the objects are the difference (as of the last collection; never below 0 nor above the heap).
  */
-export function memoryFigures(): { rss: number; heap_used: number; heap_total: number; external: number } {
+function memoryFigures(): { rss: number; heap_used: number; heap_total: number; external: number } {
   const usage = process.memoryUsage();
   return {
     rss: usage.rss,

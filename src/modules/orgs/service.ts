@@ -7,7 +7,7 @@ import type { Limits } from '../../lib/rate-limiter.ts';
 import { recordAudit } from '../audit/service.ts';
 
 /** The plans' limits (docs/api.md "Rate limits"): the one place they are written down. */
-export const PLAN_LIMITS: Record<Plan, Limits> = {
+const PLAN_LIMITS: Record<Plan, Limits> = {
   growth_agents: { perMinute: 60, perDay: 10_000 },
   enterprise: { perMinute: 300, perDay: 100_000 },
 };

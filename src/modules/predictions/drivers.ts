@@ -8,7 +8,8 @@
 // median customer): the probability minus the one it would have were this group's values the
 // reference's, every other group held (positive: it raises the risk). Points are not additive:
 // σ is not linear, so the points of two groups do not sum to the points of both.
-import { DRIVER_GROUPS, FEATURES, type DriverGroup, type FeatureRow } from './features.ts';
+import { FEATURES, type FeatureRow } from './features.ts';
+import { DRIVER_GROUPS, type DriverGroup } from './model.ts';
 import { sigmoid, type AdditiveModel } from './logistic.ts';
 
 export interface FeatureDriver {

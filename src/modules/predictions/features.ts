@@ -7,23 +7,7 @@
 // reads, and its value; a customer without invoices or tickets gets neutral values and the source
 // is named in `missing`.
 import { queryText, type Db } from '../../db/client.ts';
-
-/** The concepts drivers are grouped by: each feature belongs to one, a prediction shows one driver
- * per group (its impact the sum of its features'), in this order when impacts tie. */
-export const DRIVER_GROUPS = [
-  'tenure',
-  'renewal',
-  'billing',
-  'arr_trend',
-  'seats_trend',
-  'payments',
-  'ticket_volume',
-  'ticket_tone',
-  'churn_signals',
-  'cancellation_notice',
-  'segment',
-] as const;
-export type DriverGroup = (typeof DRIVER_GROUPS)[number];
+import { DRIVER_GROUPS, type DriverGroup } from './model.ts';
 
 /** The churn signals that speak of leaving (not an outage or a billing dispute, which a fix ends). */
 export const LEAVING_SIGNALS = ['cancellation', 'competitor', 'downgrade', 'refund'] as const;

@@ -3,6 +3,7 @@
 // its drivers, with the summary a CFO reads (ARR at risk per currency and band).
 import { Elysia, t } from 'elysia';
 import type { Database } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import { RISK_BANDS, type BacktestMethod, type RiskBand } from '../../db/schema/index.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -12,7 +13,6 @@ import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts'
 import type { Config } from '../../config.ts';
 import { validator } from '../../lib/validation.ts';
 import { readJsonBody } from '../../plugins/body.ts';
-import type { Db } from '../../db/client.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import {
@@ -45,7 +45,6 @@ import {
   presentPredictionItem,
   type PredictionFilters,
 } from './read.ts';
-import { predictionSettings } from './settings.ts';
 
 export const PREDICTION_ROUTES = {
   list: {
@@ -153,7 +152,7 @@ function probabilityBound(raw: string | undefined): number | undefined {
 export function predictionsModule(deps: {
   database: Database;
   states: RequestStates;
-  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'predictionHorizonDays'>;
   listCache: ListCache;
   wakeJobs?: () => void;
 }) {
@@ -163,7 +162,7 @@ export function predictionsModule(deps: {
   const checkBacktest = validator(BacktestBody);
   const recomputeLimit = bodyLimit(PREDICTION_ROUTES.recompute.body, deps.config);
   const backtestLimit = bodyLimit(PREDICTION_ROUTES.backtest.body, deps.config);
-  const horizonDays = predictionSettings().horizonDays;
+  const horizonDays = deps.config.predictionHorizonDays;
   return new Elysia({ name: 'revintel/predictions' })
     .get(
       PREDICTION_ROUTES.list.path,
@@ -206,7 +205,7 @@ export function predictionsModule(deps: {
       const problem = checkRecompute(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { customer_ids: customerIds, retrain } = body as RecomputeBody;
-      const job = await db.transaction((tx) => requestRecompute(tx as unknown as Db, { orgId, customerIds, retrain }));
+      const job = await transaction(db, (tx) => requestRecompute(tx, { orgId, customerIds, retrain }));
       deps.wakeJobs?.();
       set.status = 202;
       return ok({ job_id: job.id });
@@ -237,8 +236,8 @@ export function predictionsModule(deps: {
       const problem = checkBacktest(body);
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { method, horizon_days: horizonDays, as_of: asOf, cutoff } = body as BacktestBody;
-      const backtest = await db.transaction((tx) =>
-        requestBacktest(tx as unknown as Db, backtestJob, {
+      const backtest = await transaction(db, (tx) =>
+        requestBacktest(tx, backtestJob, {
           orgId,
           request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff },
           today: utcToday(),

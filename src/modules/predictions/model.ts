@@ -1,8 +1,28 @@
 import { t } from 'elysia';
 import { BACKTEST_METHODS, BACKTEST_STATUSES, RISK_BANDS } from '../../db/schema/index.ts';
 import { currency, day, enumOf, instant, nullable } from '../../lib/record-fields.ts';
-import { MODEL_KINDS } from './training.ts';
-import { DRIVER_GROUPS } from './features.ts';
+
+// The vocabulary below is the API's, and the model, the features and the console take it from here:
+// this file imports no code that runs queries, so the console's own typecheck can read it.
+/** The concepts drivers are grouped by: each feature belongs to one, a prediction shows one driver
+ * per group (its impact the sum of its features'), in this order when impacts tie. */
+export const DRIVER_GROUPS = [
+  'tenure',
+  'renewal',
+  'billing',
+  'arr_trend',
+  'seats_trend',
+  'payments',
+  'ticket_volume',
+  'ticket_tone',
+  'churn_signals',
+  'cancellation_notice',
+  'segment',
+] as const;
+export type DriverGroup = (typeof DRIVER_GROUPS)[number];
+
+export const MODEL_KINDS = ['prior', 'prior_recalibrated', 'logistic'] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
 
 /** What `min_probability` may be (a churn probability). */
 export const PROBABILITY_RANGE = { min: 0, max: 1 } as const;

@@ -6,6 +6,7 @@
 // mark made (or renewed) meanwhile survives for the next run. A chunk's band changes bump the organisation's data
 // version as it commits (migration 0018), so customers' churn_risk follows chunk by chunk.
 import { queryText, type Db } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import { nextSizeByTime } from '../../db/units.ts';
 import type { RiskBand } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
@@ -221,33 +222,29 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
 export async function warmScoring(db: Db): Promise<void> {
   const settings = predictionSettings();
   const none: string[] = [];
-  await db
-    .transaction(async (tx) => {
-      const t = tx as unknown as Db;
-      await featuresAt(t, {
-        orgId: '',
-        day: new Date().toISOString().slice(0, 10),
-        horizonDays: settings.horizonDays,
-        population: 'scored',
-        graceDays: settings.graceDays,
-        customerIds: none,
-      });
-      await queryText(
-        t,
-        `select customer_id, changed_at::text from risk_input_changes where org_id = $1 and customer_id = any($2::text[])`,
-        ['', none],
-      );
-      await queryText(t, UPSERT, ['', '', settings.horizonDays, '[]', new Date().toISOString()]);
-      await queryText(
-        t,
-        `delete from predictions where org_id = $1 and customer_id = any($2::text[]) and not (customer_id = any($3::text[])) returning customer_id`,
-        ['', none, none],
-      );
-      throw new WarmedUp();
-    })
-    .catch((error: unknown) => {
-      if (!(error instanceof WarmedUp)) throw error;
+  await transaction(db, async (t) => {
+    await featuresAt(t, {
+      orgId: '',
+      day: new Date().toISOString().slice(0, 10),
+      horizonDays: settings.horizonDays,
+      population: 'scored',
+      graceDays: settings.graceDays,
+      customerIds: none,
     });
+    await queryText(t, `select customer_id, changed_at::text from risk_input_changes where org_id = $1 and customer_id = any($2::text[])`, [
+      '',
+      none,
+    ]);
+    await queryText(t, UPSERT, ['', '', settings.horizonDays, '[]', new Date().toISOString()]);
+    await queryText(
+      t,
+      `delete from predictions where org_id = $1 and customer_id = any($2::text[]) and not (customer_id = any($3::text[])) returning customer_id`,
+      ['', none, none],
+    );
+    throw new WarmedUp();
+  }).catch((error: unknown) => {
+    if (!(error instanceof WarmedUp)) throw error;
+  });
 }
 class WarmedUp extends Error {}
 

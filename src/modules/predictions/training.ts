@@ -11,6 +11,7 @@
 //                       features, Platt-calibrated on out-of-fold scores (folds grouped by customer).
 // Every tier ends in the same additive form (logistic.ts), so every prediction explains itself.
 import { seededRandom } from '../demo/generate.ts';
+import type { ModelKind } from './model.ts';
 import {
   additiveFromFit,
   fitLogistic,
@@ -36,8 +37,8 @@ import {
   type Scored,
 } from './metrics.ts';
 
-export const MODEL_KINDS = ['prior', 'prior_recalibrated', 'logistic'] as const;
-export type ModelKind = (typeof MODEL_KINDS)[number];
+// The kinds are the API's vocabulary (model.ts); the fitting thread and the training job name them from here.
+export type { ModelKind };
 
 /** One labelled snapshot: a customer's feature values at day `t`. */
 export interface Snapshot {

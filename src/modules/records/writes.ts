@@ -7,9 +7,11 @@
 // `:id` is an id or `ext:<external_id>`, as for reads. Each request is one transaction. A record
 // type's module declares what differs (its fields, service and wording) and mounts these routes;
 // their declarations (recordWriteDeclarations) are made from the same description.
-import { Elysia, type TSchema } from 'elysia';
+import type { Static, TObject, TSchema, TString } from '@sinclair/typebox';
+import { Elysia } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import type { PatchOutcome, RowOutcome } from '../../db/upsert.ts';
 import { ok } from '../../lib/envelope.ts';
 import { notFound } from '../../lib/errors.ts';
@@ -20,17 +22,18 @@ import type { RequestStates } from '../../plugins/request-state.ts';
 import { answerOnce, idempotencyKeyOf, requestFingerprint } from '../idempotency/service.ts';
 
 /** What the write routes need to know of one record type. */
-export interface RecordWrites<Input> {
+export interface RecordWrites<Create extends TSchema, Patch extends TSchema> {
   /** As in messages: "Customer cus_… not found". */
   noun: string;
   path: string;
-  create: TSchema;
-  patch: TSchema;
-  params: TSchema;
+  create: Create;
+  patch: Patch;
+  /** `:id`: an id or `ext:<external_id>`. */
+  params: TObject<{ id: TString }>;
   /** The record as the API shows it: every write answers it. */
   record: TSchema;
-  write: (db: Db, orgId: string, rows: { index: number; input: Input }[]) => Promise<RowOutcome[]>;
-  update: (db: Db, orgId: string, ref: string, patch: Input) => Promise<PatchOutcome>;
+  write: (db: Db, orgId: string, rows: { index: number; input: Static<Create> }[]) => Promise<RowOutcome[]>;
+  update: (db: Db, orgId: string, ref: string, patch: Static<Patch>) => Promise<PatchOutcome>;
   remove: (db: Db, orgId: string, ref: string) => Promise<string | null>;
   /** The record as the API shows it (deleted ones too: a DELETE answers the tombstone). */
   show: (db: Db, orgId: string, id: string) => Promise<unknown>;
@@ -44,7 +47,7 @@ export interface RecordWriteDeps {
 
 /** The write routes of one record type: key-authenticated, counted on the organisation, JSON
  * bodies within the API limit. DELETE reads (and ignores) a body too, as it always has. */
-export function recordWriteDeclarations(kind: Pick<RecordWrites<unknown>, 'noun' | 'path' | 'record'>) {
+export function recordWriteDeclarations(kind: Pick<RecordWrites<TSchema, TSchema>, 'noun' | 'path' | 'record'>) {
   const write = { auth: 'key', counted: 'organisation', body: 'api', response: kind.record } as const;
   const noun = kind.noun.toLowerCase();
   return {
@@ -56,7 +59,7 @@ export function recordWriteDeclarations(kind: Pick<RecordWrites<unknown>, 'noun'
 
 /** POST, PATCH and DELETE for one record type, each with the JSON body parser as its own parse
  * hook (one on the module's GETs would cost every read). */
-export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: RecordWriteDeps) {
+export function recordWriteRoutes<Create extends TSchema, Patch extends TSchema>(kind: RecordWrites<Create, Patch>, deps: RecordWriteDeps) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   const routes = recordWriteDeclarations(kind);
@@ -69,7 +72,7 @@ export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: Record
           db,
           { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', kind.path, body) },
           async (tx) => {
-            const [outcome] = await kind.write(tx, orgId, [{ index: 0, input: body as Input }]);
+            const [outcome] = await kind.write(tx, orgId, [{ index: 0, input: body }]);
             if (outcome!.outcome === 'rejected') throw outcome!.error;
             return { status: outcome!.outcome === 'created' ? 201 : 200, body: ok(await kind.show(tx, orgId, outcome!.id)) };
           },
@@ -84,10 +87,9 @@ export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: Record
       routes.change.path,
       async ({ request, params, body }) => {
         const orgId = principalOf(request).org.id;
-        const ref = (params as { id: string }).id;
-        return db.transaction(async (txn) => {
-          const tx = txn as unknown as Db;
-          const outcome = await kind.update(tx, orgId, ref, body as Input);
+        const ref = params.id;
+        return transaction(db, async (tx) => {
+          const outcome = await kind.update(tx, orgId, ref, body);
           if (outcome.outcome === 'not_found') throw notFound(`${kind.noun} ${ref}`);
           return ok(await kind.show(tx, orgId, outcome.id));
         });
@@ -98,9 +100,8 @@ export function recordWriteRoutes<Input>(kind: RecordWrites<Input>, deps: Record
       routes.remove.path,
       async ({ request, params }) => {
         const orgId = principalOf(request).org.id;
-        const ref = (params as { id: string }).id;
-        return db.transaction(async (txn) => {
-          const tx = txn as unknown as Db;
+        const ref = params.id;
+        return transaction(db, async (tx) => {
           const id = await kind.remove(tx, orgId, ref);
           if (!id) throw notFound(`${kind.noun} ${ref}`);
           return ok(await kind.show(tx, orgId, id));

@@ -3,7 +3,8 @@
 // them (their sessions end). Never with an API key (`who: 'admin-session'`, judged by the gate).
 import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
-import type { Database, Db } from '../../db/client.ts';
+import type { Database } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import { ok } from '../../lib/envelope.ts';
 import type { RouteDeclaration } from '../../lib/routes.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
@@ -54,7 +55,6 @@ export const USER_ROUTES = {
 export function usersModule(deps: { database: Database; states: RequestStates; config: Config }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
 
   return new Elysia({ name: 'revintel/users' })
     .get(USER_ROUTES.list.path, async ({ request }) => ok((await listUsers(db, { orgId: principalOf(request).org.id })).map(presentUser)))
@@ -62,9 +62,8 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
       USER_ROUTES.invite.path,
       async ({ request, body, set }) => {
         const principal = principalOf(request);
-        const input = body as InviteUser;
-        const { user, link } = await inTransaction((tx) =>
-          createUser(tx, { org: principal.org.id, email: input.email, name: input.name, role: input.role, actor: actorOf(principal) }),
+        const { user, link } = await transaction(db, (tx) =>
+          createUser(tx, { org: principal.org.id, email: body.email, name: body.name, role: body.role, actor: actorOf(principal) }),
         );
         set.status = 201;
         set.headers['cache-control'] = 'no-store';
@@ -80,13 +79,12 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
       USER_ROUTES.patch.path,
       async ({ request, params, body }) => {
         const principal = principalOf(request);
-        const input = body as PatchUser;
-        const user = await inTransaction((tx) =>
+        const user = await transaction(db, (tx) =>
           updateUser(tx, {
             userId: params.id,
             orgId: principal.org.id,
-            role: input.role,
-            disabled: input.disabled,
+            role: body.role,
+            disabled: body.disabled,
             actor: actorOf(principal),
           }),
         );
@@ -98,7 +96,7 @@ export function usersModule(deps: { database: Database; states: RequestStates; c
       USER_ROUTES.link.path,
       async ({ request, params, set }) => {
         const principal = principalOf(request);
-        const { user, link } = await inTransaction((tx) =>
+        const { user, link } = await transaction(db, (tx) =>
           issueLink(tx, { userId: params.id, orgId: principal.org.id, actor: actorOf(principal) }),
         );
         set.status = 201;

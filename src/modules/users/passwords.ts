@@ -5,7 +5,7 @@
 // quickly (refused or served) instead of waiting out the request timeout behind the flood.
 import { AppError } from '../../lib/errors.ts';
 
-export interface PasswordHashingLimits {
+interface PasswordHashingLimits {
   /** Hashings or verifications running at once. */
   concurrency: number;
   /** Requests that may wait for a turn; one more is refused at once. */
@@ -16,7 +16,7 @@ export interface PasswordHashingLimits {
 const QUEUE_WAIT_MS = 5_000;
 const RETRY_AFTER_SECONDS = 1;
 
-export interface PasswordHasher {
+interface PasswordHasher {
   hash(password: string): Promise<string>;
   /** Finds whose password this should be and checks it, in one turn of the gate (a request the gate
    * refuses costs no database work either): exactly one verification, against a dummy hash when

@@ -20,20 +20,20 @@ import { recordAudit } from '../audit/service.ts';
 import { findOrg } from '../orgs/service.ts';
 
 /** A sign-in link lasts a day; a session 12 h without use and 7 days at most. */
-export const LINK_TTL_MS = 24 * 3_600_000;
+const LINK_TTL_MS = 24 * 3_600_000;
 export const SESSION_IDLE_MS = 12 * 3_600_000;
 export const SESSION_ABSOLUTE_MS = 7 * 24 * 3_600_000;
-export const MIN_PASSWORD_LENGTH = 10;
+const MIN_PASSWORD_LENGTH = 10;
 /** Bun.password refuses more than this (argon2's own bound is far higher; nobody types more). */
 const MAX_PASSWORD_LENGTH = 1024;
 
 /** Opaque tokens (links, sessions): 43 base62 characters, about 256 random bits; kept as SHA-256. */
-export const newToken = () => randomBase62(43);
+const newToken = () => randomBase62(43);
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-export type UserStatus = 'invited' | 'active' | 'disabled';
-export const userStatus = (user: Pick<User, 'disabledAt' | 'passwordHash'>): UserStatus =>
+type UserStatus = 'invited' | 'active' | 'disabled';
+const userStatus = (user: Pick<User, 'disabledAt' | 'passwordHash'>): UserStatus =>
   user.disabledAt ? 'disabled' : user.passwordHash ? 'active' : 'invited';
 
 /** The API's (and the CLI's) view of a user: never the password's hash. */
@@ -49,7 +49,6 @@ export function presentUser(user: User) {
     disabled_at: user.disabledAt?.toISOString() ?? null,
   };
 }
-export type PresentedUser = ReturnType<typeof presentUser>;
 
 function checkRole(role: string): UserRole {
   if (!(USER_ROLES as readonly string[]).includes(role))
@@ -66,7 +65,7 @@ export function checkPassword(password: unknown): string {
   return password;
 }
 
-export interface IssuedLink {
+interface IssuedLink {
   token: string;
   expiresAt: Date;
 }
@@ -124,7 +123,7 @@ export async function listUsers(db: Db, filter: { org?: string; orgId?: string }
 }
 
 /** A user by id, in `orgId` when given (an admin's request); another organisation's is not found. */
-export async function findUser(db: Db, userId: string, orgId?: string): Promise<User> {
+async function findUser(db: Db, userId: string, orgId?: string): Promise<User> {
   const [user] = await db
     .select()
     .from(users)
@@ -151,7 +150,7 @@ export async function issueLink(
   return { user, link };
 }
 
-export interface UpdateUserInput {
+interface UpdateUserInput {
   userId: string;
   /** Set for an admin's request: the user must be in this organisation. */
   orgId?: string;
@@ -334,7 +333,7 @@ export async function endSession(db: Db, input: { sessionId: string; orgId: stri
 }
 
 /** Ends every live session of a user; the number ended. */
-export async function endUserSessions(db: Db, userId: string): Promise<number> {
+async function endUserSessions(db: Db, userId: string): Promise<number> {
   const ended = await db
     .update(sessions)
     .set({ revokedAt: new Date() })
