@@ -27,7 +27,7 @@ import { findOrg } from '../modules/orgs/service.ts';
 import { recordAudit } from '../modules/audit/service.ts';
 import { notFound } from '../lib/errors.ts';
 import type { JobState } from '../db/schema/index.ts';
-import { listJobs, retryDeadJobs, showJob } from '../jobs/queue.ts';
+import { listJobs, retryDeadJobs, showJob } from '../queue/job-queue.ts';
 import { getPrediction, listPredictions, predictionsMeta, presentPrediction, presentPredictionItem } from '../modules/predictions/read.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
 import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } from '../modules/predictions/backtests.ts';

@@ -11,7 +11,7 @@ import { analyseExtraction, extractEvent } from '../modules/ticket-queue/process
 import { failedOutcome } from '../modules/ticket-queue/retry.ts';
 import { contactKey, type EventOutcome } from '../modules/ticket-queue/service.ts';
 import type { WorkerUnits } from './units.ts';
-import { idleBackoff, IDLE_POLL_MAX_MS } from './waker.ts';
+import { idleBackoff, IDLE_POLL_MAX_MS } from '../lib/waker.ts';
 
 /** Webhooks a second above which acknowledging them comes first: while they arrive faster, the
  * worker defers its work and leaves the machine to the server, until the oldest due event has
@@ -38,7 +38,7 @@ export interface TicketLoopOptions {
   leaseSeconds?: number;
   /** Poll interval when nothing wakes the loop. */
   pollMs?: number;
-  /** The longest wait between looks when idle (waker.ts's idleBackoff). */
+  /** The longest wait between looks when idle (lib/waker.ts's idleBackoff). */
   idleMaxMs?: number;
   isStopping: () => boolean;
   /** Resolves at a wake-up, a stop, or after `ms`. */

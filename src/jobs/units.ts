@@ -12,8 +12,8 @@ import {
   type EventOutcome,
 } from '../modules/ticket-queue/service.ts';
 import { newId } from '../lib/ids.ts';
-import { jobUnits } from './job-units.ts';
-import { JOB_KINDS } from './kinds.ts';
+import { jobUnits } from '../queue/job-units.ts';
+import { JOB_KINDS } from './kind-registry.ts';
 
 export interface InstanceInfo {
   id: string;

@@ -12,8 +12,8 @@ import { unhandled, type FromWorker, type ToWorker, type WorkerInit } from './pr
 import { workerUnits, type WorkerUnits } from './units.ts';
 import { DEFER_AT_MOST_MS, runTicketLoop } from './ticket-loop.ts';
 import { runJobLoop } from './job-loop.ts';
-import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kinds.ts';
-import { createWaker } from './waker.ts';
+import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kind-registry.ts';
+import { createWaker } from '../lib/waker.ts';
 import { usePredictionSettings } from '../modules/predictions/settings.ts';
 import { useActionSettings } from '../modules/agent-actions/settings.ts';
 

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { t } from 'elysia';
 import { queryText, type Db } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units.ts';
-import { defineJobKind, nextFiring, PermanentJobError } from '../../src/jobs/kind.ts';
+import { defineJobKind, nextFiring, PermanentJobError } from '../../src/queue/job-kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
-import { jobUnits } from '../../src/jobs/job-units.ts';
+import { jobUnits } from '../../src/queue/job-units.ts';
 import {
   claimJobs,
   enqueueJob,
@@ -20,7 +20,7 @@ import {
   retryDeadJobs,
   settleJobs,
   showJob,
-} from '../../src/jobs/queue.ts';
+} from '../../src/queue/job-queue.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
 import { connectPostgres } from '../../src/db/client.ts';

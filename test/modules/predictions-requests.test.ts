@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
 import { recomputePredictionsJob } from '../../src/jobs/kinds/predictions-recompute.ts';
-import { claimJobs } from '../../src/jobs/queue.ts';
+import { claimJobs } from '../../src/queue/job-queue.ts';
 import { MERGED_CUSTOMERS_MAX } from '../../src/modules/predictions/requests.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 

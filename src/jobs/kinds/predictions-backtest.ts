@@ -6,8 +6,8 @@ import { messageOf } from '../../lib/errors.ts';
 import { utcToday } from '../../lib/today.ts';
 import { backtestUnits, runBacktestWith } from '../../modules/predictions/backtests.ts';
 import { historyUnits } from '../../modules/predictions/history.ts';
-import { defineJobKind, PermanentJobError } from '../kind.ts';
-import { isLastFailure } from '../job-loop.ts';
+import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
+import { isLastFailure } from '../../queue/job-failures.ts';
 
 export const backtestJob = defineJobKind({
   kind: 'predictions.backtest',

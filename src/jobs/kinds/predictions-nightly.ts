@@ -5,8 +5,8 @@
 import { t } from 'elysia';
 import { queryText } from '../../db/client.ts';
 import { predictionSettings } from '../../modules/predictions/settings.ts';
-import { defineJobKind } from '../kind.ts';
-import { enqueueJob } from '../queue.ts';
+import { defineJobKind } from '../../queue/job-kind.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
 import { trainJob } from './predictions-train.ts';
 
 export const nightlyJob = defineJobKind({

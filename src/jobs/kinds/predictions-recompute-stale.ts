@@ -2,7 +2,7 @@
 // enqueued by the first mark not yet processed (predictions/stale.ts), it runs a few seconds later
 // for every mark made by then, a chunk of customers per unit (predictions-recompute.ts).
 import { t } from 'elysia';
-import { defineJobKind } from '../kind.ts';
+import { defineJobKind } from '../../queue/job-kind.ts';
 import { ChunkSize, recomputeThroughUnits, recomputeUnits } from './predictions-recompute.ts';
 
 export const recomputeStaleJob = defineJobKind({

@@ -7,7 +7,7 @@ import type { Db } from '../../db/client.ts';
 import { timed } from '../../db/units.ts';
 import { utcToday } from '../../lib/today.ts';
 import { recomputeInChunks, scoreChunk, type ChunkArgs, type RecomputeScope } from '../../modules/predictions/service.ts';
-import { defineJobKind, PermanentJobError, type JobContext } from '../kind.ts';
+import { defineJobKind, PermanentJobError, type JobContext } from '../../queue/job-kind.ts';
 
 /** The unit both recompute kinds score with. */
 export const recomputeUnits = { 'score-chunk': timed((db: Db, args: ChunkArgs) => scoreChunk(db, args)) };

@@ -9,9 +9,9 @@
 import { t } from 'elysia';
 import { queryText, type Db } from '../../db/client.ts';
 import { predictionSettings } from '../../modules/predictions/settings.ts';
-import { BatchSize, inBatches } from '../batches.ts';
-import { defineJobKind } from '../kind.ts';
-import { markDebounced } from '../queue.ts';
+import { BatchSize, inBatches } from '../../queue/batches.ts';
+import { defineJobKind } from '../../queue/job-kind.ts';
+import { markDebounced } from '../../queue/job-queue.ts';
 import { recomputeStaleJob } from './predictions-recompute-stale.ts';
 
 /** Up to $2 organisations with marks after $1, in order: a skip scan, each step the first

@@ -11,7 +11,7 @@ import { saveRetrain } from '../../modules/predictions/models.ts';
 import { predictionSettings } from '../../modules/predictions/settings.ts';
 import type { RetrainResult } from '../../modules/predictions/fitting.ts';
 import type { ModelKind } from '../../modules/predictions/training.ts';
-import { defineJobKind, PermanentJobError } from '../kind.ts';
+import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { recomputePredictionsJob } from './predictions-recompute.ts';
 
 export const trainJob = defineJobKind({

@@ -1,6 +1,6 @@
 import { and, eq, getTableColumns, isNull, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
 import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
 import {
   connectors,

@@ -3,8 +3,8 @@
 // backtest, and a rescore of everyone. A run killed before this commits leaves nothing behind; a
 // run that committed and died before its job was marked done finds its model on the retry.
 import { queryText, type Db } from '../../db/client.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
-import type { JobKind } from '../../jobs/kind.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
+import type { JobKind } from '../../queue/job-kind.ts';
 import { newId } from '../../lib/ids.ts';
 import type { RetrainResult } from './fitting.ts';
 

@@ -3,7 +3,7 @@
 import { queryText, type Db } from '../../db/client.ts';
 import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
 import { trainJob } from '../../jobs/kinds/predictions-train.ts';
-import { enqueueJob, type Enqueued } from '../../jobs/queue.ts';
+import { enqueueJob, type Enqueued } from '../../queue/job-queue.ts';
 import { AppError } from '../../lib/errors.ts';
 
 /** Customers a queued rescore of some may name; past this it rescores everyone: one job whose

@@ -4,7 +4,7 @@
 // one recompute, and a steady stream cannot postpone it for ever.
 import { queryText, type Db } from '../../db/client.ts';
 import { recomputeStaleJob } from '../../jobs/kinds/predictions-recompute-stale.ts';
-import { markDebounced } from '../../jobs/queue.ts';
+import { markDebounced } from '../../queue/job-queue.ts';
 import { predictionSettings } from './settings.ts';
 
 const MARK = `

@@ -3,6 +3,7 @@
 // data the database refuses: the same bytes fail the same way on every attempt. Anything else (a lost
 // connection, a serialization failure or deadlock, a lock timeout, an unavailable database, an error
 // we do not know) may pass next time, so it is retried up to MAX_ATTEMPTS.
+import { isRefusedData, sqlStateOf } from '../../db/sqlstate.ts';
 import type { EventOutcome } from './service.ts';
 
 /** Attempts before an event is dead-lettered. */
@@ -14,27 +15,9 @@ export class UnusableEvent extends Error {
   override readonly name = 'UnusableEvent';
 }
 
-// SQLSTATE class 22, data exception (22P05 unsupported Unicode escape, 22021 invalid byte sequence,
-// 22P02 invalid text, 22003 number out of range, 22007/22008 bad date or time…), and 23514, a check
-// constraint refusing a value.
-const REFUSED_DATA = /^(?:22[0-9A-Z]{3}|23514)$/;
-// What a SQLSTATE looks like (its classes), unlike the drivers' own codes (ECONNREFUSED, EPIPE,
-// CONNECTION_CLOSED).
-const SQLSTATE = /^(?:\d\d|F0|HV|P0|XX)[0-9A-Z]{3}$/;
-
-/** A database error's SQLSTATE, from either driver, after a thread crossing (RemoteUnitError keeps
- * `code`) or wrapped once (drizzle puts the driver's error in `cause`). */
-function sqlStateOf(error: unknown): string | undefined {
-  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } | null };
-  const found = typeof code === 'string' ? code : cause?.code;
-  return typeof found === 'string' && SQLSTATE.test(found) ? found : undefined;
-}
-
 /** Whether no retry can fix the failure. */
 export function isPermanent(error: unknown): boolean {
-  if (error instanceof UnusableEvent) return true;
-  const sqlState = sqlStateOf(error);
-  return sqlState !== undefined && REFUSED_DATA.test(sqlState);
+  return error instanceof UnusableEvent || isRefusedData(error);
 }
 
 /** The outcome of an event that failed with `error` while `doing` (e.g. "could not be stored"). */

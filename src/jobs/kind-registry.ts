@@ -1,10 +1,10 @@
 // Every job kind this build runs. A new kind: its file (payload, work, retry, schedule) and a line
 // here — in FITTING_JOB_KINDS if it fits models (seconds of CPU: the fitting thread runs it), else
 // in MAIN_JOB_KINDS.
-import type { JobKind } from './kind.ts';
+import type { JobKind } from '../queue/job-kind.ts';
 import { idempotencyPurge } from './kinds/idempotency-purge.ts';
-import { purgeFinishedJobs } from './kinds/purge-finished.ts';
-import { recoverJobLeases } from './kinds/recover-leases.ts';
+import { purgeFinishedJobs } from '../queue/jobs/purge-finished.ts';
+import { recoverJobLeases } from '../queue/jobs/recover-leases.ts';
 import { recomputePredictionsJob } from './kinds/predictions-recompute.ts';
 import { recomputeStaleJob } from './kinds/predictions-recompute-stale.ts';
 import { nightlyJob } from './kinds/predictions-nightly.ts';

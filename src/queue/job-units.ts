@@ -2,7 +2,7 @@
 // the database's owner to do. Arguments carry times as ISO text: units also cross the admin socket.
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry } from '../db/units.ts';
-import type { JobInfo, JobKind } from './kind.ts';
+import type { JobInfo, JobKind } from './job-kind.ts';
 import {
   claimJobs,
   fireSchedules,
@@ -13,7 +13,7 @@ import {
   settleJobs,
   type JobOutcome,
   type ScheduledKind,
-} from './queue.ts';
+} from './job-queue.ts';
 
 export function jobUnits(kinds: readonly JobKind[]) {
   const byName = new Map(kinds.map((k) => [k.kind, k]));

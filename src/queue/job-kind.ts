@@ -1,5 +1,5 @@
 // What a job kind is: one file (src/jobs/kinds/, or a feature's own folder) declaring its payload
-// (TypeBox), its work, its retry policy and, optionally, its schedule; kinds.ts lists them.
+// (TypeBox), its work, its retry policy and, optionally, its schedule; jobs/kind-registry.ts lists them.
 //
 // The work takes one of two shapes, because in embedded mode only the main thread may hold a
 // transaction (db/units.ts):

@@ -7,7 +7,7 @@ import { isoTimeText } from '../db/keyset.ts';
 import { queryText, type Db } from '../db/client.ts';
 import type { JobState } from '../db/schema/index.ts';
 import { newId } from '../lib/ids.ts';
-import { cadenceOf, nextFiring, retryPolicyOf, type JobInfo, type JobKind, type Schedule } from './kind.ts';
+import { cadenceOf, nextFiring, retryPolicyOf, type JobInfo, type JobKind, type Schedule } from './job-kind.ts';
 
 /** An instance that has not beaten for this long is dead: its jobs are taken back at once rather
  * than when their leases run out (the same rule as the ticket queue's). */

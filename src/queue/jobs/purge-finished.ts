@@ -1,10 +1,10 @@
 // Finished jobs are kept for a while to be looked at (`revintel jobs list`), then forgotten: done
 // ones after 7 days, dead ones after 30 (time enough to notice and retry them). A batch per unit
-// (jobs/batches.ts): a day of a busy queue is tens of thousands of rows.
+// (queue/batches.ts): a day of a busy queue is tens of thousands of rows.
 import { t } from 'elysia';
 import { queryText, type Db } from '../../db/client.ts';
 import { BatchSize, inBatches } from '../batches.ts';
-import { defineJobKind } from '../kind.ts';
+import { defineJobKind } from '../job-kind.ts';
 
 const PURGE = `
   delete from jobs where id in (
