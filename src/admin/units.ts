@@ -32,7 +32,7 @@ import { getPrediction, listPredictions, predictionsMeta, presentPrediction, pre
 import { predictionSettings } from '../modules/predictions/settings.ts';
 import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } from '../modules/predictions/backtests.ts';
 import { historyUnits } from '../modules/predictions/history.ts';
-import { backtestJob } from '../jobs/kinds/predictions-backtest.ts';
+import { backtestJob } from '../modules/predictions/jobs/backtest.ts';
 import { requestRecompute } from '../modules/predictions/requests.ts';
 import { requestReanalysis } from '../modules/tickets/reanalysis.ts';
 import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';

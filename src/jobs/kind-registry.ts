@@ -2,15 +2,15 @@
 // here — in FITTING_JOB_KINDS if it fits models (seconds of CPU: the fitting thread runs it), else
 // in MAIN_JOB_KINDS.
 import type { JobKind } from '../queue/job-kind.ts';
-import { idempotencyPurge } from './kinds/idempotency-purge.ts';
+import { idempotencyPurge } from '../modules/idempotency/jobs/purge.ts';
 import { purgeFinishedJobs } from '../queue/jobs/purge-finished.ts';
 import { recoverJobLeases } from '../queue/jobs/recover-leases.ts';
-import { recomputePredictionsJob } from './kinds/predictions-recompute.ts';
-import { recomputeStaleJob } from './kinds/predictions-recompute-stale.ts';
-import { nightlyJob } from './kinds/predictions-nightly.ts';
-import { sweepStaleJob } from './kinds/predictions-sweep-stale.ts';
-import { trainJob } from './kinds/predictions-train.ts';
-import { backtestJob } from './kinds/predictions-backtest.ts';
+import { recomputePredictionsJob } from '../modules/predictions/jobs/recompute.ts';
+import { recomputeStaleJob } from '../modules/predictions/jobs/recompute-stale.ts';
+import { nightlyJob } from '../modules/predictions/jobs/nightly.ts';
+import { sweepStaleJob } from '../modules/predictions/jobs/sweep-stale.ts';
+import { trainJob } from '../modules/predictions/jobs/train.ts';
+import { backtestJob } from '../modules/predictions/jobs/backtest.ts';
 import { expireActionsJob } from './kinds/actions-expire.ts';
 import { chatSendJob } from '../modules/slack/sender.ts';
 import { whatsappInboundJob } from '../modules/whatsapp/inbound.ts';

@@ -1,4 +1,4 @@
-// What a job kind is: one file (src/jobs/kinds/, or a feature's own folder) declaring its payload
+// What a job kind is: one file in its feature's folder (modules/<feature>/jobs/) declaring its payload
 // (TypeBox), its work, its retry policy and, optionally, its schedule; jobs/kind-registry.ts lists them.
 //
 // The work takes one of two shapes, because in embedded mode only the main thread may hold a

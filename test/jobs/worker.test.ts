@@ -12,7 +12,7 @@ import { newId } from '../../src/lib/ids.ts';
 import { queryText } from '../../src/db/client.ts';
 import { enqueueJob, showJob } from '../../src/queue/job-queue.ts';
 import { JOB_KINDS } from '../../src/jobs/kind-registry.ts';
-import { idempotencyPurge } from '../../src/jobs/kinds/idempotency-purge.ts';
+import { idempotencyPurge } from '../../src/modules/idempotency/jobs/purge.ts';
 
 async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -1,7 +1,7 @@
 import { and, eq, getTableColumns, isNull, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { enqueueJob } from '../../queue/job-queue.ts';
-import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
+import { recomputePredictionsJob } from '../predictions/jobs/recompute.ts';
 import {
   connectors,
   contracts,

@@ -1,6 +1,6 @@
 // Backtests as the API and the CLI see them: asked for (a row and its job, in one transaction; one
 // queued or running per organisation), read by id or the latest finished, and recorded by the job
-// (jobs/kinds/predictions-backtest.ts) as it starts, succeeds or fails.
+// (jobs/backtest.ts) as it starts, succeeds or fails.
 import { queryText, type Db } from '../../db/client.ts';
 import { isoTimeText } from '../../db/keyset.ts';
 import type { BacktestMethod, BacktestStatus } from '../../db/schema/index.ts';

@@ -4,10 +4,17 @@
 // connection, a serialization failure or deadlock, a lock timeout, an unavailable database, an error
 // we do not know) may pass next time, so it is retried up to MAX_ATTEMPTS.
 import { isRefusedData, sqlStateOf } from '../../db/sqlstate.ts';
-import type { EventOutcome } from './service.ts';
 
 /** Attempts before an event is dead-lettered. */
 export const MAX_ATTEMPTS = 8;
+
+/** An event that failed: `permanent` when no retry can fix it (isPermanent decides). */
+export interface FailedOutcome {
+  eventId: string;
+  ok: false;
+  error: string;
+  permanent: boolean;
+}
 
 /** Why an event can never be made into tickets: its body is not JSON, holds no ticket, or an
  * adapter fails on it. */
@@ -21,7 +28,7 @@ export function isPermanent(error: unknown): boolean {
 }
 
 /** The outcome of an event that failed with `error` while `doing` (e.g. "could not be stored"). */
-export function failedOutcome(eventId: string, error: unknown, doing?: string): Extract<EventOutcome, { ok: false }> {
+export function failedOutcome(eventId: string, error: unknown, doing?: string): FailedOutcome {
   const permanent = isPermanent(error);
   const sqlState = sqlStateOf(error);
   const message = error instanceof Error ? error.message : String(error);

@@ -7,7 +7,7 @@
 import { queryText, type Db } from '../../db/client.ts';
 import type { Platform } from '../tickets/platforms.ts';
 import type { EventSource } from '../../db/schema/index.ts';
-import { isFinal, retryDelaySeconds } from './retry.ts';
+import { isFinal, retryDelaySeconds, type FailedOutcome } from './retry.ts';
 import { storableText } from './storable.ts';
 import { markStale } from '../predictions/stale.ts';
 import { fireTicketSignals } from '../agent-actions/rules.ts';
@@ -123,9 +123,7 @@ export interface AnalysedTicket {
   intelligence: { sentiment: number; urgency: string; topics: string[]; churnSignals: string[]; method: string; version: string } | null;
 }
 
-export type EventOutcome =
-  | { eventId: string; ok: true; tickets: AnalysedTicket[] }
-  | { eventId: string; ok: false; error: string /** no retry can fix it (retry.ts decides) */; permanent: boolean };
+export type EventOutcome = { eventId: string; ok: true; tickets: AnalysedTicket[] } | FailedOutcome;
 
 /** The events of `ids` still held by `owner`, locked until the transaction ends: an event whose lease
  * passed to another worker is that worker's to apply. */

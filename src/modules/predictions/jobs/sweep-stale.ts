@@ -7,12 +7,12 @@
 // (org_id, customer_id): `select distinct org_id` read every mark, and an import leaves one per
 // customer it wrote (80,000 marks: 430 ms holding the embedded database, every 15 s).
 import { t } from 'elysia';
-import { queryText, type Db } from '../../db/client.ts';
-import { predictionSettings } from '../../modules/predictions/settings.ts';
-import { BatchSize, inBatches } from '../../queue/batches.ts';
-import { defineJobKind } from '../../queue/job-kind.ts';
-import { markDebounced } from '../../queue/job-queue.ts';
-import { recomputeStaleJob } from './predictions-recompute-stale.ts';
+import { queryText, type Db } from '../../../db/client.ts';
+import { predictionSettings } from '../settings.ts';
+import { BatchSize, inBatches } from '../../../queue/batches.ts';
+import { defineJobKind } from '../../../queue/job-kind.ts';
+import { markDebounced } from '../../../queue/job-queue.ts';
+import { recomputeStaleJob } from './recompute-stale.ts';
 
 /** Up to $2 organisations with marks after $1, in order: a skip scan, each step the first
  * organisation after the last one (an index probe), however many marks each has. */

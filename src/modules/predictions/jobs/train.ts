@@ -3,16 +3,16 @@
 // fitted on every labelled row, judged out of time against the model in force refitted on the same
 // rows, then promoted or rejected, and everyone rescored — all recorded in one last unit.
 import { t } from 'elysia';
-import { queryText, type Db } from '../../db/client.ts';
-import { utcToday } from '../../lib/today.ts';
-import { retrain, trainingDays } from '../../modules/predictions/fitting.ts';
-import { gatherHistory, historyUnits } from '../../modules/predictions/history.ts';
-import { saveRetrain } from '../../modules/predictions/models.ts';
-import { predictionSettings } from '../../modules/predictions/settings.ts';
-import type { RetrainResult } from '../../modules/predictions/fitting.ts';
-import type { ModelKind } from '../../modules/predictions/training.ts';
-import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
-import { recomputePredictionsJob } from './predictions-recompute.ts';
+import { queryText, type Db } from '../../../db/client.ts';
+import { utcToday } from '../../../lib/today.ts';
+import { retrain, trainingDays } from '../fitting.ts';
+import { gatherHistory, historyUnits } from '../history.ts';
+import { saveRetrain } from '../models.ts';
+import { predictionSettings } from '../settings.ts';
+import type { RetrainResult } from '../fitting.ts';
+import type { ModelKind } from '../training.ts';
+import { defineJobKind, PermanentJobError } from '../../../queue/job-kind.ts';
+import { recomputePredictionsJob } from './recompute.ts';
 
 export const trainJob = defineJobKind({
   kind: 'predictions.train',

@@ -3,11 +3,11 @@
 // on the embedded database a whole recompute never holds the server's main thread for longer than
 // one chunk. A retried job starts again from the first chunk; a chunk run twice writes the same.
 import { t } from 'elysia';
-import type { Db } from '../../db/client.ts';
-import { timed } from '../../db/units.ts';
-import { utcToday } from '../../lib/today.ts';
-import { recomputeInChunks, scoreChunk, type ChunkArgs, type RecomputeScope } from '../../modules/predictions/service.ts';
-import { defineJobKind, PermanentJobError, type JobContext } from '../../queue/job-kind.ts';
+import type { Db } from '../../../db/client.ts';
+import { timed } from '../../../db/units.ts';
+import { utcToday } from '../../../lib/today.ts';
+import { recomputeInChunks, scoreChunk, type ChunkArgs, type RecomputeScope } from '../service.ts';
+import { defineJobKind, PermanentJobError, type JobContext } from '../../../queue/job-kind.ts';
 
 /** The unit both recompute kinds score with. */
 export const recomputeUnits = { 'score-chunk': timed((db: Db, args: ChunkArgs) => scoreChunk(db, args)) };

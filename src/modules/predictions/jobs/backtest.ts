@@ -2,12 +2,12 @@
 // thread: the history gathered in short units, the fit here, the report recorded. A failure that
 // retries cannot fix, or the last attempt's, is recorded on the backtest as `failed`.
 import { t } from 'elysia';
-import { messageOf } from '../../lib/errors.ts';
-import { utcToday } from '../../lib/today.ts';
-import { backtestUnits, runBacktestWith } from '../../modules/predictions/backtests.ts';
-import { historyUnits } from '../../modules/predictions/history.ts';
-import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
-import { isLastFailure } from '../../queue/job-failures.ts';
+import { messageOf } from '../../../lib/errors.ts';
+import { utcToday } from '../../../lib/today.ts';
+import { backtestUnits, runBacktestWith } from '../backtests.ts';
+import { historyUnits } from '../history.ts';
+import { defineJobKind, PermanentJobError } from '../../../queue/job-kind.ts';
+import { isLastFailure } from '../../../queue/job-failures.ts';
 
 export const backtestJob = defineJobKind({
   kind: 'predictions.backtest',

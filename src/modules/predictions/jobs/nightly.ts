@@ -3,11 +3,11 @@
 // become known) without any input changing. Fires once across all processes; each organisation's
 // retrain is its own job (a queued one absorbs this one), and each retrain ends in a rescore.
 import { t } from 'elysia';
-import { queryText } from '../../db/client.ts';
-import { predictionSettings } from '../../modules/predictions/settings.ts';
-import { defineJobKind } from '../../queue/job-kind.ts';
-import { enqueueJob } from '../../queue/job-queue.ts';
-import { trainJob } from './predictions-train.ts';
+import { queryText } from '../../../db/client.ts';
+import { predictionSettings } from '../settings.ts';
+import { defineJobKind } from '../../../queue/job-kind.ts';
+import { enqueueJob } from '../../../queue/job-queue.ts';
+import { trainJob } from './train.ts';
 
 export const nightlyJob = defineJobKind({
   kind: 'predictions.nightly',
