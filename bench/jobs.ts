@@ -31,13 +31,13 @@ import { localRunner } from '../src/db/units.ts';
 import { defineJobKind, type JobKind } from '../src/queue/job-kind.ts';
 import { runJobLoop } from '../src/jobs/job-loop.ts';
 import { jobUnits } from '../src/queue/job-units.ts';
-import { runTicketLoop } from '../src/jobs/ticket-loop.ts';
+import { runTicketLoop } from '../src/modules/tickets/queue/loop.ts';
 import { workerUnits } from '../src/jobs/units.ts';
 import { createWaker, type Waker } from '../src/lib/waker.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { newConnectorId, newId, randomBase62 } from '../src/lib/ids.ts';
 import { createOrg } from '../src/modules/orgs/service.ts';
-import { createConnector } from '../src/modules/connectors/service.ts';
+import { createConnector } from '../src/modules/tickets/connectors/service.ts';
 import { enqueueJob } from '../src/queue/job-queue.ts';
 import { fmtInt, fmtRatio, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, removeTempDir, table } from './lib.ts';
 

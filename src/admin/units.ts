@@ -21,8 +21,8 @@ import {
   type CreateConnectorInput,
   type RotateSecretInput,
   type UpdateConnectorInput,
-} from '../modules/connectors/service.ts';
-import { listEvents, replayEvents, showEvent, type ListEventsFilter } from '../modules/ticket-queue/service.ts';
+} from '../modules/tickets/connectors/service.ts';
+import { listEvents, replayEvents, showEvent, type ListEventsFilter } from '../modules/tickets/queue/service.ts';
 import { findOrg } from '../modules/orgs/service.ts';
 import { recordAudit } from '../modules/audit/service.ts';
 import { notFound } from '../lib/errors.ts';

@@ -43,7 +43,7 @@ export function createWaker(): Waker {
   };
 }
 
-/** The default longest idle wait of the worker's loops (jobs/ticket-loop.ts, jobs/job-loop.ts). */
+/** The default longest idle wait of the worker's loops (modules/tickets/queue/loop.ts, jobs/job-loop.ts). */
 export const IDLE_POLL_MAX_MS = 5_000;
 
 /**

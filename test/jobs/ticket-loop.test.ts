@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { localRunner } from '../../src/db/units.ts';
 import { workerUnits } from '../../src/jobs/units.ts';
-import { createBatchSizer, DEFER_AT_MOST_MS, runTicketLoop } from '../../src/jobs/ticket-loop.ts';
+import { createBatchSizer, DEFER_AT_MOST_MS, runTicketLoop } from '../../src/modules/tickets/queue/loop.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { buildApp, call, createOrgWithKey, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';

@@ -3,7 +3,7 @@
 // and less often.
 import { expect, test } from 'bun:test';
 import { createWaker } from '../../src/lib/waker.ts';
-import { runTicketLoop } from '../../src/jobs/ticket-loop.ts';
+import { runTicketLoop } from '../../src/modules/tickets/queue/loop.ts';
 import { createLogger } from '../../src/lib/log.ts';
 
 // Waits far longer than the test's own timeout: only a wake-up or a stop can end them.

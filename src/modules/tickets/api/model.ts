@@ -1,7 +1,7 @@
 import { t } from 'elysia';
-import { enumOf, instant, nullable } from '../../lib/record-fields.ts';
-import { CHURN_SIGNALS, TOPICS, URGENCIES } from './intelligence.ts';
-import { PLATFORMS } from './platforms.ts';
+import { enumOf, instant, nullable } from '../../../lib/record-fields.ts';
+import { CHURN_SIGNALS, TOPICS, URGENCIES } from '../intelligence.ts';
+import { PLATFORMS } from '../platforms.ts';
 
 /** What `sentiment_below` may be (a sentiment score). */
 export const SENTIMENT_RANGE = { min: -1, max: 1 } as const;

@@ -1,13 +1,13 @@
 // GET /api/tickets and GET /api/tickets/:id: the caller's organisation's tickets with their
 // intelligence and customer link.
 import { Elysia, t } from 'elysia';
-import type { Database } from '../../db/client.ts';
-import { ok } from '../../lib/envelope.ts';
-import { AppError } from '../../lib/errors.ts';
-import { listResponse } from '../../lib/list-response.ts';
-import { principalAccessor } from '../../plugins/auth.ts';
-import type { RequestStates } from '../../plugins/request-state.ts';
-import type { RouteDeclaration } from '../../lib/routes.ts';
+import type { Database } from '../../../db/client.ts';
+import { ok } from '../../../lib/envelope.ts';
+import { AppError } from '../../../lib/errors.ts';
+import { listResponse } from '../../../lib/list-response.ts';
+import { principalAccessor } from '../../../plugins/auth.ts';
+import type { RequestStates } from '../../../plugins/request-state.ts';
+import type { RouteDeclaration } from '../../../lib/routes.ts';
 import { ListTicketsQuery, SENTIMENT_RANGE, Ticket, TicketParams } from './model.ts';
 import { getTicket, listTickets, presentTicket } from './service.ts';
 

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { instant } from '../../lib/record-fields.ts';
+import { instant } from '../../../lib/record-fields.ts';
 
 /** Tickets in one import request, at most (docs/tickets.md "Importing tickets"). */
 export const MAX_IMPORT_TICKETS = 1000;

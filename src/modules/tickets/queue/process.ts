@@ -1,12 +1,12 @@
 // What the worker thread makes of one claimed event: the platform's tickets, read by the
 // connector's adapter, each with its intelligence. Pure (the database work is in service.ts), and
 // run off the main thread: parsing and scoring never hold up a request.
-import { extractTickets } from '../tickets/adapters/index.ts';
-import type { ExtractedTicket } from '../tickets/adapters/types.ts';
-import { analyseTicket } from '../tickets/intelligence.ts';
+import { extractTickets } from '../adapters/index.ts';
+import type { ExtractedTicket } from '../adapters/types.ts';
+import { analyseTicket } from '../intelligence.ts';
 import { failedOutcome, UnusableEvent } from './retry.ts';
 import { contactKey, type AnalysedTicket, type ClaimedEvent, type EventOutcome } from './service.ts';
-import { parsePayload } from './storable.ts';
+import { parsePayload } from '../../../db/storable.ts';
 
 export type Extraction =
   | { event: ClaimedEvent; ok: true; tickets: ExtractedTicket[] }

@@ -4,14 +4,14 @@
 // at a time, in claim order). Woken by the main thread when events are committed, and polling as a
 // fallback (another instance's events, retries coming due). A batch that cannot be applied whole is
 // applied event by event, so one poison event fails alone.
-import { nextSizeByTime, type UnitRunner } from '../db/units.ts';
-import type { Logger } from '../lib/log.ts';
-import { messageOf } from '../lib/errors.ts';
-import { analyseExtraction, extractEvent } from '../modules/ticket-queue/process.ts';
-import { failedOutcome } from '../modules/ticket-queue/retry.ts';
-import { contactKey, type EventOutcome } from '../modules/ticket-queue/service.ts';
-import type { WorkerUnits } from './units.ts';
-import { idleBackoff, IDLE_POLL_MAX_MS } from '../lib/waker.ts';
+import { nextSizeByTime, type UnitRunner } from '../../../db/units.ts';
+import type { Logger } from '../../../lib/log.ts';
+import { messageOf } from '../../../lib/errors.ts';
+import { analyseExtraction, extractEvent } from './process.ts';
+import { failedOutcome } from './retry.ts';
+import { contactKey, type EventOutcome } from './service.ts';
+import type { TicketUnits } from './ticket-units.ts';
+import { idleBackoff, IDLE_POLL_MAX_MS } from '../../../lib/waker.ts';
 
 /** Webhooks a second above which acknowledging them comes first: while they arrive faster, the
  * worker defers its work and leaves the machine to the server, until the oldest due event has
@@ -28,7 +28,7 @@ export const DEFER_AT_MOST_MS = 30_000;
 const DEFER_CHECK_MS = 1_000;
 
 export interface TicketLoopOptions {
-  units: UnitRunner<WorkerUnits>;
+  units: UnitRunner<TicketUnits>;
   owner: string;
   log: Logger;
   /** Events claimed at once, at most (BATCH_MAX): batches are sized by how long the last one
@@ -157,7 +157,7 @@ function dedupePairs(pairs: { orgId: string; email: string }[]) {
 }
 
 async function applyBatch(
-  units: UnitRunner<WorkerUnits>,
+  units: UnitRunner<TicketUnits>,
   owner: string,
   outcomes: EventOutcome[],
   log: Logger,

@@ -1,14 +1,14 @@
 // POST /api/ticket-intelligence/import (202) and GET /api/ticket-intelligence/import/:batch_id.
 import { Elysia } from 'elysia';
-import type { Config } from '../../config.ts';
-import type { Database } from '../../db/client.ts';
-import { ok } from '../../lib/envelope.ts';
-import { AppError } from '../../lib/errors.ts';
-import { validator } from '../../lib/validation.ts';
-import { readJsonBody } from '../../plugins/body.ts';
-import { principalAccessor } from '../../plugins/auth.ts';
-import type { RequestStates } from '../../plugins/request-state.ts';
-import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
+import type { Config } from '../../../config.ts';
+import type { Database } from '../../../db/client.ts';
+import { ok } from '../../../lib/envelope.ts';
+import { AppError } from '../../../lib/errors.ts';
+import { validator } from '../../../lib/validation.ts';
+import { readJsonBody } from '../../../plugins/body.ts';
+import { principalAccessor } from '../../../plugins/auth.ts';
+import type { RequestStates } from '../../../plugins/request-state.ts';
+import { bodyLimit, type RouteDeclaration } from '../../../lib/routes.ts';
 import { ImportBatchParams, ImportOutcome, ImportProgress, TicketImportBody } from './model.ts';
 import { importProgress, importTickets } from './service.ts';
 

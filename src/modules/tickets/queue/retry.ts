@@ -3,7 +3,7 @@
 // data the database refuses: the same bytes fail the same way on every attempt. Anything else (a lost
 // connection, a serialization failure or deadlock, a lock timeout, an unavailable database, an error
 // we do not know) may pass next time, so it is retried up to MAX_ATTEMPTS.
-import { isRefusedData, sqlStateOf } from '../../db/sqlstate.ts';
+import { isRefusedData, sqlStateOf } from '../../../db/sqlstate.ts';
 
 /** Attempts before an event is dead-lettered. */
 export const MAX_ATTEMPTS = 8;

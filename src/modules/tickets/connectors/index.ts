@@ -5,23 +5,23 @@
 // in this answer only. Every query is scoped to the caller's organisation.
 import { Elysia, t } from 'elysia';
 import { and, eq } from 'drizzle-orm';
-import { connectors } from '../../db/schema/index.ts';
-import type { Config } from '../../config.ts';
-import type { Database, Db } from '../../db/client.ts';
-import { ok } from '../../lib/envelope.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
-import { newConnectorId, randomBase62 } from '../../lib/ids.ts';
-import { listResponse } from '../../lib/list-response.ts';
-import { decodeCursor } from '../../lib/pagination.ts';
-import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts';
-import { sealSecret } from '../../lib/secret-box.ts';
-import { validator } from '../../lib/validation.ts';
-import { principalAccessor } from '../../plugins/auth.ts';
-import { jsonBody, readJsonBody } from '../../plugins/body.ts';
-import type { RequestStates } from '../../plugins/request-state.ts';
-import { recordAudit } from '../audit/service.ts';
-import { actorOf } from '../keys/service.ts';
-import { listOrgEvents, replayEvents, showEvent } from '../ticket-queue/service.ts';
+import { connectors } from '../../../db/schema/index.ts';
+import type { Config } from '../../../config.ts';
+import type { Database, Db } from '../../../db/client.ts';
+import { ok } from '../../../lib/envelope.ts';
+import { AppError, notFound } from '../../../lib/errors.ts';
+import { newConnectorId, randomBase62 } from '../../../lib/ids.ts';
+import { listResponse } from '../../../lib/list-response.ts';
+import { decodeCursor } from '../../../lib/pagination.ts';
+import { bodyLimit, optional, type RouteDeclaration } from '../../../lib/routes.ts';
+import { sealSecret } from '../../../lib/secret-box.ts';
+import { validator } from '../../../lib/validation.ts';
+import { principalAccessor } from '../../../plugins/auth.ts';
+import { jsonBody, readJsonBody } from '../../../plugins/body.ts';
+import type { RequestStates } from '../../../plugins/request-state.ts';
+import { recordAudit } from '../../audit/service.ts';
+import { actorOf } from '../../keys/service.ts';
+import { listOrgEvents, replayEvents, showEvent } from '../queue/service.ts';
 import {
   ConnectorCreate,
   ConnectorParams,

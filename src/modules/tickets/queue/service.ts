@@ -4,13 +4,13 @@
 // Delivery is at least once (a worker that dies lets its lease run out and the event is claimed
 // again); the effects are idempotent (tickets are upserted by connector and platform id, and an
 // event that is no longer held by its claimant is skipped), so the result is exactly once.
-import { queryText, type Db } from '../../db/client.ts';
-import type { Platform } from '../tickets/platforms.ts';
-import type { EventSource } from '../../db/schema/index.ts';
+import { queryText, type Db } from '../../../db/client.ts';
+import type { Platform } from '../platforms.ts';
+import type { EventSource } from '../../../db/schema/index.ts';
 import { isFinal, retryDelaySeconds, type FailedOutcome } from './retry.ts';
-import { storableText } from './storable.ts';
-import { markStale } from '../predictions/stale.ts';
-import { fireTicketSignals } from '../agent-actions/rules.ts';
+import { storableText } from '../../../db/storable.ts';
+import { markStale } from '../../predictions/stale.ts';
+import { fireTicketSignals } from '../../agent-actions/rules.ts';
 
 export interface ClaimedEvent {
   id: string;
@@ -106,7 +106,7 @@ export async function releaseAllLeases(db: Db): Promise<number> {
 }
 
 /** A ticket as the worker made it: the platform's fields (read from a storable payload: see
- * storable.ts) and its intelligence. */
+ * db/storable.ts) and its intelligence. */
 export interface AnalysedTicket {
   externalId: string;
   subject: string | null;

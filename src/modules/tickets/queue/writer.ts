@@ -4,8 +4,8 @@
 // and one commit. When idle an event is written at once (no added latency); under load the batches
 // grow by themselves with the load (no timer to tune). On PostgreSQL a second batch may be inserted
 // while the first one's commit waits on the disk.
-import { queryText, type Db } from '../../db/client.ts';
-import type { EventSource } from '../../db/schema/index.ts';
+import { queryText, type Db } from '../../../db/client.ts';
+import type { EventSource } from '../../../db/schema/index.ts';
 
 export interface InboundEvent {
   id: string;

@@ -1,7 +1,7 @@
 import { t } from 'elysia';
-import { enumOf, instant, nullable } from '../../lib/record-fields.ts';
-import { PLATFORMS } from '../tickets/platforms.ts';
-import { EVENT_SOURCES, EVENT_STATUSES } from '../../db/schema/index.ts';
+import { enumOf, instant, nullable } from '../../../lib/record-fields.ts';
+import { PLATFORMS } from '../platforms.ts';
+import { EVENT_SOURCES, EVENT_STATUSES } from '../../../db/schema/index.ts';
 
 /** A connector as API clients see it (presentConnector): whether it has a secret or a token, never
  * either. */

@@ -1,13 +1,13 @@
 // Tickets as the API shows them (docs/tickets.md "Reading tickets"; beyond the customer's interface): what
 // the worker made of the platforms' events, always scoped to one organisation.
 import { sql, type SQL } from 'drizzle-orm';
-import { queryRows, type Db } from '../../db/client.ts';
-import { andAll, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
-import { rowShape, typed, type RowOf } from '../../db/rows.ts';
-import { tickets } from '../../db/schema/index.ts';
-import { notFound } from '../../lib/errors.ts';
-import { decodeCursor } from '../../lib/pagination.ts';
-import type { Platform } from './platforms.ts';
+import { queryRows, type Db } from '../../../db/client.ts';
+import { andAll, isoTime, limitTo, newestFirst } from '../../../db/keyset.ts';
+import { rowShape, typed, type RowOf } from '../../../db/rows.ts';
+import { tickets } from '../../../db/schema/index.ts';
+import { notFound } from '../../../lib/errors.ts';
+import { decodeCursor } from '../../../lib/pagination.ts';
+import type { Platform } from '../platforms.ts';
 
 /** What the reads select of a ticket: its columns (`org_id` and `last_event_id` aside) with the
  * normalised status and priority under the plain names and the platform's as `external_`, its

@@ -4,13 +4,13 @@
 // them like webhook events. An item already received for this connector (the same bytes of
 // canonical JSON) counts as a duplicate and is not stored again.
 import { and, eq } from 'drizzle-orm';
-import { queryText, type Db } from '../../db/client.ts';
-import { connectors, ticketImportBatches, type Connector } from '../../db/schema/index.ts';
-import { notFound } from '../../lib/errors.ts';
-import { newId } from '../../lib/ids.ts';
+import { queryText, type Db } from '../../../db/client.ts';
+import { connectors, ticketImportBatches, type Connector } from '../../../db/schema/index.ts';
+import { notFound } from '../../../lib/errors.ts';
+import { newId } from '../../../lib/ids.ts';
 import { ensureImportConnector } from '../connectors/service.ts';
-import { extractTickets } from '../tickets/adapters/index.ts';
-import { insertEvents, type InboundEvent } from '../ticket-queue/writer.ts';
+import { extractTickets } from '../adapters/index.ts';
+import { insertEvents, type InboundEvent } from '../queue/writer.ts';
 
 /** JSON with keys sorted at every level: the same ticket sent twice gives the same text. */
 export function canonicalJson(value: unknown): string {

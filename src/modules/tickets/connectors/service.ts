@@ -3,14 +3,14 @@
 // it asks, so a secret's plaintext never crosses the admin socket — and they never leave: listings
 // say whether a connector is signed, not with what.
 import { and, asc, eq, isNotNull, sql } from 'drizzle-orm';
-import { connectors, type Connector } from '../../db/schema/index.ts';
-import type { Db } from '../../db/client.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
-import { newConnectorId } from '../../lib/ids.ts';
-import { recordAudit } from '../audit/service.ts';
-import { constraintViolation } from '../../db/upsert.ts';
-import { findOrg } from '../orgs/service.ts';
-import { isPlatform, PLATFORMS, type Platform } from '../tickets/platforms.ts';
+import { connectors, type Connector } from '../../../db/schema/index.ts';
+import type { Db } from '../../../db/client.ts';
+import { AppError, notFound } from '../../../lib/errors.ts';
+import { newConnectorId } from '../../../lib/ids.ts';
+import { recordAudit } from '../../audit/service.ts';
+import { constraintViolation } from '../../../db/upsert.ts';
+import { findOrg } from '../../orgs/service.ts';
+import { isPlatform, PLATFORMS, type Platform } from '../platforms.ts';
 
 export { DEFAULT_ROTATION_GRACE_SECONDS } from './rotation.ts';
 
