@@ -26,7 +26,7 @@
 import { parseArgs } from 'node:util';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../src/db/client.ts';
 import { runMigrations } from '../src/db/migrate.ts';
-import { localRunner } from '../src/db/units.ts';
+import { localRunner } from '../src/db/units-of-work.ts';
 import { recomputeUnits } from '../src/modules/predictions/jobs/recompute.ts';
 import { randomBase62 } from '../src/lib/ids.ts';
 import { loadDemo } from '../src/modules/demo/service.ts';

@@ -3,7 +3,7 @@
 // together (one transaction for many, as the ticket queue's group commit). Leases of running jobs
 // are renewed while they run. Woken when jobs are enqueued in this process; polling finds the rest
 // (other processes' jobs, retries and schedules coming due).
-import type { UnitRunner } from '../db/units.ts';
+import type { UnitRunner } from '../db/units-of-work.ts';
 import type { Logger } from '../lib/log.ts';
 import { messageOf } from '../lib/errors.ts';
 import { idleBackoff, IDLE_POLL_MAX_MS } from '../lib/waker.ts';

@@ -2,14 +2,14 @@
 // jobs that fit models) — answers their units of work when the main thread owns the database
 // (embedded mode), watches the heartbeat, and replaces a thread that dies. Stopping lets the
 // current jobs finish.
-import { answerUnit, localRunner, type UnitRunner } from '../db/units.ts';
+import { answerUnit, localRunner, type UnitRunner } from '../db/units-of-work.ts';
 import type { Database } from '../db/client.ts';
 import type { BackgroundTurns } from '../db/turns.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LogLevel } from '../config.ts';
 import { unhandled, type FromWorker, type ToWorker, type WorkerRole } from './protocol.ts';
 import { INGEST_PRIORITY_ABOVE } from '../modules/tickets/queue/loop.ts';
-import { workerUnits, type InstanceInfo } from './units.ts';
+import { workerUnits, type InstanceInfo } from './worker-units.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
 import { actionSettings } from '../modules/agent-actions/settings.ts';
 

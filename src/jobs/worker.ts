@@ -5,11 +5,11 @@
 declare const self: Worker;
 
 import { connectPostgres } from '../db/client.ts';
-import { localRunner, messageRunner, type UnitRunner } from '../db/units.ts';
+import { localRunner, messageRunner, type UnitRunner } from '../db/units-of-work.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { messageOf } from '../lib/errors.ts';
 import { unhandled, type FromWorker, type ToWorker, type WorkerInit } from './protocol.ts';
-import { workerUnits, type WorkerUnits } from './units.ts';
+import { workerUnits, type WorkerUnits } from './worker-units.ts';
 import { DEFER_AT_MOST_MS, runTicketLoop } from '../modules/tickets/queue/loop.ts';
 import { runJobLoop } from './job-loop.ts';
 import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kind-registry.ts';

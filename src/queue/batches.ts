@@ -2,7 +2,7 @@
 // embedded database no upkeep holds the server's main thread for longer than one batch, however
 // much has piled up (a purge of a month of finished jobs was one statement over all of them).
 import { t } from 'elysia';
-import { nextSizeByTime } from '../db/units.ts';
+import { nextSizeByTime } from '../db/units-of-work.ts';
 
 /** Batches sized by the time the last one took, aiming at 50 ms (what a row costs depends on the
  * table and on the machine's load). */

@@ -2,7 +2,7 @@
 // (TypeBox), its work, its retry policy and, optionally, its schedule; jobs/kind-registry.ts lists them.
 //
 // The work takes one of two shapes, because in embedded mode only the main thread may hold a
-// transaction (db/units.ts):
+// transaction (db/units-of-work.ts):
 // - `perform(db, payload, job)` runs on whichever side owns the database, in one transaction
 //   together with marking the job done: its effects and "done" commit together (exactly once).
 //   For database work: purges, recomputations, rows to write.
@@ -12,7 +12,7 @@
 //   committed runs the job again, so the handler must be safe to repeat.
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Db } from '../db/client.ts';
-import type { UnitRegistry, UnitArgs, UnitResult } from '../db/units.ts';
+import type { UnitRegistry, UnitArgs, UnitResult } from '../db/units-of-work.ts';
 
 export interface RetryPolicy {
   /** Attempts before the job is dead. */

@@ -1,7 +1,8 @@
-// The job queue's units of work (db/units.ts), for the kinds a build knows: what the job loop asks
-// the database's owner to do. Arguments carry times as ISO text: units also cross the admin socket.
+// The job queue's units of work (db/units-of-work.ts), for the kinds a build knows: what the job
+// loop asks the database's owner to do. Arguments carry times as ISO text: units also cross the
+// admin socket.
 import type { Db } from '../db/client.ts';
-import type { UnitRegistry } from '../db/units.ts';
+import type { UnitRegistry } from '../db/units-of-work.ts';
 import type { JobInfo, JobKind } from './job-kind.ts';
 import {
   claimJobs,

@@ -2,7 +2,7 @@
 // on a test database.
 import { queryText, type Db } from '../../src/db/client.ts';
 import type { TSchema } from '@sinclair/typebox';
-import { localRunner, type UnitRegistry } from '../../src/db/units.ts';
+import { localRunner, type UnitRegistry } from '../../src/db/units-of-work.ts';
 import type { HandleKind, JobContext, JobInfo, JobKind } from '../../src/queue/job-kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
 import { jobUnits } from '../../src/queue/job-units.ts';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { t } from 'elysia';
 import { queryText, type Db } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
 import { defineJobKind, type JobKind } from '../../src/queue/job-kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
 import { jobUnits } from '../../src/queue/job-units.ts';

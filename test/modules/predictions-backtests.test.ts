@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { queryText, type Db } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
 import { backtestJob } from '../../src/modules/predictions/jobs/backtest.ts';
 import { nightlyJob } from '../../src/modules/predictions/jobs/nightly.ts';
 import { recomputePredictionsJob } from '../../src/modules/predictions/jobs/recompute.ts';
@@ -16,7 +16,7 @@ import { loadDemo } from '../../src/modules/demo/service.ts';
 import { retrain, trainingDays } from '../../src/modules/predictions/fitting.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { Backtest } from '../../src/modules/predictions/model.ts';
-import { saveRetrain } from '../../src/modules/predictions/models.ts';
+import { saveRetrain } from '../../src/modules/predictions/save-retrain.ts';
 import { predictionSettings } from '../../src/modules/predictions/settings.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { drainJobs } from '../helpers/jobs.ts';

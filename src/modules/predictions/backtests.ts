@@ -10,7 +10,7 @@ import { enqueueJob } from '../../queue/job-queue.ts';
 import type { JobKind } from '../../queue/job-kind.ts';
 import { backtestDays, planBacktest, runBacktest, type BacktestReport } from './fitting.ts';
 import { gatherHistory, type HistoryUnits } from './history.ts';
-import type { UnitRunner } from '../../db/units.ts';
+import type { UnitRunner } from '../../db/units-of-work.ts';
 import { addDays } from './training.ts';
 import { predictionSettings } from './settings.ts';
 

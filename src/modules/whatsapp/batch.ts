@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { t } from 'elysia';
 import { rowsOf, type Db } from '../../db/client.ts';
-import { nextSizeByTime, timed } from '../../db/units.ts';
+import { nextSizeByTime, timed } from '../../db/units-of-work.ts';
 import { newId } from '../../lib/ids.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';

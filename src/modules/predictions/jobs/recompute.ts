@@ -4,7 +4,7 @@
 // one chunk. A retried job starts again from the first chunk; a chunk run twice writes the same.
 import { t } from 'elysia';
 import type { Db } from '../../../db/client.ts';
-import { timed } from '../../../db/units.ts';
+import { timed } from '../../../db/units-of-work.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { recomputeInChunks, scoreChunk, type ChunkArgs, type RecomputeScope } from '../service.ts';
 import { defineJobKind, PermanentJobError, type JobContext } from '../../../queue/job-kind.ts';

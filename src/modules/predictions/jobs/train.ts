@@ -7,7 +7,7 @@ import { queryText, type Db } from '../../../db/client.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { retrain, trainingDays } from '../fitting.ts';
 import { gatherHistory, historyUnits } from '../history.ts';
-import { saveRetrain } from '../models.ts';
+import { saveRetrain } from '../save-retrain.ts';
 import { predictionSettings } from '../settings.ts';
 import type { RetrainResult } from '../fitting.ts';
 import type { ModelKind } from '../training.ts';

@@ -4,7 +4,7 @@
 // at a time, in claim order). Woken by the main thread when events are committed, and polling as a
 // fallback (another instance's events, retries coming due). A batch that cannot be applied whole is
 // applied event by event, so one poison event fails alone.
-import { nextSizeByTime, type UnitRunner } from '../../../db/units.ts';
+import { nextSizeByTime, type UnitRunner } from '../../../db/units-of-work.ts';
 import type { Logger } from '../../../lib/log.ts';
 import { messageOf } from '../../../lib/errors.ts';
 import { analyseExtraction, extractEvent } from './process.ts';

@@ -1,7 +1,7 @@
-// The ticket queue's units of work (db/units.ts): what the ticket loop, in the worker thread, asks
-// the database's owner to do. The worker's registry (jobs/units.ts) includes them.
+// The ticket queue's units of work (db/units-of-work.ts): what the ticket loop, in the worker
+// thread, asks the database's owner to do. The worker's registry (jobs/worker-units.ts) holds them.
 import type { Db } from '../../../db/client.ts';
-import type { UnitRegistry } from '../../../db/units.ts';
+import type { UnitRegistry } from '../../../db/units-of-work.ts';
 import { newId } from '../../../lib/ids.ts';
 import { applyOutcomes, claimEvents, oldestDueWaitMs, recentContacts, releaseAllLeases, type EventOutcome } from './service.ts';
 

@@ -1,8 +1,8 @@
-// The units of work the worker thread asks for (see db/units.ts for why they are units).
+// The units of work the worker thread asks for (see db/units-of-work.ts for why they are units).
 import { eq, sql } from 'drizzle-orm';
 import { instances } from '../db/schema/index.ts';
 import type { Db } from '../db/client.ts';
-import type { UnitRegistry } from '../db/units.ts';
+import type { UnitRegistry } from '../db/units-of-work.ts';
 import { ticketUnits } from '../modules/tickets/queue/ticket-units.ts';
 import { jobUnits } from '../queue/job-units.ts';
 import { JOB_KINDS } from './kind-registry.ts';

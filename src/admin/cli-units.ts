@@ -1,11 +1,11 @@
 // What the CLI can ask for: the operator's commands as units of work. From a terminal on
 // PostgreSQL they run on the CLI's own connection; on the embedded database while `serve` runs,
-// they travel over the server's admin socket and the server runs each one whole (db/units.ts).
+// they travel over the server's admin socket and the server runs each one whole (db/units-of-work.ts).
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../db/client.ts';
 import { knownMigrations } from '../db/migrate.ts';
 import { startBackup, stopBackup, type BackupSession } from '../db/backup.ts';
-import { timed, type UnitRegistry } from '../db/units.ts';
+import { timed, type UnitRegistry } from '../db/units-of-work.ts';
 import type { Plan } from '../db/schema/index.ts';
 import { createOrg, listOrgs, updateOrg, type CreateOrgInput, type UpdateOrgInput } from '../modules/orgs/service.ts';
 import { createKey, listKeys, revokeKey, type RevokeKeyInput } from '../modules/keys/service.ts';
