@@ -2,6 +2,7 @@
 // LOCKED, settle (done, retry after a back-off, dead), renew and take back leases, fire schedules,
 // and the operator's list / show / retry. Times come from the caller's clock (`now`), so a test can
 // move it; the database's own clock is used only to judge instances' heartbeats.
+import type { Static, TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { isoTimeText } from '../db/keyset.ts';
 import { queryText, type Db } from '../db/client.ts';
@@ -47,9 +48,24 @@ const INSERT = `
   returning id`;
 const QUEUED_TWIN = `select id from jobs where kind = $1 and coalesce(org_id, '') = coalesce($2, '') and dedupe_key = $3 and state = 'queued'`;
 
+/** Enough of a kind to enqueue it: its name, its retry policy and its payload's schema, whose
+ * static type is what `enqueueJob` takes as the payload (enqueueing kind K with another kind's
+ * payload does not compile; the check against the schema at run time stays, for what TypeScript
+ * cannot see: ranges, lengths, patterns). */
+export type EnqueuedKind<P extends TSchema> = Pick<JobKind<P>, 'kind' | 'payload' | 'retry'>;
+
 /** Adds a job, in `db`'s transaction if it is one: the job exists if and only if the caller's
  * change commits. Wake the worker after the commit (Supervisor.wakeJobs) for it to run at once. */
-export async function enqueueJob(db: Db, kind: JobKind, payload: unknown, options: EnqueueOptions = {}): Promise<Enqueued> {
+export function enqueueJob<P extends TSchema>(
+  db: Db,
+  kind: EnqueuedKind<P>,
+  payload: Static<P>,
+  options: EnqueueOptions = {},
+): Promise<Enqueued> {
+  return insertJob(db, kind, payload, options);
+}
+
+async function insertJob(db: Db, kind: EnqueuedKind<TSchema>, payload: unknown, options: EnqueueOptions): Promise<Enqueued> {
   const problem = payloadProblem(kind, payload);
   if (problem) throw new InvalidJobPayloadError(problem);
   const now = options.now ?? new Date();
@@ -81,14 +97,15 @@ export async function enqueueJob(db: Db, kind: JobKind, payload: unknown, option
 /** "Run `kind` for this key `delaySeconds` after the first mark not yet processed": the first mark
  * enqueues the run, later ones find it queued and leave its time alone, so a steady stream of marks
  * never postpones it for ever; a mark after the run has started makes the next run. */
-export function markDebounced(
+export function markDebounced<P extends TSchema>(
   db: Db,
-  kind: JobKind,
+  kind: EnqueuedKind<P>,
   key: string,
   delaySeconds: number,
-  options: { orgId?: string | null; payload?: unknown; now?: Date } = {},
+  options: { orgId?: string | null; payload?: Static<P>; now?: Date } = {},
 ): Promise<Enqueued> {
-  return enqueueJob(db, kind, options.payload ?? {}, { orgId: options.orgId, dedupeKey: key, delaySeconds, now: options.now });
+  // Without a payload, `{}`: a kind whose schema requires a field refuses it at run time.
+  return insertJob(db, kind, options.payload ?? {}, { orgId: options.orgId, dedupeKey: key, delaySeconds, now: options.now });
 }
 
 export interface ClaimedJob extends JobInfo {

@@ -51,7 +51,10 @@ for (const backend of BACKENDS) {
 
     test('enqueue checks the payload against the kind and names the field', async () => {
       const kind = defineJobKind({ kind: unique('typed'), payload: t.Object({ customerId: t.String() }), perform: async () => null });
+      // The wrong payloads do not compile either; the check at run time is for callers TypeScript cannot see.
+      // @ts-expect-error customerId is a string
       await expect(enqueueJob(database.db, kind, { customerId: 7 })).rejects.toThrow(/payload\.customerId/);
+      // @ts-expect-error customerId is required
       await expect(enqueueJob(database.db, kind, {})).rejects.toBeInstanceOf(InvalidJobPayloadError);
       const made = await enqueueJob(database.db, kind, { customerId: 'cus_1' });
       expect(made.created).toBe(true);
