@@ -4,6 +4,7 @@
 //   bun scripts/import-cycles.ts --max N    the same, and exit 1 when there are more than N
 //   bun scripts/import-cycles.ts --runtime  leave out `import type` / `export type` lines,
 //                                           which TypeScript erases and so never load a module
+//   bun scripts/import-cycles.ts --dir D    another folder than src/ (the script's own test)
 //
 // A cycle is counted once per import edge that closes one: for every import a → b whose two ends sit
 // in the same strongly connected component, the shortest path back from b to a makes a cycle, and
@@ -17,22 +18,20 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
-const root = resolve(import.meta.dir, '..');
-const sourceRoot = join(root, 'src');
-
-type Options = { max: number | undefined; runtimeOnly: boolean };
+type Options = { max: number | undefined; runtimeOnly: boolean; directory: string };
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { max: undefined, runtimeOnly: false };
+  const options: Options = { max: undefined, runtimeOnly: false, directory: resolve(import.meta.dir, '../src') };
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index];
     if (argument === '--runtime') options.runtimeOnly = true;
+    else if (argument === '--dir') options.directory = resolve(argv[++index] ?? '.');
     else if (argument === '--max') {
       const value = Number(argv[++index]);
       if (!Number.isInteger(value) || value < 0) throw new Error('--max takes a whole number');
       options.max = value;
     } else if (argument === '--help' || argument === '-h') {
-      console.log('usage: bun scripts/import-cycles.ts [--max N] [--runtime]');
+      console.log('usage: bun scripts/import-cycles.ts [--max N] [--runtime] [--dir D]');
       process.exit(0);
     } else throw new Error(`unknown argument ${argument}`);
   }
@@ -89,7 +88,7 @@ function resolveSpecifier(from: string, specifier: string, known: Set<string>): 
   return candidates.find((candidate) => known.has(candidate));
 }
 
-function importGraph(runtimeOnly: boolean): Map<string, Set<string>> {
+function importGraph(sourceRoot: string, runtimeOnly: boolean): Map<string, Set<string>> {
   const files = sourceFiles(sourceRoot);
   const known = new Set(files);
   const graph = new Map<string, Set<string>>();
@@ -187,8 +186,8 @@ function findCycles(graph: Map<string, Set<string>>): string[][] {
 }
 
 const options = parseOptions(process.argv.slice(2));
-const cycles = findCycles(importGraph(options.runtimeOnly));
-const name = (file: string) => relative(sourceRoot, file);
+const cycles = findCycles(importGraph(options.directory, options.runtimeOnly));
+const name = (file: string) => relative(options.directory, file);
 for (const cycle of cycles) console.log([...cycle, cycle[0]!].map(name).join(' → '));
 const filesInCycles = new Set(cycles.flat()).size;
 console.log(
