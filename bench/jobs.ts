@@ -27,18 +27,18 @@ import { parseArgs } from 'node:util';
 import { t } from 'elysia';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../src/db/client.ts';
 import { runMigrations } from '../src/db/migrate.ts';
-import { localRunner } from '../src/db/units.ts';
-import { defineJobKind, type JobKind } from '../src/jobs/kind.ts';
+import { localRunner } from '../src/db/units-of-work.ts';
+import { defineJobKind, type JobKind } from '../src/queue/job-kind.ts';
 import { runJobLoop } from '../src/jobs/job-loop.ts';
-import { jobUnits } from '../src/jobs/job-units.ts';
-import { runTicketLoop } from '../src/jobs/ticket-loop.ts';
-import { workerUnits } from '../src/jobs/units.ts';
-import { createWaker, type Waker } from '../src/jobs/waker.ts';
+import { jobUnits } from '../src/queue/job-units.ts';
+import { runTicketLoop } from '../src/modules/tickets/queue/loop.ts';
+import { workerUnits } from '../src/jobs/worker-units.ts';
+import { createWaker, type Waker } from '../src/lib/waker.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { newConnectorId, newId, randomBase62 } from '../src/lib/ids.ts';
 import { createOrg } from '../src/modules/orgs/service.ts';
-import { createConnector } from '../src/modules/connectors/service.ts';
-import { enqueueJob } from '../src/jobs/queue.ts';
+import { createConnector } from '../src/modules/tickets/connectors/service.ts';
+import { enqueueJob } from '../src/queue/job-queue.ts';
 import { fmtInt, fmtRatio, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, removeTempDir, table } from './lib.ts';
 
 const { values: opts } = parseArgs({

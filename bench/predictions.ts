@@ -26,8 +26,8 @@
 import { parseArgs } from 'node:util';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../src/db/client.ts';
 import { runMigrations } from '../src/db/migrate.ts';
-import { localRunner } from '../src/db/units.ts';
-import { recomputeUnits } from '../src/jobs/kinds/predictions-recompute.ts';
+import { localRunner } from '../src/db/units-of-work.ts';
+import { recomputeUnits } from '../src/modules/predictions/jobs/recompute.ts';
 import { randomBase62 } from '../src/lib/ids.ts';
 import { loadDemo } from '../src/modules/demo/service.ts';
 import { featuresAt } from '../src/modules/predictions/features.ts';

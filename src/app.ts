@@ -37,9 +37,9 @@ import {
   webhooksModule,
   type WebhookReceiver,
 } from './modules/webhooks/index.ts';
-import { CONNECTOR_ROUTES, connectorsModule } from './modules/connectors/index.ts';
-import { TICKET_ROUTES, ticketsModule } from './modules/tickets/index.ts';
-import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/ticket-import/index.ts';
+import { CONNECTOR_ROUTES, connectorsModule } from './modules/tickets/connectors/index.ts';
+import { TICKET_ROUTES, ticketsModule } from './modules/tickets/api/index.ts';
+import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/tickets/import/index.ts';
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
@@ -51,7 +51,7 @@ import type { RegisteredRoute } from './modules/docs/openapi.ts';
 import { WORKSPACE_CHAT_ROUTE, workspaceChatModule } from './modules/google-chat/webhook.ts';
 import { MESSAGING_ROUTES, messagingModule } from './modules/whatsapp/webhook.ts';
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
-import { createEventWriter, type EventWriter } from './modules/ticket-queue/writer.ts';
+import { createEventWriter, type EventWriter } from './modules/tickets/queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
 import { refusedSignatures, type RefusedSignatures } from './modules/webhooks/refused.ts';
 

@@ -9,8 +9,8 @@ import { readLockHolder } from '../src/db/data-dir-lock.ts';
 import { createLogger } from '../src/lib/log.ts';
 import { ok } from '../src/lib/envelope.ts';
 import { BACKENDS, TEST_DATABASE_URL, tempDir, testConfig } from './helpers/harness.ts';
-import { localRunner } from '../src/db/units.ts';
-import { adminUnits } from '../src/admin/units.ts';
+import { localRunner } from '../src/db/units-of-work.ts';
+import { adminUnits } from '../src/admin/cli-units.ts';
 
 const WORKER_URL = new URL('../src/jobs/worker.ts', import.meta.url);
 const FAILING_WORKER_URL = new URL('./helpers/failing-worker.ts', import.meta.url);

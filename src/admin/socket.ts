@@ -4,11 +4,11 @@
 // open, and pglite-socket would wedge if one did (docs/development.md, units of work).
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { localRunner, RemoteUnitError, serializeError, type UnitRunner } from '../db/units.ts';
+import { localRunner, RemoteUnitError, serializeError, type UnitRunner } from '../db/units-of-work.ts';
 import type { Db } from '../db/client.ts';
 import type { BackgroundTurns } from '../db/turns.ts';
 import { AppError } from '../lib/errors.ts';
-import { adminUnits, CHANGES_ACCESS, QUEUES_JOBS, type AdminUnits } from './units.ts';
+import { adminUnits, CHANGES_ACCESS, QUEUES_JOBS, type AdminUnits } from './cli-units.ts';
 
 /** In a directory of its own with mode 0700: the socket is never reachable by other users, not
  * even between bind() and chmod(), whatever the mode of DATA_DIR itself. */

@@ -5,9 +5,9 @@ import type { Config } from '../config.ts';
 import { connectPostgres, openEmbedded, type Database } from '../db/client.ts';
 import { readLockHolder } from '../db/data-dir-lock.ts';
 import { isMigrated, runMigrations } from '../db/migrate.ts';
-import { localRunner, type UnitRunner } from '../db/units.ts';
+import { localRunner, type UnitRunner } from '../db/units-of-work.ts';
 import { socketRunner } from '../admin/socket.ts';
-import { adminUnits, type AdminUnits } from '../admin/units.ts';
+import { adminUnits, type AdminUnits } from '../admin/cli-units.ts';
 import { predictionSettingsOf, usePredictionSettings } from '../modules/predictions/settings.ts';
 import { actionSettingsOf, useActionSettings } from '../modules/agent-actions/settings.ts';
 

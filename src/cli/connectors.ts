@@ -5,7 +5,7 @@ import { randomBase62, newConnectorId } from '../lib/ids.ts';
 import { ensureSecretKey } from '../lib/secret-key.ts';
 import { sealSecret } from '../lib/secret-box.ts';
 import { hashToken } from '../modules/webhooks/signatures.ts';
-import { DEFAULT_ROTATION_GRACE_SECONDS, presentConnector } from '../modules/connectors/service.ts';
+import { DEFAULT_ROTATION_GRACE_SECONDS, presentConnector } from '../modules/tickets/connectors/service.ts';
 import { PLATFORMS } from '../modules/tickets/platforms.ts';
 import type { Config } from '../config.ts';
 import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';

@@ -2,7 +2,7 @@ import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, 
 import { withAdminSession } from './admin-runner.ts';
 import { utcToday } from '../lib/today.ts';
 import { recomputeInChunks } from '../modules/predictions/service.ts';
-import { webhookUrl } from '../modules/connectors/service.ts';
+import { webhookUrl } from '../modules/tickets/connectors/service.ts';
 import { signInLinkUrl } from '../modules/users/service.ts';
 import { loadDemoInUnits } from '../modules/demo/service.ts';
 import { EXAMPLE_TICKET } from '../modules/demo/tickets.ts';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
-import { nextSizeByTime } from '../db/units.ts';
+import { nextSizeByTime } from '../db/units-of-work.ts';
 import { formatOf, ImportFileError, readImportFile } from '../modules/imports/read.ts';
 import { checkHeader, IMPORT_ENTITIES, rowPreparer, type ImportEntity } from '../modules/imports/rows.ts';
 import type { BatchResult } from '../modules/imports/service.ts';
@@ -163,7 +163,7 @@ export async function importCommand(argv: string[]) {
       await inFlight;
       const started = performance.now();
       inFlight = runner.run('import.batch', { entity: kind, orgId: org.id, rows }).then((result) => {
-        // The batch's own time in the database, not the wait for its turn too (db/units.ts timed).
+        // The batch's own time in the database, not the wait for its turn too (db/units-of-work.ts timed).
         if (sizing) limit = nextSizeByTime(rows.length, result.ms ?? performance.now() - started, sizing);
         tally(result);
       });

@@ -4,7 +4,7 @@
 // The model files import no code that touches a database, so this tsconfig (DOM, no Bun) can read them.
 import type { Static } from '@sinclair/typebox';
 import type { Action as ActionModel, Csm as CsmModel } from '../modules/agent-actions/model.ts';
-import type { ConnectorView, TicketEvent as TicketEventModel } from '../modules/connectors/model.ts';
+import type { ConnectorView, TicketEvent as TicketEventModel } from '../modules/tickets/connectors/model.ts';
 import type { Customer as CustomerModel } from '../modules/customers/model.ts';
 import type { CreatedKey as CreatedKeyModel, PublicKeyView } from '../modules/keys/model.ts';
 import type { Me as MeModel } from '../modules/me/model.ts';

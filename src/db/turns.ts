@@ -10,7 +10,7 @@
 // worker thread, the CLI's socket) has its own queue and the sources take turns: the job loop keeps
 // many units queued, and the CLI, which sends one at a time, imported at 175 rows/s behind them
 // instead of 5,000.
-import type { UnitRegistry, UnitResult, UnitRunner } from './units.ts';
+import type { UnitRegistry, UnitResult, UnitRunner } from './units-of-work.ts';
 
 export interface BackgroundTurns {
   /** A request is being answered: background units wait for it (briefly). */

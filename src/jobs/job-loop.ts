@@ -3,14 +3,14 @@
 // together (one transaction for many, as the ticket queue's group commit). Leases of running jobs
 // are renewed while they run. Woken when jobs are enqueued in this process; polling finds the rest
 // (other processes' jobs, retries and schedules coming due).
-import type { UnitRunner } from '../db/units.ts';
+import type { UnitRunner } from '../db/units-of-work.ts';
 import type { Logger } from '../lib/log.ts';
 import { messageOf } from '../lib/errors.ts';
-import { idleBackoff, IDLE_POLL_MAX_MS } from './waker.ts';
-import { isPermanent } from '../modules/ticket-queue/retry.ts';
-import { backoffSeconds, retryPolicyOf, type JobInfo, type JobKind } from './kind.ts';
-import type { JobUnits } from './job-units.ts';
-import { payloadProblem, scheduledKinds, type ClaimedJob, type JobOutcome } from './queue.ts';
+import { idleBackoff, IDLE_POLL_MAX_MS } from '../lib/waker.ts';
+import { failedJobOutcome } from '../queue/job-failures.ts';
+import type { JobInfo, JobKind } from '../queue/job-kind.ts';
+import type { JobUnits } from '../queue/job-units.ts';
+import { payloadProblem, scheduledKinds, type ClaimedJob, type JobOutcome } from '../queue/job-queue.ts';
 
 export interface JobLoopOptions {
   units: UnitRunner<JobUnits>;
@@ -26,7 +26,7 @@ export interface JobLoopOptions {
   concurrency?: number;
   /** How often to look when nothing wakes the loop (default 1 s). */
   pollMs?: number;
-  /** The longest wait between looks when idle (waker.ts's idleBackoff). */
+  /** The longest wait between looks when idle (lib/waker.ts's idleBackoff). */
   idleMaxMs?: number;
   /** A claim's lease (default 60 s), renewed every third of it while the job runs. */
   leaseSeconds?: number;
@@ -34,35 +34,6 @@ export interface JobLoopOptions {
   clock?: () => number;
   random?: () => number;
 }
-
-/** Whether no retry can fix `error`: a PermanentJobError (by name: it may have crossed a thread) or
- * data the database refuses. */
-const isPermanentJobFailure = (error: unknown) => (error instanceof Error && error.name === 'PermanentJobError') || isPermanent(error);
-
-/** The outcome of a job that failed with `error` on its `attempts`-th attempt. */
-export function failedJobOutcome(
-  kind: JobKind,
-  job: Pick<ClaimedJob, 'id' | 'attempts' | 'maxAttempts'>,
-  error: unknown,
-  now: number,
-  random: () => number = Math.random,
-): JobOutcome {
-  const message = messageOf(error);
-  if (isPermanentJobFailure(error)) return { id: job.id, state: 'dead', error: `${message} (permanent: not retried)` };
-  if (job.attempts >= job.maxAttempts)
-    return { id: job.id, state: 'dead', error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})` };
-  const delayMs = backoffSeconds(retryPolicyOf(kind), job.attempts, random) * 1000;
-  return {
-    id: job.id,
-    state: 'queued',
-    runAt: new Date(now + delayMs).toISOString(),
-    error: `${message} (attempt ${job.attempts} of ${job.maxAttempts})`,
-  };
-}
-
-/** Whether this failure is the job's last (a handler that keeps a record of its own closes it). */
-export const isLastFailure = (kind: JobKind, job: Pick<JobInfo, 'id' | 'attempts'>, error: unknown) =>
-  failedJobOutcome(kind, { ...job, maxAttempts: retryPolicyOf(kind).maxAttempts }, error, 0).state === 'dead';
 
 export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   const { units, owner, log } = options;

@@ -1,8 +1,8 @@
 // The worker's door: every message between the main thread and the worker thread, unit calls
-// included (db/units.ts). Each side dispatches them with one exhaustive switch.
+// included (db/units-of-work.ts). Each side dispatches them with one exhaustive switch.
 import type { LogLevel } from '../config.ts';
-import type { UnitReply, UnitRequest } from '../db/units.ts';
-import type { InstanceInfo } from './units.ts';
+import type { UnitReply, UnitRequest } from '../db/units-of-work.ts';
+import type { InstanceInfo } from './worker-units.ts';
 import type { PredictionSettings } from '../modules/predictions/settings.ts';
 import type { ActionSettings } from '../modules/agent-actions/settings.ts';
 

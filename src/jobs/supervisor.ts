@@ -2,14 +2,14 @@
 // jobs that fit models) — answers their units of work when the main thread owns the database
 // (embedded mode), watches the heartbeat, and replaces a thread that dies. Stopping lets the
 // current jobs finish.
-import { answerUnit, localRunner, type UnitRunner } from '../db/units.ts';
+import { answerUnit, localRunner, type UnitRunner } from '../db/units-of-work.ts';
 import type { Database } from '../db/client.ts';
 import type { BackgroundTurns } from '../db/turns.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LogLevel } from '../config.ts';
 import { unhandled, type FromWorker, type ToWorker, type WorkerRole } from './protocol.ts';
-import { INGEST_PRIORITY_ABOVE } from './ticket-loop.ts';
-import { workerUnits, type InstanceInfo } from './units.ts';
+import { INGEST_PRIORITY_ABOVE } from '../modules/tickets/queue/loop.ts';
+import { workerUnits, type InstanceInfo } from './worker-units.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
 import { actionSettings } from '../modules/agent-actions/settings.ts';
 
@@ -52,9 +52,9 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   let stopping = false;
   let wakePending = false;
   // How fast events arrive, over the last second (four quarter-second counts): above
-  // INGEST_PRIORITY_ABOVE the worker is told to defer its work (jobs/ticket-loop.ts), and told again
-  // when the burst is over. A whole second, not a quarter: after a stall of a few hundred ms the
-  // answers held up commit together, and a steady 1,000 a second must not look like a burst.
+  // INGEST_PRIORITY_ABOVE the worker is told to defer its work (modules/tickets/queue/loop.ts), and
+  // told again when the burst is over. A whole second, not a quarter: after a stall of a few hundred
+  // ms the answers held up commit together, and a steady 1,000 a second must not look like a burst.
   let ingested = 0;
   const lastQuarters = [0, 0, 0, 0];
   let ingestBusy = false;

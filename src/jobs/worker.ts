@@ -1,19 +1,19 @@
 // The worker thread's entry (a second entrypoint of `bun build --compile`), started in two roles.
 // `main` keeps this instance's heartbeat in the database and runs two loops beside it: the ticket
-// event queue (ticket-loop.ts) and the job queue (job-loop.ts). `fitting` runs only the job kinds
-// that fit models, one at a time: seconds of CPU that must not hold up the tickets.
+// event queue (modules/tickets/queue/loop.ts) and the job queue (job-loop.ts). `fitting` runs only
+// the job kinds that fit models, one at a time: seconds of CPU that must not hold up the tickets.
 declare const self: Worker;
 
 import { connectPostgres } from '../db/client.ts';
-import { localRunner, messageRunner, type UnitRunner } from '../db/units.ts';
+import { localRunner, messageRunner, type UnitRunner } from '../db/units-of-work.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { messageOf } from '../lib/errors.ts';
 import { unhandled, type FromWorker, type ToWorker, type WorkerInit } from './protocol.ts';
-import { workerUnits, type WorkerUnits } from './units.ts';
-import { DEFER_AT_MOST_MS, runTicketLoop } from './ticket-loop.ts';
+import { workerUnits, type WorkerUnits } from './worker-units.ts';
+import { DEFER_AT_MOST_MS, runTicketLoop } from '../modules/tickets/queue/loop.ts';
 import { runJobLoop } from './job-loop.ts';
-import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kinds.ts';
-import { createWaker } from './waker.ts';
+import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kind-registry.ts';
+import { createWaker } from '../lib/waker.ts';
 import { usePredictionSettings } from '../modules/predictions/settings.ts';
 import { useActionSettings } from '../modules/agent-actions/settings.ts';
 

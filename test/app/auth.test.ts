@@ -5,8 +5,8 @@ import { eq, sql } from 'drizzle-orm';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { apiKeys, auditLog } from '../../src/db/schema/index.ts';
 import { KEY_CACHE_TTL_MS } from '../../src/modules/keys/service.ts';
-import { localRunner } from '../../src/db/units.ts';
-import { adminUnits } from '../../src/admin/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { adminUnits } from '../../src/admin/cli-units.ts';
 
 function expect401(result: Awaited<ReturnType<typeof call>>, message: RegExp) {
   expect(result.status).toBe(401);

@@ -10,8 +10,8 @@ import { BackupError, restoreBackup, startBackup, stopBackup, writeBackup, type 
 import { runMigrations } from '../../src/db/migrate.ts';
 import { pgdataDir } from '../../src/db/embedded.ts';
 import { tempDir } from '../helpers/harness.ts';
-import { localRunner } from '../../src/db/units.ts';
-import { adminUnits } from '../../src/admin/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { adminUnits } from '../../src/admin/cli-units.ts';
 
 const dirs: string[] = [];
 afterAll(() => {

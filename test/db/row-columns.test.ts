@@ -11,7 +11,7 @@ import { utcToday } from '../../src/lib/today.ts';
 import { CONTRACT_ROW, getContract, listContracts, writeContracts } from '../../src/modules/contracts/service.ts';
 import { CUSTOMER_ROW, getCustomer, LISTED_CUSTOMER_ROW, listCustomers, writeCustomers } from '../../src/modules/customers/service.ts';
 import { getInvoice, INVOICE_ROW, listInvoices, writeInvoices } from '../../src/modules/invoices/service.ts';
-import { getTicket, listTickets, TICKET_ROW } from '../../src/modules/tickets/service.ts';
+import { getTicket, listTickets, TICKET_ROW } from '../../src/modules/tickets/api/service.ts';
 import { BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 

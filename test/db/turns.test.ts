@@ -2,7 +2,7 @@
 // arriving while units are queued is answered between two of them, not after the last.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
-import { localRunner, type UnitRunner } from '../../src/db/units.ts';
+import { localRunner, type UnitRunner } from '../../src/db/units-of-work.ts';
 import { createBackgroundTurns } from '../../src/db/turns.ts';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import type { Db } from '../../src/db/client.ts';

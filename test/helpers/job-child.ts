@@ -4,7 +4,7 @@
 // `bun job-child.ts fire <database-url> <kind> <every-seconds> <now-iso> <rounds>` fires that
 // schedule `rounds` times at `now` and prints how many runs it enqueued.
 import { connectPostgres, openEmbedded, type Database } from '../../src/db/client.ts';
-import { claimJobs, fireSchedules } from '../../src/jobs/queue.ts';
+import { claimJobs, fireSchedules } from '../../src/queue/job-queue.ts';
 
 const [verb, where, kind, ...rest] = process.argv.slice(2);
 const database: Database = where!.startsWith('postgres://') ? connectPostgres(where!, 2) : await openEmbedded(where!, 'job-child');

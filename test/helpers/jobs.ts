@@ -2,10 +2,10 @@
 // on a test database.
 import { queryText, type Db } from '../../src/db/client.ts';
 import type { TSchema } from '@sinclair/typebox';
-import { localRunner, type UnitRegistry } from '../../src/db/units.ts';
-import type { HandleKind, JobContext, JobInfo, JobKind } from '../../src/jobs/kind.ts';
+import { localRunner, type UnitRegistry } from '../../src/db/units-of-work.ts';
+import type { HandleKind, JobContext, JobInfo, JobKind } from '../../src/queue/job-kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
-import { jobUnits } from '../../src/jobs/job-units.ts';
+import { jobUnits } from '../../src/queue/job-units.ts';
 import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/log.ts';

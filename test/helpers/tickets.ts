@@ -1,15 +1,15 @@
 // Helpers for the ticket pipeline's tests: connectors with real sealed secrets, signed deliveries,
 // and one round of the worker's processing run in-process (the same units the worker thread runs).
 import { createHmac } from 'node:crypto';
-import { localRunner } from '../../src/db/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
 import type { Database } from '../../src/db/client.ts';
 import { newConnectorId } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
-import { createConnector } from '../../src/modules/connectors/service.ts';
+import { createConnector } from '../../src/modules/tickets/connectors/service.ts';
 import { hashToken } from '../../src/modules/webhooks/signatures.ts';
-import { workerUnits } from '../../src/jobs/units.ts';
-import { processDueEvents } from '../../src/jobs/ticket-loop.ts';
+import { workerUnits } from '../../src/jobs/worker-units.ts';
+import { processDueEvents } from '../../src/modules/tickets/queue/loop.ts';
 import type { Platform } from '../../src/modules/tickets/platforms.ts';
 
 /** The SECRET_KEY of test apps. */

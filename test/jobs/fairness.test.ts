@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { t } from 'elysia';
 import { queryText, type Db } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
-import { defineJobKind, type JobKind } from '../../src/jobs/kind.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { defineJobKind, type JobKind } from '../../src/queue/job-kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
-import { jobUnits } from '../../src/jobs/job-units.ts';
-import { claimJobs, enqueueJob, settleJobs } from '../../src/jobs/queue.ts';
+import { jobUnits } from '../../src/queue/job-units.ts';
+import { claimJobs, enqueueJob, settleJobs } from '../../src/queue/job-queue.ts';
 import { newId, randomBase62 } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';

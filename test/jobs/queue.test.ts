@@ -5,10 +5,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { t } from 'elysia';
 import { queryText, type Db } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
-import { defineJobKind, nextFiring, PermanentJobError } from '../../src/jobs/kind.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { defineJobKind, nextFiring, PermanentJobError } from '../../src/queue/job-kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
-import { jobUnits } from '../../src/jobs/job-units.ts';
+import { jobUnits } from '../../src/queue/job-units.ts';
 import {
   claimJobs,
   enqueueJob,
@@ -20,7 +20,7 @@ import {
   retryDeadJobs,
   settleJobs,
   showJob,
-} from '../../src/jobs/queue.ts';
+} from '../../src/queue/job-queue.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
 import { connectPostgres } from '../../src/db/client.ts';
@@ -51,7 +51,10 @@ for (const backend of BACKENDS) {
 
     test('enqueue checks the payload against the kind and names the field', async () => {
       const kind = defineJobKind({ kind: unique('typed'), payload: t.Object({ customerId: t.String() }), perform: async () => null });
+      // The wrong payloads do not compile either; the check at run time is for callers TypeScript cannot see.
+      // @ts-expect-error customerId is a string
       await expect(enqueueJob(database.db, kind, { customerId: 7 })).rejects.toThrow(/payload\.customerId/);
+      // @ts-expect-error customerId is required
       await expect(enqueueJob(database.db, kind, {})).rejects.toBeInstanceOf(InvalidJobPayloadError);
       const made = await enqueueJob(database.db, kind, { customerId: 'cus_1' });
       expect(made.created).toBe(true);

@@ -2,9 +2,9 @@
 // faster than INGEST_PRIORITY_ABOVE a second it defers its work so that the server's
 // acknowledgements come first — until the oldest due event has waited DEFER_AT_MOST_MS.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { localRunner } from '../../src/db/units.ts';
-import { workerUnits } from '../../src/jobs/units.ts';
-import { createBatchSizer, DEFER_AT_MOST_MS, runTicketLoop } from '../../src/jobs/ticket-loop.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { workerUnits } from '../../src/jobs/worker-units.ts';
+import { createBatchSizer, DEFER_AT_MOST_MS, runTicketLoop } from '../../src/modules/tickets/queue/loop.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { buildApp, call, createOrgWithKey, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';

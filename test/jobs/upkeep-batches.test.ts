@@ -1,10 +1,10 @@
-// Set-wise upkeep a batch per unit (jobs/batches.ts): however much is due, no unit takes more than
+// Set-wise upkeep a batch per unit (queue/batches.ts): however much is due, no unit takes more than
 // its batch, and every item due is taken exactly once across the batches.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
-import { idempotencyPurge } from '../../src/jobs/kinds/idempotency-purge.ts';
-import { sweepStaleJob } from '../../src/jobs/kinds/predictions-sweep-stale.ts';
-import { purgeFinishedJobs } from '../../src/jobs/kinds/purge-finished.ts';
+import { idempotencyPurge } from '../../src/modules/idempotency/jobs/purge.ts';
+import { sweepStaleJob } from '../../src/modules/predictions/jobs/sweep-stale.ts';
+import { purgeFinishedJobs } from '../../src/queue/jobs/purge-finished.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { createOrg } from '../../src/modules/orgs/service.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';

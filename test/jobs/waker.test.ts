@@ -1,9 +1,9 @@
-// How the worker's loops wait for work (src/jobs/waker.ts): a wake-up ends a wait at once, one that
+// How the worker's loops wait for work (src/lib/waker.ts): a wake-up ends a wait at once, one that
 // comes while nobody waits is not lost, and a stop ends every wait for good; an idle loop looks less
 // and less often.
 import { expect, test } from 'bun:test';
-import { createWaker } from '../../src/jobs/waker.ts';
-import { runTicketLoop } from '../../src/jobs/ticket-loop.ts';
+import { createWaker } from '../../src/lib/waker.ts';
+import { runTicketLoop } from '../../src/modules/tickets/queue/loop.ts';
 import { createLogger } from '../../src/lib/log.ts';
 
 // Waits far longer than the test's own timeout: only a wake-up or a stop can end them.

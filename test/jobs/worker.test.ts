@@ -10,9 +10,9 @@ import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { queryText } from '../../src/db/client.ts';
-import { enqueueJob, showJob } from '../../src/jobs/queue.ts';
-import { JOB_KINDS } from '../../src/jobs/kinds.ts';
-import { idempotencyPurge } from '../../src/jobs/kinds/idempotency-purge.ts';
+import { enqueueJob, showJob } from '../../src/queue/job-queue.ts';
+import { JOB_KINDS } from '../../src/jobs/kind-registry.ts';
+import { idempotencyPurge } from '../../src/modules/idempotency/jobs/purge.ts';
 
 async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

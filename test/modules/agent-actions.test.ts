@@ -222,7 +222,7 @@ for (const backend of BACKENDS) {
       const id = await customer();
       const action = (await post('/api/agent-actions', checkIn(id))).body.data;
       await post(`/api/agent-actions/${action.id}/approve`);
-      const { localRunner } = await import('../../src/db/units.ts');
+      const { localRunner } = await import('../../src/db/units-of-work.ts');
       const runner = localRunner(database.db, executeActionJob.units!);
       const attempt = executeActionJob.handle(
         { actionId: action.id },

@@ -2,7 +2,7 @@
 // the model did not beat it, and `no_revision_history` only on evidence that contracts were changed
 // before they were recorded (never merely because contracts were never amended), on both backends.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { localRunner } from '../../src/db/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { againstScorecard, explainWarning } from '../../src/modules/predictions/backtest-words.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';

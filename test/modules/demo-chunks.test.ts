@@ -6,7 +6,7 @@ import { asc, eq } from 'drizzle-orm';
 import { generateDemoChunks, generateDemoData } from '../../src/modules/demo/generate.ts';
 import { demoUnits, loadDemo, loadDemoInUnits } from '../../src/modules/demo/service.ts';
 import { queryText } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
 import { contracts, customers, demoTruth, invoices, tickets } from '../../src/db/schema/index.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 

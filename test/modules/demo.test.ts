@@ -4,8 +4,8 @@ import { generateDemoData, HISTORY_DAYS } from '../../src/modules/demo/generate.
 import { EXAMPLE_TICKET, NEGATIVE_MOODS, templatesOf, type Mood } from '../../src/modules/demo/tickets.ts';
 import { analyseTicket, INTELLIGENCE_METHOD } from '../../src/modules/tickets/intelligence.ts';
 import { queryText } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
-import { adminUnits } from '../../src/admin/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { adminUnits } from '../../src/admin/cli-units.ts';
 import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
 const TODAY = '2026-11-25';

@@ -16,7 +16,7 @@ import { utcToday } from '../../src/lib/today.ts';
 import { insertRow, BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 import { drainJobs } from '../helpers/jobs.ts';
-import { recomputePredictionsJob } from '../../src/jobs/kinds/predictions-recompute.ts';
+import { recomputePredictionsJob } from '../../src/modules/predictions/jobs/recompute.ts';
 
 for (const backend of BACKENDS) {
   describe(`GET /api/cfo/predictions (${backend})`, () => {

@@ -3,8 +3,8 @@
 // the job kinds run it a chunk per unit, and a job that dies mid-way converges when it runs again.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
-import { recomputePredictionsJob } from '../../src/jobs/kinds/predictions-recompute.ts';
-import { recomputeStaleJob } from '../../src/jobs/kinds/predictions-recompute-stale.ts';
+import { recomputePredictionsJob } from '../../src/modules/predictions/jobs/recompute.ts';
+import { recomputeStaleJob } from '../../src/modules/predictions/jobs/recompute-stale.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { recomputeInChunks, recomputePredictions, scoreChunk } from '../../src/modules/predictions/service.ts';
 import { utcToday } from '../../src/lib/today.ts';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText, type Db } from '../../src/db/client.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
-import { localRunner } from '../../src/db/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
 import { backtestDays, planBacktest, runBacktest } from '../../src/modules/predictions/fitting.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { auc } from '../../src/modules/predictions/metrics.ts';

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Value } from '@sinclair/typebox/value';
 import { queryText, type Db } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
-import { adminUnits } from '../../src/admin/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { adminUnits } from '../../src/admin/cli-units.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { FEATURE_KEYS, FEATURES, PRIOR_SCORECARD } from '../../src/modules/predictions/features.ts';
 import { DRIVER_GROUPS, type DriverGroup } from '../../src/modules/predictions/model.ts';

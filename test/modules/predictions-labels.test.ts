@@ -3,7 +3,7 @@
 // end are one churn, a churn whose grace period has not passed is not known yet; a snapshot is
 // positive when the churn falls within the horizon after it.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { localRunner } from '../../src/db/units.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { churnDays, snapshotDays } from '../../src/modules/predictions/labels.ts';
 import { countEvents } from '../../src/modules/predictions/training.ts';

@@ -3,8 +3,8 @@
 // a list past MERGED_CUSTOMERS_MAX becomes a rescore of everyone, and a running one takes no more.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
-import { recomputePredictionsJob } from '../../src/jobs/kinds/predictions-recompute.ts';
-import { claimJobs } from '../../src/jobs/queue.ts';
+import { recomputePredictionsJob } from '../../src/modules/predictions/jobs/recompute.ts';
+import { claimJobs } from '../../src/queue/job-queue.ts';
 import { MERGED_CUSTOMERS_MAX } from '../../src/modules/predictions/requests.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 

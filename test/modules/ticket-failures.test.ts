@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { queryText } from '../../src/db/client.ts';
-import { RemoteUnitError } from '../../src/db/units.ts';
-import { failedOutcome, isPermanent, UnusableEvent } from '../../src/modules/ticket-queue/retry.ts';
+import { RemoteUnitError } from '../../src/db/units-of-work.ts';
+import { failedOutcome, isPermanent, UnusableEvent } from '../../src/modules/tickets/queue/retry.ts';
 import {
   BACKENDS,
   buildApp,

@@ -6,7 +6,7 @@
 // runs one statement at a time in one process).
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
-import { CLAIM } from '../../src/modules/ticket-queue/service.ts';
+import { CLAIM } from '../../src/modules/tickets/queue/service.ts';
 import { createOrgWithKey, openTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 

@@ -171,7 +171,7 @@ for (const backend of BACKENDS) {
         `update tickets set churn_signals = '[]'::jsonb, intelligence_version = '1' where org_id = any($1::text[])`,
         [[org.id, other.id]],
       );
-      const { enqueueJob } = await import('../../src/jobs/queue.ts');
+      const { enqueueJob } = await import('../../src/queue/job-queue.ts');
       const job = await enqueueJob(database.db, reanalyseTicketsJob, { chunkSize: 2 }, { orgId: org.id });
       await drainJobs(database.db, [reanalyseTicketsJob]);
       const [done] = await queryText<{ result: { read: number; written: number } }>(database.db, `select result from jobs where id = $1`, [

@@ -8,10 +8,10 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { queryText } from '../../src/db/client.ts';
-import { localRunner } from '../../src/db/units.ts';
-import { workerUnits } from '../../src/jobs/units.ts';
-import { replayEvents } from '../../src/modules/ticket-queue/service.ts';
-import { MAX_ATTEMPTS } from '../../src/modules/ticket-queue/retry.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { workerUnits } from '../../src/jobs/worker-units.ts';
+import { replayEvents } from '../../src/modules/tickets/queue/service.ts';
+import { MAX_ATTEMPTS } from '../../src/modules/tickets/queue/retry.ts';
 import { writeCustomers } from '../../src/modules/customers/service.ts';
 import {
   BACKENDS,

@@ -24,7 +24,7 @@ import {
   type BackendKind,
 } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
-import { enqueueJob } from '../../src/jobs/queue.ts';
+import { enqueueJob } from '../../src/queue/job-queue.ts';
 
 const APP_SECRET = 'whatsapp-delivery-test-app-secret';
 const SECRET_KEY = 'whatsapp-delivery-test-secret-key-0123456789';

@@ -6,7 +6,7 @@ import { api, errorMessage, query } from '../api.ts';
 import type { Connector, TicketEvent } from '../models.ts';
 import { isAdmin, useSession } from '../session.ts';
 import { PLATFORMS, type Platform } from '../../modules/tickets/platforms.ts';
-import { DEFAULT_ROTATION_GRACE_SECONDS } from '../../modules/connectors/rotation.ts';
+import { DEFAULT_ROTATION_GRACE_SECONDS } from '../../modules/tickets/connectors/rotation.ts';
 import { HUB_SIGNATURE, SIGNING_HELP } from '../../modules/webhooks/signing-help.ts';
 import { CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
 

@@ -13,7 +13,7 @@ export type EventSource = (typeof EVENT_SOURCES)[number];
  * received before anyone answers, then processed by a worker thread. `pending` waits for
  * `run_after`; `processing` is held by `lease_owner` until `lease_until` (a worker that dies lets its
  * lease run out and another takes the event again); `done` carries its result; `dead` gave up after
- * the last attempt (or at once when no retry can help: modules/ticket-queue/retry.ts) and keeps the
+ * the last attempt (or at once when no retry can help: modules/tickets/queue/retry.ts) and keeps the
  * reason until replayed. */
 export const ticketEvents = pgTable(
   'ticket_events',

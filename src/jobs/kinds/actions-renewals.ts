@@ -3,11 +3,11 @@
 // the time the last one took (jobs/batches.ts): each contract can propose an action.
 import { t } from 'elysia';
 import type { Db } from '../../db/client.ts';
-import { nextSizeByTime } from '../../db/units.ts';
+import { nextSizeByTime } from '../../db/units-of-work.ts';
 import { utcToday } from '../../lib/today.ts';
 import { fireRenewalsDueBatch, fireRenewalsDueInBatches, renewalRuleOrgs, type RenewalCursor } from '../../modules/agent-actions/rules.ts';
-import { BatchSize } from '../batches.ts';
-import { defineJobKind } from '../kind.ts';
+import { BatchSize } from '../../queue/batches.ts';
+import { defineJobKind } from '../../queue/job-kind.ts';
 
 const SIZING = { targetMs: 50, min: 5, max: 500 };
 

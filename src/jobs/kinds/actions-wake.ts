@@ -3,8 +3,8 @@
 import { t } from 'elysia';
 import type { Db } from '../../db/client.ts';
 import { wakeSnoozedActions } from '../../modules/agent-actions/service.ts';
-import { BatchSize, inBatches } from '../batches.ts';
-import { defineJobKind } from '../kind.ts';
+import { BatchSize, inBatches } from '../../queue/batches.ts';
+import { defineJobKind } from '../../queue/job-kind.ts';
 
 const units = { wake: (db: Db, args: { now: string; limit: number }) => wakeSnoozedActions(db, new Date(args.now), args.limit) };
 

@@ -4,8 +4,8 @@
 import { t } from 'elysia';
 import type { Db } from '../../db/client.ts';
 import { messageOf } from '../../lib/errors.ts';
-import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
-import { isLastFailure } from '../../jobs/job-loop.ts';
+import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
+import { isLastFailure } from '../../queue/job-failures.ts';
 import { executeAction, failAction } from './execution.ts';
 
 const units = {

@@ -22,8 +22,8 @@ import { hostOf, hostRefusal, nonPublicRange } from '../../lib/outbound-address.
 import { newId } from '../../lib/ids.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 import { openSecret } from '../../lib/secret-box.ts';
-import { backoffSeconds, defineJobKind, PermanentJobError, type RetryPolicy } from '../../jobs/kind.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { backoffSeconds, defineJobKind, PermanentJobError, type RetryPolicy } from '../../queue/job-kind.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
 import { actionSettings } from './settings.ts';
 
 export const OUTBOX_MAX_ATTEMPTS = 8;

@@ -20,7 +20,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 import { validator } from '../../lib/validation.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
 import { emitOutboundEvent, recordActionEvent } from './events.ts';
 import { executeActionJob } from './execute-job.ts';
 import { PARAMS } from './model.ts';

@@ -1,7 +1,7 @@
 import { and, eq, getTableColumns, isNull, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { enqueueJob } from '../../jobs/queue.ts';
-import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
+import { recomputePredictionsJob } from '../predictions/jobs/recompute.ts';
 import {
   connectors,
   contracts,
@@ -17,7 +17,7 @@ import {
 import { newConnectorId } from '../../lib/ids.ts';
 import { queryRows, queryText, type Db } from '../../db/client.ts';
 import { DEFAULT_RULES, fireTicketSignals, putRules, rulesOf, type EffectiveRule } from '../agent-actions/rules.ts';
-import { nextSizeByTime, timed, type UnitRegistry, type UnitRunner } from '../../db/units.ts';
+import { nextSizeByTime, timed, type UnitRegistry, type UnitRunner } from '../../db/units-of-work.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKey, type PublicKey } from '../keys/service.ts';
 import { createOrg, findOrg } from '../orgs/service.ts';
@@ -353,7 +353,7 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
   return { org, connector, counts, ...(await finishDemo(db, { orgId: org.id, actor: input.actor })) };
 }
 
-/** The units of a demo load through a running server (admin/units.ts). */
+/** The units of a demo load through a running server (admin/cli-units.ts). */
 export const demoUnits = {
   'demo.begin': (db: Db, input: DemoInput) => beginDemo(db, input),
   'demo.clear': (db: Db, input: { orgId: string; connectorId: string; limit: number }) => clearDemoBatch(db, input),

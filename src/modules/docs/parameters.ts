@@ -5,7 +5,7 @@
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../lib/pagination.ts';
 import { RISK_BANDS } from '../../db/schema/index.ts';
 import { PROBABILITY_RANGE } from '../predictions/model.ts';
-import { SENTIMENT_RANGE } from '../tickets/model.ts';
+import { SENTIMENT_RANGE } from '../tickets/api/model.ts';
 
 type Schema = Record<string, unknown>;
 interface ParameterDoc {

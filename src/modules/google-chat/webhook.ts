@@ -16,7 +16,7 @@ import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import { isDatabaseDown } from '../../plugins/errors.ts';
 import type { RefusedSignatures } from '../webhooks/refused.ts';
-import { parseStorableJson } from '../ticket-queue/storable.ts';
+import { parseStorableJson } from '../../db/storable.ts';
 import { bearerToken } from '../../plugins/bearer-token.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { csmByEmail, decideFromChat } from '../agent-actions/chat-decisions.ts';

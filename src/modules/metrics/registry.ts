@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { rowsOf, type Database } from '../../db/client.ts';
-import { observeUnits } from '../../db/units.ts';
+import { observeUnits } from '../../db/units-of-work.ts';
 import type { Rules } from '../../lib/routes.ts';
 
 export interface Metrics {
@@ -177,7 +177,7 @@ export function createMetrics(database: Database): Metrics {
     },
   });
 
-  // Units of work run here (db/units.ts): on the embedded database each one holds the database, so
+  // Units of work run here (db/units-of-work.ts): on the embedded database each one holds the database, so
   // the longest one is the longest any request may have waited behind it.
   const unitDurations = new Histogram({
     name: 'revintel_unit_duration_seconds',

@@ -1,16 +1,16 @@
 // Backtests as the API and the CLI see them: asked for (a row and its job, in one transaction; one
 // queued or running per organisation), read by id or the latest finished, and recorded by the job
-// (jobs/kinds/predictions-backtest.ts) as it starts, succeeds or fails.
+// (jobs/backtest.ts) as it starts, succeeds or fails.
 import { queryText, type Db } from '../../db/client.ts';
 import { isoTimeText } from '../../db/keyset.ts';
 import type { BacktestMethod, BacktestStatus } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
-import type { JobKind } from '../../jobs/kind.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
+import type { JobKind } from '../../queue/job-kind.ts';
 import { backtestDays, planBacktest, runBacktest, type BacktestReport } from './fitting.ts';
 import { gatherHistory, type HistoryUnits } from './history.ts';
-import type { UnitRunner } from '../../db/units.ts';
+import type { UnitRunner } from '../../db/units-of-work.ts';
 import { addDays } from './training.ts';
 import { predictionSettings } from './settings.ts';
 

@@ -3,7 +3,7 @@
 // never waits long behind them: the customers first, then their churn days and each snapshot day's
 // features a chunk of customers at a time. The fitting thread asks; the database's owner answers.
 import { queryText, type Db } from '../../db/client.ts';
-import type { UnitRunner } from '../../db/units.ts';
+import type { UnitRunner } from '../../db/units-of-work.ts';
 import { featuresAt } from './features.ts';
 import { churnDays, labelled } from './labels.ts';
 import type { Snapshot } from './training.ts';

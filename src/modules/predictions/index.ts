@@ -30,7 +30,7 @@ import {
   RecomputeBody,
 } from './model.ts';
 import { getBacktest, latestBacktest, requestBacktest } from './backtests.ts';
-import { backtestJob } from '../../jobs/kinds/predictions-backtest.ts';
+import { backtestJob } from './jobs/backtest.ts';
 import { requestRecompute } from './requests.ts';
 import { utcToday } from '../../lib/today.ts';
 import {

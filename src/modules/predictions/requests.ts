@@ -1,9 +1,9 @@
 // What a request for fresh predictions queues, from the API or the CLI: a rescore of everyone (a
 // queued one answers another), of the customers named, or a retrain that ends in a rescore.
 import { queryText, type Db } from '../../db/client.ts';
-import { recomputePredictionsJob } from '../../jobs/kinds/predictions-recompute.ts';
-import { trainJob } from '../../jobs/kinds/predictions-train.ts';
-import { enqueueJob, type Enqueued } from '../../jobs/queue.ts';
+import { recomputePredictionsJob } from './jobs/recompute.ts';
+import { trainJob } from './jobs/train.ts';
+import { enqueueJob, type Enqueued } from '../../queue/job-queue.ts';
 import { AppError } from '../../lib/errors.ts';
 
 /** Customers a queued rescore of some may name; past this it rescores everyone: one job whose

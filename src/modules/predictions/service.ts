@@ -7,7 +7,7 @@
 // version as it commits (migration 0018), so customers' churn_risk follows chunk by chunk.
 import { queryText, type Db } from '../../db/client.ts';
 import { transaction } from '../../db/transaction.ts';
-import { nextSizeByTime } from '../../db/units.ts';
+import { nextSizeByTime } from '../../db/units-of-work.ts';
 import type { RiskBand } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { featuresAt, PRIOR_SCORECARD, type Source } from './features.ts';
@@ -100,7 +100,7 @@ export interface ChunkArgs {
 export interface ChunkResult extends RecomputeResult {
   /** Where the next chunk starts; null when this was the last. */
   next: string | null;
-  /** How long the chunk ran in the database, when its unit says (db/units.ts timed). */
+  /** How long the chunk ran in the database, when its unit says (db/units-of-work.ts timed). */
   ms?: number;
 }
 

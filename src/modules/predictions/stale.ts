@@ -3,8 +3,8 @@
 // rescored PREDICTION_DEBOUNCE_S after the first mark not yet processed: a burst of tickets makes
 // one recompute, and a steady stream cannot postpone it for ever.
 import { queryText, type Db } from '../../db/client.ts';
-import { recomputeStaleJob } from '../../jobs/kinds/predictions-recompute-stale.ts';
-import { markDebounced } from '../../jobs/queue.ts';
+import { recomputeStaleJob } from './jobs/recompute-stale.ts';
+import { markDebounced } from '../../queue/job-queue.ts';
 import { predictionSettings } from './settings.ts';
 
 const MARK = `

@@ -13,8 +13,8 @@ import { OPEN_ACTION_STATUSES, type ChatPlatform, type ChatSendKind } from '../.
 import { messageOf } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { openSecret } from '../../lib/secret-box.ts';
-import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
 import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';

@@ -17,7 +17,7 @@ import { newId } from '../../lib/ids.ts';
 import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import { isDatabaseDown } from '../../plugins/errors.ts';
-import { parseStorableJson } from '../ticket-queue/storable.ts';
+import { parseStorableJson } from '../../db/storable.ts';
 import type { RefusedSignatures } from '../webhooks/refused.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { decideFromChat } from '../agent-actions/chat-decisions.ts';

@@ -13,8 +13,8 @@
 // (its last event is the one that was read).
 import { t } from 'elysia';
 import { queryText, type Db } from '../../db/client.ts';
-import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
 import { markStale } from '../predictions/stale.ts';
 import type { TicketPriority } from './adapters/types.ts';
 import { analyseTicket, INTELLIGENCE_METHOD, INTELLIGENCE_VERSION, type TicketIntelligence } from './intelligence.ts';

@@ -12,7 +12,7 @@ import { memoryRateLimiter, rateLimitHeaders, type Limits, type RateLimiter } fr
 import { bodyLimit, type RouteDeclaration, type ScopeDeclaration } from '../../lib/routes.ts';
 import { anonSubject } from '../../plugins/gate.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
-import type { EventWriter } from '../ticket-queue/writer.ts';
+import type { EventWriter } from '../tickets/queue/writer.ts';
 import type { ConnectorLookup, WebhookConnector } from './connector-lookup.ts';
 import { verifyWebhook } from './signatures.ts';
 import { WebhookAck } from './model.ts';

@@ -15,7 +15,7 @@ import { sql } from 'drizzle-orm';
 import { t } from 'elysia';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { newId } from '../../lib/ids.ts';
-import { defineJobKind, PermanentJobError } from '../../jobs/kind.ts';
+import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { decideAsCsm, type ChatDecider as Decider } from '../agent-actions/chat-decisions.ts';
 import type { Decision } from '../agent-actions/service.ts';
 import { decisionWords, HELP_TEXT, parsePayload } from './messages.ts';

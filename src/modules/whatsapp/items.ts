@@ -3,7 +3,7 @@
 // works through a large one stored as it came (batch.ts).
 import { createHash } from 'node:crypto';
 import { AppError } from '../../lib/errors.ts';
-import { parseStorableJson } from '../ticket-queue/storable.ts';
+import { parseStorableJson } from '../../db/storable.ts';
 
 /** One thing Meta told us: a message, a status, or something we keep without acting on it. */
 export interface Item {

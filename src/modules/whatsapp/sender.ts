@@ -13,7 +13,7 @@ import { rowsOf, type Db } from '../../db/client.ts';
 import { OPEN_ACTION_STATUSES, type ChatSendKind } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { openSecret } from '../../lib/secret-box.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
 import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { ActionFacts } from '../slack/messages.ts';

@@ -21,7 +21,7 @@ import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import { isDatabaseDown } from '../../plugins/errors.ts';
 import type { RefusedSignatures } from '../webhooks/refused.ts';
-import { enqueueJob } from '../../jobs/queue.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
 import { whatsappInboundJob } from './inbound.ts';
 import { deliveryDigest, SMALL_DELIVERY, storeDelivery } from './batch.ts';

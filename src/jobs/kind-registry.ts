@@ -1,0 +1,45 @@
+// Every job kind this build runs. A new kind: its file (payload, work, retry, schedule) and a line
+// here — in FITTING_JOB_KINDS if it fits models (seconds of CPU: the fitting thread runs it), else
+// in MAIN_JOB_KINDS.
+import type { JobKind } from '../queue/job-kind.ts';
+import { idempotencyPurge } from '../modules/idempotency/jobs/purge.ts';
+import { purgeFinishedJobs } from '../queue/jobs/purge-finished.ts';
+import { recoverJobLeases } from '../queue/jobs/recover-leases.ts';
+import { recomputePredictionsJob } from '../modules/predictions/jobs/recompute.ts';
+import { recomputeStaleJob } from '../modules/predictions/jobs/recompute-stale.ts';
+import { nightlyJob } from '../modules/predictions/jobs/nightly.ts';
+import { sweepStaleJob } from '../modules/predictions/jobs/sweep-stale.ts';
+import { trainJob } from '../modules/predictions/jobs/train.ts';
+import { backtestJob } from '../modules/predictions/jobs/backtest.ts';
+import { expireActionsJob } from './kinds/actions-expire.ts';
+import { chatSendJob } from '../modules/slack/sender.ts';
+import { whatsappInboundJob } from '../modules/whatsapp/inbound.ts';
+import { whatsappBatchJob } from '../modules/whatsapp/batch.ts';
+import { wakeActionsJob } from './kinds/actions-wake.ts';
+import { renewalsDueJob } from './kinds/actions-renewals.ts';
+import { executeActionJob } from '../modules/agent-actions/execute-job.ts';
+import { deliverEventJob } from '../modules/agent-actions/outbox.ts';
+import { reanalyseTicketsJob } from '../modules/tickets/reanalysis.ts';
+
+export const MAIN_JOB_KINDS: readonly JobKind[] = [
+  idempotencyPurge,
+  recoverJobLeases,
+  purgeFinishedJobs,
+  recomputePredictionsJob,
+  recomputeStaleJob,
+  nightlyJob,
+  sweepStaleJob,
+  executeActionJob,
+  expireActionsJob,
+  wakeActionsJob,
+  renewalsDueJob,
+  deliverEventJob,
+  chatSendJob,
+  whatsappInboundJob,
+  whatsappBatchJob,
+  reanalyseTicketsJob,
+];
+
+export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob];
+
+export const JOB_KINDS: readonly JobKind[] = [...MAIN_JOB_KINDS, ...FITTING_JOB_KINDS];

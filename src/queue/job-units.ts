@@ -1,0 +1,56 @@
+// The job queue's units of work (db/units-of-work.ts), for the kinds a build knows: what the job
+// loop asks the database's owner to do. Arguments carry times as ISO text: units also cross the
+// admin socket.
+import type { Db } from '../db/client.ts';
+import type { UnitRegistry } from '../db/units-of-work.ts';
+import type { JobInfo, JobKind } from './job-kind.ts';
+import {
+  claimJobs,
+  fireSchedules,
+  lockHeldJob,
+  recoverLeases,
+  registerSchedules,
+  renewLeases,
+  settleJobs,
+  type JobOutcome,
+  type ScheduledKind,
+} from './job-queue.ts';
+
+export function jobUnits(kinds: readonly JobKind[]) {
+  const byName = new Map(kinds.map((k) => [k.kind, k]));
+  return {
+    /** Claims only the kinds the asking loop runs (a subset of this registry's); `after` is the
+     * organisation the loop's last claim served last (organisations take turns). */
+    'jobs.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number; now: string; kinds: string[]; after?: string }) =>
+      claimJobs(db, { ...args, kinds: args.kinds.filter((kind) => byName.has(kind)), now: new Date(args.now) }),
+    'jobs.settle': (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string }) =>
+      settleJobs(db, { ...args, now: new Date(args.now) }),
+    /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost. */
+    'jobs.perform': async (db: Db, args: { owner: string; job: JobInfo & { payload: unknown }; now: string }) => {
+      const kind = byName.get(args.job.kind);
+      if (!kind || !('perform' in kind)) throw new Error(`job kind ${args.job.kind} has no perform step`);
+      if (!(await lockHeldJob(db, args.job.id, args.owner))) return { held: false as const };
+      const { payload, ...job } = args.job;
+      const result = (await kind.perform(db, payload as never, job)) ?? null;
+      await settleJobs(db, { owner: args.owner, outcomes: [{ id: job.id, state: 'done', result }], now: new Date(args.now) });
+      return { held: true as const, result };
+    },
+    /** One of a `handle` kind's own units. */
+    'jobs.unit': (db: Db, args: { kind: string; unit: string; args: unknown }) => {
+      const kind = byName.get(args.kind);
+      const unit = kind && 'handle' in kind ? kind.units?.[args.unit] : undefined;
+      if (!unit) throw new Error(`job kind ${args.kind} has no unit ${args.unit}`);
+      return unit(db, args.args);
+    },
+    'jobs.renew': (db: Db, args: { owner: string; ids: string[]; leaseSeconds: number; now: string }) =>
+      renewLeases(db, { ...args, now: new Date(args.now) }),
+    /** `all`: the embedded database's owner starting, whatever was running is an earlier run's. */
+    'jobs.recover': (db: Db, args: { now: string; all?: boolean }) => recoverLeases(db, { now: new Date(args.now), all: args.all }),
+    'jobs.register-schedules': (db: Db, args: { schedules: ScheduledKind[]; now: string }) =>
+      registerSchedules(db, { ...args, now: new Date(args.now) }),
+    'jobs.fire-schedules': (db: Db, args: { schedules: ScheduledKind[]; now: string }) =>
+      fireSchedules(db, { ...args, now: new Date(args.now) }),
+  } satisfies UnitRegistry;
+}
+
+export type JobUnits = ReturnType<typeof jobUnits>;
