@@ -10,7 +10,7 @@ import { queryText } from '../../src/db/client.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
-import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
+import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
 import { fakeGoogle, type FakeGoogle } from '../helpers/fake-google.ts';
 import {
   awayFromMinuteBoundary,

@@ -13,7 +13,7 @@ import { adminUnits } from '../../src/admin/units.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { DRIVER_GROUPS, FEATURE_KEYS, FEATURES, PRIOR_SCORECARD, type DriverGroup } from '../../src/modules/predictions/features.ts';
 import { groupedDrivers, listDrivers } from '../../src/modules/predictions/drivers.ts';
-import { topDrivers } from '../../src/modules/slack/messages.ts';
+import { topDrivers } from '../../src/modules/chat/facts.ts';
 import { trainingDays } from '../../src/modules/predictions/fitting.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';

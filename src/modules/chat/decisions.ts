@@ -9,9 +9,9 @@ import { rowsOf, type Db } from '../../db/client.ts';
 import type { ChatPlatform, CsmRole } from '../../db/schema/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
-import { decideAction, type Decision } from './service.ts';
-import type { PresentedAction } from './rows.ts';
-import { decisionRefusal } from './who-decides.ts';
+import { decideAction, type Decision } from '../agent-actions/service.ts';
+import type { PresentedAction } from '../agent-actions/rows.ts';
+import { decisionRefusal } from '../agent-actions/who-decides.ts';
 
 /** The CSM behind a platform's user. */
 export interface ChatDecider {
