@@ -31,7 +31,7 @@ import { newId, randomBase62 } from '../src/lib/ids.ts';
 import { sealSecret } from '../src/lib/secret-box.ts';
 import { createKey } from '../src/modules/keys/service.ts';
 import { createOrg } from '../src/modules/orgs/service.ts';
-import { chatAdminUnits } from '../src/modules/slack/installations.ts';
+import { chatAdminUnits } from '../src/modules/chat/installations.ts';
 import {
   cleanupAll,
   fmtInt,

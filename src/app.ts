@@ -53,7 +53,7 @@ import { MESSAGING_ROUTES, messagingModule } from './modules/whatsapp/webhook.ts
 import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/connector-lookup.ts';
 import { createEventWriter, type EventWriter } from './modules/tickets/queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
-import { refusedSignatures, type RefusedSignatures } from './modules/webhooks/refused.ts';
+import { type WebhookBudgets, webhookBudgets } from './modules/signed-webhooks/budgets.ts';
 
 export interface AppDeps {
   config: Config;
@@ -124,7 +124,7 @@ const SCOPES = [API_SCOPE, WEBHOOK_SCOPE];
 function createRoutes(
   deps: AppDeps,
   states: RequestStates,
-  shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup; refused: RefusedSignatures },
+  shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup; budgets: WebhookBudgets },
 ) {
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
@@ -169,7 +169,7 @@ function createRoutes(
         database: deps.database,
         states,
         config: deps.config,
-        refused: shared.refused,
+        budgets: shared.budgets,
         clock: deps.clock,
         wakeJobs: deps.wakeJobs,
       }),
@@ -179,12 +179,12 @@ function createRoutes(
         database: deps.database,
         states,
         config: deps.config,
-        refused: shared.refused,
+        budgets: shared.budgets,
         clock: deps.clock,
         wakeJobs: deps.wakeJobs,
       }),
     )
-    .use(messagingModule({ database: deps.database, states, config: deps.config, refused: shared.refused, wakeJobs: deps.wakeJobs }));
+    .use(messagingModule({ database: deps.database, states, config: deps.config, budgets: shared.budgets, wakeJobs: deps.wakeJobs }));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();
   for (const module of deps.modules ?? []) {
@@ -228,11 +228,11 @@ export function createApp(deps: AppDeps): App {
     parallel: deps.database.kind === 'postgres' ? 2 : 1,
   });
   const listCache = createListCache(deps.config.listCacheMb * 1024 * 1024);
-  const webhooks = createWebhookReceiver({ config: deps.config, limiter: deps.limiter, connectors, writer: events, clock: deps.clock });
+  // Every signed webhook's budgets: its senders' (as each route declares) and refused signatures'.
+  const budgets = webhookBudgets(deps.limiter, deps.config);
+  const webhooks = createWebhookReceiver({ config: deps.config, budgets, connectors, writer: events, clock: deps.clock });
   const metrics = deps.metrics ?? createMetrics(deps.database);
-  // One budget of refused signatures for the three chat platforms' routes.
-  const refused = refusedSignatures(deps.limiter, deps.config);
-  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics, connectors, refused });
+  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics, connectors, budgets });
   const sessions =
     deps.sessions ??
     createSessionAuthenticator(deps.database.db, (error) => deps.log.warn('session last_seen_at not written', { error: String(error) }));

@@ -38,7 +38,7 @@ import { requestReanalysis } from '../modules/tickets/reanalysis.ts';
 import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
-import { chatAdminUnits } from '../modules/slack/installations.ts';
+import { chatAdminUnits } from '../modules/chat/installations.ts';
 
 /** A unit's transaction as a backup's session: `attempt` is a savepoint (a nested transaction). */
 const backupSession = (db: Db): BackupSession => ({

@@ -14,9 +14,10 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  *   `admin-session` (an admin signed in: keys, users, connector secrets — never an API key, so a
  *   leaked key cannot mint its own replacements), `admin` (a key, or an admin signed in: not a
  *   member's session).
- * - `platform-signature`: the route proves the sender over the raw bytes and counts the call
- *   itself (per connector, or per platform installation) once it knows who sent it; the gate
- *   never reads its `Authorization` header as an API key.
+ * - `platform-signature`: the signed-webhook path (modules/signed-webhooks) proves the sender over
+ *   the raw bytes and counts the call on the budget `counted` names — the connector's, or the
+ *   platform installation's — once it knows who sent it; a refused signature spends its address's
+ *   failures. Handlers never count. The gate never reads its `Authorization` header as an API key.
  * - `none`: public; the client address's budget, or for probes only a look at it. */
 export type Access =
   | { auth: 'key'; counted: 'organisation'; who?: Who }
@@ -34,6 +35,9 @@ export type PlatformVerifier = 'connector' | 'slack' | 'google-chat' | 'whatsapp
 export type BodyKind = 'api' | 'import' | 'webhook' | 'none';
 
 export type Rules = Access & { body: BodyKind };
+
+/** The rules of a route a platform signs (the signed-webhook path reads its `counted`). */
+export type PlatformRules = Extract<Access, { auth: 'platform-signature' }> & { body: BodyKind };
 
 export type RouteDeclaration = Rules & {
   method: Method;

@@ -57,7 +57,7 @@ interface GateDeps {
 type KeyRules = Extract<Rules, { auth: 'key' }>;
 
 /** The budget failed authentications from an address spend: apart from its public requests. The
- * platform routes' refused signatures spend it too (modules/webhooks/refused.ts). */
+ * platform routes' refused signatures spend it too (modules/signed-webhooks/budgets.ts). */
 export const failuresOf = (state: RequestState) => `authfail:${anonSubject(state.clientAddress)}`;
 
 const unauthorized = (message: string) => new AppError('unauthorized', message, { 'www-authenticate': 'Bearer realm="revintel"' });

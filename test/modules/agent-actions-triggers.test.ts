@@ -14,7 +14,7 @@ import { addDays } from '../../src/modules/predictions/training.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, insertRow, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { drainQueue } from '../helpers/tickets.ts';
 import { runHandler } from '../helpers/jobs.ts';
-import { renewalsDueJob } from '../../src/jobs/kinds/actions-renewals.ts';
+import { renewalsDueJob } from '../../src/modules/agent-actions/jobs/renewals.ts';
 
 for (const backend of BACKENDS) {
   describe(`agent action rules (${backend})`, () => {

@@ -14,7 +14,7 @@ import { loadDemo } from '../../src/modules/demo/service.ts';
 import { FEATURE_KEYS, FEATURES, PRIOR_SCORECARD } from '../../src/modules/predictions/features.ts';
 import { DRIVER_GROUPS, type DriverGroup } from '../../src/modules/predictions/model.ts';
 import { groupedDrivers, listDrivers } from '../../src/modules/predictions/drivers.ts';
-import { topDrivers } from '../../src/modules/slack/messages.ts';
+import { topDrivers } from '../../src/modules/chat/facts.ts';
 import { trainingDays } from '../../src/modules/predictions/fitting.ts';
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { sigmoid } from '../../src/modules/predictions/logistic.ts';

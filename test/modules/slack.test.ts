@@ -14,10 +14,10 @@ import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { expireActions, wakeSnoozedActions } from '../../src/modules/agent-actions/service.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
-import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
+import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
 import { endpointAdminUnits } from '../../src/modules/agent-actions/endpoints.ts';
 import { BUTTONS } from '../../src/modules/slack/messages.ts';
-import { chatSendJob } from '../../src/modules/slack/sender.ts';
+import { chatSendJob } from '../../src/modules/chat/outbox.ts';
 import { verifySlackSignature } from '../../src/modules/slack/webhook.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
 import {

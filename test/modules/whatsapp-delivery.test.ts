@@ -11,7 +11,7 @@ import { connectPostgres, openEmbedded, queryText, type Database } from '../../s
 import { runMigrations } from '../../src/db/migrate.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
-import { chatAdminUnits } from '../../src/modules/slack/installations.ts';
+import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
 import { piecesOf, RAW_PIECE, whatsappBatchJob } from '../../src/modules/whatsapp/batch.ts';
 import {
   BACKENDS,

@@ -10,7 +10,7 @@ import { recordAudit } from '../audit/service.ts';
 import { findOrg } from '../orgs/service.ts';
 import { endpointUrlProblem, listDeliveries, presentDelivery, refusedAsWritten, retryDeliveries } from './outbox.ts';
 import { actionSettings } from './settings.ts';
-import { listChatSends, retryChatSends } from '../slack/sender.ts';
+import { listChatSends, retryChatSends } from '../chat/outbox.ts';
 
 export interface EndpointView {
   id: string;

@@ -26,9 +26,8 @@ import { executeActionJob } from './execute-job.ts';
 import { PARAMS } from './model.ts';
 import { actionKeyset, presentAction, selectActions, type ActionRow, type NotificationRow, type PresentedAction } from './rows.ts';
 import { actionSettings } from './settings.ts';
-import { slackSender } from '../slack/sender.ts';
-import { googleChatSender } from '../google-chat/sender.ts';
-import { whatsappSender } from '../whatsapp/sender.ts';
+import { CHAT_PLATFORMS } from '../chat/platforms.ts';
+import type { CopyUpdate } from '../chat/port.ts';
 
 const OPEN = sql.raw(OPEN_ACTION_STATUSES.map((s) => `'${s}'`).join(', '));
 
@@ -44,47 +43,18 @@ export function paramsProblem(type: ActionType, params: unknown, field = 'params
   return problem.replace(/^Invalid field "/, `Invalid field "${field}.`).replace(/^Invalid record: /, `Invalid field "${field}": `);
 }
 
-/** A chat platform's sender: whether an organisation can receive copies there (an installation),
- * queueing a copy's send, and queueing the updates of every copy after a decision — all in the
- * caller's transaction (the sends are the chat outbox's jobs). */
-/** What the copies of an action are updated after: a decision (made by a click on `via`, whose
- * platform may answer it in place), an expiry, or a snooze that ended (`reminder`: the copies get
- * their buttons back and the CSM is told, since editing a message alone notifies nobody). */
-export interface CopyUpdate {
-  orgId: string;
-  actionId: string;
-  via?: { notificationId: string; responseUrl: string | null } | null;
-  reminder?: boolean;
-}
-
-export interface PlatformSender {
-  available(db: Db, orgId: string): Promise<boolean>;
-  queueSend(db: Db, input: { orgId: string; actionId: string; notificationId: string }): Promise<void>;
-  queueUpdates(db: Db, input: CopyUpdate): Promise<number>;
-}
-
-/** The platforms a copy can be sent on: Slack, Google Chat and WhatsApp. A copy on a platform whose
- * organisation has no installation of it (or, for Google Chat, no service account) waits
- * (`no_sender`); an action with no copy on its way is in the inbox. */
-export const PLATFORM_SENDERS = new Map<ChatPlatform, PlatformSender>([
-  ['slack', slackSender],
-  ['google_chat', googleChatSender],
-  ['whatsapp', whatsappSender],
-]);
-
 /** The platforms of `platforms` this organisation can be sent copies on now. */
 async function sendablePlatforms(db: Db, orgId: string, platforms: ChatPlatform[]): Promise<Set<ChatPlatform>> {
   const sendable = new Set<ChatPlatform>();
   for (const platform of new Set(platforms)) {
-    const sender = PLATFORM_SENDERS.get(platform);
-    if (sender && (await sender.available(db, orgId))) sendable.add(platform);
+    if (await CHAT_PLATFORMS[platform].available(db, orgId)) sendable.add(platform);
   }
   return sendable;
 }
 
 /** Every copy of a decided, expired or woken action is updated to show it. */
 async function updateCopies(db: Db, input: CopyUpdate): Promise<void> {
-  for (const sender of PLATFORM_SENDERS.values()) await sender.queueUpdates(db, input);
+  for (const platform of Object.values(CHAT_PLATFORMS)) await platform.queueUpdates(db, input);
 }
 
 export interface ProposeInput {
@@ -213,7 +183,7 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
         insert into action_notifications (id, org_id, action_id, csm_id, platform, target, nonce, status, created_at, updated_at)
         values (${notificationId}, ${input.orgId}, ${id}, ${copy.csmId}, ${copy.platform}, ${copy.target}, ${randomBytes(16).toString('hex')},
                 ${send ? 'pending' : 'no_sender'}, clock_timestamp(), clock_timestamp())`);
-      if (send) await PLATFORM_SENDERS.get(copy.platform)!.queueSend(db, { orgId: input.orgId, actionId: id, notificationId });
+      if (send) await CHAT_PLATFORMS[copy.platform].queueSend(db, { orgId: input.orgId, actionId: id, notificationId });
     }
     await recordActionEvent(db, {
       orgId: input.orgId,

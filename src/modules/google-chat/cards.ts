@@ -3,7 +3,7 @@
 // Approve / Reject / Snooze 7 days buttons whose parameters carry the decision, the action id and
 // the copy's nonce; once decided, the same card without buttons and with the decision. Card text
 // takes Google's small HTML subset, so every value is escaped.
-import { decisionText, proposalText, topDrivers, type ActionFacts } from '../slack/messages.ts';
+import { type ActionFacts, decisionText, proposalText, topDrivers } from '../chat/facts.ts';
 import type { Decision } from '../agent-actions/service.ts';
 
 /** The buttons' functions (a Chat API click names it as `invokedFunction`/`actionMethodName`). */

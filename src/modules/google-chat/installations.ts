@@ -2,7 +2,7 @@
 // belongs to which organisation, kept in `chat_installations` with the space's name as
 // `external_id`. No token of their own: the app speaks as its service account everywhere.
 import type { Db } from '../../db/client.ts';
-import { installationByExternalId, installationOfOrg } from '../slack/installations.ts';
+import { installationByExternalId, installationOfOrg } from '../chat/installations.ts';
 
 export interface GoogleChatInstallation {
   id: string;

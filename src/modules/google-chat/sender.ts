@@ -1,12 +1,13 @@
-// Google Chat's PlatformSender (agent-actions/service.ts): a copy can go to an organisation with an
+// Google Chat's sender (the chat core's port, chat/port.ts): a copy can go to an organisation with an
 // installed space while the app has its service account (GCHAT_SERVICE_ACCOUNT_FILE); its post and,
 // after a decision taken anywhere, its update are rows of the chat outbox (google-chat/transport.ts
 // sends them). The copy a click decided is not patched: the click's own answer updated it.
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
-import type { CopyUpdate, PlatformSender } from '../agent-actions/service.ts';
-import { installedPlatformSender, queueChatSend } from '../slack/sender.ts';
+import { installedPlatformSender, queueChatSend } from '../chat/outbox.ts';
+import type { ChatPlatform, CopyUpdate } from '../chat/port.ts';
+import { attemptGoogleChatSend } from './transport.ts';
 
 /** After a decision (API, another platform, expiry) or a snooze's end: every Google Chat card
  * already posted is patched to show it, through the space that holds it; after a snooze, a message
@@ -61,8 +62,23 @@ export async function queueGoogleChatUpdates(db: Db, input: CopyUpdate): Promise
 
 const installed = installedPlatformSender('google_chat', queueGoogleChatUpdates);
 
-/** Google Chat's copies need the app's service account besides the space. */
-export const googleChatSender: PlatformSender = {
+/** Google Chat behind the chat core's port (chat/platforms.ts): its copies need the app's service
+ * account besides the space. */
+export const googleChatPlatform: ChatPlatform = {
   ...installed,
   available: async (db, orgId) => actionSettings().gchatServiceAccountFile !== null && (await installed.available(db, orgId)),
+  attempt: (pending) => attemptGoogleChatSend(pending),
+  // The card just posted is patched to show the decision taken meanwhile.
+  async decidedBeforePosted(db, copy) {
+    if (!copy.messageId) return;
+    await queueChatSend(db, {
+      platform: 'google_chat',
+      orgId: copy.orgId,
+      installationId: copy.installationId,
+      kind: 'update',
+      notificationId: copy.notificationId,
+      actionId: copy.actionId,
+      request: { name: copy.messageId },
+    });
+  },
 };

@@ -14,14 +14,19 @@ import { OPEN_ACTION_STATUSES } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered } from '../agent-actions/outbox.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
-import type { Pending, SendAnswer } from '../slack/sender.ts';
+import type { Pending, SendAnswer } from '../chat/port.ts';
 import { approvalCard, decidedCard } from './cards.ts';
 
 export const CHAT_BOT_SCOPE = 'https://www.googleapis.com/auth/chat.bot';
 /** A token is renewed this long before Google says it expires. */
 const TOKEN_MARGIN_MS = 60_000;
 
-type Answer = SendAnswer;
+/** What Chat's API answers, as far as we read it. */
+interface GoogleChatData {
+  name?: unknown;
+  error?: { status?: unknown };
+}
+type Answer = SendAnswer & { data: GoogleChatData | null };
 
 const answer = (started: number, partial: Omit<Answer, 'ms'>): Answer => ({ ...partial, ms: Math.round(performance.now() - started) });
 const permanent = (error: string): Answer => ({ status: null, error, ms: 0, retryAfterSeconds: null, final: true, data: null });
@@ -213,7 +218,7 @@ export async function callGoogleChat(method: 'POST' | 'PATCH', path: string, bod
         data: null,
       });
     }
-    let data: Record<string, any> | null = null;
+    let data: GoogleChatData | null = null;
     try {
       data = JSON.parse(text);
     } catch {

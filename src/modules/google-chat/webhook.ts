@@ -7,25 +7,26 @@
 // message, user and time) before its effects: a replay acts no more. A click decides at once and
 // the answer updates the card in the request's own format; who may not decide, or clicks late, is
 // told privately. Messages to the app are the Slack mentions' commands, answered in the reply.
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/client.ts';
-import { readBodyLimited } from '../../lib/body.ts';
 import { AppError } from '../../lib/errors.ts';
-import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
-import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
-import { isDatabaseDown } from '../../plugins/errors.ts';
-import type { RefusedSignatures } from '../webhooks/refused.ts';
-import { parseStorableJson } from '../../db/storable.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
 import { bearerToken } from '../../plugins/bearer-token.ts';
-import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
-import { csmByEmail, decideFromChat } from '../agent-actions/chat-decisions.ts';
+import type { RequestStates } from '../../plugins/request-state.ts';
+import { csmByEmail, decideFromChat } from '../chat/decisions.ts';
 import type { Decision } from '../agent-actions/service.ts';
-import { HELP_TEXT, runCommand } from '../slack/commands.ts';
-import { actionFacts } from '../slack/sender.ts';
-import { settle, storeOnce } from '../slack/webhook.ts';
+import { settle, storeOnce } from '../chat/inbound.ts';
+import type { WebhookBudgets } from '../signed-webhooks/budgets.ts';
+import { signedWebhook, signedWebhookModule } from '../signed-webhooks/index.ts';
+import { isJsonObject, type JsonObject } from '../signed-webhooks/payload.ts';
+import type { Verdict } from '../signed-webhooks/verification.ts';
+import { actionFacts } from '../chat/facts.ts';
+import { HELP_TEXT, runCommand } from '../chat/commands.ts';
+import { parseStorableJson } from '../../db/storable.ts';
 import { decidedCard, GCHAT_FUNCTIONS } from './cards.ts';
-import { googleChatInstallationBySpace, type GoogleChatInstallation } from './installations.ts';
+import { type GoogleChatInstallation, googleChatInstallationBySpace } from './installations.ts';
+import { type ChatEvent, type Format, formatOf, parseChatEvent } from './payloads.ts';
 import { addOnSigner, CHAT_ISSUER, googleKeySet, KeysUnavailable, TokenRejected, verifyChatToken } from './verify.ts';
 
 export const WORKSPACE_CHAT_PATH = '/api/webhooks/workspace-chat';
@@ -44,107 +45,17 @@ export const WORKSPACE_CHAT_ROUTE = {
 
 export const GCHAT_REPLAY_WINDOW_S = 300;
 
-type Format = 'chat' | 'addon';
-
-/** An interaction event, whichever format it came in. */
-export interface ChatEvent {
-  format: Format;
-  kind: 'click' | 'message' | 'added' | 'other';
-  /** What is stored as its type: CARD_CLICKED…, or the add-on's payload name. */
-  type: string;
-  eventTime: string | null;
-  space: string | null;
-  user: { name: string; email: string; type: string };
-  messageName: string | null;
-  text: string;
-  fn: string | null;
-  parameters: Record<string, string>;
-  /** The body as it came. */
-  raw: Record<string, any>;
-}
-
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
-const str = (value: unknown): string => (typeof value === 'string' ? value : '');
-const obj = (value: unknown): Record<string, any> =>
-  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, any>) : {};
-
-/** A button's parameters: the add-on's and `common`'s map, else the Chat API's `[{key, value}]`. */
-function parametersOf(map: unknown, list: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(obj(map))) if (typeof value === 'string') out[key] = value;
-  if (Object.keys(out).length > 0) return out;
-  for (const entry of Array.isArray(list) ? list : [])
-    if (typeof entry?.key === 'string' && typeof entry?.value === 'string') out[entry.key] = entry.value;
-  return out;
-}
 
 /** The body as a JSON object, or null. */
-function jsonObject(bytes: Uint8Array): Record<string, any> | null {
+function jsonObject(bytes: Uint8Array): JsonObject | null {
   try {
     // Cleaned of what PostgreSQL cannot store (NUL, lone surrogates), or the event would fail for ever.
-    const parsed = parseStorableJson(fatalUtf8.decode(bytes)) as Record<string, any> | null;
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null;
+    const parsed = parseStorableJson(fatalUtf8.decode(bytes));
+    return isJsonObject(parsed) ? parsed : null;
   } catch {
     return null;
   }
-}
-
-/** An add-on event has no `type` and a `chat` object; anything else is read as the Chat API's. */
-const formatOf = (body: Record<string, any> | null): Format =>
-  body && body.type === undefined && body.chat && typeof body.chat === 'object' ? 'addon' : 'chat';
-
-/** Reads either format; a body that is neither is a 400 naming what is wrong. */
-export function parseChatEvent(body: Record<string, any> | null): ChatEvent {
-  if (!body) throw new AppError('malformed_json', 'The body is not a Google Chat event (a JSON object)');
-  const userOf = (user: unknown) => ({ name: str(obj(user).name), email: str(obj(user).email).toLowerCase(), type: str(obj(user).type) });
-  if (formatOf(body) === 'addon') {
-    const chat = obj(body.chat);
-    const common = obj(body.commonEventObject);
-    const [payloadName, kind] = chat.buttonClickedPayload
-      ? ['buttonClickedPayload', 'click']
-      : chat.messagePayload
-        ? ['messagePayload', 'message']
-        : chat.addedToSpacePayload
-          ? ['addedToSpacePayload', 'added']
-          : [Object.keys(chat).find((k) => k.endsWith('Payload')) ?? 'unknown', 'other'];
-    const payload = obj(chat[payloadName]);
-    const message = obj(payload.message);
-    return {
-      format: 'addon',
-      kind: kind as ChatEvent['kind'],
-      type: `addon.${payloadName}`,
-      eventTime: str(chat.eventTime) || null,
-      space: str(obj(payload.space).name) || str(obj(message.space).name) || null,
-      user: userOf(chat.user),
-      messageName: str(message.name) || null,
-      text: str(message.argumentText) || str(message.text),
-      fn: str(common.invokedFunction) || null,
-      parameters: parametersOf(common.parameters, null),
-      raw: body,
-    };
-  }
-  if (typeof body.type !== 'string')
-    throw new AppError(
-      'validation_failed',
-      'Invalid field "type": a Chat API event names its type (CARD_CLICKED, MESSAGE…); an add-on event carries "chat"',
-    );
-  const message = obj(body.message);
-  const common = obj(body.common);
-  const action = obj(body.action);
-  const kinds: Record<string, ChatEvent['kind']> = { CARD_CLICKED: 'click', MESSAGE: 'message', ADDED_TO_SPACE: 'added' };
-  return {
-    format: 'chat',
-    kind: kinds[body.type] ?? 'other',
-    type: body.type.slice(0, 60),
-    eventTime: str(body.eventTime) || null,
-    space: str(obj(body.space).name) || str(obj(message.space).name) || null,
-    user: userOf(body.user),
-    messageName: str(message.name) || null,
-    text: str(message.argumentText) || str(message.text),
-    fn: str(common.invokedFunction) || str(action.actionMethodName) || null,
-    parameters: parametersOf(common.parameters, action.parameters),
-    raw: body,
-  };
 }
 
 // --- answers, in the request's own format ----------------------------------------------------------
@@ -179,7 +90,7 @@ const DECISIONS: Record<string, Decision> = {
 };
 
 /** The event as stored: without the add-on's ID token and the legacy verification token. */
-function storable(raw: Record<string, any>): Record<string, unknown> {
+function storable(raw: JsonObject): JsonObject {
   const { authorizationEventObject: _, token: __, ...rest } = raw;
   return rest;
 }
@@ -225,7 +136,7 @@ async function handleClick(db: Db, installation: GoogleChatInstallation, event: 
     await settle(db, eventId, 'denied', outcome.why);
     return privately(event.format, event.user.name, outcome.why);
   }
-  await settle(db, eventId, 'processed', `${decision} by ${csm!.id}`);
+  await settle(db, eventId, 'processed', `${decision} by ${outcome.csmId}`);
   const facts = await actionFacts(db, orgId, actionId);
   return updateCard(event.format, decidedCard(facts!));
 }
@@ -259,16 +170,13 @@ async function handleMessage(db: Db, installation: GoogleChatInstallation, event
 export interface WorkspaceChatDeps {
   database: Database;
   states: RequestStates;
-  /** Counts a refused token and throws what the request ends with (modules/webhooks/refused.ts). */
-  refused: RefusedSignatures;
+  budgets: WebhookBudgets;
   config: Pick<
     Config,
     | 'bodyLimitApi'
     | 'bodyLimitImport'
     | 'bodyLimitWebhook'
     | 'publicUrl'
-    | 'webhookLimitPerMinute'
-    | 'webhookLimitPerDay'
     | 'googleJwksUrl'
     | 'googleChatCertsUrl'
     | 'gchatAudienceMode'
@@ -289,7 +197,7 @@ export function gchatAudienceOf(config: WorkspaceChatDeps['config']): string | n
 }
 
 /** The space an unproven body names, for the budget of refused tokens. */
-function claimedSpace(body: Record<string, any> | null): string | null {
+function claimedSpace(body: JsonObject | null): string | null {
   try {
     const space = parseChatEvent(body).space;
     return space ? `google_chat:${space}` : null;
@@ -301,37 +209,46 @@ function claimedSpace(body: Record<string, any> | null): string | null {
 const invalidToken = (reason: string) =>
   new AppError('unauthorized', `Invalid Google Chat request: ${reason}`, { 'www-authenticate': 'Bearer error="invalid_token"' });
 
+/** The add-on's ID token, when the request carries one in its body instead of its header. */
+function systemIdToken(body: JsonObject | null): string | null {
+  const authorization = body?.authorizationEventObject;
+  const token = isJsonObject(authorization) ? authorization.systemIdToken : null;
+  return typeof token === 'string' && token ? token : null;
+}
+
+/** The token does not sign the body: an event is acted on only near its own time. */
+function checkEventTime(event: ChatEvent, now: number): void {
+  const field = event.format === 'chat' ? 'eventTime' : 'chat.eventTime';
+  if (!event.eventTime) throw new AppError('validation_failed', `Invalid field "${field}": the event's time is required`);
+  const at = Date.parse(event.eventTime);
+  if (!Number.isFinite(at)) throw new AppError('validation_failed', `Invalid field "${field}": not an RFC 3339 time`);
+  if (Math.abs(now - at) > GCHAT_REPLAY_WINDOW_S * 1000)
+    throw invalidToken(`the event's time is more than ${GCHAT_REPLAY_WINDOW_S} s from now`);
+}
+
 export function workspaceChatModule(deps: WorkspaceChatDeps) {
-  const limit = bodyLimit(WORKSPACE_CHAT_ROUTE.body, deps.config);
-  const clock = deps.clock ?? Date.now;
   const keys = { jwks: googleKeySet(deps.config.googleJwksUrl, 'jwks'), x509: googleKeySet(deps.config.googleChatCertsUrl, 'x509') };
   const audience = gchatAudienceOf(deps.config);
   const mode = deps.config.gchatAudienceMode;
   const projectNumber = deps.config.gchatProjectNumber;
-  // A space's budget is a flood guard (every tenant's events come from Google's few addresses).
-  const limiter = memoryRateLimiter();
-  const limits: Limits = { perMinute: deps.config.webhookLimitPerMinute, perDay: deps.config.webhookLimitPerDay };
   const { db } = deps.database;
-  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
+  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx));
+  const json = (body: unknown) => ({ body: JSON.stringify(body) });
 
-  const answer = (state: RequestState, body: unknown) =>
-    new Response(JSON.stringify(body), {
-      headers: { 'content-type': 'application/json;charset=utf-8', ...state.headers, 'x-request-id': state.id },
-    });
-
-  /** Throws the 401 (or 503) a request that does not prove itself ends with: before its body is
-   * judged, so a stranger learns nothing from it. */
-  async function authenticate(request: Request, body: Record<string, any> | null, now: number): Promise<void> {
-    const format = formatOf(body);
-    const token = bearerToken(request.headers.get('authorization')) ?? (str(obj(body?.authorizationEventObject).systemIdToken) || null);
-    if (!token) throw invalidToken("no bearer token (Authorization header, or the add-on's systemIdToken)");
-    if (!audience) throw invalidToken('GCHAT_AUDIENCE (or PUBLIC_URL) is not configured');
-    const signer = format === 'chat' ? CHAT_ISSUER : projectNumber ? addOnSigner(projectNumber) : null;
-    if (!signer) throw invalidToken('GCHAT_PROJECT_NUMBER is not configured: add-on events cannot be verified');
+  /** Google's bearer token (the add-on's systemIdToken standing in for a missing header), checked
+   * before the body is judged, so a stranger learns nothing from it. Keys that cannot be fetched
+   * are a 503, not a refusal. */
+  async function verify(headers: Headers, body: JsonObject | null, now: number): Promise<Verdict> {
+    const token = bearerToken(headers.get('authorization')) ?? systemIdToken(body);
+    if (!token) return { ok: false, reason: "no bearer token (Authorization header, or the add-on's systemIdToken)" };
+    if (!audience) return { ok: false, reason: 'GCHAT_AUDIENCE (or PUBLIC_URL) is not configured' };
+    const signer = formatOf(body) === 'chat' ? CHAT_ISSUER : projectNumber ? addOnSigner(projectNumber) : null;
+    if (!signer) return { ok: false, reason: 'GCHAT_PROJECT_NUMBER is not configured: add-on events cannot be verified' };
     try {
       await verifyChatToken(token, keys, { mode, audience, signer, now });
+      return { ok: true };
     } catch (error) {
-      if (error instanceof TokenRejected) throw invalidToken(error.message);
+      if (error instanceof TokenRejected) return { ok: false, reason: error.message };
       if (error instanceof KeysUnavailable)
         throw new AppError(
           'upstream_unavailable',
@@ -342,91 +259,63 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
     }
   }
 
-  /** The token does not sign the body: an event is acted on only near its own time. */
-  function checkEventTime(event: ChatEvent, now: number): void {
-    if (!event.eventTime)
-      throw new AppError(
-        'validation_failed',
-        `Invalid field "${event.format === 'chat' ? 'eventTime' : 'chat.eventTime'}": the event's time is required`,
-      );
-    const at = Date.parse(event.eventTime);
-    if (!Number.isFinite(at))
-      throw new AppError(
-        'validation_failed',
-        `Invalid field "${event.format === 'chat' ? 'eventTime' : 'chat.eventTime'}": not an RFC 3339 time`,
-      );
-    if (Math.abs(now - at) > GCHAT_REPLAY_WINDOW_S * 1000)
-      throw invalidToken(`the event's time is more than ${GCHAT_REPLAY_WINDOW_S} s from now`);
-  }
-
-  async function receive(request: Request, state: RequestState): Promise<Response> {
-    const bytes = await readBodyLimited(request, limit);
-    const json = jsonObject(bytes);
-    const now = clock();
-    try {
-      await authenticate(request, json, now);
-    } catch (error) {
-      if (!(error instanceof AppError) || error.code !== 'unauthorized') throw error;
-      return deps.refused(state, error, claimedSpace(json));
-    }
-    const event = parseChatEvent(json);
-    checkEventTime(event, now);
-    let body: unknown = {};
-    try {
-      const installation = event.space ? await googleChatInstallationBySpace(db, event.space) : null;
-      if (!installation) {
-        await storeOnce(db, {
-          platform: 'google_chat',
-          dedupeKey: `unknown:${dedupeKey(event)}`,
-          installation: null,
-          type: event.type,
-          outcome: 'ignored',
-          detail: `space ${event.space ?? '(none)'} is not installed`,
-          body: null,
-        });
-        const hint = `This space is not connected to an organisation yet: an operator runs \`revintel chat add google-chat --org ORG --space ${event.space ?? 'spaces/…'}\`.`;
-        return answer(
-          state,
-          event.kind === 'added' || event.kind === 'message'
-            ? reply(event.format, hint)
-            : event.kind === 'click'
-              ? privately(event.format, event.user.name, hint)
-              : {},
-        );
-      }
-      const counted = limiter.consume(`installation:${installation.id}`, limits);
-      const decision = counted instanceof Promise ? await counted : counted;
-      state.headers = rateLimitHeaders(decision);
-      if (!decision.allowed)
-        throw new AppError('rate_limited', `Rate limit exceeded for this space; retry in ${decision.retryAfter} s`, {
-          'retry-after': String(decision.retryAfter),
-        });
-      if (event.kind === 'click') body = await inTransaction((tx) => handleClick(tx, installation, event, new Date(now)));
-      else if (event.kind === 'message') body = await inTransaction((tx) => handleMessage(tx, installation, event));
-      else {
-        const stored = await storeOnce(db, {
-          platform: 'google_chat',
-          dedupeKey: dedupeKey(event),
-          installation,
-          type: event.type,
-          outcome: event.kind === 'added' ? 'processed' : 'ignored',
-          detail: event.kind === 'added' ? null : 'type not handled',
-          body: storable(event.raw),
-        });
-        if (stored && event.kind === 'added') body = reply(event.format, `Thanks for adding me. ${HELP_TEXT}`);
-      }
-    } catch (error) {
-      // The database could not be reached: nothing was stored, nothing decided; the CSM clicks
-      // again. Anything else is a fault of ours: 500, logged.
-      if (isDatabaseDown(error))
-        throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' }, { cause: error });
-      throw error;
-    }
-    deps.wakeJobs?.();
-    return answer(state, body);
-  }
-
-  return new Elysia({ name: 'revintel/workspace-chat' }).post(WORKSPACE_CHAT_ROUTE.path, ({ request }) =>
-    receive(request, deps.states.get(request)!),
+  const receiver = signedWebhook<GoogleChatInstallation, ChatEvent>(
+    {
+      route: WORKSPACE_CHAT_ROUTE,
+      verify: (delivery, _, now) => verify(delivery.headers, jsonObject(delivery.rawBody), now),
+      refusal: invalidToken,
+      claimed: (delivery) => claimedSpace(jsonObject(delivery.rawBody)),
+      parse(delivery, now) {
+        const event = parseChatEvent(jsonObject(delivery.rawBody));
+        checkEventTime(event, now);
+        return event;
+      },
+      async senders(event) {
+        const installation = event.space ? await googleChatInstallationBySpace(db, event.space) : null;
+        return installation ? [installation] : [];
+      },
+      async handle(event, { senders: [installation], now }) {
+        if (!installation) {
+          await storeOnce(db, {
+            platform: 'google_chat',
+            dedupeKey: `unknown:${dedupeKey(event)}`,
+            installation: null,
+            type: event.type,
+            outcome: 'ignored',
+            detail: `space ${event.space ?? '(none)'} is not installed`,
+            body: null,
+          });
+          const hint = `This space is not connected to an organisation yet: an operator runs \`revintel chat add google-chat --org ORG --space ${event.space ?? 'spaces/…'}\`.`;
+          return json(
+            event.kind === 'added' || event.kind === 'message'
+              ? reply(event.format, hint)
+              : event.kind === 'click'
+                ? privately(event.format, event.user.name, hint)
+                : {},
+          );
+        }
+        let body: unknown = {};
+        if (event.kind === 'click') body = await inTransaction((tx) => handleClick(tx, installation, event, new Date(now)));
+        else if (event.kind === 'message') body = await inTransaction((tx) => handleMessage(tx, installation, event));
+        else {
+          const stored = await storeOnce(db, {
+            platform: 'google_chat',
+            dedupeKey: dedupeKey(event),
+            installation,
+            type: event.type,
+            outcome: event.kind === 'added' ? 'processed' : 'ignored',
+            detail: event.kind === 'added' ? null : 'type not handled',
+            body: storable(event.raw),
+          });
+          if (stored && event.kind === 'added') body = reply(event.format, `Thanks for adding me. ${HELP_TEXT}`);
+        }
+        deps.wakeJobs?.();
+        return json(body);
+      },
+      // Nothing was stored, nothing decided; the CSM clicks again.
+      unavailable: { message: 'The event could not be recorded: try again', headers: { 'retry-after': '5' } },
+    },
+    { budgets: deps.budgets, config: deps.config, clock: deps.clock },
   );
+  return signedWebhookModule('revintel/workspace-chat', receiver, deps.states);
 }

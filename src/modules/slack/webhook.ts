@@ -5,26 +5,26 @@
 // Slack's ids, in the transaction of its effects: a redelivery finds it and does nothing more. A
 // click is decided before the answer (one guarded UPDATE); whoever may not decide, a stale nonce, an
 // expired or decided action: nothing changes and the clicker is told why, privately.
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import type { Config } from '../../config.ts';
-import type { ChatPlatform } from '../../db/schema/index.ts';
-import { rowsOf, type Database, type Db } from '../../db/client.ts';
-import { readBodyLimited } from '../../lib/body.ts';
+import { type Database, type Db, rowsOf } from '../../db/client.ts';
 import { AppError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
-import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
-import { isDatabaseDown } from '../../plugins/errors.ts';
-import { parseStorableJson } from '../../db/storable.ts';
-import type { RefusedSignatures } from '../webhooks/refused.ts';
-import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
-import { decideFromChat } from '../agent-actions/chat-decisions.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
+import type { RequestStates } from '../../plugins/request-state.ts';
+import { decideFromChat } from '../chat/decisions.ts';
 import type { Decision } from '../agent-actions/service.ts';
-import { runCommand } from './commands.ts';
-import { slackInstallationByTeam, type SlackInstallation } from './installations.ts';
+import { settle, storeOnce } from '../chat/inbound.ts';
+import type { WebhookBudgets } from '../signed-webhooks/budgets.ts';
+import { signedWebhook, signedWebhookModule } from '../signed-webhooks/index.ts';
+import { isJsonObject } from '../signed-webhooks/payload.ts';
+import { freshTimestamp, hmacSha256Matches } from '../signed-webhooks/verification.ts';
+import { parseStorableJson } from '../../db/storable.ts';
+import { runCommand } from '../chat/commands.ts';
+import { type SlackInstallation, slackInstallationByTeam } from '../chat/installations.ts';
 import { BUTTONS } from './messages.ts';
+import { type SlackBlockActions, type SlackEventCallback, type SlackPayload, slackPayloadOf, slackTeamOf } from './payloads.ts';
 import { queueSlackEphemeral, queueSlackReply } from './sender.ts';
 
 export const TEAM_CHAT_ROUTE = {
@@ -49,65 +49,34 @@ export function verifySlackSignature(rawBody: Uint8Array, headers: Headers, secr
   const signature = headers.get('x-slack-signature');
   const timestamp = headers.get('x-slack-request-timestamp');
   if (!signature || !timestamp) return { ok: false, reason: 'X-Slack-Signature and X-Slack-Request-Timestamp are required' };
-  if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'X-Slack-Request-Timestamp is not a Unix time' };
-  if (Math.abs(nowMs / 1000 - Number(timestamp)) > SLACK_REPLAY_WINDOW_S)
-    return { ok: false, reason: `the timestamp is more than ${SLACK_REPLAY_WINDOW_S} s from now` };
+  const stale = freshTimestamp(timestamp, nowMs, SLACK_REPLAY_WINDOW_S, 'X-Slack-Request-Timestamp');
+  if (stale) return { ok: false, reason: stale };
   if (secrets.length === 0) return { ok: false, reason: 'SLACK_SIGNING_SECRET is not configured' };
   const given = /^v0=([0-9a-f]{64})$/.exec(signature.trim());
   if (!given) return { ok: false, reason: 'X-Slack-Signature is not v0=<hex HMAC-SHA256>' };
-  const givenBytes = Buffer.from(given[1]!, 'hex');
-  let matched = false;
-  for (const secret of secrets) {
-    const expected = createHmac('sha256', secret).update(`v0:${timestamp}:`).update(rawBody).digest();
-    if (timingSafeEqual(expected, givenBytes)) matched = true;
-  }
-  return matched ? { ok: true } : { ok: false, reason: 'the signature does not match' };
+  return hmacSha256Matches(secrets, [`v0:${timestamp}:`, rawBody], Buffer.from(given[1]!, 'hex'))
+    ? { ok: true }
+    : { ok: false, reason: 'the signature does not match' };
 }
 
 const noRetry = { 'x-slack-no-retry': '1' };
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The request's payload: JSON (Events API) or the form field `payload` (interactivity). */
-function parsePayload(bytes: Uint8Array, contentType: string | null): Record<string, any> {
+/** The request's body: JSON (Events API) or the form field `payload` (interactivity), an object. */
+function bodyOf(bytes: Uint8Array, contentType: string | null): Record<string, unknown> {
   try {
     const text = fatalUtf8.decode(bytes);
     const raw = (contentType ?? '').includes('application/x-www-form-urlencoded') ? new URLSearchParams(text).get('payload') : text;
     if (raw === null) throw new Error('no payload field');
     // Cleaned of what PostgreSQL cannot store (NUL, lone surrogates): Slack sends the same bytes on
     // every retry, so refusing them would lose the event.
-    const parsed = parseStorableJson(raw) as Record<string, any> | null;
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    const parsed = parseStorableJson(raw);
+    if (!isJsonObject(parsed)) throw new Error('not an object');
     return parsed;
   } catch {
     throw new AppError('malformed_json', 'The body is not a Slack event (JSON) nor an interaction (form field "payload" holding JSON)');
   }
 }
-
-/** Stores the event once (by the platform's ids); null when it was stored before (a redelivery:
- * nothing more happens), else its row's id. */
-export async function storeOnce(
-  db: Db,
-  event: {
-    platform?: ChatPlatform;
-    dedupeKey: string;
-    installation: { id: string; org_id: string } | null;
-    type: string;
-    outcome: 'processed' | 'denied' | 'ignored';
-    detail?: string | null;
-    body: unknown;
-  },
-): Promise<string | null> {
-  const [row] = rowsOf<{ id: string }>(
-    await db.execute(sql`
-      insert into chat_inbound_events (id, platform, dedupe_key, installation_id, org_id, type, outcome, detail, body)
-      values (${newId('che')}, ${event.platform ?? 'slack'}, ${event.dedupeKey.slice(0, 300)}, ${event.installation?.id ?? null}, ${event.installation?.org_id ?? null}, ${event.type.slice(0, 100)}, ${event.outcome}, ${event.detail ?? null}, ${JSON.stringify(event.body)}::jsonb)
-      on conflict (platform, dedupe_key) do nothing returning id`),
-  );
-  return row?.id ?? null;
-}
-
-export const settle = (db: Db, id: string, outcome: 'processed' | 'denied' | 'ignored', detail: string | null) =>
-  db.execute(sql`update chat_inbound_events set outcome = ${outcome}, detail = ${detail} where id = ${id}`);
 
 interface Clicker {
   id: string;
@@ -128,28 +97,30 @@ export async function csmBySlackUser(db: Db, orgId: string, slackUserId: string)
 
 const DECISIONS: Record<string, Decision> = { [BUTTONS.approve]: 'approve', [BUTTONS.reject]: 'reject', [BUTTONS.snooze]: 'snooze' };
 
-/** A button click, decided in `db`'s transaction: what happened, in words (null: decided). */
-async function handleClick(db: Db, installation: SlackInstallation, payload: Record<string, any>, now: Date): Promise<void> {
-  const button = Array.isArray(payload.actions) ? payload.actions[0] : null;
-  const dedupeKey = `block_actions:${String(button?.action_id ?? '')}:${String(payload.trigger_id ?? button?.action_ts ?? '')}`;
-  const eventId = await storeOnce(db, { dedupeKey, installation, type: 'block_actions', outcome: 'processed', body: payload });
+/** A button click, decided in `db`'s transaction. */
+async function handleClick(db: Db, installation: SlackInstallation, payload: typeof SlackBlockActions.static, now: Date): Promise<void> {
+  const button = payload.actions?.[0];
+  const dedupeKey = `block_actions:${button?.action_id ?? ''}:${payload.trigger_id ?? button?.action_ts ?? ''}`;
+  const eventId = await storeOnce(db, {
+    platform: 'slack',
+    dedupeKey,
+    installation,
+    type: 'block_actions',
+    outcome: 'processed',
+    body: payload,
+  });
   if (!eventId) return;
-  const user = String(payload.user?.id ?? '');
-  const responseUrl = typeof payload.response_url === 'string' ? payload.response_url : null;
-  const channel =
-    typeof payload.container?.channel_id === 'string'
-      ? payload.container.channel_id
-      : typeof payload.channel?.id === 'string'
-        ? payload.channel.id
-        : null;
+  const user = payload.user?.id ?? '';
+  const responseUrl = payload.response_url ?? null;
+  const channel = payload.container?.channel_id ?? payload.channel?.id ?? null;
   const orgId = installation.org_id;
   const deny = async (why: string) => {
     await settle(db, eventId, 'denied', why);
     if (user) await queueSlackEphemeral(db, { orgId, installationId: installation.id, channel, user, text: why, responseUrl });
   };
-  const decision = DECISIONS[String(button?.action_id ?? '')];
-  if (!decision) return void (await settle(db, eventId, 'ignored', `not one of our buttons (${String(button?.action_id ?? 'none')})`));
-  const [actionId = '', nonce = ''] = String(button.value ?? '').split(':');
+  const decision = DECISIONS[button?.action_id ?? ''];
+  if (!button || !decision) return void (await settle(db, eventId, 'ignored', `not one of our buttons (${button?.action_id ?? 'none'})`));
+  const [actionId = '', nonce = ''] = (button.value ?? '').split(':');
   const csm = await csmBySlackUser(db, orgId, user);
   const outcome = await decideFromChat(db, {
     orgId,
@@ -164,22 +135,22 @@ async function handleClick(db: Db, installation: SlackInstallation, payload: Rec
     place: 'workspace',
   });
   if (!outcome.ok) return deny(outcome.why);
-  await settle(db, eventId, 'processed', `${decision} by ${csm!.id}`);
+  await settle(db, eventId, 'processed', `${decision} by ${outcome.csmId}`);
 }
 
 /** An Events API callback in `db`'s transaction: app mentions answer commands in their thread. */
-async function handleEvent(db: Db, installation: SlackInstallation, envelope: Record<string, any>): Promise<void> {
+async function handleEvent(db: Db, installation: SlackInstallation, envelope: typeof SlackEventCallback.static): Promise<void> {
   const event = envelope.event ?? {};
-  const type = `event_callback.${String(event.type ?? 'unknown')}`;
-  const dedupeKey = `event:${String(envelope.event_id ?? `${event.type}:${event.event_ts ?? event.ts}`)}`;
-  const eventId = await storeOnce(db, { dedupeKey, installation, type, outcome: 'processed', body: envelope });
+  const type = `event_callback.${event.type ?? 'unknown'}`;
+  const dedupeKey = `event:${envelope.event_id ?? `${event.type}:${event.event_ts ?? event.ts}`}`;
+  const eventId = await storeOnce(db, { platform: 'slack', dedupeKey, installation, type, outcome: 'processed', body: envelope });
   if (!eventId) return;
-  if (event.type !== 'app_mention') return void (await settle(db, eventId, 'ignored', `event type ${String(event.type)} is not handled`));
-  const botUser = Array.isArray(envelope.authorizations) ? envelope.authorizations.find((a: any) => a?.is_bot)?.user_id : undefined;
+  if (event.type !== 'app_mention') return void (await settle(db, eventId, 'ignored', `event type ${event.type} is not handled`));
+  const botUser = envelope.authorizations?.find((a) => a.is_bot)?.user_id;
   if (event.bot_id || event.subtype === 'bot_message' || (botUser && event.user === botUser))
     return void (await settle(db, eventId, 'ignored', "the bot's own message"));
-  const user = String(event.user ?? '');
-  const channel = String(event.channel ?? '');
+  const user = event.user ?? '';
+  const channel = event.channel ?? '';
   const csm = user ? await csmBySlackUser(db, installation.org_id, user) : null;
   if (!csm) {
     await settle(db, eventId, 'denied', 'not a CSM of this organisation');
@@ -193,12 +164,12 @@ async function handleEvent(db: Db, installation: SlackInstallation, envelope: Re
       });
     return;
   }
-  const text = await runCommand(db, installation.org_id, String(event.text ?? ''), csm);
+  const text = await runCommand(db, installation.org_id, event.text ?? '', csm);
   await queueSlackReply(db, {
     orgId: installation.org_id,
     installationId: installation.id,
     channel,
-    threadTs: String(event.thread_ts ?? event.ts ?? ''),
+    threadTs: event.thread_ts ?? event.ts ?? '',
     text,
   });
   await settle(db, eventId, 'processed', null);
@@ -207,9 +178,9 @@ async function handleEvent(db: Db, installation: SlackInstallation, envelope: Re
 /** The workspace an unproven body names, for the budget of refused signatures. */
 function claimedTeam(bytes: Uint8Array, contentType: string | null): string | null {
   try {
-    const payload = parsePayload(bytes, contentType);
-    const teamId = String(payload.team?.id ?? payload.team_id ?? '');
-    return teamId ? `slack:${teamId}` : null;
+    const body = bodyOf(bytes, contentType);
+    const team = isJsonObject(body.team) ? body.team.id : body.team_id;
+    return typeof team === 'string' && team ? `slack:${team}` : null;
   } catch {
     return null;
   }
@@ -218,90 +189,71 @@ function claimedTeam(bytes: Uint8Array, contentType: string | null): string | nu
 export interface TeamChatDeps {
   database: Database;
   states: RequestStates;
-  /** Counts a refused signature and throws what the request ends with (modules/webhooks/refused.ts). */
-  refused: RefusedSignatures;
+  budgets: WebhookBudgets;
   config: Pick<
     Config,
-    | 'bodyLimitApi'
-    | 'bodyLimitImport'
-    | 'bodyLimitWebhook'
-    | 'slackSigningSecret'
-    | 'slackSigningSecretPrevious'
-    | 'webhookLimitPerMinute'
-    | 'webhookLimitPerDay'
+    'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'publicUrl' | 'slackSigningSecret' | 'slackSigningSecretPrevious'
   >;
   clock?: () => number;
   wakeJobs?: () => void;
 }
 
+/** The id of an event stored from a workspace nobody installed, or of a kind we do not handle. */
+const eventKeyOf = (payload: { event_id?: string; trigger_id?: string }) => payload.event_id ?? payload.trigger_id ?? newId('che');
+
 export function teamChatModule(deps: TeamChatDeps) {
-  const limit = bodyLimit(TEAM_CHAT_ROUTE.body, deps.config);
   const secrets = [deps.config.slackSigningSecret, deps.config.slackSigningSecretPrevious].filter((s): s is string => !!s);
-  // An installation's budget is a flood guard (all workspaces call from Slack's few addresses).
-  const limiter = memoryRateLimiter();
-  const limits: Limits = { perMinute: deps.config.webhookLimitPerMinute, perDay: deps.config.webhookLimitPerDay };
   const { db } = deps.database;
-  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
+  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx));
+  const empty = { body: '' };
 
-  const reply = (state: RequestState, body: string, contentType = 'application/json;charset=utf-8') =>
-    new Response(body, { headers: { 'content-type': contentType, ...state.headers, 'x-request-id': state.id } });
-
-  async function receive(request: Request, state: RequestState): Promise<Response> {
-    const bytes = await readBodyLimited(request, limit);
-    const now = deps.clock ? deps.clock() : Date.now();
-    const verdict = verifySlackSignature(bytes, request.headers, secrets, now);
-    if (!verdict.ok)
-      return deps.refused(
-        state,
-        new AppError('unauthorized', `Invalid Slack signature: ${verdict.reason}`, noRetry),
-        claimedTeam(bytes, request.headers.get('content-type')),
-      );
-    const payload = parsePayload(bytes, request.headers.get('content-type'));
-    if (payload.type === 'url_verification') return reply(state, JSON.stringify({ challenge: String(payload.challenge ?? '') }));
-    const teamId = String(payload.team?.id ?? payload.team_id ?? payload.user?.team_id ?? '');
-    try {
-      const installation = teamId ? await slackInstallationByTeam(db, teamId) : null;
-      if (!installation) {
-        await storeOnce(db, {
-          dedupeKey: `unknown:${teamId}:${String(payload.event_id ?? payload.trigger_id ?? newId('che'))}`,
-          installation: null,
-          type: String(payload.type ?? 'unknown'),
-          outcome: 'ignored',
-          detail: `workspace ${teamId || '(none)'} is not installed`,
-          body: null,
-        });
-        return reply(state, '');
-      }
-      const decisionCounted = limiter.consume(`installation:${installation.id}`, limits);
-      const decision = decisionCounted instanceof Promise ? await decisionCounted : decisionCounted;
-      state.headers = rateLimitHeaders(decision);
-      if (!decision.allowed)
-        throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, {
-          'retry-after': String(decision.retryAfter),
-        });
-      if (payload.type === 'block_actions') await inTransaction((tx) => handleClick(tx, installation, payload, new Date(now)));
-      else if (payload.type === 'event_callback') await inTransaction((tx) => handleEvent(tx, installation, payload));
-      else
-        await storeOnce(db, {
-          dedupeKey: `other:${String(payload.type)}:${String(payload.trigger_id ?? payload.event_id ?? newId('che'))}`,
-          installation,
-          type: String(payload.type ?? 'unknown'),
-          outcome: 'ignored',
-          detail: 'type not handled',
-          body: payload,
-        });
-    } catch (error) {
-      // The database could not be reached: nothing was stored, nothing decided. Slack is told not to
-      // retry; the CSM clicks again. Anything else is a fault of ours: 500, logged.
-      if (isDatabaseDown(error))
-        throw new AppError('database_unavailable', 'The click could not be recorded: try again', noRetry, { cause: error });
-      throw error;
-    }
-    deps.wakeJobs?.();
-    return reply(state, '');
-  }
-
-  return new Elysia({ name: 'revintel/team-chat' }).post(TEAM_CHAT_ROUTE.path, ({ request }) =>
-    receive(request, deps.states.get(request)!),
+  const receiver = signedWebhook<SlackInstallation, SlackPayload>(
+    {
+      route: TEAM_CHAT_ROUTE,
+      verify: (delivery, _, now) => verifySlackSignature(delivery.rawBody, delivery.headers, secrets, now),
+      refusal: (reason) => new AppError('unauthorized', `Invalid Slack signature: ${reason}`, noRetry),
+      claimed: (delivery) => claimedTeam(delivery.rawBody, delivery.headers.get('content-type')),
+      parse: (delivery) => slackPayloadOf(bodyOf(delivery.rawBody, delivery.headers.get('content-type'))),
+      async senders(event) {
+        if (event.kind === 'url_verification') return [];
+        const teamId = slackTeamOf(event.payload);
+        const installation = teamId ? await slackInstallationByTeam(db, teamId) : null;
+        return installation ? [installation] : [];
+      },
+      async handle(event, { senders: [installation], now }) {
+        if (event.kind === 'url_verification') return { body: JSON.stringify({ challenge: event.payload.challenge ?? '' }) };
+        if (!installation) {
+          const teamId = slackTeamOf(event.payload);
+          await storeOnce(db, {
+            platform: 'slack',
+            dedupeKey: `unknown:${teamId}:${eventKeyOf(event.payload)}`,
+            installation: null,
+            type: event.payload.type ?? 'unknown',
+            outcome: 'ignored',
+            detail: `workspace ${teamId || '(none)'} is not installed`,
+            body: null,
+          });
+          return empty;
+        }
+        if (event.kind === 'block_actions') await inTransaction((tx) => handleClick(tx, installation, event.payload, new Date(now)));
+        else if (event.kind === 'event_callback') await inTransaction((tx) => handleEvent(tx, installation, event.payload));
+        else
+          await storeOnce(db, {
+            platform: 'slack',
+            dedupeKey: `other:${event.payload.type}:${eventKeyOf(event.payload)}`,
+            installation,
+            type: event.payload.type ?? 'unknown',
+            outcome: 'ignored',
+            detail: 'type not handled',
+            body: event.payload,
+          });
+        deps.wakeJobs?.();
+        return empty;
+      },
+      // Nothing was stored, nothing decided. Slack is told not to retry; the CSM clicks again.
+      unavailable: { message: 'The click could not be recorded: try again', headers: noRetry },
+    },
+    { budgets: deps.budgets, config: deps.config, clock: deps.clock },
   );
+  return signedWebhookModule('revintel/team-chat', receiver, deps.states);
 }

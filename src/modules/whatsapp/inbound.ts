@@ -16,7 +16,7 @@ import { t } from 'elysia';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { newId } from '../../lib/ids.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
-import { decideAsCsm, type ChatDecider as Decider } from '../agent-actions/chat-decisions.ts';
+import { decideAsCsm, type ChatDecider as Decider } from '../chat/decisions.ts';
 import type { Decision } from '../agent-actions/service.ts';
 import { decisionWords, HELP_TEXT, parsePayload } from './messages.ts';
 import { queueWhatsAppTemplate, queueWhatsAppText, WINDOW_CLOSED } from './sender.ts';

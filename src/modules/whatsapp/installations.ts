@@ -2,7 +2,7 @@
 // (Meta's `phone_number_id`, in `external_id`) belongs to one organisation, with its access token
 // sealed under SECRET_KEY and bound to the installation's id, as the Slack bot token is.
 import type { Db } from '../../db/client.ts';
-import { installationByExternalId, installationOfOrg } from '../slack/installations.ts';
+import { installationByExternalId, installationOfOrg } from '../chat/installations.ts';
 
 export interface WhatsAppInstallation {
   id: string;

@@ -2,8 +2,44 @@
 // status or unhandled change. The webhook reads a delivery with these, and so does the job that
 // works through a large one stored as it came (batch.ts).
 import { createHash } from 'node:crypto';
+import { t } from 'elysia';
 import { AppError } from '../../lib/errors.ts';
+import { isJsonObject, payloadCheck } from '../signed-webhooks/payload.ts';
 import { parseStorableJson } from '../../db/storable.ts';
+
+const text = t.Optional(t.String());
+
+/** A delivery of Meta's webhook: entries of changes; a `messages` change holds messages and
+ * statuses. Only the fields we read are named (a message or status without its id is skipped);
+ * the rest is stored as it came. */
+export const WhatsAppDelivery = t.Object({
+  object: text,
+  entry: t.Optional(
+    t.Array(
+      t.Object({
+        changes: t.Optional(
+          t.Array(
+            t.Object({
+              field: text,
+              value: t.Optional(
+                t.Object({
+                  metadata: t.Optional(t.Object({ phone_number_id: text })),
+                  contacts: t.Optional(t.Array(t.Object({ wa_id: text, profile: t.Optional(t.Object({ name: text })) }))),
+                  messages: t.Optional(t.Array(t.Object({ id: text, from: text }))),
+                  statuses: t.Optional(t.Array(t.Object({ id: text, status: text }))),
+                }),
+              ),
+            }),
+          ),
+        ),
+      }),
+    ),
+  ),
+});
+
+export type WhatsAppDelivery = typeof WhatsAppDelivery.static;
+
+const checkDelivery = payloadCheck(WhatsAppDelivery, 'a WhatsApp webhook');
 
 /** One thing Meta told us: a message, a status, or something we keep without acting on it. */
 export interface Item {
@@ -24,42 +60,38 @@ export function bodyText(bytes: Uint8Array): string {
   }
 }
 
-/** A delivery's text parsed, every string storable. */
-export function parseBody(text: string): Record<string, any> {
+/** A delivery's text parsed, every string storable, and checked against its schema. */
+export function parseBody(text: string): WhatsAppDelivery {
+  let parsed: unknown;
   try {
     // PostgreSQL text holds no U+0000 and no lone surrogate: made storable before anything is
     // stored, or a hostile delivery would fail for ever.
-    const parsed = parseStorableJson(text) as Record<string, any> | null;
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-    return parsed;
+    parsed = parseStorableJson(text);
   } catch {
     throw malformed();
   }
+  if (!isJsonObject(parsed)) throw malformed();
+  return checkDelivery(parsed);
 }
 
 const malformed = () => new AppError('malformed_json', 'The body is not a WhatsApp webhook (a JSON object)');
 
 /** Every message and status of every entry and change (Meta batches them). */
-export function itemsOf(payload: Record<string, any>): Item[] {
+export function itemsOf(payload: WhatsAppDelivery): Item[] {
   const items: Item[] = [];
-  const entries = Array.isArray(payload.entry) ? payload.entry : [];
-  for (const entry of entries) {
-    const changes = Array.isArray(entry?.changes) ? entry.changes : [];
-    for (const change of changes) {
-      const value = change?.value ?? {};
-      const phoneNumberId = String(value.metadata?.phone_number_id ?? '');
-      if (change?.field !== 'messages') {
-        const digest = createHash('sha256')
-          .update(JSON.stringify(change ?? null))
-          .digest('hex')
-          .slice(0, 32);
-        items.push({ phoneNumberId, dedupeKey: `field:${String(change?.field ?? '').slice(0, 60)}:${digest}`, type: 'other', body: null });
+  for (const entry of payload.entry ?? []) {
+    for (const change of entry.changes ?? []) {
+      const value = change.value ?? {};
+      const phoneNumberId = value.metadata?.phone_number_id ?? '';
+      if (change.field !== 'messages') {
+        const digest = createHash('sha256').update(JSON.stringify(change)).digest('hex').slice(0, 32);
+        items.push({ phoneNumberId, dedupeKey: `field:${(change.field ?? '').slice(0, 60)}:${digest}`, type: 'other', body: null });
         continue;
       }
-      const contacts = Array.isArray(value.contacts) ? value.contacts : [];
-      for (const message of Array.isArray(value.messages) ? value.messages : []) {
-        if (typeof message?.id !== 'string' || !message.id) continue;
-        const contact = contacts.find((c: any) => c?.wa_id === message.from);
+      const contacts = value.contacts ?? [];
+      for (const message of value.messages ?? []) {
+        if (!message.id) continue;
+        const contact = contacts.find((c) => c.wa_id === message.from);
         items.push({
           phoneNumberId,
           dedupeKey: `message:${message.id}`,
@@ -67,9 +99,9 @@ export function itemsOf(payload: Record<string, any>): Item[] {
           body: { message, profile_name: contact?.profile?.name ?? null },
         });
       }
-      for (const status of Array.isArray(value.statuses) ? value.statuses : []) {
-        if (typeof status?.id !== 'string' || !status.id) continue;
-        items.push({ phoneNumberId, dedupeKey: `status:${status.id}:${String(status.status ?? '')}`, type: 'status', body: status });
+      for (const status of value.statuses ?? []) {
+        if (!status.id) continue;
+        items.push({ phoneNumberId, dedupeKey: `status:${status.id}:${status.status ?? ''}`, type: 'status', body: status });
       }
     }
   }

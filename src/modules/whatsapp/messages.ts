@@ -4,7 +4,7 @@
 // band, {{4}} proposal; its three quick replies carry the payloads); a button's id or payload is
 // `approve|reject|snooze:<action id>:<nonce>`. And what a CSM's free text means.
 import type { Decision } from '../agent-actions/service.ts';
-import { decisionText, proposalText, topDrivers, type ActionFacts } from '../slack/messages.ts';
+import { type ActionFacts, decisionText, proposalText, topDrivers } from '../chat/facts.ts';
 
 export const BODY_MAX = 1024;
 export const TITLE_MAX = 20;

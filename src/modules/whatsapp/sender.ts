@@ -16,8 +16,10 @@ import { openSecret } from '../../lib/secret-box.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
 import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
-import type { ActionFacts } from '../slack/messages.ts';
-import { actionFacts, chatSendJob, installedPlatformSender, queueChatSend } from '../slack/sender.ts';
+import type { ActionFacts } from '../chat/facts.ts';
+import { actionFacts } from '../chat/facts.ts';
+import { chatSendJob, installedPlatformSender, queueChatSend } from '../chat/outbox.ts';
+import type { ChatPlatform } from '../chat/port.ts';
 import { whatsappInstallationOfOrg } from './installations.ts';
 import { followUpText, interactiveApproval, templateApproval, textMessage } from './messages.ts';
 
@@ -108,7 +110,14 @@ export async function queueWhatsAppTemplate(
   return true;
 }
 
-export const whatsappSender = installedPlatformSender('whatsapp', queueWhatsAppUpdates);
+/** WhatsApp behind the chat core's port (chat/platforms.ts). Its rows need the CSM's 24-hour
+ * window, so the chat.send job loads and records them with whatsappSendUnits and attemptWhatsApp. */
+export const whatsappPlatform: ChatPlatform = {
+  ...installedPlatformSender('whatsapp', queueWhatsAppUpdates),
+  attempt: null,
+  // A WhatsApp copy is a message, not edited: a decision is a follow-up, queued with the others.
+  decidedBeforePosted: async () => {},
+};
 
 // --- one attempt --------------------------------------------------------------------------------
 
@@ -342,7 +351,7 @@ async function settlePost(
   }
 }
 
-/** The `chat.send` job's units for WhatsApp rows (registered on the job in slack/sender.ts). */
+/** The `chat.send` job's units for WhatsApp rows (registered on the job in chat/outbox.ts). */
 export const whatsappSendUnits = {
   load: (db: Db, args: { orgId: string; sendId: string }) => loadWhatsApp(db, args),
   record: (

@@ -8,25 +8,22 @@
 // Each message and status is stored once (by its wamid; a status by wamid and status) with a
 // `whatsapp.inbound` job in one transaction, and Meta gets its 200 at once: a redelivery — Meta
 // retries for days — finds the rows and queues nothing more.
-import { sameSecret } from '../../lib/digest.ts';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
-import { rowsOf, type Database, type Db } from '../../db/client.ts';
-import { readBodyLimited } from '../../lib/body.ts';
-import { AppError } from '../../lib/errors.ts';
-import { newId } from '../../lib/ids.ts';
-import { memoryRateLimiter, rateLimitHeaders, type Limits } from '../../lib/rate-limiter.ts';
-import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
-import { isDatabaseDown } from '../../plugins/errors.ts';
-import type { RefusedSignatures } from '../webhooks/refused.ts';
+import type { Database, Db } from '../../db/client.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
+import { sameSecret } from '../../lib/digest.ts';
+import { AppError } from '../../lib/errors.ts';
+import type { RouteDeclaration } from '../../lib/routes.ts';
 import type { RequestState, RequestStates } from '../../plugins/request-state.ts';
-import { whatsappInboundJob } from './inbound.ts';
+import { storeOnce as storeInbound } from '../chat/inbound.ts';
+import type { WebhookBudgets } from '../signed-webhooks/budgets.ts';
+import { signedWebhook } from '../signed-webhooks/index.ts';
+import { hmacSha256Matches } from '../signed-webhooks/verification.ts';
 import { deliveryDigest, SMALL_DELIVERY, storeDelivery } from './batch.ts';
-import { bodyText, itemsOf, parseBody, type Item } from './items.ts';
-import { whatsappInstallationByNumber, type WhatsAppInstallation } from './installations.ts';
+import { whatsappInboundJob } from './inbound.ts';
+import { type WhatsAppInstallation, whatsappInstallationByNumber } from './installations.ts';
+import { bodyText, type Item, itemsOf, parseBody } from './items.ts';
 
 export const MESSAGING_PATH = '/api/webhooks/messaging';
 
@@ -69,12 +66,9 @@ export function verifyMetaSignature(rawBody: Uint8Array, header: string | null, 
   if (secrets.length === 0) return { ok: false, reason: 'WHATSAPP_APP_SECRET is not configured' };
   const given = /^sha256=([0-9a-fA-F]{64})$/.exec(header.trim());
   if (!given) return { ok: false, reason: 'X-Hub-Signature-256 is not sha256=<hex HMAC-SHA256>' };
-  const givenBytes = Buffer.from(given[1]!, 'hex');
-  let matched = false;
-  for (const secret of secrets) {
-    if (timingSafeEqual(createHmac('sha256', secret).update(rawBody).digest(), givenBytes)) matched = true;
-  }
-  return matched ? { ok: true } : { ok: false, reason: 'the signature does not match' };
+  return hmacSha256Matches(secrets, [rawBody], Buffer.from(given[1]!, 'hex'))
+    ? { ok: true }
+    : { ok: false, reason: 'the signature does not match' };
 }
 
 /** The handshake's answer: the challenge, or the error. */
@@ -105,15 +99,17 @@ async function storeOnce(db: Db, item: Item, installation: WhatsAppInstallation 
     : item.type === 'other'
       ? 'field not handled'
       : null;
-  const [row] = rowsOf<{ id: string }>(
-    await db.execute(sql`
-      insert into chat_inbound_events (id, platform, dedupe_key, installation_id, org_id, type, outcome, detail, body)
-      values (${newId('che')}, 'whatsapp', ${item.dedupeKey.slice(0, 300)}, ${installation?.id ?? null}, ${installation?.org_id ?? null}, ${item.type},
-              ${acted ? 'received' : 'ignored'}, ${detail}, ${JSON.stringify(installation ? item.body : null)}::jsonb)
-      on conflict (platform, dedupe_key) do nothing returning id`),
-  );
-  if (!row) return false;
-  if (acted) await enqueueJob(db, whatsappInboundJob, { eventId: row.id }, { orgId: installation.org_id, dedupeKey: row.id });
+  const id = await storeInbound(db, {
+    platform: 'whatsapp',
+    dedupeKey: item.dedupeKey,
+    installation,
+    type: item.type,
+    outcome: acted ? 'received' : 'ignored',
+    detail,
+    body: installation ? item.body : null,
+  });
+  if (!id) return false;
+  if (acted) await enqueueJob(db, whatsappInboundJob, { eventId: id }, { orgId: installation.org_id, dedupeKey: id });
   return true;
 }
 
@@ -130,103 +126,115 @@ function claimedNumber(bytes: Uint8Array): string | null {
 export interface MessagingDeps {
   database: Database;
   states: RequestStates;
-  /** Counts a refused signature and throws what the request ends with (modules/webhooks/refused.ts). */
-  refused: RefusedSignatures;
+  budgets: WebhookBudgets;
   config: Pick<
     Config,
     | 'bodyLimitApi'
     | 'bodyLimitImport'
     | 'bodyLimitWebhook'
+    | 'publicUrl'
     | 'whatsappAppSecret'
     | 'whatsappAppSecretPrevious'
     | 'whatsappVerifyToken'
-    | 'webhookLimitPerMinute'
-    | 'webhookLimitPerDay'
   >;
   wakeJobs?: () => void;
 }
 
+/** A proven delivery: its text (stored as it came when large), its items, and its bytes' digest. */
+interface Delivery {
+  text: string;
+  items: Item[];
+  bytes: Uint8Array;
+}
+
 export function messagingModule(deps: MessagingDeps) {
-  const limit = bodyLimit(MESSAGING_ROUTES.receive.body, deps.config);
   const secrets = [deps.config.whatsappAppSecret, deps.config.whatsappAppSecretPrevious].filter((s): s is string => !!s);
-  // An installation's budget is a flood guard (every number's webhooks come from Meta's addresses).
-  const limiter = memoryRateLimiter();
-  const limits: Limits = { perMinute: deps.config.webhookLimitPerMinute, perDay: deps.config.webhookLimitPerDay };
   const { db } = deps.database;
 
   const reply = (state: RequestState, body: string, contentType: string) =>
     new Response(body, { headers: { 'content-type': contentType, ...state.headers, 'x-request-id': state.id } });
 
-  async function receive(request: Request, state: RequestState): Promise<Response> {
-    const bytes = await readBodyLimited(request, limit);
-    const verdict = verifyMetaSignature(bytes, request.headers.get('x-hub-signature-256'), secrets);
-    if (!verdict.ok)
-      return deps.refused(state, new AppError('unauthorized', `Invalid X-Hub-Signature-256: ${verdict.reason}`), claimedNumber(bytes));
-    const text = bodyText(bytes);
-    // A large body's parsing is tens of milliseconds of this thread, which on the embedded database
-    // every tenant's requests share: requests waiting meanwhile go first, after it and after the
-    // items are read.
-    const large = bytes.length > LARGE_BODY;
-    const parsed = parseBody(text);
-    if (large) await nextTurn();
-    const items = itemsOf(parsed);
-    if (large) await nextTurn();
-    try {
-      const installations = new Map<string, WhatsAppInstallation | null>();
-      for (const id of new Set(items.map((item) => item.phoneNumberId))) {
-        const installation = id ? await whatsappInstallationByNumber(db, id) : null;
-        installations.set(id, installation);
-        if (!installation) continue;
-        const counted = limiter.consume(`installation:${installation.id}`, limits);
-        const decision = counted instanceof Promise ? await counted : counted;
-        state.headers = rateLimitHeaders(decision);
-        if (!decision.allowed)
-          throw new AppError('rate_limited', `Rate limit exceeded for this installation; retry in ${decision.retryAfter} s`, {
-            'retry-after': String(decision.retryAfter),
-          });
-      }
-      let stored = 0;
-      if (items.length <= SMALL_DELIVERY) {
-        await db.transaction(async (tx) => {
-          for (const item of items) if (await storeOnce(tx as unknown as Db, item, installations.get(item.phoneNumberId) ?? null)) stored++;
-        });
-      } else {
-        // A large delivery: stored as it came, one event per number with its one job (batch.ts),
-        // its text in short transactions; the job works through it. Items for numbers no one
-        // installed: one row per number.
-        const digest = deliveryDigest(bytes);
-        for (const [phoneNumberId, installation] of installations) {
-          const count = items.reduce((n, item) => (item.phoneNumberId === phoneNumberId ? n + 1 : n), 0);
-          if (installation) {
-            if (await storeDelivery(db, installation, { text, digest, items: count, phoneNumberId })) stored++;
-          } else if (
-            await storeOnce(
-              db,
-              { phoneNumberId, dedupeKey: `unknown:${phoneNumberId.slice(0, 60)}:${digest}`, type: 'other', body: null },
-              null,
-            )
-          )
-            stored++;
-        }
-      }
-      if (stored > 0) deps.wakeJobs?.();
-    } catch (error) {
-      // The database could not be reached: nothing was stored, Meta delivers it again later.
-      // Anything else is a fault of ours: 500, logged (Meta retries that too).
-      if (isDatabaseDown(error))
-        throw new AppError('database_unavailable', 'The event could not be recorded: try again', { 'retry-after': '5' }, { cause: error });
-      throw error;
+  /** Items to act on stored with their jobs, one short transaction; a large delivery as it came,
+   * one event per number with its one job (batch.ts), its text in short transactions, the job
+   * working through it. Items for numbers no one installed: one row per number. */
+  async function store(delivery: Delivery, installations: Map<string, WhatsAppInstallation | null>): Promise<number> {
+    const { items } = delivery;
+    let stored = 0;
+    if (items.length <= SMALL_DELIVERY) {
+      await db.transaction(async (tx) => {
+        for (const item of items) if (await storeOnce(tx, item, installations.get(item.phoneNumberId) ?? null)) stored++;
+      });
+      return stored;
     }
-    return reply(state, '{}', 'application/json;charset=utf-8');
+    const digest = deliveryDigest(delivery.bytes);
+    for (const [phoneNumberId, installation] of installations) {
+      const count = items.reduce((n, item) => (item.phoneNumberId === phoneNumberId ? n + 1 : n), 0);
+      if (installation) {
+        if (await storeDelivery(db, installation, { text: delivery.text, digest, items: count, phoneNumberId })) stored++;
+      } else if (
+        await storeOnce(
+          db,
+          { phoneNumberId, dedupeKey: `unknown:${phoneNumberId.slice(0, 60)}:${digest}`, type: 'other', body: null },
+          null,
+        )
+      )
+        stored++;
+    }
+    return stored;
   }
+
+  const receiver = signedWebhook<WhatsAppInstallation, Delivery>(
+    {
+      route: MESSAGING_ROUTES.receive,
+      verify: (delivery) => verifyMetaSignature(delivery.rawBody, delivery.headers.get('x-hub-signature-256'), secrets),
+      refusal: (reason) => new AppError('unauthorized', `Invalid X-Hub-Signature-256: ${reason}`),
+      claimed: (delivery) => claimedNumber(delivery.rawBody),
+      async parse({ rawBody: bytes }) {
+        const text = bodyText(bytes);
+        // A large body's parsing is tens of milliseconds of this thread, which on the embedded
+        // database every tenant's requests share: requests waiting meanwhile go first, after it
+        // and after the items are read.
+        const large = bytes.length > LARGE_BODY;
+        const parsed = parseBody(text);
+        if (large) await nextTurn();
+        const items = itemsOf(parsed);
+        if (large) await nextTurn();
+        return { text, items, bytes };
+      },
+      async senders({ items }) {
+        const found: WhatsAppInstallation[] = [];
+        for (const id of new Set(items.map((item) => item.phoneNumberId))) {
+          const installation = id ? await whatsappInstallationByNumber(db, id) : null;
+          if (installation) found.push(installation);
+        }
+        return found;
+      },
+      async handle(delivery, { senders }) {
+        const byNumber = new Map(senders.map((installation) => [installation.external_id, installation]));
+        const installations = new Map<string, WhatsAppInstallation | null>();
+        for (const item of delivery.items) installations.set(item.phoneNumberId, byNumber.get(item.phoneNumberId) ?? null);
+        if ((await store(delivery, installations)) > 0) deps.wakeJobs?.();
+        return { body: '{}' };
+      },
+      // Nothing was stored: Meta delivers it again later.
+      unavailable: { message: 'The event could not be recorded: try again', headers: { 'retry-after': '5' } },
+    },
+    { budgets: deps.budgets, config: deps.config },
+  );
 
   return new Elysia({ name: 'revintel/messaging' })
     .get(MESSAGING_PATH, ({ request }) =>
       reply(
-        deps.states.get(request)!,
+        stateOf(deps.states, request),
         verifyHandshake(new URL(request.url).searchParams, deps.config.whatsappVerifyToken),
         'text/plain;charset=utf-8',
       ),
     )
-    .post(MESSAGING_PATH, ({ request }) => receive(request, deps.states.get(request)!));
+    .post(MESSAGING_PATH, ({ request }) => receiver.receive(request, stateOf(deps.states, request)));
+}
+
+function stateOf(states: RequestStates, request: Request): RequestState {
+  const state = states.get(request);
+  if (!state) throw new Error(`no request state for ${MESSAGING_PATH}`);
+  return state;
 }

@@ -1,10 +1,10 @@
 // Agent actions not decided within ACTION_TTL_HOURS expire (modules/agent-actions/service.ts), a
 // batch per unit (jobs/batches.ts).
 import { t } from 'elysia';
-import type { Db } from '../../db/client.ts';
-import { expireActions } from '../../modules/agent-actions/service.ts';
-import { BatchSize, inBatches } from '../../queue/batches.ts';
-import { defineJobKind } from '../../queue/job-kind.ts';
+import type { Db } from '../../../db/client.ts';
+import { expireActions } from '../service.ts';
+import { BatchSize, inBatches } from '../../../queue/batches.ts';
+import { defineJobKind } from '../../../queue/job-kind.ts';
 
 const units = { expire: (db: Db, args: { now: string; limit: number }) => expireActions(db, new Date(args.now), args.limit) };
 

@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { OPEN_ACTION_STATUSES } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
-import { proposalText } from './messages.ts';
+import { proposalText } from './facts.ts';
 
 export const HELP_TEXT = [
   'I answer these, mentioned with a customer name:',

@@ -9,9 +9,9 @@ import { rowsOf, type Db } from '../../db/client.ts';
 import type { ChatPlatform, CsmRole } from '../../db/schema/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
-import { decideAction, type Decision } from './service.ts';
-import type { PresentedAction } from './rows.ts';
-import { decisionRefusal } from './who-decides.ts';
+import { decideAction, type Decision } from '../agent-actions/service.ts';
+import type { PresentedAction } from '../agent-actions/rows.ts';
+import { decisionRefusal } from '../agent-actions/who-decides.ts';
 
 /** The CSM behind a platform's user. */
 export interface ChatDecider {
@@ -21,7 +21,7 @@ export interface ChatDecider {
   role: string;
 }
 
-export type ChatDecisionOutcome = { ok: true; action: PresentedAction; copyId: string } | { ok: false; why: string };
+export type ChatDecisionOutcome = { ok: true; action: PresentedAction; copyId: string; csmId: string } | { ok: false; why: string };
 
 /** The active CSM of the organisation with this e-mail (Google Chat's users are known by it), or null. */
 export async function csmByEmail(db: Db, orgId: string, email: string): Promise<ChatDecider | null> {
@@ -64,7 +64,7 @@ export async function decideFromChat(
     csm: input.csm,
     via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null },
   });
-  return decided.ok ? { ...decided, copyId: copy.id } : decided;
+  return decided.ok ? { ...decided, copyId: copy.id, csmId: input.csm.id } : decided;
 }
 
 /** Decides `actionId` as `csm` (who may: as who-decides.ts says; an expired action takes no

@@ -2,12 +2,12 @@
 // rule's days propose its action, once per contract end. A batch of contracts per unit, sized by
 // the time the last one took (jobs/batches.ts): each contract can propose an action.
 import { t } from 'elysia';
-import type { Db } from '../../db/client.ts';
-import { nextSizeByTime } from '../../db/units-of-work.ts';
-import { utcToday } from '../../lib/today.ts';
-import { fireRenewalsDueBatch, fireRenewalsDueInBatches, renewalRuleOrgs, type RenewalCursor } from '../../modules/agent-actions/rules.ts';
-import { BatchSize } from '../../queue/batches.ts';
-import { defineJobKind } from '../../queue/job-kind.ts';
+import type { Db } from '../../../db/client.ts';
+import { nextSizeByTime } from '../../../db/units-of-work.ts';
+import { utcToday } from '../../../lib/today.ts';
+import { fireRenewalsDueBatch, fireRenewalsDueInBatches, renewalRuleOrgs, type RenewalCursor } from '../rules.ts';
+import { BatchSize } from '../../../queue/batches.ts';
+import { defineJobKind } from '../../../queue/job-kind.ts';
 
 const SIZING = { targetMs: 50, min: 5, max: 500 };
 

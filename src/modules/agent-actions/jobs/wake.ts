@@ -1,10 +1,10 @@
 // Snoozed agent actions whose snooze ended wait for a decision again (modules/agent-actions/service.ts),
 // a batch per unit (jobs/batches.ts).
 import { t } from 'elysia';
-import type { Db } from '../../db/client.ts';
-import { wakeSnoozedActions } from '../../modules/agent-actions/service.ts';
-import { BatchSize, inBatches } from '../../queue/batches.ts';
-import { defineJobKind } from '../../queue/job-kind.ts';
+import type { Db } from '../../../db/client.ts';
+import { wakeSnoozedActions } from '../service.ts';
+import { BatchSize, inBatches } from '../../../queue/batches.ts';
+import { defineJobKind } from '../../../queue/job-kind.ts';
 
 const units = { wake: (db: Db, args: { now: string; limit: number }) => wakeSnoozedActions(db, new Date(args.now), args.limit) };
 

@@ -1,0 +1,295 @@
+// The chat outbox (`chat_sends`): every call to a chat platform — an approval request posted to a
+// CSM, a copy updated after a decision, an answer in a thread, a private notice — is a row queued in
+// the transaction that decided it and sent by a `chat.send` job with the outbox's back-off: 429
+// (never sooner than Retry-After), 5xx and timeouts are tried again, dead after 8 attempts; any
+// other refusal stops at once. No platform has an idempotency key: a send that timed out may
+// arrive twice; each claim sends once. Which platform sends a row is its `platform` (platforms.ts).
+import { sql } from 'drizzle-orm';
+import { t } from 'elysia';
+import { type Db, rowsOf } from '../../db/client.ts';
+import type { ChatPlatform, ChatSendKind } from '../../db/schema/index.ts';
+import { newId } from '../../lib/ids.ts';
+import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
+import { enqueueJob } from '../../queue/job-queue.ts';
+import { type AttemptResult, writeAttempt } from '../agent-actions/outbox.ts';
+import { actionFacts } from './facts.ts';
+import { installationOfOrg } from './installations.ts';
+import { CHAT_PLATFORMS } from './platforms.ts';
+import { attemptWhatsApp, whatsappSendUnits } from '../whatsapp/sender.ts';
+import type { ChatSender, CopyUpdate, Pending } from './port.ts';
+
+/** One call to a chat platform queued in the caller's transaction, with its `chat.send` job. */
+export async function queueChatSend(
+  db: Db,
+  row: {
+    platform?: ChatPlatform;
+    orgId: string;
+    installationId: string;
+    kind: ChatSendKind;
+    request: Record<string, unknown>;
+    notificationId?: string | null;
+    actionId?: string | null;
+  },
+) {
+  const id = newId('chs');
+  await db.execute(sql`
+    insert into chat_sends (id, org_id, installation_id, notification_id, action_id, platform, kind, request, next_attempt_at)
+    values (${id}, ${row.orgId}, ${row.installationId}, ${row.notificationId ?? null}, ${row.actionId ?? null}, ${row.platform ?? 'slack'}, ${row.kind}, ${JSON.stringify(row.request)}::jsonb, now())`);
+  await enqueueJob(db, chatSendJob, { sendId: id }, { orgId: row.orgId, dedupeKey: id });
+  return id;
+}
+/** A platform whose copies go out through the organisation's installation of it: available when
+ * there is one, each copy's post queued on it. */
+export function installedPlatformSender(platform: ChatPlatform, queueUpdates: ChatSender['queueUpdates']): ChatSender {
+  return {
+    available: async (db, orgId) => (await installationOfOrg(db, platform, orgId)) !== null,
+    queueSend: async (db, input) => {
+      const installation = await installationOfOrg(db, platform, input.orgId);
+      if (!installation) return;
+      await queueChatSend(db, {
+        platform,
+        orgId: input.orgId,
+        installationId: installation.id,
+        kind: 'post',
+        notificationId: input.notificationId,
+        actionId: input.actionId,
+        request: {},
+      });
+    },
+    queueUpdates,
+  };
+}
+
+async function loadPending(db: Db, args: { sendId: string }): Promise<Pending | null> {
+  const [row] = rowsOf<Omit<Pending, 'facts'>>(
+    await db.execute(sql`
+      select s.id, s.org_id, s.platform, s.installation_id, i.external_id as installation_external_id, i.credentials_sealed, s.kind, s.request, s.notification_id, s.action_id,
+        n.target, n.nonce, m.email as csm_email, a.status as action_status
+      from chat_sends s join chat_installations i on i.id = s.installation_id
+      left join action_notifications n on n.id = s.notification_id
+      left join csms m on m.id = n.csm_id
+      left join agent_actions a on a.id = s.action_id
+      where s.id = ${args.sendId} and s.status = 'pending' and s.platform <> 'whatsapp'`),
+  );
+  if (!row) return null;
+  const facts = row.action_id && (row.kind === 'post' || row.kind === 'update') ? await actionFacts(db, row.org_id, row.action_id) : null;
+  return { ...row, facts };
+}
+
+interface Recorded {
+  status: 'pending' | 'delivered' | 'dead';
+  attempts: number;
+}
+
+async function recordSend(
+  db: Db,
+  args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string },
+): Promise<Recorded> {
+  const [row] = rowsOf<{
+    attempts: number;
+    org_id: string;
+    platform: ChatPlatform;
+    installation_id: string;
+    kind: ChatSendKind;
+    notification_id: string | null;
+    action_id: string | null;
+  }>(
+    await db.execute(
+      sql`select attempts + 1 as attempts, org_id, platform, installation_id, kind, notification_id, action_id from chat_sends where id = ${args.sendId} and status = 'pending' for update`,
+    ),
+  );
+  if (!row) return { status: 'delivered', attempts: 0 };
+  const settled = await writeAttempt(db, {
+    table: 'chat_sends',
+    id: args.sendId,
+    attempts: row.attempts,
+    result: args.result,
+    now: args.now,
+  });
+  if (settled.nextAt)
+    await enqueueJob(
+      db,
+      chatSendJob,
+      { sendId: args.sendId },
+      { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) },
+    );
+  if (row.notification_id && row.kind === 'post')
+    await settlePost(db, {
+      ...row,
+      notificationId: row.notification_id,
+      status: settled.status,
+      error: args.result.error,
+      target: args.target,
+      channel: args.channel,
+      ts: args.ts,
+    });
+  if (row.notification_id && row.kind === 'update' && settled.status === 'delivered') {
+    await db.execute(sql`update action_notifications set status = 'updated', updated_at = now() where id = ${row.notification_id}`);
+  }
+  return { status: settled.status, attempts: row.attempts };
+}
+
+/** A post's outcome on its copy: sent (its channel and ts kept; the action now waits for a
+ * decision, and a decision taken meanwhile updates it at once), or failed with the reason (when no
+ * copy is left on its way, the action waits in the inbox). */
+async function settlePost(
+  db: Db,
+  row: {
+    org_id: string;
+    platform: ChatPlatform;
+    installation_id: string;
+    action_id: string | null;
+    attempts: number;
+    notificationId: string;
+    status: string;
+    error: string | null;
+    target?: string;
+    channel?: string;
+    ts?: string;
+  },
+) {
+  if (row.status === 'delivered') {
+    await db.execute(sql`
+      update action_notifications set status = 'sent', target = coalesce(target, ${row.target ?? null}), platform_channel = ${row.channel ?? null}, platform_message_id = ${row.ts ?? null},
+        attempts = ${row.attempts}, last_error = null, updated_at = now()
+      where id = ${row.notificationId}`);
+    // A CSM found by e-mail is known by the Slack user id from now on (their clicks are matched by it).
+    if (row.target && row.platform === 'slack')
+      await db.execute(
+        sql`update csms set slack_user_id = ${row.target}, updated_at = now() where id = (select csm_id from action_notifications where id = ${row.notificationId}) and slack_user_id is null`,
+      );
+    if (!row.action_id) return;
+    await db.execute(
+      sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`,
+    );
+    const [action] = rowsOf<{ status: string }>(await db.execute(sql`select status from agent_actions where id = ${row.action_id}`));
+    if (action && !['proposed', 'pending_approval'].includes(action.status)) {
+      await CHAT_PLATFORMS[row.platform].decidedBeforePosted(db, {
+        orgId: row.org_id,
+        actionId: row.action_id,
+        installationId: row.installation_id,
+        notificationId: row.notificationId,
+        messageId: row.ts ?? null,
+      });
+    }
+    return;
+  }
+  await db.execute(sql`
+    update action_notifications set status = ${row.status === 'dead' ? 'failed' : 'pending'}, attempts = ${row.attempts}, last_error = ${row.error}, updated_at = now()
+    where id = ${row.notificationId}`);
+  if (row.status === 'dead' && row.action_id) {
+    await db.execute(sql`
+      update agent_actions a set status = 'pending_approval', updated_at = now()
+      where a.org_id = ${row.org_id} and a.id = ${row.action_id} and a.status = 'proposed'
+        and not exists (select 1 from action_notifications n where n.action_id = a.id and n.status in ('pending', 'sent', 'updated'))`);
+  }
+}
+
+const units = {
+  load: (db: Db, args: { sendId: string }) => loadPending(db, args),
+  record: (db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }) =>
+    recordSend(db, args),
+  // WhatsApp's rows need its 24-hour window: loaded and recorded by its own units.
+  'whatsapp.load': (db: Db, args: Parameters<typeof whatsappSendUnits.load>[1]) => whatsappSendUnits.load(db, args),
+  'whatsapp.record': (db: Db, args: Parameters<typeof whatsappSendUnits.record>[1]) => whatsappSendUnits.record(db, args),
+};
+
+/** `chat.send`: one attempt of one call to Slack, Google Chat or WhatsApp (by the row's platform). The row keeps
+ * its attempts and back-off (a retry is the next job); the job fails only when the database does. */
+export const chatSendJob = defineJobKind({
+  kind: 'chat.send',
+  payload: t.Object({ sendId: t.String({ minLength: 1, maxLength: 100 }) }),
+  retry: { maxAttempts: 5 },
+  units,
+  handle: async (payload, ctx) => {
+    if (!ctx.job.orgId) throw new PermanentJobError('chat.send needs an organisation');
+    const pending = await ctx.run('load', payload);
+    if (!pending) {
+      const orgId = ctx.job.orgId;
+      const whatsapp = await ctx.run('whatsapp.load', { orgId, sendId: payload.sendId });
+      if (!whatsapp) return { skipped: true };
+      const sent = await attemptWhatsApp(whatsapp);
+      const result = { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final };
+      const recorded = await ctx.run('whatsapp.record', {
+        orgId,
+        sendId: payload.sendId,
+        result,
+        now: new Date().toISOString(),
+        wamid: sent.wamid,
+        template: sent.template,
+        code: sent.code,
+      });
+      return { status: recorded.status, attempts: recorded.attempts, http_status: sent.status };
+    }
+    const attempt = CHAT_PLATFORMS[pending.platform].attempt;
+    if (!attempt) throw new PermanentJobError(`${pending.platform} rows are not sent from the shared outbox`);
+    const sent = await attempt(pending);
+    const recorded = await ctx.run('record', {
+      sendId: payload.sendId,
+      target: sent.target,
+      channel: sent.channel,
+      ts: sent.ts,
+      result: { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final },
+      now: new Date().toISOString(),
+    });
+    return { status: recorded.status, attempts: recorded.attempts, http_status: sent.status };
+  },
+});
+
+// --- the operator's view (revintel outbox list|retry) ---------------------------------------------
+
+/** Chat sends in the outbox's shape: `endpoint_id` is the installation, `url` names the platform
+ * and the call, `event_id` the action's copy (or the action). Newest first. */
+export async function listChatSends(db: Db, input: { orgId?: string; status?: string; limit: number }) {
+  return rowsOf<{
+    id: string;
+    endpoint_id: string;
+    url: string;
+    event_id: string;
+    event_type: string;
+    status: string;
+    attempts: number;
+    next_attempt_at: string | null;
+    last_status: number | null;
+    last_error: string | null;
+    history: unknown[];
+    delivered_at: string | null;
+    created_at: string;
+  }>(
+    await db.execute(sql`
+      select s.id, s.installation_id as endpoint_id, s.platform || ':' || (case when s.platform = 'google_chat' then (case s.kind when 'update' then 'spaces.messages.patch' else 'spaces.messages.create' end)
+          when s.platform = 'whatsapp' then 'messages'
+          else (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) end) as url,
+        coalesce(s.notification_id, s.action_id, '') as event_id, s.platform || '.' || s.kind as event_type, s.status, s.attempts,
+        to_char(s.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as next_attempt_at, s.last_status, s.last_error, s.history,
+        to_char(s.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as delivered_at, to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
+      from chat_sends s
+      where (${input.orgId ?? null}::text is null or s.org_id = ${input.orgId ?? null}) and (${input.status ?? null}::text is null or s.status = ${input.status ?? null})
+      order by s.created_at desc, s.id desc limit ${input.limit}`),
+  );
+}
+
+/** Dead chat sends back to pending with fresh attempts, due now (a dead post's copy waits again). */
+export async function retryChatSends(db: Db, input: { ids?: string[]; orgId?: string }): Promise<string[]> {
+  const where = input.ids
+    ? sql`id in (${sql.join(
+        input.ids.map((id) => sql`${id}`),
+        sql`, `,
+      )})`
+    : input.orgId
+      ? sql`org_id = ${input.orgId}`
+      : sql`true`;
+  const rows = rowsOf<{ id: string; org_id: string; notification_id: string | null; kind: string }>(
+    await db.execute(
+      sql`update chat_sends set status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now() where status = 'dead' and ${where} returning id, org_id, notification_id, kind`,
+    ),
+  );
+  for (const row of rows) {
+    if (row.kind === 'post' && row.notification_id)
+      await db.execute(
+        sql`update action_notifications set status = 'pending', updated_at = now() where id = ${row.notification_id} and status = 'failed'`,
+      );
+    await enqueueJob(db, chatSendJob, { sendId: row.id }, { orgId: row.org_id, dedupeKey: row.id });
+  }
+  return rows.map((r) => r.id);
+}
