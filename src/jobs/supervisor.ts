@@ -1,14 +1,15 @@
-// Starts the worker threads — `main` (tickets, jobs, heartbeat) and, once it is up, `fitting` (the
-// jobs that fit models) — answers their units of work when the main thread owns the database
+// Starts the worker threads — `main` (tickets, jobs, heartbeat) and, while fits are due, `fitting`
+// (the jobs that fit models) — answers their units of work when the main thread owns the database
 // (embedded mode), watches the heartbeat, and replaces a thread that dies. Stopping lets the
 // current jobs finish.
 import { answerUnit, localRunner, type UnitRunner } from '../db/units-of-work.ts';
-import type { Database } from '../db/client.ts';
+import { queryText, type Database } from '../db/client.ts';
 import type { BackgroundTurns } from '../db/turns.ts';
 import type { Logger } from '../lib/log.ts';
 import type { LogLevel } from '../config.ts';
 import { unhandled, type FromWorker, type ToWorker, type WorkerRole } from './protocol.ts';
 import { INGEST_PRIORITY_ABOVE } from '../modules/tickets/queue/loop.ts';
+import { FITTING_JOB_KINDS } from './kind-registry.ts';
 import { workerUnits, type InstanceInfo } from './worker-units.ts';
 import { predictionSettings } from '../modules/predictions/settings.ts';
 import { actionSettings } from '../modules/agent-actions/settings.ts';
@@ -20,6 +21,8 @@ export interface Supervisor {
   isAlive(): boolean;
   lastHeartbeatAt(): number | null;
   restarts(): number;
+  /** The fitting thread is running (it runs only while fits are due). */
+  fittingRunning(): boolean;
   /** `events` new ticket events are waiting: the worker looks now rather than at its next poll. */
   wake(events?: number): void;
   /** Jobs were enqueued (and committed): the job loop looks now. */
@@ -40,7 +43,18 @@ export interface SupervisorOptions {
   startTimeoutMs?: number;
   /** Embedded mode: the workers' units take turns with requests (db/turns.ts). */
   turns?: BackgroundTurns;
+  /** How often to look for due fits while the fitting thread is not running (default 5 s), and
+   * how long it may run with none due or running before it is stopped (default 60 s). */
+  fitLookMs?: number;
+  fittingIdleMs?: number;
 }
+
+/** Fits this instance should run now: queued and due, or running under its lease. On PostgreSQL
+ * they may have been queued by another process (the CLI, another server, the nightly schedule). */
+const FITS_DUE = `select exists (
+  select 1 from jobs where kind = any($1::text[]) and ((state = 'queued' and run_at <= now()) or (state = 'running' and lease_owner = $2))
+) as due`;
+const FITTING_KINDS = FITTING_JOB_KINDS.map((kind) => kind.kind);
 
 const post = (target: Worker, message: ToWorker) => target.postMessage(message);
 
@@ -97,6 +111,40 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     () => clearTimeout(startDeadline),
     () => clearTimeout(startDeadline),
   );
+  // The fitting thread runs only while there are fits to run: idle, its heap and code cost ~14 MB
+  // of the process's RSS (measured on PostgreSQL: 94 -> 80 MB). Started when a look finds a fit
+  // due (every `fitLookMs`, and at once when this process queues jobs); stopped, the work in hand
+  // finished, after `fittingIdleMs` in which no look found one.
+  const fitLookMs = options.fitLookMs ?? 5_000;
+  const fittingIdleMs = options.fittingIdleMs ?? 60_000;
+  let fitLook: Timer | null = null;
+  let looking = false;
+  let lastFitSeenAt = 0;
+  const lookForFits = async () => {
+    if (looking || stopping || !started) return;
+    looking = true;
+    try {
+      const [row] = await queryText<{ due: boolean }>(options.database.db, FITS_DUE, [FITTING_KINDS, options.instance.id]);
+      const fitting = threads.fitting;
+      if (row?.due) {
+        lastFitSeenAt = Date.now();
+        if (!fitting.worker && !stopping) spawn(fitting);
+      } else if (fitting.worker && !fitting.retiring && Date.now() - lastFitSeenAt > fittingIdleMs) {
+        fitting.retiring = true;
+        post(fitting.worker, { type: 'stop' });
+      }
+    } catch (error) {
+      options.log.warn('could not look for due fits', { error: String(error) });
+    } finally {
+      looking = false;
+    }
+  };
+  const startLookingForFits = () => {
+    fitLook ??= setInterval(lookForFits, fitLookMs);
+    fitLook.unref?.();
+    void lookForFits();
+  };
+
   // Embedded mode: the workers' units run here, on the one owner of the database.
   // Each thread is a source of its own, taking turns with the other and the CLI (db/turns.ts).
   const localUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
@@ -119,9 +167,9 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
         case 'ready':
           if (thread.role !== 'main') return;
           lastBeat = Date.now();
-          // The fitting thread starts once the main one has taken back what an earlier run held.
-          if (!threads.fitting.worker && !stopping) spawn(threads.fitting);
           markReady();
+          // Fits are looked for once the main thread has taken back what an earlier run held.
+          startLookingForFits();
           return;
         case 'heartbeat':
           lastBeat = Date.now();
@@ -149,6 +197,10 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       if (thread.worker !== current) return;
       thread.worker = null;
       if (stopping) return thread.stopped?.();
+      if (thread.retiring) {
+        thread.retiring = false;
+        return;
+      }
       restartCount += 1;
       thread.consecutiveDeaths = Date.now() - thread.spawnedAt > 60_000 ? 1 : thread.consecutiveDeaths + 1;
       const delay = Math.min(30_000, 250 * 2 ** Math.min(thread.consecutiveDeaths, 7));
@@ -186,6 +238,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     isAlive: () => lastBeat !== null && Date.now() - lastBeat < heartbeatMs * 3 + 1_000,
     lastHeartbeatAt: () => lastBeat,
     restarts: () => restartCount,
+    fittingRunning: () => threads.fitting.worker !== null,
     wake(events = 0) {
       ingested += events;
       if (events > 0) watchIngest();
@@ -199,10 +252,12 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
     },
     wakeJobs() {
       for (const thread of Object.values(threads)) if (thread.worker) post(thread.worker, { type: 'wake', queue: 'jobs' });
+      if (!threads.fitting.worker) void lookForFits();
     },
     async stop(timeoutMs = 10_000) {
       stopping = true;
       if (ingestWatch) clearInterval(ingestWatch);
+      if (fitLook) clearInterval(fitLook);
       // The fitting thread first: the main one marks the instance stopped as it ends, and another
       // process would then take back a fit still running here.
       const deadline = Date.now() + timeoutMs;
@@ -221,6 +276,16 @@ interface Thread {
   /** Resolves the stop in progress. */
   stopped: (() => void) | null;
   spawns: number;
+  /** Being stopped for want of work (the fitting thread): its end is not a death. */
+  retiring: boolean;
 }
 
-const newThread = (role: WorkerRole): Thread => ({ role, worker: null, spawnedAt: 0, consecutiveDeaths: 0, stopped: null, spawns: 0 });
+const newThread = (role: WorkerRole): Thread => ({
+  role,
+  worker: null,
+  spawnedAt: 0,
+  consecutiveDeaths: 0,
+  stopped: null,
+  spawns: 0,
+  retiring: false,
+});
