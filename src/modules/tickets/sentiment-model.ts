@@ -38,50 +38,111 @@ const NEGATORS = new Set(['not', 'no', 'never', 'nothing', 'nobody', 'none', 'ne
 /** How many words after a negator are read as negated: "not very happy", "never really worked". */
 const NEGATION_WINDOW = 3;
 
-const CLAUSE = /[.!?;:,()\n\r"]+/;
-const WORD = /[a-z0-9]+(?:'[a-z]+)?/g;
+/** Clause punctuation: ends the negation window and the pair. */
+const CLAUSE_ENDS = new Set([...'.!?;:,()"\n\r'].map((ch) => ch.charCodeAt(0)));
+const APOSTROPHE = 39;
+const isWordChar = (code: number) => (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
+const isLetter = (code: number) => code >= 97 && code <= 122;
 
-/** The features of one text: for each clause, each word that is not a function word (`w:happy`,
- * or `n:happy` when a negator came up to three words before it), and each pair of neighbouring words
- * but pairs of two function words (`p:not happy`, not `p:to the`). In text order, repeated ones repeated: a long ticket counts what it says twice. */
+/** Calls `word` for each word that is not a function word (negated: a negator came up to three words
+ * before it in its clause) and `pair` for each two neighbouring words of a clause but two function
+ * words. A word is a run of a-z and 0-9, with one apostrophe inside ("don't", "it's"); anything else
+ * separates words. The one definition of the features, shared by the trainer (`sentimentFeatures`)
+ * and the scorer, which looks the weights up without building a string per feature; a scan of char
+ * codes rather than a regular expression, because it runs on every ticket. */
+function walkFeatures(text: string, word: (w: string, negated: boolean) => void, pair: (first: string, second: string) => void) {
+  const lower = text.toLowerCase().replace(/[\u2018\u2019\u02BC]/g, "'");
+  let negatedFor = 0;
+  let previous: string | null = null;
+  let previousGrammar = false;
+  let i = 0;
+  while (i < lower.length) {
+    const code = lower.charCodeAt(i);
+    if (!isWordChar(code)) {
+      if (CLAUSE_ENDS.has(code)) {
+        negatedFor = 0;
+        previous = null;
+      }
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < lower.length && isWordChar(lower.charCodeAt(i))) i++;
+    if (lower.charCodeAt(i) === APOSTROPHE && isLetter(lower.charCodeAt(i + 1))) {
+      i++;
+      while (i < lower.length && isLetter(lower.charCodeAt(i))) i++;
+    }
+    const token = lower.slice(start, i);
+    const negator = NEGATORS.has(token) || token.endsWith("n't");
+    const grammar = FUNCTION_WORDS.has(token);
+    if (!grammar && !negator) word(token, negatedFor > 0);
+    if (previous !== null && !(grammar && previousGrammar)) pair(previous, token);
+    previous = token;
+    previousGrammar = grammar;
+    if (negator) negatedFor = NEGATION_WINDOW;
+    else if (token === 'but') negatedFor = 0;
+    else if (negatedFor > 0) negatedFor--;
+  }
+}
+
+/** The features of one text, as the weights name them: for each clause, each word that is not a
+ * function word (`w:happy`, or `n:happy` when a negator came up to three words before it), and each
+ * pair of neighbouring words but pairs of two function words (`p:not happy`, not `p:to the`). In text
+ * order, repeated ones repeated: a long ticket counts what it says twice. */
 export function sentimentFeatures(text: string): string[] {
   const features: string[] = [];
-  for (const clause of text
-    .toLowerCase()
-    .replace(/[\u2018\u2019\u02BC]/g, "'")
-    .split(CLAUSE)) {
-    const words = clause.match(WORD);
-    if (!words) continue;
-    let negatedFor = 0;
-    let previous: string | null = null;
-    let previousGrammar = false;
-    for (const word of words) {
-      const negator = NEGATORS.has(word) || word.endsWith("n't");
-      const grammar = FUNCTION_WORDS.has(word);
-      if (!grammar && !negator) features.push(negatedFor > 0 ? `n:${word}` : `w:${word}`);
-      if (previous !== null && !(grammar && previousGrammar)) features.push(`p:${previous} ${word}`);
-      previous = word;
-      previousGrammar = grammar;
-      if (negator) negatedFor = NEGATION_WINDOW;
-      else if (word === 'but') negatedFor = 0;
-      else if (negatedFor > 0) negatedFor--;
-    }
-  }
+  walkFeatures(
+    text,
+    (w, negated) => features.push(negated ? `n:${w}` : `w:${w}`),
+    (first, second) => features.push(`p:${first} ${second}`),
+  );
   return features;
 }
 
-/** The model as shipped. A Map, not the JSON object: a word such as "constructor" or "__proto__" must
- * find nothing, not an object property. */
+/** The model as shipped. */
 export const SENTIMENT_MODEL: SentimentModel = trained as SentimentModel;
-const WEIGHTS = new Map(Object.entries(SENTIMENT_MODEL.weights));
+
+/** Weights looked up by word (and first word, then second, for pairs) instead of by feature name: no
+ * string is built per word. Maps, not the JSON object: a word such as "constructor" or "__proto__"
+ * must find nothing, not an object property. */
+export interface CompiledSentimentModel {
+  lexiconWeight: number;
+  words: Map<string, number>;
+  negated: Map<string, number>;
+  pairs: Map<string, Map<string, number>>;
+}
+
+export function compileSentimentModel(model: { lexiconWeight: number; weights: Record<string, number> }): CompiledSentimentModel {
+  const compiled: CompiledSentimentModel = { lexiconWeight: model.lexiconWeight, words: new Map(), negated: new Map(), pairs: new Map() };
+  for (const [feature, weight] of Object.entries(model.weights)) {
+    const name = feature.slice(2);
+    if (feature.startsWith('w:')) compiled.words.set(name, weight);
+    else if (feature.startsWith('n:')) compiled.negated.set(name, weight);
+    else if (feature.startsWith('p:')) {
+      const [first, second] = name.split(' ') as [string, string];
+      let seconds = compiled.pairs.get(first);
+      if (!seconds) compiled.pairs.set(first, (seconds = new Map()));
+      seconds.set(second, weight);
+    }
+  }
+  return compiled;
+}
+
+const SHIPPED = compileSentimentModel(SENTIMENT_MODEL);
 
 /** What the words and pairs add to the word-list score, in its units (AFINN's ±5 scale): the model's
  * logit without the word-list term, divided by that term's weight. 0 for a text none of whose features
  * the model has seen. */
-export function learnedSentimentScore(text: string, model: { lexiconWeight: number; weights: Map<string, number> } = DEFAULT): number {
+export function learnedSentimentScore(text: string, model: CompiledSentimentModel = SHIPPED): number {
   let logit = 0;
-  for (const feature of sentimentFeatures(text)) logit += model.weights.get(feature) ?? 0;
+  walkFeatures(
+    text,
+    (w, negated) => {
+      logit += (negated ? model.negated : model.words).get(w) ?? 0;
+    },
+    (first, second) => {
+      logit += model.pairs.get(first)?.get(second) ?? 0;
+    },
+  );
   return logit / model.lexiconWeight;
 }
-
-const DEFAULT = { lexiconWeight: SENTIMENT_MODEL.lexiconWeight, weights: WEIGHTS };
