@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { evaluateIntelligence, parseLabelledMessages } from '../../src/modules/tickets/evaluation.ts';
-import { analyseTicket } from '../../src/modules/tickets/intelligence.ts';
+import { analyseTicket, INTELLIGENCE_METHOD, INTELLIGENCE_VERSION } from '../../src/modules/tickets/intelligence.ts';
 
 const signalsOf = (text: string) => analyseTicket({ subject: null, description: text, priority: null }, { recentContacts: 0 }).churnSignals;
 
@@ -114,10 +114,14 @@ describe('development part of the real-message evaluation set', () => {
     expect(by.downgrade!.false_positives).toBeLessThanOrEqual(5);
   });
 
-  test('sentiment: when it gives a sign, the sign agrees with the customer', () => {
+  test('sentiment: it gives a sign, and the sign agrees with the customer', () => {
     const { sentiment } = evaluateIntelligence(parseLabelledMessages(fixture('sentiment.dev.ndjson')), 0);
     expect(sentiment.labelled).toBeGreaterThan(1000);
     expect(sentiment.agreeing / (sentiment.labelled - sentiment.neutral)).toBeGreaterThanOrEqual(0.85);
+    // The learned model was trained on this part (its cross-validated figure is in the asset's `about`),
+    // so this guards against a broken asset or tokenizer, not an estimate of accuracy.
+    expect(sentiment.neutral).toBeLessThan(sentiment.labelled / 20);
+    expect(sentiment.agreement!).toBeGreaterThanOrEqual(0.9);
   });
 });
 
@@ -176,6 +180,25 @@ describe('revintel intelligence eval', () => {
     expect(human.code).toBe(0);
     expect(human.out).toContain('cancellation  2         1.000      0.500   0.667');
     expect(human.out).toContain('missed      cancellation "We are switching to Zendesk"');
+  });
+
+  test('sentiment of sentences the word list cannot read: the learned model gives their sign', () => {
+    const file = join(dir, 'tone.ndjson');
+    const rows = [
+      { text: 'We waited two weeks for an answer.', signals: [], sentiment: -1 },
+      { text: 'The integration stopped syncing after the update and nobody called back.', signals: [], sentiment: 'negative' },
+      { text: 'Setup was quick and the reports are exactly what we needed.', signals: [], sentiment: 1 },
+    ];
+    writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n'));
+    const json = run(file, '--json');
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.out);
+    expect(report).toMatchObject({ method: INTELLIGENCE_METHOD, version: INTELLIGENCE_VERSION });
+    expect(report.method).toContain('ngram-logreg');
+    expect(report.sentiment).toEqual({ labelled: 3, agreeing: 3, neutral: 0, agreement: 1 });
+    const human = run(file);
+    expect(human.out).toContain(`intelligence ${INTELLIGENCE_METHOD} version ${INTELLIGENCE_VERSION}`);
+    expect(human.out).toContain('sentiment: sign agrees on 3 of 3 (1.000); 0 scored 0 (no sign)');
   });
 
   test('NDJSON, and a label that is not a signal is refused by name', () => {
