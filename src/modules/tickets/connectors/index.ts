@@ -3,6 +3,7 @@
 // events with their status, and dead letters sent back to the queue. A secret typed in is sealed
 // here under SECRET_KEY, bound to its connector, and never shown again; a generated one is shown
 // in this answer only. Every query is scoped to the caller's organisation.
+import { transaction } from '../../../db/transaction.ts';
 import { Elysia, t } from 'elysia';
 import { and, eq } from 'drizzle-orm';
 import { connectors } from '../../../db/schema/index.ts';
@@ -91,7 +92,7 @@ export function connectorsModule(deps: {
   const { db } = deps.database;
   const checkSecret = validator(SecretBody);
   const secretBodyLimit = bodyLimit('api', deps.config);
-  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
+  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => transaction(db, work);
   const present = (row: Parameters<typeof presentConnector>[0]) => presentConnector(row, deps.config.publicUrl);
 
   /** The organisation's connector by id: another organisation's is not found, not forbidden. */

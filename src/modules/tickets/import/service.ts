@@ -3,6 +3,7 @@
 // ones are stored as events in one transaction with the batch's record; the worker thread processes
 // them like webhook events. An item already received for this connector (the same bytes of
 // canonical JSON) counts as a duplicate and is not stored again.
+import { transaction } from '../../../db/transaction.ts';
 import { and, eq } from 'drizzle-orm';
 import { queryText, type Db } from '../../../db/client.ts';
 import { connectors, ticketImportBatches, type Connector } from '../../../db/schema/index.ts';
@@ -44,8 +45,7 @@ export interface ImportOutcome {
 }
 
 export async function importTickets(db: Db, orgId: string, body: { connector_id?: string; tickets: unknown[] }): Promise<ImportOutcome> {
-  return db.transaction(async (tx) => {
-    const txDb = tx as unknown as Db;
+  return transaction(db, async (txDb) => {
     let connector: Connector;
     if (body.connector_id) {
       const [row] = await txDb
