@@ -4,7 +4,9 @@ import { t } from 'elysia';
 import { RATE_PATTERN } from './currencies.ts';
 
 const minor = (description: string) => t.Integer({ description: `${description}, in minor units` });
-const month = t.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'YYYY-MM' });
+const month = t.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'YYYY-MM', error: 'must be a month, YYYY-MM' });
+const currencyCode = (description?: string) =>
+  t.String({ pattern: '^[A-Z]{3}$', error: 'must be an ISO 4217 currency code such as USD', ...(description ? { description } : {}) });
 const ratio = (description: string) => t.Union([t.Number(), t.Null()], { description });
 
 /** Every parameter of the two history routes; anything else is a 400 naming it. */
@@ -125,9 +127,9 @@ export const SetRatesBody = t.Object(
       t.Object(
         {
           month,
-          currency: t.String({ pattern: '^[A-Z]{3}$' }),
-          quote_currency: t.Optional(t.String({ pattern: '^[A-Z]{3}$', description: 'default: the reporting currency' })),
-          rate: t.String({ pattern: RATE_PATTERN }),
+          currency: currencyCode(),
+          quote_currency: t.Optional(currencyCode('default: the reporting currency')),
+          rate: t.String({ pattern: RATE_PATTERN, error: 'must be a positive decimal such as 1.0842, at most 12 decimals' }),
         },
         { additionalProperties: false },
       ),
@@ -139,7 +141,7 @@ export const SetRatesBody = t.Object(
 export type SetRatesBody = typeof SetRatesBody.static;
 
 export const ReportingCurrencyBody = t.Object(
-  { reporting_currency: t.Union([t.String({ pattern: '^[A-Z]{3}$' }), t.Null()], { description: 'null: none' }) },
+  { reporting_currency: t.Union([currencyCode(), t.Null()], { description: 'null: none' }) },
   { additionalProperties: false },
 );
 export type ReportingCurrencyBody = typeof ReportingCurrencyBody.static;
