@@ -206,5 +206,18 @@ for (const backend of BACKENDS) {
       expect(cohorts[0]!.ages[12]).toMatchObject({ month: m(2), arr: 0, customers: 0, net_arr_retention: 0 });
       expect(cohorts[2]!.ages.map((x) => x.customers)).toEqual([1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0]);
     });
+
+    test('a history read again is kept until the next write, which the read after sees', async () => {
+      const before = await history(`from=${m(1)}&to=${m(0)}`);
+      expect((await history(`from=${m(1)}&to=${m(0)}`)).series).toEqual(before.series);
+      const i = await customer('I', 'CHF');
+      await contract(i.id, { start_date: first(1), billing_interval: 'month', amount: 700 });
+      const after = await history(`from=${m(1)}&to=${m(0)}`);
+      expect(after.series.map((s) => s.currency)).toEqual(['CHF', 'EUR', 'GBP', 'USD']);
+      expect(after.series[0]!.months.map((x) => [x.new, x.end_arr])).toEqual([
+        [8_400, 8_400],
+        [0, 8_400],
+      ]);
+    });
   });
 }

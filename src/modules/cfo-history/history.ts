@@ -1,7 +1,7 @@
 // The ARR history (GET /api/cfo/arr, `revintel arr`; definitions in docs/cfo.md): per calendar
 // month and currency the opening ARR, its movements, the closing ARR and the trailing-twelve-month
 // retention, from one set-wise query over the organisation's contract revisions.
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { currentMonthSql, stepsSql } from './steps.ts';
 import { monthIndex, monthOf, type Month } from './months.ts';
@@ -98,10 +98,17 @@ const NUMERIC_FIELDS = [
  * months before was a and is now b. Those runs are few per customer, so the pairs are too.
  */
 export async function monthSums(db: Db, input: { orgId: string; today: string; currency?: string }): Promise<MonthSums[]> {
+  const rows = await queryRows<Record<string, unknown>>(db, monthSumsSql(input));
+  return rows.map((row) => {
+    const out = { ...row } as Record<string, unknown>;
+    for (const field of NUMERIC_FIELDS) out[field] = Number(row[field]);
+    return out as unknown as MonthSums;
+  });
+}
+
+export function monthSumsSql(input: { orgId: string; today: string; currency?: string }): SQL {
   const current = currentMonthSql(input.today);
-  const rows = await queryRows<Record<string, unknown>>(
-    db,
-    sql`with ${stepsSql(input.orgId, input.today, input.currency)},
+  return sql`with ${stepsSql(input.orgId, input.today, input.currency)},
     moves as (
       select currency, k, arr_after - delta as before, arr_after as after,
              count(*) filter (where arr_after = delta) over (partition by customer_id, currency order by k) as starts
@@ -137,13 +144,39 @@ export async function monthSums(db: Db, input: { orgId: string; today: string; c
     union all
     select 'retention', currency, k, 0, 0, 0, 0, 0, 0, 0, 0, 0, sum(retained)::bigint, sum(capped)::bigint
     from retention group by currency, k
-    order by 2, 3`,
-  );
-  return rows.map((row) => {
-    const out = { ...row } as Record<string, unknown>;
-    for (const field of NUMERIC_FIELDS) out[field] = Number(row[field]);
-    return out as unknown as MonthSums;
-  });
+    order by 2, 3`;
+}
+
+/** Reads an organisation's month sums: straight from the database, or through a keepSums memo. */
+export type SumsReader = (db: Db, input: { orgId: string; today: string; currency?: string }) => Promise<MonthSums[]>;
+
+/**
+ * Month sums kept per organisation, data version, day and currency, the `keep` most recently read:
+ * a board deck or a dashboard asks for the same history again and again, and the whole history is
+ * one query over every revision of the organisation (bench/cfo.ts). Any write to its customers,
+ * contracts or invoices bumps the data version in its own transaction (migration 0013), so a kept
+ * answer is never served after a change, on any instance; the day is in the key because closes
+ * move with it.
+ */
+export function keepSums(keep = 32): SumsReader {
+  const kept = new Map<string, MonthSums[]>();
+  return async (db, input) => {
+    const [row] = await queryRows<{ version: string | number }>(
+      db,
+      sql`select coalesce((select version from org_data_versions where org_id = ${input.orgId}), 0) as version`,
+    );
+    const key = `${input.orgId} ${row?.version ?? 0} ${input.today} ${input.currency ?? ''}`;
+    const hit = kept.get(key);
+    if (hit) {
+      kept.delete(key);
+      kept.set(key, hit);
+      return hit;
+    }
+    const sums = await monthSums(db, input);
+    kept.set(key, sums);
+    if (kept.size > keep) kept.delete(kept.keys().next().value!);
+    return sums;
+  };
 }
 
 const ratio = (part: number, whole: number) => (whole > 0 ? Math.round((part / whole) * 1e6) / 1e6 : null);
@@ -214,9 +247,10 @@ const holdsArr = (m: ArrMonth) => m.start_arr !== 0 || m.end_arr !== 0 || m.arr_
 export async function arrHistory(
   db: Db,
   input: { orgId: string; from: Month; to: Month; today: string; currency?: string; reportingCurrency: string | null },
+  readSums: SumsReader = monthSums,
 ): Promise<ArrHistory> {
   const wanted = input.currency === 'reporting' ? undefined : input.currency;
-  const sums = await monthSums(db, { orgId: input.orgId, today: input.today, currency: wanted });
+  const sums = await readSums(db, { orgId: input.orgId, today: input.today, currency: wanted });
   const currencies = [...new Set(sums.map((s) => s.currency))].sort();
   const series = currencies.map((c) =>
     seriesOf(

@@ -15,7 +15,7 @@ import type { RequestStates } from '../../plugins/request-state.ts';
 import { cohorts } from './cohorts.ts';
 import { isIsoCurrency } from './currencies.ts';
 import { listRates, reportingCurrencyOf, setRates, setReportingCurrency } from './fx.ts';
-import { arrHistory } from './history.ts';
+import { arrHistory, keepSums } from './history.ts';
 import { ArrHistory, Cohorts, FxRate, FxRates, FxRatesQuery, HistoryQuery, ReportingCurrencyBody, SetRatesBody } from './model.ts';
 import { monthRange, parseMonth } from './months.ts';
 import { t } from 'elysia';
@@ -97,6 +97,7 @@ export function cfoHistoryModule(deps: {
   const checkRates = validator(SetRatesBody);
   const checkReporting = validator(ReportingCurrencyBody);
   const limit = bodyLimit('api', deps.config);
+  const readSums = keepSums();
   const body = async (request: Request, check: (value: unknown) => string | null) => {
     const value = await readJsonBody(request, limit);
     const problem = check(value ?? undefined);
@@ -116,7 +117,7 @@ export function cfoHistoryModule(deps: {
           'unprocessable',
           'Invalid query parameter "currency": the organisation has no reporting currency (PUT /api/cfo/reporting-currency)',
         );
-      return ok(await arrHistory(db, { orgId, ...range, today, currency, reportingCurrency }));
+      return ok(await arrHistory(db, { orgId, ...range, today, currency, reportingCurrency }, readSums));
     })
     .get(CFO_HISTORY_ROUTES.cohorts.path, async ({ request, query }) => {
       refuseUnknownParams(request.url, HISTORY_PARAMS);

@@ -21,19 +21,20 @@ const monthIndexOf = (day: SQL) => sql`(extract(year from ${day})::int * 12 + ex
 export function stepsSql(orgId: string, today: string, currency?: string): SQL {
   const current = sql`${monthIndexOf(sql`${today}::date`)}`;
   return sql`revisions as (
-    select r.customer_id, r.currency, r.status, r.deleted, r.start_date, r.valid_from,
-           revintel_contract_arr(r.billing_interval, r.amount) as arr,
+    select r.customer_id, r.currency, r.revision, r.contract_id, r.valid_from,
+           -- The first day it counts, if it ever does: not a draft, not a deletion, started.
+           case when r.status <> 'draft' and not r.deleted then greatest(r.valid_from, r.start_date) end as lo,
            revintel_contract_service_end(r.status, r.end_date, r.cancelled_at) as service_end,
-           -- A revision holds until a later one (by number) holds: the earliest valid_from after it.
-           min(r.valid_from) over (partition by r.contract_id order by r.revision desc rows between unbounded preceding and 1 preceding) as superseded_on
+           revintel_contract_arr(r.billing_interval, r.amount) as arr
     from contract_revisions r
     where r.org_id = ${orgId}${currency === undefined ? sql`` : sql` and r.currency = ${currency}`}
   ),
   spans as (
+    -- A revision holds until a later one (by number) holds: the earliest valid_from after it.
     -- least() skips nulls: no later revision and no service end is a span open to the future.
-    select customer_id, currency, arr, greatest(valid_from, start_date) as lo, least(superseded_on - 1, service_end) as hi
+    select customer_id, currency, arr, lo,
+           least(min(valid_from) over (partition by contract_id order by revision desc rows between unbounded preceding and 1 preceding) - 1, service_end) as hi
     from revisions
-    where not deleted and status <> 'draft' and arr > 0
   ),
   covered as (
     -- The first month whose close the span holds, and the first after it that it does not (null: none).
@@ -42,15 +43,13 @@ export function stepsSql(orgId: string, today: string, currency?: string): SQL {
              + case when hi >= ${today}::date or hi = (date_trunc('month', hi) + interval '1 month - 1 day')::date then 1 else 0 end
            end as end_k
     from spans
-    where lo <= ${today}::date and (hi is null or lo <= hi)
-  ),
-  deltas as (
-    select customer_id, currency, first_k as k, arr as delta from covered where end_k is null or first_k < end_k
-    union all
-    select customer_id, currency, end_k, -arr from covered where first_k < end_k and end_k <= ${current}
+    where lo is not null and arr > 0 and lo <= ${today}::date and (hi is null or lo <= hi)
   ),
   changes as (
-    select customer_id, currency, k, sum(delta)::bigint as delta from deltas group by customer_id, currency, k having sum(delta) <> 0
+    select c.customer_id, c.currency, d.k, sum(d.delta)::bigint as delta
+    from covered c cross join lateral (values (c.first_k, c.arr), (c.end_k, -c.arr)) as d(k, delta)
+    where (c.end_k is null or c.first_k < c.end_k) and d.k <= ${current}
+    group by c.customer_id, c.currency, d.k having sum(d.delta) <> 0
   ),
   steps as (
     select customer_id, currency, k, delta,
