@@ -130,10 +130,17 @@ for (const backend of BACKENDS) {
         [{ month: '2026-13', currency: 'USD', rate: '1' }, 'month'],
         [{ month: m(0), currency: 'EUR', rate: '1' }, 'currency'],
         [{ month: m(0), currency: 'XYZ', rate: '1' }, 'currency'],
+        [{ month: '0000-01', currency: 'USD', rate: '1' }, 'month'],
       ] as const) {
         const res = await setRates([rate]);
         expect([res.status, res.body.error]).toEqual([400, expect.stringContaining(field)]);
       }
+    });
+
+    test('the same month and currencies twice in one request: 400 naming the repeat', async () => {
+      const twice = { month: m(0), currency: 'USD', rate: '1' };
+      const res = await setRates([twice, { ...twice, rate: '2' }]);
+      expect([res.status, res.body.error]).toEqual([400, expect.stringContaining('rates[1]')]);
     });
 
     test('bad history queries: 400 naming the parameter', async () => {

@@ -52,8 +52,8 @@ export async function setRates(db: Db, input: { orgId: string; rates: FxRateInpu
   const reporting = await reportingCurrencyOf(db, input.orgId);
   const rows = input.rates.map((r, i) => {
     const where = input.rates.length > 1 ? `rates[${i}].` : '';
-    if (typeof r.month !== 'string' || !MONTH.test(r.month))
-      throw new AppError('validation_failed', `Invalid field "${where}month": must be a month YYYY-MM`);
+    if (typeof r.month !== 'string' || !MONTH.test(r.month) || r.month < '1900-01')
+      throw new AppError('validation_failed', `Invalid field "${where}month": must be a month YYYY-MM (from 1900-01)`);
     if (typeof r.currency !== 'string' || !isIsoCurrency(r.currency))
       throw new AppError('validation_failed', `Invalid field "${where}currency": must be an ISO 4217 currency code such as USD`);
     const quote = r.quote_currency ?? reporting;
@@ -73,6 +73,15 @@ export async function setRates(db: Db, input: { orgId: string; rates: FxRateInpu
         `Invalid field "${where}rate": must be a positive decimal such as 1.0842 (at most 12 decimals)`,
       );
     return { orgId: input.orgId, month: `${r.month}-01`, currency: r.currency, quoteCurrency: quote, rate };
+  });
+  // One statement cannot write a row twice (ON CONFLICT would refuse it): a repeat is the sender's mistake.
+  const seen = new Map<string, number>();
+  rows.forEach((row, i) => {
+    const key = `${row.quoteCurrency} ${row.currency} ${row.month}`;
+    const earlier = seen.get(key);
+    if (earlier !== undefined)
+      throw new AppError('validation_failed', `Invalid field "rates[${i}]": the same month and currencies as rates[${earlier}]`);
+    seen.set(key, i);
   });
   if (rows.length === 0) return [];
   const written = await db
