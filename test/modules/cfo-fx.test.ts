@@ -137,6 +137,14 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test('no body, or a body of another shape: 400', async () => {
+      for (const path of ['/api/cfo/fx-rates', '/api/cfo/reporting-currency']) {
+        expect((await send('PUT', path)).status).toBe(400);
+        expect((await send('PUT', path, { rates: 'EUR', reporting_currency: 7 })).status).toBe(400);
+      }
+      expect((await send('PUT', '/api/cfo/reporting-currency', { reporting_currency: 'XYZ' })).body.error).toContain('reporting_currency');
+    });
+
     test('the same month and currencies twice in one request: 400 naming the repeat', async () => {
       const twice = { month: m(0), currency: 'USD', rate: '1' };
       const res = await setRates([twice, { ...twice, rate: '2' }]);
