@@ -41,6 +41,7 @@ import { CONNECTOR_ROUTES, connectorsModule } from './modules/tickets/connectors
 import { TICKET_ROUTES, ticketsModule } from './modules/tickets/api/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/tickets/import/index.ts';
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
+import { CFO_HISTORY_ROUTES, cfoHistoryModule } from './modules/cfo-history/index.ts';
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
 import { DOCS_ROUTES, docsModule } from './modules/docs/index.ts';
@@ -108,6 +109,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   TICKET_ROUTES,
   TICKET_IMPORT_ROUTES,
   PREDICTION_ROUTES,
+  CFO_HISTORY_ROUTES,
   ACTION_ROUTES,
   { receive: TICKET_WEBHOOK_ROUTE },
   { teamChat: TEAM_CHAT_ROUTE },
@@ -159,6 +161,7 @@ function createRoutes(
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
+    .use(cfoHistoryModule({ database: deps.database, states, config: deps.config }))
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))

@@ -29,6 +29,8 @@ Commands:
   outbox       list outbound event deliveries and retry dead ones
   chat         add, list and remove chat installations (Slack workspaces, Google Chat spaces, WhatsApp numbers)
   backtest     how the churn model would have done on the organisation's own history
+  arr          the ARR history by month (movements, GRR, NRR) or by cohort
+  fx           the reporting currency and monthly exchange rates
   demo         load a demo organisation with realistic ARR data, and print its API key
   import       import customers, contracts or invoices from CSV, JSON or NDJSON
   backup       write a consistent snapshot of the embedded database to a file, while serve runs
@@ -79,6 +81,10 @@ async function main(argv: string[]) {
       return (await import('./cli/chat.ts')).chatCommand(rest);
     case 'backtest':
       return (await import('./cli/backtest.ts')).backtestCommand(rest);
+    case 'arr':
+      return (await import('./cli/arr.ts')).arrCommand(rest);
+    case 'fx':
+      return (await import('./cli/fx.ts')).fxCommand(rest);
     case 'jobs':
       return (await import('./cli/jobs.ts')).jobsCommand(rest);
     case 'demo':

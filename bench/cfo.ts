@@ -1,0 +1,153 @@
+// bun run bench:cfo [-- --customers 100000 --only postgres,embedded --months 36 --runs 5]
+// The CFO's ARR history at scale, in this process (no server): loads the demo at --customers into a
+// fresh organisation on each backend, then times, median of --runs after one warm-up:
+//   history   GET /api/cfo/arr's work over --months months, every currency (arrHistory)
+//   cohorts   GET /api/cfo/cohorts' work over the last 12 cohorts
+//   baseline  the same closes the obvious way, in the same run: every close's customers from the
+//             point-in-time rebuild (revintel_contracts_at at each month's last day, --months + 1
+//             of them), each customer's ARR compared with the close before, summed per month and
+//             currency — without new vs reactivation or retention, so a lower bound of its cost.
+// Each figure: wall time, and CPU time (this process plus, on PostgreSQL, the backend serving its one
+// connection, from /proc): on a shared machine the CPU says what the work costs, the wall what
+// the load around it made of it. Reported, never asserted. PostgreSQL: TEST_DATABASE_URL or --database-url (the organisation is
+// deleted afterwards; --org ORG_ID measures an organisation already there and keeps it); embedded:
+// a temporary PGlite directory.
+import { parseArgs } from 'node:util';
+import { sql } from 'drizzle-orm';
+import { connectPostgres, openEmbedded, rowsOf, type Database } from '../src/db/client.ts';
+import { runMigrations } from '../src/db/migrate.ts';
+import { loadDemo } from '../src/modules/demo/service.ts';
+import { arrHistory } from '../src/modules/cfo-history/history.ts';
+import { cohorts } from '../src/modules/cfo-history/cohorts.ts';
+import { closingDay, monthIndex, monthOf } from '../src/modules/cfo-history/months.ts';
+import { cpuMs, makeTempDir, median, positiveOption, removeTempDir, table } from './lib.ts';
+
+const { values: opts } = parseArgs({
+  options: {
+    customers: { type: 'string' },
+    only: { type: 'string' },
+    months: { type: 'string' },
+    runs: { type: 'string' },
+    'database-url': { type: 'string' },
+    org: { type: 'string' },
+  },
+});
+const customers = positiveOption(opts.customers, 100_000);
+const months = positiveOption(opts.months, 36);
+const runs = positiveOption(opts.runs, 5);
+const databaseUrl = opts['database-url'] ?? process.env.TEST_DATABASE_URL ?? null;
+const only = new Set((opts.only ?? 'postgres,embedded').split(','));
+const today = new Date().toISOString().slice(0, 10);
+const to = today.slice(0, 7);
+const from = monthOf(monthIndex(to) - months + 1);
+const log = (line: string) => console.error(line);
+
+/** CPU ms used so far by this process and the database backend `backendPid` (if any). */
+const cpuNow = (backendPid: number | null) => {
+  const own = process.cpuUsage();
+  return (own.user + own.system) / 1000 + (backendPid === null ? 0 : (cpuMs(backendPid) ?? NaN));
+};
+
+async function timed(fn: () => Promise<unknown>, backendPid: number | null): Promise<{ wall: number; cpu: number }> {
+  await fn();
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const [started, cpuStarted] = [performance.now(), cpuNow(backendPid)];
+    await fn();
+    wall.push(performance.now() - started);
+    cpu.push(cpuNow(backendPid) - cpuStarted);
+  }
+  return { wall: median(wall), cpu: median(cpu) };
+}
+
+const shown = (t: { wall: number; cpu: number }) => `${t.wall.toFixed(0)} ms (CPU ${t.cpu.toFixed(0)} ms)`;
+
+function baseline(database: Database, orgId: string) {
+  const closes = [];
+  for (let k = monthIndex(from) - 1; k <= monthIndex(to); k++) closes.push(closingDay(monthOf(k), today));
+  return database.db.execute(sql`
+    with closes as (select d.close, row_number() over (order by d.close) as i from unnest(${`{${closes.join(',')}}`}::date[]) d(close)),
+    arr as (
+      select c.i, k.customer_id, k.currency, sum(k.arr) as arr
+      from closes c cross join lateral revintel_contracts_at(${orgId}, c.close) k where k.counted group by 1, 2, 3
+    ),
+    pairs as (
+      select coalesce(b.i, a.i + 1) as i, coalesce(a.currency, b.currency) as currency, coalesce(a.arr, 0) as before, coalesce(b.arr, 0) as after
+      from arr a full join arr b on b.customer_id = a.customer_id and b.currency = a.currency and b.i = a.i + 1
+    )
+    select i, currency, sum(after) filter (where before = 0) as new, sum(after - before) filter (where before > 0 and after > before) as expansion,
+           sum(before - after) filter (where after > 0 and after < before) as contraction, sum(before) filter (where after = 0) as churn
+    from pairs where i > 1 and i <= ${closes.length} group by 1, 2`);
+}
+
+const rows: string[][] = [];
+for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has(b))) {
+  if (backend === 'postgres' && !databaseUrl) {
+    log('postgres: skipped (no TEST_DATABASE_URL or --database-url)');
+    continue;
+  }
+  const dir = backend === 'embedded' ? makeTempDir('cfo') : null;
+  const database =
+    backend === 'postgres'
+      ? connectPostgres(databaseUrl!, 1, { timeoutMs: 3_600_000 })
+      : await openEmbedded(dir!, 'bench', { timeoutMs: 3_600_000 });
+  try {
+    await runMigrations(database, backend === 'postgres' ? databaseUrl : null);
+    const kept = backend === 'postgres' ? opts.org : undefined;
+    const loadStarted = performance.now();
+    if (!kept) log(`${backend}: loading the demo at ${customers.toLocaleString('en-US')} customers…`);
+    const orgId =
+      kept ??
+      (
+        await database.db.transaction((tx) =>
+          loadDemo(tx as never, { orgName: `bench-cfo-${Date.now()}`, customers, seed: 42, today, actor: 'bench' }),
+        )
+      ).org.id;
+    for (const name of ['contracts', 'contract_revisions', 'customers']) await database.db.execute(sql.raw(`analyze ${name}`));
+    const [size] = rowsOf<{ revisions: number }>(
+      await database.db.execute(sql`select count(*)::int as revisions from contract_revisions where org_id = ${orgId}`),
+    );
+    log(
+      `${backend}: loaded in ${((performance.now() - loadStarted) / 1000).toFixed(0)} s, ${size!.revisions.toLocaleString('en-US')} revisions`,
+    );
+    const backendPid =
+      backend === 'postgres' ? rowsOf<{ pid: number }>(await database.db.execute(sql`select pg_backend_pid() as pid`))[0]!.pid : null;
+    const history = await timed(() => arrHistory(database.db, { orgId, from, to, today, reportingCurrency: null }), backendPid);
+    const cohortsMs = await timed(() => cohorts(database.db, { orgId, from: monthOf(monthIndex(to) - 11), to, today }), backendPid);
+    const baselineMs = await timed(() => baseline(database, orgId), backendPid);
+    rows.push([
+      backend,
+      kept ? '(kept)' : customers.toLocaleString('en-US'),
+      size!.revisions.toLocaleString('en-US'),
+      shown(history),
+      shown(cohortsMs),
+      shown(baselineMs),
+      `${(baselineMs.cpu / history.cpu).toFixed(1)}x`,
+    ]);
+    if (backend === 'postgres' && !kept) await database.db.execute(sql`delete from organisations where id = ${orgId}`);
+  } finally {
+    await database.close();
+    if (dir) removeTempDir(dir);
+  }
+}
+console.log(
+  table(
+    [
+      'backend',
+      'customers',
+      'revisions',
+      `history (${months} months)`,
+      'cohorts (12)',
+      `baseline (${months + 1} rebuilds)`,
+      'baseline ÷ history (CPU)',
+    ],
+    rows,
+  ),
+);
+console.log(
+  `medians of ${runs} runs after a warm-up, ${today}; load average ${(await import('node:os'))
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
