@@ -5,6 +5,7 @@
 // the *name* of a unit and its arguments, and the owner runs the whole unit in one transaction. On
 // PostgreSQL the same units run locally on the caller's own pool. One registry, two transports.
 import type { Db } from './client.ts';
+import { setRunningUnit } from './embedded-stalls.ts';
 
 export type Unit<A = any, R = any> = (db: Db, args: A) => Promise<R>;
 export type UnitRegistry = Record<string, Unit>;
@@ -87,9 +88,16 @@ export function localRunner<U extends UnitRegistry>(db: Db, units: U): UnitRunne
       const unit = units[name];
       if (!unit) return Promise.reject(new Error(`unknown unit ${name}`));
       const started = performance.now();
+      const label = unitLabel(name, args);
       return db
-        .transaction((tx) => unit(tx as unknown as Db, args))
-        .finally(() => unitObserver?.(unitLabel(name, args), (performance.now() - started) / 1000));
+        .transaction((tx) => {
+          setRunningUnit(label);
+          return unit(tx as unknown as Db, args);
+        })
+        .finally(() => {
+          setRunningUnit(null);
+          unitObserver?.(label, (performance.now() - started) / 1000);
+        });
     },
   };
 }
