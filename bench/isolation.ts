@@ -22,6 +22,7 @@
 //          (40000), --idle S (5), --every MS (50), --only embedded,postgres, --database-url URL,
 //          --phases LIST (idle,rescore,import,delivery,together).
 import { createHmac } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -230,6 +231,43 @@ function startProbes(base: string, smallKey: string) {
   };
 }
 
+/** The main thread's stalls the server logged (DEBUG_STALLS=true) since `from` bytes of its log:
+ * how many, and for each kind of work the time it took in them and how often it was the largest
+ * share of one. Empty when the server was not asked to log them. */
+function stallsSince(
+  logFile: string,
+  from: number,
+): { count: number; lateMs: number; collected: number; causes: Map<string, { ms: number; largest: number }> } {
+  const causes = new Map<string, { ms: number; largest: number }>();
+  let count = 0;
+  let lateMs = 0;
+  let collected = 0;
+  const text = readFileSync(logFile, 'utf8').slice(from);
+  for (const line of text.split('\n')) {
+    if (!line.includes('"main thread stalled"')) continue;
+    const stall = JSON.parse(line) as { late_ms: number; spent: Record<string, number>; heap_freed_mb?: number };
+    count++;
+    if ((stall.heap_freed_mb ?? 0) > 0) collected++;
+    lateMs += stall.late_ms;
+    // Work by unit name without its arguments' detail: `wasm jobs.unit whatsapp.batch/part`.
+    const entries = Object.entries(stall.spent).sort((a, b) => b[1] - a[1]);
+    entries.forEach(([what, ms], i) => {
+      const cause = causes.get(what) ?? (causes.set(what, { ms: 0, largest: 0 }), causes.get(what)!);
+      cause.ms += ms;
+      if (i === 0) cause.largest++;
+    });
+  }
+  return { count, lateMs, collected, causes };
+}
+
+const logSize = (file: string) => {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+};
+
 /** The longest units of work the server reports (its metrics), by name; n/a if it has none. */
 async function longestUnits(base: string): Promise<string> {
   const text = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then(
@@ -385,6 +423,7 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     let peak = rssMB(server.pid!) ?? NaN;
     const rssTimer = setInterval(() => (peak = Math.max(peak, rssMB(server.pid!) ?? 0)), 200);
     const unitsBefore = await unitCounts(base);
+    const logFrom = logSize(logFile);
     const stop = startProbes(base, tenants.smallKey);
     const started = performance.now();
     importFigures = { rowsPerSecond: NaN, rows: 0 };
@@ -394,6 +433,15 @@ async function runBackend(backend: 'embedded' | 'postgres') {
     clearInterval(rssTimer);
     const units = phaseUnits(unitsBefore, await unitCounts(base));
     if (units.names) phaseNotes.push(`${backend} ${name}: units over 100 ms: ${units.names}`);
+    const stalls = stallsSince(logFile, logFrom);
+    if (stalls.count > 0) {
+      const top = [...stalls.causes.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 8);
+      phaseNotes.push(
+        `${backend} ${name}: ${stalls.count} stalls over 50 ms (${Math.round(stalls.lateMs)} ms late in all; the heap shrank in ${stalls.collected}); time in them by work (ms, times the largest share): ${top
+          .map(([what, cause]) => `${what} ${Math.round(cause.ms)} (${cause.largest})`)
+          .join(', ')}`,
+      );
+    }
     const ms = (v: number) => (Number.isFinite(v) ? String(Math.round(v)) : 'n/a');
     const row = [
       backend,

@@ -34,6 +34,8 @@ export interface Config {
   trustProxy: TrustProxy;
   secretKey: string | null;
   logLevel: LogLevel;
+  /** Embedded database: log each stall of the main thread over 50 ms with what ran in it (db/embedded-stalls.ts). */
+  debugStalls: boolean;
   databasePoolSize: number;
   bodyLimitApi: number;
   bodyLimitImport: number;
@@ -306,6 +308,12 @@ const SETTINGS = {
     shownDefault: 'generated into DATA_DIR/secret.key on the embedded database',
   },
   LOG_LEVEL: { key: 'logLevel', parse: oneOf(LOG_LEVELS), fallback: 'info', help: 'debug, info, warn, error or silent.' },
+  DEBUG_STALLS: {
+    key: 'debugStalls',
+    parse: boolean,
+    fallback: false,
+    help: 'Embedded database: log each stall of the main thread over 50 ms, with the time each kind of work took in it (profiling).',
+  },
   DATABASE_POOL_SIZE: {
     key: 'databasePoolSize',
     parse: integer(1, 1000),

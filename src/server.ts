@@ -248,6 +248,20 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     throw error;
   });
   phase('open_database_ms');
+  if (config.debugStalls && database.pglite) {
+    const { watchStalls } = await import('./db/embedded-stalls.ts');
+    const round = (ms: number) => Math.round(ms);
+    watchStalls({
+      pglite: database.pglite,
+      report: (stall) =>
+        log.warn('main thread stalled', {
+          late_ms: round(stall.lateMs),
+          window_ms: round(stall.windowMs),
+          spent: Object.fromEntries(stall.spent.map((part) => [part.what, round(part.ms)])),
+          heap_freed_mb: round(stall.heapFreedMb),
+        }),
+    });
+  }
   // Whatever is opened is closed again, in reverse, at shutdown or if start-up fails. The worker
   // thread is ended last (a no-op once the supervisor has stopped it).
   const cleanups: (() => Promise<void>)[] = [async () => firstWorker.terminate(), () => database.close()];

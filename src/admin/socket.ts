@@ -6,6 +6,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { localRunner, RemoteUnitError, serializeError, type UnitRunner } from '../db/units-of-work.ts';
 import type { Db } from '../db/client.ts';
+import { timedWork } from '../db/embedded-stalls.ts';
 import type { BackgroundTurns } from '../db/turns.ts';
 import { AppError } from '../lib/errors.ts';
 import { adminUnits, CHANGES_ACCESS, QUEUES_JOBS, type AdminUnits } from './cli-units.ts';
@@ -44,11 +45,12 @@ export function serveAdminSocket(options: {
       try {
         // Plain JSON: no unit takes a Date, and reviving would rewrite users' data in transit (an
         // import row's metadata.syncedAt "…T00:00:00Z" would come back as "…T00:00:00.000Z").
-        const args = JSON.parse(await request.text());
+        const text = await request.text();
+        const args = timedWork('admin-socket parse', () => JSON.parse(text));
         const result = await runner.run(name, args);
         if (CHANGES_ACCESS.has(name)) options.onAccessChange();
         if (QUEUES_JOBS.has(name)) options.onJobsQueued();
-        return Response.json({ ok: true, result });
+        return timedWork('admin-socket encode', () => Response.json({ ok: true, result }));
       } catch (error) {
         return Response.json({ ok: false, error: serializeError(error) });
       }

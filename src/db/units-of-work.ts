@@ -4,8 +4,11 @@
 // transaction open, so nothing outside the owner ever holds one: the worker thread and the CLI send
 // the *name* of a unit and its arguments, and the owner runs the whole unit in one transaction. On
 // PostgreSQL the same units run locally on the caller's own pool. One registry, two transports.
+import { is } from 'drizzle-orm';
+import { PostgresJsSession } from 'drizzle-orm/postgres-js';
 import type { Db } from './client.ts';
 import { transaction } from './transaction.ts';
+import { setRunningUnit } from './embedded-stalls.ts';
 
 export type Unit<A = any, R = any> = (db: Db, args: A) => Promise<R>;
 export type UnitRegistry = Record<string, Unit>;
@@ -61,15 +64,28 @@ export function nextSizeByTime(last: number, elapsedMs: number, bounds: { target
   return Math.max(bounds.min, Math.min(bounds.max, last * 2, scaled));
 }
 
+/** This thread's CPU time, in ms. */
+const threadCpuMs = () => {
+  const usage = process.threadCpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
+
 /** `unit` with `ms` added to its answer: how long it ran inside its transaction, on the database's
  * side. A caller sizing its next unit by time reads this, not its own clock: that also counts the
  * wait for the unit's turn (behind requests in flight and other units), and sizes judged by it fell
- * to the least and stayed there (an import through a busy server at 300 rows/s). */
+ * to the least and stayed there (an import through a busy server at 300 rows/s).
+ * On the embedded database the unit runs on this thread, and what it costs everyone else is the
+ * CPU it takes here: its thread CPU time. Wall time also counts the time the machine's other
+ * processes had the CPU, and on a loaded machine (load 40 on 2 cores, DEBUG_STALLS: 95% of each
+ * stall) sizes judged by it fell to the least although each unit's own work had not grown, so the
+ * fixed cost of a unit (its turn, transaction, messages) took over: a 40,000-status delivery's job
+ * beside an import's stale recompute had 0.1 s of PostgreSQL's CPU in the stalls of 20 minutes. On PostgreSQL the work is the server's: wall time. */
 export function timed<A, R extends object>(unit: (db: Db, args: A) => Promise<R>): (db: Db, args: A) => Promise<R & { ms: number }> {
   return async (db, args) => {
-    const started = performance.now();
+    const clock = is(db._.session, PostgresJsSession) ? () => performance.now() : threadCpuMs;
+    const started = clock();
     const result = await unit(db, args);
-    return { ...result, ms: performance.now() - started };
+    return { ...result, ms: clock() - started };
   };
 }
 
@@ -88,9 +104,14 @@ export function localRunner<U extends UnitRegistry>(db: Db, units: U): UnitRunne
       const unit = units[name];
       if (!unit) return Promise.reject(new Error(`unknown unit ${name}`));
       const started = performance.now();
-      return transaction(db, (tx) => unit(tx, args)).finally(() =>
-        unitObserver?.(unitLabel(name, args), (performance.now() - started) / 1000),
-      );
+      const label = unitLabel(name, args);
+      return transaction(db, (tx) => {
+        setRunningUnit(label);
+        return unit(tx, args);
+      }).finally(() => {
+        setRunningUnit(null);
+        unitObserver?.(label, (performance.now() - started) / 1000);
+      });
     },
   };
 }

@@ -3,6 +3,7 @@
 // takes a body names it as its `parse` hook, at the limit its declaration names (lib/routes.ts):
 // a parse hook on every route would cost GETs too. Webhook routes bring their own parser (they
 // need the raw bytes for signatures).
+import { timedWork } from '../db/embedded-stalls.ts';
 import { AppError } from '../lib/errors.ts';
 import { isJsonContentType, readBodyLimited } from '../lib/body.ts';
 import { parseJsonBody } from '../lib/json.ts';
@@ -33,7 +34,7 @@ export async function readJsonBody(request: Request, limit: number, options: { s
   } catch {
     throw new AppError('malformed_json', 'Request body is not valid UTF-8');
   }
-  return parseJsonBody(text, options);
+  return timedWork('json body parse', () => parseJsonBody(text, options));
 }
 
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });

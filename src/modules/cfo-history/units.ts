@@ -1,5 +1,5 @@
 // The CLI's doors to the CFO's history (`revintel arr`, `revintel fx`): units of work, so that on
-// the embedded database a running server runs them (src/admin/units.ts registers them).
+// the embedded database a running server runs them (src/admin/cli-units.ts registers them).
 import type { Db } from '../../db/client.ts';
 import { importTarget } from '../imports/service.ts';
 import { cohorts } from './cohorts.ts';
