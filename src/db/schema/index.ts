@@ -17,3 +17,4 @@ export * from './agent-actions.ts';
 export * from './outbox.ts';
 export * from './chat.ts';
 export * from './users.ts';
+export * from './billing.ts';
