@@ -27,6 +27,8 @@ CREATE TABLE "billing_events" (
 	"type" text NOT NULL,
 	"object_type" text,
 	"object_id" text,
+	"customer_ref" text,
+	"subscription_ref" text,
 	"occurred_at" timestamp with time zone NOT NULL,
 	"object_version" bigint NOT NULL,
 	"source" text NOT NULL,
@@ -62,6 +64,8 @@ ALTER TABLE "billing_events" ADD CONSTRAINT "billing_events_org_id_connector_id_
 ALTER TABLE "billing_syncs" ADD CONSTRAINT "billing_syncs_org_id_connector_id_billing_connectors_org_id_id_fk" FOREIGN KEY ("org_id","connector_id") REFERENCES "public"."billing_connectors"("org_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "billing_events_object_idx" ON "billing_events" USING btree ("connector_id","object_type","object_id");--> statement-breakpoint
 CREATE INDEX "billing_events_pending_idx" ON "billing_events" USING btree ("connector_id","state");--> statement-breakpoint
+CREATE INDEX "billing_events_customer_idx" ON "billing_events" USING btree ("connector_id","customer_ref");--> statement-breakpoint
+CREATE INDEX "billing_events_subscription_idx" ON "billing_events" USING btree ("connector_id","subscription_ref");--> statement-breakpoint
 CREATE INDEX "billing_syncs_connector_idx" ON "billing_syncs" USING btree ("connector_id","created_at");--> statement-breakpoint
 -- Written by hand: the revision log's triggers as in 0015, but a writer that knows the business day
 -- a change holds from (the billing sync: a subscription's start, change, notice and end dates) says

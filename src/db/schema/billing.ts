@@ -62,6 +62,10 @@ export const billingEvents = pgTable(
     /** What the snapshot is of; null for a type the sync does not map (stored as ignored). */
     objectType: text('object_type', { enum: BILLING_OBJECT_TYPES }),
     objectId: text('object_id'),
+    /** The billing customer a subscription or invoice belongs to, and an invoice's subscription:
+     * what a late snapshot of one of them must bring up to date. */
+    customerRef: text('customer_ref'),
+    subscriptionRef: text('subscription_ref'),
     /** When the platform says it happened (Stripe `created`, Chargebee `occurred_at`). */
     occurredAt: timestamptz('occurred_at').notNull(),
     /** Order among one object's snapshots: Chargebee's `resource_version`; Stripe's `created` in ms
@@ -82,6 +86,8 @@ export const billingEvents = pgTable(
     unique('billing_events_connector_event_unique').on(table.connectorId, table.eventId),
     index('billing_events_object_idx').on(table.connectorId, table.objectType, table.objectId),
     index('billing_events_pending_idx').on(table.connectorId, table.state),
+    index('billing_events_customer_idx').on(table.connectorId, table.customerRef),
+    index('billing_events_subscription_idx').on(table.connectorId, table.subscriptionRef),
     check('billing_events_state_check', sql`${table.state} in ('pending', 'applied', 'ignored', 'dead')`),
   ],
 );
