@@ -39,6 +39,7 @@ import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
 import { chatAdminUnits } from '../modules/slack/installations.ts';
+import { billingAdminUnits } from '../modules/billing/admin.ts';
 
 /** A unit's transaction as a backup's session: `attempt` is a savepoint (a nested transaction). */
 const backupSession = (db: Db): BackupSession => ({
@@ -190,6 +191,7 @@ export const adminUnits = {
   ...historyUnits,
   ...endpointAdminUnits,
   ...chatAdminUnits,
+  ...billingAdminUnits,
   ...backtestUnits,
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {

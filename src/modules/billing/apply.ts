@@ -36,7 +36,7 @@ type Json = any;
 export const MAX_APPLY_ATTEMPTS = 5;
 
 /** A Postgres array literal of ids (drizzle spreads a JS array into a row, not an array). */
-const textArray = (ids: string[]) => `{${ids.join(',')}}`;
+const textArray = (ids: string[]) => `{${ids.map((id) => `"${id.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
 
 interface Snapshot {
   event_id: string;
@@ -432,6 +432,8 @@ export async function applyPendingEvents(db: Db, connectorId: string, limit = 50
     await db.execute(sql`select id, org_id as "orgId", platform, mode from billing_connectors where id = ${connectorId}`),
   );
   if (!connector) return { applied: 0, failed: 0, dead: 0, remaining: 0 };
+  // One run per connector at a time (the job, a CLI's backfill): two would rebuild the same contracts.
+  await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`billing.apply:${connectorId}`}))`);
   const pending = rowsOf<{ id: string; object_type: string; object_id: string; customer_ref: string | null }>(
     await db.execute(sql`
       select id, object_type, object_id, customer_ref from billing_events
@@ -477,7 +479,16 @@ export async function applyPendingEvents(db: Db, connectorId: string, limit = 50
       report.dead += dead.length;
     }
   }
-  for (const customerId of churnChecks) {
+  // Only a customer the billing system deleted can turn churned when its subscriptions end.
+  const deleted = churnChecks.size
+    ? rowsOf<{ object_id: string }>(
+        await db.execute(sql`
+          select distinct object_id from billing_events
+          where connector_id = ${connectorId} and object_type = 'customer' and type in ('customer.deleted', 'customer_deleted')
+            and object_id = any(${textArray([...churnChecks])}::text[])`),
+      ).map((row) => row.object_id)
+    : [];
+  for (const customerId of deleted) {
     try {
       await db.transaction((tx) => applyCustomer(tx as unknown as Db, connector, customerId, null));
     } catch {

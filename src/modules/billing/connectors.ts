@@ -3,7 +3,7 @@
 // webhook Basic credentials) arrive here sealed by whoever holds SECRET_KEY (lib/secret-box.ts),
 // bound to the connector's id, and never leave: a listing says which ones a connector has.
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
+import { rowsOf, type Db } from '../../db/client.ts';
 import { constraintViolation } from '../../db/upsert.ts';
 import {
   BILLING_MODES,
@@ -240,4 +240,17 @@ export function openBillingConnector(
     basicAuth: open(row.basicAuthSealed),
     apiKey: open(row.apiKeySealed),
   };
+}
+
+/** The connector's events by state, and its last backfill's id. */
+export async function connectorStatus(db: Db, connectorId: string) {
+  const counts = rowsOf<{ state: string; n: number }>(
+    await db.execute(sql`select state, count(*)::int as n from billing_events where connector_id = ${connectorId} group by state`),
+  );
+  const events = { pending: 0, applied: 0, ignored: 0, dead: 0 } as Record<string, number>;
+  for (const row of counts) events[row.state] = row.n;
+  const [last] = rowsOf<{ id: string }>(
+    await db.execute(sql`select id from billing_syncs where connector_id = ${connectorId} order by created_at desc, id desc limit 1`),
+  );
+  return { events, lastSyncId: last?.id ?? null };
 }

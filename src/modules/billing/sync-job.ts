@@ -3,9 +3,17 @@
 // that queued it was configured with; the API key stays sealed in the database and is opened here
 // with SECRET_KEY. A worker that dies mid-way runs the job again: it resumes from the last page stored.
 import { t } from 'elysia';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/client.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
-import { defineJobKind } from './queue.ts';
-import { presentSync, runBackfill, syncUnits } from './sync.ts';
+import { defineJobKind, enqueueJob } from './queue.ts';
+import { presentSync, runBackfill, startSync, syncUnits, type SyncSettings } from './sync.ts';
+
+export const syncSettingsOf = (config: Pick<Config, 'stripeApiBase' | 'chargebeeApiBase' | 'billingMaxRps'>): SyncSettings => ({
+  stripeApiBase: config.stripeApiBase,
+  chargebeeApiBase: config.chargebeeApiBase,
+  maxRps: config.billingMaxRps,
+});
 
 export const billingSyncJob = defineJobKind({
   kind: 'billing.sync',
@@ -28,3 +36,10 @@ export const billingSyncJob = defineJobKind({
     return presentSync(sync);
   },
 });
+
+/** Starts (or resumes) the connector's sync and queues the job that runs it, in `db`'s transaction. */
+export async function queueBillingSync(db: Db, args: { connectorId: string; orgId: string; settings: SyncSettings }) {
+  const { sync, resumed } = await startSync(db, { connectorId: args.connectorId, orgId: args.orgId });
+  const job = await enqueueJob(db, billingSyncJob, { syncId: sync.id, ...args.settings }, { orgId: sync.orgId, dedupeKey: sync.id });
+  return { sync, resumed, jobId: job.id };
+}

@@ -63,6 +63,9 @@ export async function loadSync(db: Db, args: { syncId: string }): Promise<{ sync
 
 export interface PageArgs {
   syncId: string;
+  /** Where the run read this page from: a sync another run moved on from refuses the page. */
+  fromPhase: string;
+  fromCursor: string | null;
   objectType: BillingObjectType;
   objects: Json[];
   /** Where the sync stands once this page is stored. */
@@ -79,6 +82,11 @@ export async function storeSyncPage(db: Db, args: PageArgs): Promise<{ stored: n
   const loaded = await loadSync(db, { syncId: args.syncId });
   if (!loaded) throw notFound(`Billing sync ${args.syncId}`);
   const { connector } = loaded;
+  const [current] = rowsOf<{ phase: string; cursor: string | null; state: string }>(
+    await db.execute(sql`select phase, cursor, state from billing_syncs where id = ${args.syncId} for update`),
+  );
+  if (current?.state !== 'running' || current.phase !== args.fromPhase || current.cursor !== args.fromCursor)
+    throw new AppError('conflict', `billing sync ${args.syncId} moved on without this run (another run is doing it)`);
   let stored = 0;
   let unchanged = 0;
   for (const object of args.objects) {
@@ -223,6 +231,8 @@ export async function runBackfill(options: BackfillOptions): Promise<BillingSync
       const nextPhase = page.nextCursor ? objectType : (SYNC_PHASES[SYNC_PHASES.indexOf(objectType) + 1] ?? 'done');
       ({ sync } = await options.run('billing.sync-page', {
         syncId: sync.id,
+        fromPhase: sync.phase,
+        fromCursor: sync.cursor,
         objectType,
         objects: page.objects,
         nextPhase,
@@ -235,6 +245,8 @@ export async function runBackfill(options: BackfillOptions): Promise<BillingSync
     return await options.run('billing.sync-settle', { syncId: sync.id, error: null });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
+    // Another run holds the sync: it is that run's to finish.
+    if ((error as { code?: string }).code === 'conflict') return sync;
     // A failed run keeps its cursor: `billing sync` again starts a new run from the beginning, but
     // every page already stored is unchanged and costs no apply.
     return options.run('billing.sync-settle', { syncId: sync.id, error: message.slice(0, 500) });
