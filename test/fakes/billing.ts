@@ -5,7 +5,6 @@
 // on port 0 by the tests.
 import { billingFixture } from '../helpers/billing.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: platform payloads are untyped JSON
 type Json = any;
 
 export interface FakeBillingApi {
