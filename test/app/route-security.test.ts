@@ -4,7 +4,17 @@
 // (never a 2xx, never a 5xx); another organisation's id on every `:id` route is answered exactly as
 // an id nobody has.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  testConfig,
+  TEST_DATABASE_URL,
+  uniqueName,
+  type TestDatabase,
+} from '../helpers/harness.ts';
 import type { RouteDeclaration } from '../../src/lib/routes.ts';
 import { queryText, type Db } from '../../src/db/client.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
@@ -21,7 +31,9 @@ for (const backend of BACKENDS) {
     let key: string;
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      app = buildApp(database).app;
+      // Two sweeps of every key route without a valid key spend the address's budget: make it room.
+      const config = testConfig({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null, anonLimitPerMinute: 100_000 });
+      app = buildApp(database, { config }).app;
       key = (await createOrgWithKey(database)).secret;
     });
     afterAll(() => database.dispose());

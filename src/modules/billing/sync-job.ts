@@ -22,6 +22,7 @@ export const billingSyncJob = defineJobKind({
     stripeApiBase: t.String({ minLength: 1, maxLength: 500 }),
     chargebeeApiBase: t.String({ minLength: 1, maxLength: 500 }),
     maxRps: t.Number({ minimum: 1, maximum: 100 }),
+    pageSize: t.Optional(t.Integer({ minimum: 1, maximum: 100 })),
   }),
   retry: { maxAttempts: 3 },
   units: syncUnits,

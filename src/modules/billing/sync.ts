@@ -22,6 +22,8 @@ export interface SyncSettings {
   stripeApiBase: string;
   chargebeeApiBase: string;
   maxRps: number;
+  /** Objects a page (the platforms' most, 100, unless a test asks for fewer). */
+  pageSize?: number;
 }
 
 export type SyncCounts = Record<string, Record<string, number>>;
@@ -171,7 +173,7 @@ async function fetchPage(
   const stripe = connector.platform === 'stripe';
   const base = (stripe ? settings.stripeApiBase : settings.chargebeeApiBase.replaceAll('{site}', connector.site ?? '')).replace(/\/+$/, '');
   const path = stripe ? `/v1/${objectType}s` : `/api/v2/${objectType}s`;
-  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const query = new URLSearchParams({ limit: String(settings.pageSize ?? PAGE_SIZE) });
   if (stripe && objectType === 'subscription') query.set('status', 'all');
   if (cursor) query.set(stripe ? 'starting_after' : 'offset', cursor);
   const headers = {
