@@ -38,6 +38,7 @@ import {
   type WebhookReceiver,
 } from './modules/webhooks/index.ts';
 import { CONNECTOR_ROUTES, connectorsModule } from './modules/tickets/connectors/index.ts';
+import { BILLING_ROUTES, billingModule } from './modules/billing/index.ts';
 import { TICKET_ROUTES, ticketsModule } from './modules/tickets/api/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/tickets/import/index.ts';
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
@@ -106,6 +107,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   CONTRACT_ROUTES,
   INVOICE_ROUTES,
   CONNECTOR_ROUTES,
+  BILLING_ROUTES,
   TICKET_ROUTES,
   TICKET_IMPORT_ROUTES,
   PREDICTION_ROUTES,
@@ -158,6 +160,7 @@ function createRoutes(
         secretsChanged: shared.connectors.invalidate,
       }),
     )
+    .use(billingModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))

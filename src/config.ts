@@ -112,6 +112,12 @@ export interface Config {
   whatsappVerifyToken: string | null;
   /** WhatsApp Cloud API (Meta's Graph API, versioned; tests point it at a local fake). */
   whatsappApiBase: string;
+  /** Billing sync (docs/billing.md): Stripe's API, Chargebee's (`{site}` is the connector's site),
+   * requests a second a backfill makes at most, and the webhook timestamps' tolerance. */
+  stripeApiBase: string;
+  chargebeeApiBase: string;
+  billingMaxRps: number;
+  billingToleranceS: number;
   /** The approved message template sent outside the 24-hour window, and its language code. */
   whatsappApprovalTemplate: string;
   whatsappTemplateLanguage: string;
@@ -238,6 +244,12 @@ const riskBands: Parser<[number, number, number]> = (raw, name) => {
 
 const timeOfDay: Parser<string> = (raw, name) => {
   if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(raw.trim())) throw new ConfigError(name, `must be a time of day HH:MM (UTC), got "${raw}"`);
+  return raw.trim();
+};
+
+/** A URL that may hold `{site}` in its host (Chargebee's API is per site). */
+const siteUrl: Parser<string> = (raw, name) => {
+  url(['http:', 'https:'])(raw.replaceAll('{site}', 'site'), name);
   return raw.trim();
 };
 
@@ -604,6 +616,30 @@ const SETTINGS = {
     fallback: 'en',
     help: "The template's language code (en, en_US, de…).",
   },
+  STRIPE_API_BASE: {
+    key: 'stripeApiBase',
+    parse: url(['http:', 'https:']),
+    fallback: 'https://api.stripe.com',
+    help: "Stripe's API, read by the billing backfill.",
+  },
+  CHARGEBEE_API_BASE: {
+    key: 'chargebeeApiBase',
+    parse: siteUrl,
+    fallback: 'https://{site}.chargebee.com',
+    help: "Chargebee's API; {site} is the connector's site.",
+  },
+  BILLING_MAX_RPS: {
+    key: 'billingMaxRps',
+    parse: integer(1, 100),
+    fallback: 25,
+    help: 'Requests a second a billing backfill makes at most (a 429 also slows it down).',
+  },
+  BILLING_TOLERANCE_S: {
+    key: 'billingToleranceS',
+    parse: integer(1, 3600),
+    fallback: 300,
+    help: "How far a Stripe webhook signature's timestamp may be from now, in seconds.",
+  },
   TEST_CRASH_AT: {
     key: 'testCrashAt',
     parse: oneOf(CRASH_POINTS),
@@ -679,6 +715,8 @@ export function loadConfig(env: Source = process.env, flags: Partial<Record<Sett
     ['GOOGLE_TOKEN_URL', config.googleTokenUrl],
     ['GOOGLE_JWKS_URL', config.googleJwksUrl],
     ['GOOGLE_CHAT_CERTS_URL', config.googleChatCertsUrl],
+    ['STRIPE_API_BASE', config.stripeApiBase],
+    ['CHARGEBEE_API_BASE', config.chargebeeApiBase],
   ] as const) {
     if (value.startsWith('http:') && !config.allowInsecurePlatformUrls)
       throw new ConfigError(name, 'is plain http://: set ALLOW_INSECURE_PLATFORM_URLS=true (local fakes only)');

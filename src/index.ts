@@ -20,6 +20,7 @@ Commands:
   keys         create, list and revoke API keys
   users        create, list and disable console users; print a one-time sign-in link
   connectors   create, list, update support-platform connectors and rotate their webhook secrets
+  billing      add and list billing connectors (Stripe, Chargebee); backfill one's customers, contracts, invoices
   events       list, show and replay inbound ticket events (the processing queue)
   jobs         list, show and retry background jobs (the job queue)
   predictions  list and show churn predictions, queue a recompute or a retrain
@@ -65,6 +66,8 @@ async function main(argv: string[]) {
       return (await import('./cli/users.ts')).usersCommand(rest);
     case 'connectors':
       return (await import('./cli/connectors.ts')).connectorsCommand(rest);
+    case 'billing':
+      return (await import('./cli/billing.ts')).billingCommand(rest);
     case 'events':
       return (await import('./cli/events.ts')).eventsCommand(rest);
     case 'predictions':

@@ -40,6 +40,7 @@ import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
 import { chatAdminUnits } from '../modules/chat/installations.ts';
 import { cfoAdminUnits } from '../modules/cfo-history/units.ts';
+import { billingAdminUnits } from '../modules/billing/admin.ts';
 
 /** A unit's transaction as a backup's session: `attempt` is a savepoint (a nested transaction). */
 const backupSession = (db: Db): BackupSession => ({
@@ -192,6 +193,7 @@ export const adminUnits = {
   ...endpointAdminUnits,
   ...chatAdminUnits,
   ...cfoAdminUnits,
+  ...billingAdminUnits,
   ...backtestUnits,
   /** What the running server has applied (it migrates at start). */
   'migrations.status': async (db: Db, _args: Record<string, never>) => {

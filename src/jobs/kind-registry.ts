@@ -20,6 +20,7 @@ import { renewalsDueJob } from '../modules/agent-actions/jobs/renewals.ts';
 import { executeActionJob } from '../modules/agent-actions/execute-job.ts';
 import { deliverEventJob } from '../modules/agent-actions/outbox.ts';
 import { reanalyseTicketsJob } from '../modules/tickets/reanalysis.ts';
+import { BILLING_JOB_KINDS } from '../modules/billing/jobs.ts';
 
 export const MAIN_JOB_KINDS: readonly JobKind[] = [
   idempotencyPurge,
@@ -38,6 +39,7 @@ export const MAIN_JOB_KINDS: readonly JobKind[] = [
   whatsappInboundJob,
   whatsappBatchJob,
   reanalyseTicketsJob,
+  ...BILLING_JOB_KINDS,
 ];
 
 export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob];

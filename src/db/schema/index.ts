@@ -18,3 +18,4 @@ export * from './outbox.ts';
 export * from './chat.ts';
 export * from './users.ts';
 export * from './fx-rates.ts';
+export * from './billing.ts';

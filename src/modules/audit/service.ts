@@ -26,7 +26,10 @@ type AuditAction =
   | 'user.enabled'
   | 'user.link_issued'
   | 'user.signed_in'
-  | 'user.signed_out_everywhere';
+  | 'user.signed_out_everywhere'
+  | 'billing_connector.created'
+  | 'billing_connector.updated'
+  | 'billing_connector.deleted';
 
 interface AuditInput {
   orgId: string | null;
@@ -45,7 +48,8 @@ interface AuditInput {
     | 'outbound_delivery'
     | 'chat_installation'
     | 'chat_send'
-    | 'user';
+    | 'user'
+    | 'billing_connector';
   targetId: string;
   details?: Record<string, unknown>;
 }

@@ -1,0 +1,31 @@
+// `billing.apply`: a connector's pending billing events applied to the records (apply.ts), in the
+// job's own transaction, queued in the transaction that stored the events (at most one queued per
+// connector). More than one run's worth queues the next run at once; a failure leaves the events
+// pending and looks again in half a minute, until they are dead.
+import { t } from 'elysia';
+import type { Db } from '../../db/client.ts';
+import { applyPendingEvents } from './apply.ts';
+import { defineJobKind, enqueueJob } from './queue.ts';
+
+const RETRY_FAILED_AFTER_SECONDS = 30;
+
+export const billingApplyJob = defineJobKind({
+  kind: 'billing.apply',
+  payload: t.Object({ connectorId: t.String({ minLength: 1, maxLength: 100 }) }),
+  retry: { maxAttempts: 5 },
+  perform: async (db, payload, job) => {
+    const report = await applyPendingEvents(db, payload.connectorId);
+    if (report.remaining > 0) {
+      await enqueueJob(db, billingApplyJob, payload, {
+        orgId: job.orgId,
+        dedupeKey: payload.connectorId,
+        delaySeconds: report.failed > 0 && report.applied === 0 ? RETRY_FAILED_AFTER_SECONDS : 0,
+      });
+    }
+    return report;
+  },
+});
+
+/** Queues the connector's apply run (one queued at a time), in `db`'s transaction. */
+export const queueBillingApply = (db: Db, connector: { id: string; orgId: string }) =>
+  enqueueJob(db, billingApplyJob, { connectorId: connector.id }, { orgId: connector.orgId, dedupeKey: connector.id });
