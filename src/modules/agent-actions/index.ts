@@ -6,6 +6,7 @@ import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Database, type Db } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import type { ActionReason, ActionStatus, ActionType, CsmRole } from '../../db/schema/index.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -173,7 +174,7 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
   const checkSnooze = validator(SnoozeBody);
   const checkRules = validator(RulesBody);
   const decisionLimit = bodyLimit('api', deps.config);
-  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
+  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => transaction(db, work);
 
   const decide =
     (decision: Decision) =>

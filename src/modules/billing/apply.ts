@@ -10,6 +10,7 @@
 //   changes the past appends the timeline again from the first day it differs (the revision log is
 //   append-only and the newest revision holding on a day wins, so the appended run is what reads see);
 // - an invoice is its newest snapshot, linked to its subscription's contract once that exists.
+import { transaction } from '../../db/transaction.ts';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import type { BillingConnector } from '../../db/schema/index.ts';
@@ -454,8 +455,7 @@ export async function applyPendingEvents(db: Db, connectorId: string, limit = 50
   const report: ApplyReport = { applied: 0, failed: 0, dead: 0, remaining: 0 };
   for (const object of sorted) {
     try {
-      await db.transaction(async (tx) => {
-        const savepoint = tx as unknown as Db;
+      await transaction(db, async (savepoint) => {
         if (object.kind === 'customer') {
           if (!(await applyCustomer(savepoint, connector, object.id, null))) {
             // No currency yet: the customer is made with its first subscription or invoice.
@@ -490,7 +490,7 @@ export async function applyPendingEvents(db: Db, connectorId: string, limit = 50
     : [];
   for (const customerId of deleted) {
     try {
-      await db.transaction((tx) => applyCustomer(tx as unknown as Db, connector, customerId, null));
+      await transaction(db, (tx) => applyCustomer(tx, connector, customerId, null));
     } catch {
       // The customer's own events carry the failure, if any, on their next run.
     }

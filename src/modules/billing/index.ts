@@ -3,6 +3,7 @@
 // 'admin-session'`): a leaked key must not point the organisation's ARR data at a billing account
 // of its choosing. Secrets typed in are sealed here under SECRET_KEY, bound to the connector, and
 // never shown again.
+import { transaction } from '../../db/transaction.ts';
 import { Elysia, t } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/client.ts';
@@ -104,7 +105,7 @@ export function billingModule(deps: {
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => db.transaction((tx) => work(tx as unknown as Db));
+  const inTransaction = <T>(work: (tx: Db) => Promise<T>) => transaction(db, work);
   const present = (row: Parameters<typeof presentBillingConnector>[0]) => presentBillingConnector(row, deps.config.publicUrl);
   const sealingKey = () => {
     if (!deps.config.secretKey)

@@ -1,5 +1,6 @@
 // The CFO's history routes (docs/cfo.md): the ARR history and its movements, cohorts, and the
 // reporting currency with its monthly rates.
+import { transaction } from '../../db/transaction.ts';
 import { Elysia } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database, Db } from '../../db/client.ts';
@@ -139,7 +140,7 @@ export function cfoHistoryModule(deps: {
     .put(CFO_HISTORY_ROUTES.setRates.path, async ({ request }) => {
       const { rates } = (await body(request, checkRates)) as SetRatesBody;
       const orgId = principalOf(request).org.id;
-      return ok(await db.transaction((tx) => setRates(tx as unknown as Db, { orgId, rates })));
+      return ok(await transaction(db, (tx) => setRates(tx, { orgId, rates })));
     })
     .put(CFO_HISTORY_ROUTES.setReportingCurrency.path, async ({ request }) => {
       const { reporting_currency: currency } = (await body(request, checkReporting)) as ReportingCurrencyBody;

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { t } from 'elysia';
 import { rowsOf, type Db } from '../../db/client.ts';
+import { transaction } from '../../db/transaction.ts';
 import { nextSizeByTime, timed } from '../../db/units-of-work.ts';
 import { newId } from '../../lib/ids.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
@@ -94,7 +95,7 @@ export async function storeDelivery(
     // On the embedded database every query runs on this thread: let waiting requests in.
     await nextTurn();
   }
-  return db.transaction(async (tx) => {
+  return transaction(db, async (tx) => {
     const [row] = rowsOf<{ id: string }>(
       await tx.execute(sql`
         insert into chat_inbound_events (id, platform, dedupe_key, installation_id, org_id, type, outcome, detail, body)
@@ -103,7 +104,7 @@ export async function storeDelivery(
         on conflict (platform, dedupe_key) do nothing returning id`),
     );
     if (!row) return false;
-    await enqueueJob(tx as unknown as Db, whatsappBatchJob, { eventId: row.id }, { orgId: installation.org_id, dedupeKey: row.id });
+    await enqueueJob(tx, whatsappBatchJob, { eventId: row.id }, { orgId: installation.org_id, dedupeKey: row.id });
     return true;
   });
 }
