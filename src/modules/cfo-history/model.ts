@@ -116,9 +116,9 @@ export const FxRates = t.Object(
 );
 
 export const FxRatesQuery = t.Object({
-  from: t.Optional(t.String({ maxLength: 20 })),
-  to: t.Optional(t.String({ maxLength: 20 })),
-  currency: t.Optional(t.String({ maxLength: 20 })),
+  from: t.Optional(t.String({ maxLength: 20, description: 'Only rates of this month or later, YYYY-MM' })),
+  to: t.Optional(t.String({ maxLength: 20, description: 'Only rates of this month or earlier, YYYY-MM' })),
+  currency: t.Optional(t.String({ maxLength: 20, description: 'Only rates for this currency (ISO 4217 code)' })),
 });
 
 export const SetRatesBody = t.Object(
