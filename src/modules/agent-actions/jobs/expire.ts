@@ -1,5 +1,5 @@
 // Agent actions not decided within ACTION_TTL_HOURS expire (modules/agent-actions/service.ts), a
-// batch per unit (jobs/batches.ts).
+// batch per unit (queue/batches.ts).
 import { t } from 'elysia';
 import type { Db } from '../../../db/client.ts';
 import { expireActions } from '../service.ts';

@@ -1,5 +1,5 @@
 // Snoozed agent actions whose snooze ended wait for a decision again (modules/agent-actions/service.ts),
-// a batch per unit (jobs/batches.ts).
+// a batch per unit (queue/batches.ts).
 import { t } from 'elysia';
 import type { Db } from '../../../db/client.ts';
 import { wakeSnoozedActions } from '../service.ts';
