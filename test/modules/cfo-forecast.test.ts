@@ -96,7 +96,7 @@ for (const backend of BACKENDS) {
         amount: 99_000,
         status: 'ended',
       });
-    });
+    }, 300_000);
     afterAll(() => database.dispose());
 
     const forecast = async (query: string) => {

@@ -13,7 +13,9 @@ import { isIsoCurrency } from '../cfo-history/currencies.ts';
 import { reportingCurrencyOf } from '../cfo-history/fx.ts';
 import { predictionSettings } from '../predictions/settings.ts';
 import { cfoForecast } from './forecast.ts';
-import { Forecast, ForecastQuery } from './model.ts';
+import { BacktestQuery, Forecast, ForecastBacktest, ForecastQuery } from './model.ts';
+import { forecastBacktest, type ForecastBacktest as Backtest } from './backtest.ts';
+import { dataVersion } from './kept.ts';
 
 export const CFO_FORECAST_ROUTES = {
   forecast: {
@@ -26,56 +28,86 @@ export const CFO_FORECAST_ROUTES = {
     checkedQuery: ForecastQuery,
     summary: "Today's book's ARR at each of the next months' closes: expected, exact 80 % and 90 % bands, churned customers, GRR",
   },
+  backtest: {
+    method: 'GET',
+    path: '/api/cfo/forecast-backtest',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: ForecastBacktest,
+    checkedQuery: BacktestQuery,
+    summary: 'The forecast made at each of the last month starts, point in time, against the ARR its book kept: WAPE, bias, band coverage',
+  },
 } as const satisfies Record<string, RouteDeclaration>;
 
 const FORECAST_PARAMS = Object.keys(ForecastQuery.properties);
+const BACKTEST_PARAMS = Object.keys(BacktestQuery.properties);
 export const MAX_FORECAST_MONTHS = 24;
+export const MAX_BACKTEST_ORIGINS = 36;
 
-/** `months`: 1 to 24, 12 when absent; a 400 naming it otherwise. */
-export function monthsParam(raw: string | undefined): number {
-  if (raw === undefined) return 12;
-  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_FORECAST_MONTHS)
-    throw new AppError(
-      'validation_failed',
-      `Invalid query parameter "months": must be a whole number from 1 to ${MAX_FORECAST_MONTHS}, got "${raw}"`,
-    );
+/** A whole-number parameter from 1 to `max`, `fallback` when absent; a 400 naming it otherwise. */
+export function countParam(raw: string | undefined, name: string, max: number, fallback = 12): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > max)
+    throw new AppError('validation_failed', `Invalid query parameter "${name}": must be a whole number from 1 to ${max}, got "${raw}"`);
   return Number(raw);
 }
 
 /** `currency`: an ISO 4217 code or `reporting`; a 400 naming it otherwise. */
-export function forecastCurrencyParam(raw: string | undefined): string | undefined {
-  if (raw === undefined || raw === 'reporting' || isIsoCurrency(raw)) return raw;
+export function forecastCurrencyParam(raw: string | undefined, allowReporting = true): string | undefined {
+  if (raw === undefined || (allowReporting && raw === 'reporting') || isIsoCurrency(raw)) return raw;
   throw new AppError(
     'validation_failed',
-    `Invalid query parameter "currency": must be an ISO 4217 currency code such as USD or "reporting", got "${raw}"`,
+    `Invalid query parameter "currency": must be an ISO 4217 currency code such as USD${allowReporting ? ' or "reporting"' : ''}, got "${raw}"`,
   );
 }
 
 export function cfoForecastModule(deps: { database: Database; states: RequestStates }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  return new Elysia({ name: 'revintel/cfo-forecast' }).get(CFO_FORECAST_ROUTES.forecast.path, async ({ request, query }) => {
-    refuseUnknownParams(request.url, FORECAST_PARAMS);
-    const orgId = principalOf(request).org.id;
-    const months = monthsParam(query.months);
-    const currency = forecastCurrencyParam(query.currency);
-    const reportingCurrency = await reportingCurrencyOf(db, orgId);
-    if (currency === 'reporting' && reportingCurrency === null)
-      throw new AppError(
-        'unprocessable',
-        'Invalid query parameter "currency": the organisation has no reporting currency (PUT /api/cfo/reporting-currency)',
+  // A backtest reads every origin's history: kept per organisation, data version, day and question,
+  // since a board deck asks for the same one again and again and any write bumps the version.
+  const keptBacktests = new Map<string, Backtest>();
+  return new Elysia({ name: 'revintel/cfo-forecast' })
+    .get(CFO_FORECAST_ROUTES.backtest.path, async ({ request, query }) => {
+      refuseUnknownParams(request.url, BACKTEST_PARAMS);
+      const orgId = principalOf(request).org.id;
+      const origins = countParam(query.origins, 'origins', MAX_BACKTEST_ORIGINS);
+      const horizon = countParam(query.horizon, 'horizon', MAX_FORECAST_MONTHS);
+      const currency = forecastCurrencyParam(query.currency, false);
+      const today = utcToday();
+      const keyOf = `${orgId} ${await dataVersion(db, orgId)} ${today} ${origins} ${horizon} ${currency ?? ''}`;
+      let answer = keptBacktests.get(keyOf);
+      if (!answer) {
+        const settings = predictionSettings();
+        answer = await forecastBacktest(db, { orgId, today, origins, horizon, currency, settings });
+        keptBacktests.set(keyOf, answer);
+        if (keptBacktests.size > 16) keptBacktests.delete(keptBacktests.keys().next().value!);
+      }
+      return ok(answer);
+    })
+    .get(CFO_FORECAST_ROUTES.forecast.path, async ({ request, query }) => {
+      refuseUnknownParams(request.url, FORECAST_PARAMS);
+      const orgId = principalOf(request).org.id;
+      const months = countParam(query.months, 'months', MAX_FORECAST_MONTHS);
+      const currency = forecastCurrencyParam(query.currency);
+      const reportingCurrency = await reportingCurrencyOf(db, orgId);
+      if (currency === 'reporting' && reportingCurrency === null)
+        throw new AppError(
+          'unprocessable',
+          'Invalid query parameter "currency": the organisation has no reporting currency (PUT /api/cfo/reporting-currency)',
+        );
+      const settings = predictionSettings();
+      return ok(
+        await cfoForecast(db, {
+          orgId,
+          today: utcToday(),
+          months,
+          currency,
+          reportingCurrency,
+          graceDays: settings.graceDays,
+          priorAnnualChurn: settings.priorAnnualChurn,
+        }),
       );
-    const settings = predictionSettings();
-    return ok(
-      await cfoForecast(db, {
-        orgId,
-        today: utcToday(),
-        months,
-        currency,
-        reportingCurrency,
-        graceDays: settings.graceDays,
-        priorAnnualChurn: settings.priorAnnualChurn,
-      }),
-    );
-  });
+    });
 }

@@ -72,3 +72,69 @@ export const Forecast = t.Object(
   },
   { additionalProperties: false },
 );
+
+/** Every parameter of GET /api/cfo/forecast-backtest. */
+export const BacktestQuery = t.Object({
+  origins: t.Optional(t.String({ maxLength: 20, description: 'how many month starts back to forecast from, 1 to 36 (default 12)' })),
+  horizon: t.Optional(t.String({ maxLength: 20, description: 'months forecast from each origin, 1 to 24 (default 12)' })),
+  currency: t.Optional(t.String({ maxLength: 20, description: 'an ISO 4217 code (that currency only); default every currency apart' })),
+});
+
+const share = (description: string) => t.Union([t.Number(), t.Null()], { description });
+
+export const ForecastBacktest = t.Object(
+  {
+    as_of: t.String(),
+    origins: t.Integer(),
+    horizon: t.Integer(),
+    nominal: t.Object({ coverage_80: t.Number(), coverage_90: t.Number() }, { additionalProperties: false }),
+    series: t.Array(
+      t.Object(
+        {
+          currency: t.String(),
+          origins: t.Array(
+            t.Object(
+              {
+                origin: t.String({ description: 'the first day of a past month: the forecast as made that day' }),
+                model_kind: t.String({ description: 'the tier trained on the churn known by the origin' }),
+                customers: t.Integer(),
+                book_arr: minor('the book at the origin'),
+                months: t.Array(
+                  t.Object(
+                    {
+                      m: t.Integer(),
+                      month,
+                      expected_arr: t.Integer(),
+                      p05: t.Integer(),
+                      p10: t.Integer(),
+                      p90: t.Integer(),
+                      p95: t.Integer(),
+                      actual_arr: minor("the origin's book's ARR of the customers still with ARR at the close"),
+                    },
+                    { additionalProperties: false },
+                  ),
+                ),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+          horizons: t.Array(
+            t.Object(
+              {
+                m: t.Integer(),
+                origins: t.Integer(),
+                wape: share('Σ|forecast − actual| ÷ Σ actual'),
+                bias: share('Σ(forecast − actual) ÷ Σ actual: above 0, the forecast kept too much'),
+                coverage_80: share('share of origins whose actual fell within p10–p90 (nominal 0.8)'),
+                coverage_90: share('share within p05–p95 (nominal 0.9)'),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
