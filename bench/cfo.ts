@@ -7,6 +7,10 @@
 //             point-in-time rebuild (revintel_contracts_at at each month's last day, --months + 1
 //             of them), each customer's ARR compared with the close before, summed per month and
 //             currency — without new vs reactivation or retention, so a lower bound of its cost.
+//   forecast  GET /api/cfo/forecast's work, 12 months, every currency (cfoForecast); and of it the
+//             bands alone (the dynamic programme over the book's amounts, retainedDistribution)
+//   backtest  the forecast backtest, 12 origins × 12 months (forecastBacktest), one run, with the
+//             process's peak resident memory after it
 // Each figure: wall time, and CPU time (this process plus, on PostgreSQL, the backend serving its one
 // connection, from /proc): on a shared machine the CPU says what the work costs, the wall what
 // the load around it made of it. Reported, never asserted. PostgreSQL: TEST_DATABASE_URL or --database-url (the organisation is
@@ -20,6 +24,8 @@ import { loadDemo } from '../src/modules/demo/service.ts';
 import { arrHistory } from '../src/modules/cfo-history/history.ts';
 import { cohorts } from '../src/modules/cfo-history/cohorts.ts';
 import { closingDay, monthIndex, monthOf } from '../src/modules/cfo-history/months.ts';
+import { bookAt, cfoForecast, forecastBook, forecastModel } from '../src/modules/cfo-forecast/forecast.ts';
+import { forecastBacktest } from '../src/modules/cfo-forecast/backtest.ts';
 import { cpuMs, makeTempDir, median, positiveOption, removeTempDir, table } from './lib.ts';
 
 const { values: opts } = parseArgs({
@@ -82,6 +88,8 @@ function baseline(database: Database, orgId: string) {
 }
 
 const rows: string[][] = [];
+const forecastRows: string[][] = [];
+const bandsAlone: number[] = [];
 for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has(b))) {
   if (backend === 'postgres' && !databaseUrl) {
     log('postgres: skipped (no TEST_DATABASE_URL or --database-url)');
@@ -116,6 +124,39 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
     const history = await timed(() => arrHistory(database.db, { orgId, from, to, today, reportingCurrency: null }), backendPid);
     const cohortsMs = await timed(() => cohorts(database.db, { orgId, from: monthOf(monthIndex(to) - 11), to, today }), backendPid);
     const baselineMs = await timed(() => baseline(database, orgId), backendPid);
+    const forecastInput = { orgId, today, months: 12, reportingCurrency: null, graceDays: 30, priorAnnualChurn: 0.12 };
+    const forecastMs = await timed(() => cfoForecast(database.db, forecastInput), backendPid);
+    // The bands alone: the same book's months again, without the database.
+    const book = (await cfoForecast(database.db, forecastInput)).series.map((s) => s.customers);
+    const bandsMs = await timed(async () => {
+      const model = await forecastModel(database.db, orgId, 0.12);
+      const customersNow = await bookAt(database.db, { orgId, day: today, graceDays: 30, model: model.parameters });
+      const started = performance.now();
+      for (const currency of new Set(customersNow.map((c) => c.currency)))
+        forecastBook(
+          customersNow.filter((c) => c.currency === currency),
+          { today, months: 12, expansionRate: null },
+        );
+      bandsAlone.push(performance.now() - started);
+    }, null);
+    const backtestStarted = [performance.now(), cpuNow(backendPid)] as const;
+    await forecastBacktest(database.db, {
+      orgId,
+      today,
+      origins: 12,
+      horizon: 12,
+      settings: { graceDays: 30, priorAnnualChurn: 0.12, lookbackDays: 730 },
+    });
+    const backtestMs = { wall: performance.now() - backtestStarted[0], cpu: cpuNow(backendPid) - backtestStarted[1] };
+    forecastRows.push([
+      backend,
+      customers.toLocaleString('en-US'),
+      book.join(' / '),
+      shown(forecastMs),
+      `${median(bandsAlone.splice(0)).toFixed(0)} ms (${bandsMs.wall.toFixed(0)} ms with the book's read)`,
+      shown(backtestMs),
+      `${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`,
+    ]);
     rows.push([
       backend,
       kept ? '(kept)' : customers.toLocaleString('en-US'),
@@ -143,6 +184,20 @@ console.log(
       'baseline ÷ history (CPU)',
     ],
     rows,
+  ),
+);
+console.log(
+  table(
+    [
+      'backend',
+      'customers',
+      'book per currency',
+      'forecast (12 months)',
+      'bands alone',
+      'backtest (12 × 12, one run)',
+      'memory after (RSS)',
+    ],
+    forecastRows,
   ),
 );
 console.log(

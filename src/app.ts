@@ -43,6 +43,7 @@ import { TICKET_ROUTES, ticketsModule } from './modules/tickets/api/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/tickets/import/index.ts';
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
 import { CFO_HISTORY_ROUTES, cfoHistoryModule } from './modules/cfo-history/index.ts';
+import { CFO_FORECAST_ROUTES, cfoForecastModule } from './modules/cfo-forecast/index.ts';
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
 import { DOCS_ROUTES, docsModule } from './modules/docs/index.ts';
@@ -112,6 +113,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   TICKET_IMPORT_ROUTES,
   PREDICTION_ROUTES,
   CFO_HISTORY_ROUTES,
+  CFO_FORECAST_ROUTES,
   ACTION_ROUTES,
   { receive: TICKET_WEBHOOK_ROUTE },
   { teamChat: TEAM_CHAT_ROUTE },
@@ -165,6 +167,7 @@ function createRoutes(
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
     .use(cfoHistoryModule({ database: deps.database, states, config: deps.config }))
+    .use(cfoForecastModule({ database: deps.database, states }))
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))

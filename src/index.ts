@@ -32,6 +32,7 @@ Commands:
   backtest     how the churn model would have done on the organisation's own history
   arr          the ARR history by month (movements, GRR, NRR) or by cohort
   fx           the reporting currency and monthly exchange rates
+  forecast     today's book's ARR ahead with exact bands; "forecast backtest" proves them
   demo         load a demo organisation with realistic ARR data, and print its API key
   import       import customers, contracts or invoices from CSV, JSON or NDJSON
   backup       write a consistent snapshot of the embedded database to a file, while serve runs
@@ -88,6 +89,8 @@ async function main(argv: string[]) {
       return (await import('./cli/arr.ts')).arrCommand(rest);
     case 'fx':
       return (await import('./cli/fx.ts')).fxCommand(rest);
+    case 'forecast':
+      return (await import('./cli/forecast.ts')).forecastCommand(rest);
     case 'jobs':
       return (await import('./cli/jobs.ts')).jobsCommand(rest);
     case 'demo':

@@ -40,6 +40,7 @@ import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
 import { chatAdminUnits } from '../modules/chat/installations.ts';
 import { cfoAdminUnits } from '../modules/cfo-history/units.ts';
+import { cfoForecastAdminUnits } from '../modules/cfo-forecast/units.ts';
 import { billingAdminUnits } from '../modules/billing/admin.ts';
 
 /** A unit's transaction as a backup's session: `attempt` is a savepoint (a nested transaction). */
@@ -193,6 +194,7 @@ export const adminUnits = {
   ...endpointAdminUnits,
   ...chatAdminUnits,
   ...cfoAdminUnits,
+  ...cfoForecastAdminUnits,
   ...billingAdminUnits,
   ...backtestUnits,
   /** What the running server has applied (it migrates at start). */

@@ -15,6 +15,8 @@ import type {
 } from '../modules/predictions/model.ts';
 import type { AucFigures } from '../modules/predictions/backtest-words.ts';
 import type { InvitedUser, UserView } from '../modules/users/model.ts';
+import type { ArrHistory as ArrHistoryModel } from '../modules/cfo-history/model.ts';
+import type { Forecast as ForecastModel, ForecastBacktest as ForecastBacktestModel } from '../modules/cfo-forecast/model.ts';
 
 /** GET /api/me: `user` and `csrf_token` are null when a key (not a session) calls. */
 export type Me = Static<typeof MeModel>;
@@ -49,3 +51,7 @@ export type CreatedKey = Static<typeof CreatedKeyModel>;
 
 export type Connector = Static<typeof ConnectorView>;
 export type TicketEvent = Static<typeof TicketEventModel>;
+
+export type ArrHistory = Static<typeof ArrHistoryModel>;
+export type Forecast = Static<typeof ForecastModel>;
+export type ForecastBacktest = Static<typeof ForecastBacktestModel>;

@@ -242,6 +242,19 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.goto(`${app.url}/cfo`);
     await page.getByRole('heading', { name: 'ARR at risk by band and currency' }).waitFor();
     await page.locator('section.panel h3').first().waitFor();
+    // The ARR history (bars and line), the forecast's fan chart, and its backtest's coverage in words.
+    await page
+      .getByRole('img', { name: /^ARR movements by month in / })
+      .first()
+      .waitFor();
+    await page
+      .getByRole('img', { name: /^Forecast of today's .+ book/ })
+      .first()
+      .waitFor();
+    await page
+      .getByText(/the 80 % band held the ARR the book actually kept \d+ times in \d+/)
+      .first()
+      .waitFor({ timeout: 120_000 });
     await page.waitForTimeout(300); // the charts draw in a frame
     await screenshots(page, 'cfo');
     await page.getByRole('link', { name: 'Customers' }).click();

@@ -1,5 +1,6 @@
-// CFO: ARR at risk by band and currency (the predictions' summary), the renewals of the next 90
-// days against their churn risk, and the latest backtest's AUC and calibration plot.
+// CFO: the ARR history and retention, the forecast with its bands, ARR at risk by band and currency
+// (the predictions' summary), the renewals of the next 90 days against their churn risk, and the
+// latest backtest's AUC and calibration plot.
 import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, ApiError } from '../api.ts';
@@ -8,6 +9,7 @@ import { Empty, ErrorBox, Loading, money, PageTitle, percent, RiskBadge, Spinner
 import { points, Renewal, visibleDrivers } from './customers.tsx';
 import { againstScorecard, explainWarning, interval } from '../../modules/predictions/backtest-words.ts';
 import type { Backtest, Prediction, PredictionSummary } from '../models.ts';
+import { ArrHistorySection, ForecastSection } from './cfo-forecast.tsx';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
 
@@ -276,6 +278,10 @@ export function CfoPage() {
   return (
     <section>
       <PageTitle>CFO</PageTitle>
+      <h2>ARR history and retention</h2>
+      <ArrHistorySection />
+      <h2>Forecast of today's book</h2>
+      <ForecastSection />
       <h2>ARR at risk by band and currency</h2>
       <Loading state={summary}>
         {({ summary: rows, model }) => (

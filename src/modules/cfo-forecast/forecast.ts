@@ -1,0 +1,248 @@
+// The CFO's forecast (GET /api/cfo/forecast, docs/cfo.md "Forecast"): how much of today's book —
+// no new customers — is still there at each of the next months' closes, from each customer's
+// chance to churn within a year. A customer with a committed term churns, if it does, at the end of
+// that term (and of each yearly renewal after it); a monthly or evergreen one at a constant monthly
+// hazard 1 − (1 − p)^(1/12). Bands are quantiles of the exact distribution (distribution.ts).
+import { sql } from 'drizzle-orm';
+import { queryRows, type Db } from '../../db/client.ts';
+import { featuresAt } from '../predictions/features.ts';
+import type { AdditiveModel } from '../predictions/logistic.ts';
+import { PRIOR_SCORECARD } from '../predictions/features.ts';
+import { priorModel, probabilityOf } from '../predictions/training.ts';
+import { convertExact, roundExact } from '../cfo-history/currencies.ts';
+import { ratesFor, type MissingRate } from '../cfo-history/fx.ts';
+import { arrHistory } from '../cfo-history/history.ts';
+import { lastDayOf, monthIndex, monthOf, type Month } from '../cfo-history/months.ts';
+import { DEFAULT_LIMITS, retainedDistribution, type GridLimits, type Quantiles } from './distribution.ts';
+
+/** The churn probabilities the forecast reads speak of a year. */
+export const FORECAST_HORIZON_DAYS = 365;
+
+export interface ForecastModel {
+  /** Null: the scorecard at a year, not stored (the organisation has no trained 365-day model). */
+  id: string | null;
+  kind: string;
+  parameters: AdditiveModel;
+}
+
+/** The organisation's model in force at a 365-day horizon, or else the scorecard brought to a year. */
+export async function forecastModel(db: Db, orgId: string, priorAnnualChurn: number): Promise<ForecastModel> {
+  const [found] = await queryRows<{ id: string; kind: string; parameters: AdditiveModel }>(
+    db,
+    sql`select id, kind, parameters from prediction_models
+        where org_id = ${orgId} and horizon_days = ${FORECAST_HORIZON_DAYS} and status = 'active'`,
+  );
+  if (found) return found;
+  return { id: null, kind: 'prior', parameters: priorModel(PRIOR_SCORECARD, { horizonDays: FORECAST_HORIZON_DAYS, priorAnnualChurn }) };
+}
+
+export interface BookCustomer {
+  customerId: string;
+  currency: string;
+  /** Minor units of `currency`. */
+  arr: number;
+  /** Of churning within a year (FORECAST_HORIZON_DAYS). */
+  probability: number;
+  /** The end of its committed term (the earliest service end of its counting contracts); null:
+   * monthly or evergreen. */
+  termEnd: string | null;
+}
+
+/** The customers with ARR at `day`, as they were that day (features read nothing dated later), each
+ * with its probability by `model`. */
+export async function bookAt(
+  db: Db,
+  input: { orgId: string; day: string; graceDays: number; model: AdditiveModel; customerIds?: string[] },
+): Promise<BookCustomer[]> {
+  const rows = await featuresAt(db, {
+    orgId: input.orgId,
+    day: input.day,
+    horizonDays: FORECAST_HORIZON_DAYS,
+    population: 'active',
+    graceDays: input.graceDays,
+    labels: false,
+    ...(input.customerIds ? { customerIds: input.customerIds } : {}),
+  });
+  return rows
+    .filter((row) => row.arr > 0)
+    .map((row) => ({
+      customerId: row.customerId,
+      currency: row.currency,
+      arr: Math.round(row.arr),
+      probability: probabilityOf(input.model, row.values),
+      termEnd: row.renewalDate,
+    }));
+}
+
+/** `day` plus `months` calendar months, the day of the month kept where the month has it. */
+function addMonths(day: string, months: number): string {
+  const index = monthIndex(day.slice(0, 7)) + months;
+  const last = lastDayOf(monthOf(index));
+  const candidate = `${monthOf(index)}-${day.slice(8, 10)}`;
+  return candidate > last ? last : candidate;
+}
+
+/** The chance a customer still has its ARR at a close: a term's end before the close (a contract
+ * counts through its end date) is one draw of p; a monthly customer draws every month. */
+export function survival(customer: Pick<BookCustomer, 'probability' | 'termEnd'>, close: string, m: number): number {
+  const keep = 1 - customer.probability;
+  if (customer.termEnd === null) return keep ** (m / 12);
+  // Renewed terms are taken as a year each; 24 months ahead hold at most three ends.
+  let ends = 0;
+  while (ends < 30 && addMonths(customer.termEnd, 12 * ends) < close) ends++;
+  return keep ** ends;
+}
+
+export interface ForecastMonth {
+  month: Month;
+  m: number;
+  expected_arr: number;
+  p05: number;
+  p10: number;
+  p50: number;
+  p90: number;
+  p95: number;
+  expected_churned_customers: number;
+  grr_forecast: number | null;
+  /** Labelled apart: the expected ARR grown at the trailing twelve months' net expansion rate. */
+  expected_arr_with_expansion: number | null;
+  /** The largest difference between a band reported and the exact one, in minor units. */
+  error_bound: number;
+  grid_step: number;
+}
+
+/** The forecast of one currency's book for months 1..`months` after `today`'s. */
+export function forecastBook(
+  book: readonly Pick<BookCustomer, 'arr' | 'probability' | 'termEnd'>[],
+  input: { today: string; months: number; expansionRate: number | null; limits?: GridLimits },
+): ForecastMonth[] {
+  const total = book.reduce((s, c) => s + c.arr, 0);
+  const amounts = book.map((c) => c.arr);
+  const current = monthIndex(input.today.slice(0, 7));
+  const out: ForecastMonth[] = [];
+  for (let m = 1; m <= input.months; m++) {
+    const month = monthOf(current + m);
+    const close = lastDayOf(month);
+    const keep = book.map((c) => survival(c, close, m));
+    let expected = 0;
+    let churned = 0;
+    keep.forEach((s, i) => {
+      expected += amounts[i]! * s;
+      churned += 1 - s;
+    });
+    const retained = retainedDistribution(amounts, keep, input.limits ?? DEFAULT_LIMITS);
+    const q: Quantiles = retained.quantiles;
+    out.push({
+      month,
+      m,
+      expected_arr: Math.round(expected),
+      ...q,
+      expected_churned_customers: Math.round(churned * 1000) / 1000,
+      grr_forecast: total > 0 ? Math.round((expected / total) * 1e6) / 1e6 : null,
+      expected_arr_with_expansion: input.expansionRate === null ? null : Math.round(expected * (1 + input.expansionRate) ** (m / 12)),
+      error_bound: retained.errorBound,
+      grid_step: retained.step,
+    });
+  }
+  return out;
+}
+
+export interface ForecastSeries {
+  currency: string;
+  customers: number;
+  book_arr: number;
+  /** Σ(expansion − contraction) of the twelve months before this one ÷ the ARR at their opening. */
+  net_expansion_rate_12m: number | null;
+  months: ForecastMonth[];
+}
+
+export interface Forecast {
+  as_of: string;
+  months: number;
+  currency: string;
+  reporting_currency: string | null;
+  converted: boolean;
+  missing_rates: MissingRate[];
+  model: { id: string | null; kind: string; horizon_days: number };
+  series: ForecastSeries[];
+}
+
+/** The trailing twelve full months' net expansion of a currency (or of the reporting currency). */
+async function expansionRate(
+  db: Db,
+  input: { orgId: string; today: string; currency: string; reportingCurrency: string | null },
+): Promise<number | null> {
+  const current = monthIndex(input.today.slice(0, 7));
+  const history = await arrHistory(db, {
+    orgId: input.orgId,
+    from: monthOf(current - 12),
+    to: monthOf(current - 1),
+    today: input.today,
+    currency: input.currency,
+    reportingCurrency: input.reportingCurrency,
+  });
+  const months = history.converted || input.currency !== 'reporting' ? (history.series[0]?.months ?? []) : [];
+  const opening = months[0]?.start_arr ?? 0;
+  if (opening <= 0) return null;
+  const net = months.reduce((s, x) => s + x.expansion - x.contraction, 0);
+  return Math.round((net / opening) * 1e6) / 1e6;
+}
+
+export async function cfoForecast(
+  db: Db,
+  input: {
+    orgId: string;
+    today: string;
+    months: number;
+    currency?: string;
+    reportingCurrency: string | null;
+    graceDays: number;
+    priorAnnualChurn: number;
+    limits?: GridLimits;
+  },
+): Promise<Forecast> {
+  const model = await forecastModel(db, input.orgId, input.priorAnnualChurn);
+  const book = await bookAt(db, { orgId: input.orgId, day: input.today, graceDays: input.graceDays, model: model.parameters });
+  const answer: Forecast = {
+    as_of: input.today,
+    months: input.months,
+    currency: input.currency ?? 'all',
+    reporting_currency: input.reportingCurrency,
+    converted: false,
+    missing_rates: [],
+    model: { id: model.id, kind: model.kind, horizon_days: FORECAST_HORIZON_DAYS },
+    series: [],
+  };
+  const seriesOf = async (currency: string, customers: BookCustomer[], historyCurrency: string): Promise<ForecastSeries> => {
+    const rate = await expansionRate(db, { ...input, currency: historyCurrency });
+    return {
+      currency,
+      customers: customers.length,
+      book_arr: customers.reduce((s, c) => s + c.arr, 0),
+      net_expansion_rate_12m: rate,
+      months: forecastBook(customers, { ...input, expansionRate: rate }),
+    };
+  };
+  const byCurrency = new Map<string, BookCustomer[]>();
+  for (const c of book) {
+    if (input.currency && input.currency !== 'reporting' && c.currency !== input.currency) continue;
+    byCurrency.set(c.currency, [...(byCurrency.get(c.currency) ?? []), c]);
+  }
+  const currencies = [...byCurrency.keys()].sort();
+  const perCurrency = async () => Promise.all(currencies.map((c) => seriesOf(c, byCurrency.get(c)!, c)));
+  if (input.currency !== 'reporting' || !input.reportingCurrency) return { ...answer, series: await perCurrency() };
+
+  // Converted at this month's rate, kept for the months ahead (constant currency: no FX forecast).
+  const reporting = input.reportingCurrency;
+  const month = input.today.slice(0, 7);
+  const needed = currencies.filter((c) => c !== reporting).map((currency) => ({ currency, month }));
+  const { rates, missing } = await ratesFor(db, { orgId: input.orgId, quote: reporting, needed });
+  if (missing.length > 0) return { ...answer, missing_rates: missing, series: await perCurrency() };
+  const converted = book
+    .filter((c) => byCurrency.has(c.currency))
+    .map((c) => {
+      const rate = rates.get(`${c.currency} ${month}`);
+      return rate === undefined ? c : { ...c, arr: roundExact(convertExact(c.arr, rate, c.currency, reporting)), currency: reporting };
+    });
+  return { ...answer, converted: true, series: [await seriesOf(reporting, converted, 'reporting')] };
+}
