@@ -27,7 +27,7 @@ import { PARAMS } from './model.ts';
 import { actionKeyset, presentAction, selectActions, type ActionRow, type NotificationRow, type PresentedAction } from './rows.ts';
 import { actionSettings } from './settings.ts';
 import { CHAT_PLATFORMS } from '../chat/platforms.ts';
-import type { CopyUpdate } from '../chat/port.ts';
+import type { CopyUpdate, Decision } from '../chat/port.ts';
 
 const OPEN = sql.raw(OPEN_ACTION_STATUSES.map((s) => `'${s}'`).join(', '));
 
@@ -274,8 +274,6 @@ export async function routeAction(
 }
 
 // --- decisions ----------------------------------------------------------------------------------
-
-export type Decision = 'approve' | 'reject' | 'snooze' | 'cancel';
 
 const TRANSITIONS: Record<Decision, { to: ActionStatus; from: readonly ActionStatus[] }> = {
   approve: { to: 'approved', from: ['proposed', 'pending_approval', 'snoozed'] },

@@ -9,7 +9,8 @@ import { rowsOf, type Db } from '../../db/client.ts';
 import type { ChatPlatform, CsmRole } from '../../db/schema/index.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
-import { decideAction, type Decision } from '../agent-actions/service.ts';
+import { decideAction } from '../agent-actions/service.ts';
+import type { Decision } from './port.ts';
 import type { PresentedAction } from '../agent-actions/rows.ts';
 import { decisionRefusal } from '../agent-actions/who-decides.ts';
 
