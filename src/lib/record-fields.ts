@@ -1,6 +1,6 @@
 // The field types the ARR records share (docs/arr-data.md), for the bodies of POST and PATCH and for
 // the rows of `revintel import`: one definition of what a currency, an amount or a date is.
-import { t, type TSchema } from 'elysia';
+import { Type as t, type TSchema } from '@sinclair/typebox';
 import { Type, type TLiteral } from '@sinclair/typebox';
 import './formats.ts';
 

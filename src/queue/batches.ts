@@ -1,7 +1,7 @@
 // Set-wise upkeep (purges, expiries, sweeps) a batch at a time: each batch one unit, so on the
 // embedded database no upkeep holds the server's main thread for longer than one batch, however
 // much has piled up (a purge of a month of finished jobs was one statement over all of them).
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../db/client.ts';
 import { nextSizeByTime } from '../db/units-of-work.ts';
 import { defineJobKind } from './job-kind.ts';

@@ -1,4 +1,4 @@
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { BACKTEST_METHODS, BACKTEST_STATUSES, RISK_BANDS } from '../../db/schema/index.ts';
 import { currency, day, enumOf, instant, nullable } from '../../lib/record-fields.ts';
 

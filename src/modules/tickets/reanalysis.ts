@@ -11,7 +11,7 @@
 // thread is held only for the statements. Idempotent: a ticket analysed by this version is not
 // selected again, and a write only lands if the ticket was not changed by a new event meanwhile
 // (its last event is the one that was read).
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { queryText, type Db } from '../../db/client.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';

@@ -15,7 +15,7 @@
 // starts where the progress says.
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { transaction } from '../../db/transaction.ts';
 import { nextSizeByTime, timed } from '../../db/units-of-work.ts';

@@ -12,7 +12,7 @@
 // - any other text: a note on the one customer of the CSM it names, else a question back.
 import { timingSafeEqual } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { rowsOf, type Db } from '../../db/client.ts';
 import { newId } from '../../lib/ids.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';

@@ -2,7 +2,7 @@
 // status or unhandled change. The webhook reads a delivery with these, and so does the job that
 // works through a large one stored as it came (batch.ts).
 import { createHash } from 'node:crypto';
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { AppError } from '../../lib/errors.ts';
 import { isJsonObject, payloadCheck } from '../signed-webhooks/payload.ts';
 import { parseStorableJson } from '../../db/storable.ts';

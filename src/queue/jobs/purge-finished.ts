@@ -1,7 +1,7 @@
 // Finished jobs are kept for a while to be looked at (`revintel jobs list`), then forgotten: done
 // ones after 7 days, dead ones after 30 (time enough to notice and retry them). A batch per unit
 // (queue/batches.ts): a day of a busy queue is tens of thousands of rows.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { queryText, type Db } from '../../db/client.ts';
 import { BatchSize, inBatches } from '../batches.ts';
 import { defineJobKind } from '../job-kind.ts';

@@ -1,6 +1,6 @@
 // Forgets Idempotency-Key answers past their replay window (keys are also reclaimed on use; this
 // keeps the table from growing with keys nobody sends again), a batch per unit (queue/batches.ts).
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../../../db/client.ts';
 import { purgeExpiredIdempotencyKeys } from '../service.ts';
 import { BatchSize, inBatches } from '../../../queue/batches.ts';

@@ -1,7 +1,7 @@
 // Runs a backtest someone asked for (POST /api/cfo/backtests, revintel backtest) in the fitting
 // thread: the history gathered in short units, the fit here, the report recorded. A failure that
 // retries cannot fix, or the last attempt's, is recorded on the backtest as `failed`.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { messageOf } from '../../../lib/errors.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { backtestUnits, runBacktestWith } from '../backtests.ts';

@@ -2,7 +2,7 @@
 // and rescored: days pass (a renewal comes within the horizon, an invoice falls past due, labels
 // become known) without any input changing. Fires once across all processes; each organisation's
 // retrain is its own job (a queued one absorbs this one), and each retrain ends in a rescore.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { queryText } from '../../../db/client.ts';
 import { predictionSettings } from '../settings.ts';
 import { defineJobKind } from '../../../queue/job-kind.ts';

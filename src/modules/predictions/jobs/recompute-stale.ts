@@ -1,7 +1,7 @@
 // Rescores the customers of an organisation whose inputs changed (risk_input_changes), debounced:
 // enqueued by the first mark not yet processed (predictions/stale.ts), it runs a few seconds later
 // for every mark made by then, a chunk of customers per unit (recompute.ts).
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { defineJobKind } from '../../../queue/job-kind.ts';
 import { ChunkSize, recomputeThroughUnits, recomputeUnits } from './recompute.ts';
 

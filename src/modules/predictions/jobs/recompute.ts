@@ -2,7 +2,7 @@
 // customers at a time: each chunk is one unit (one transaction with the stale marks it answers), so
 // on the embedded database a whole recompute never holds the server's main thread for longer than
 // one chunk. A retried job starts again from the first chunk; a chunk run twice writes the same.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../../../db/client.ts';
 import { timed } from '../../../db/units-of-work.ts';
 import { utcToday } from '../../../lib/today.ts';

@@ -6,7 +6,7 @@
 // The organisations come a batch per unit, each found by one probe of the marks' primary key
 // (org_id, customer_id): `select distinct org_id` read every mark, and an import leaves one per
 // customer it wrote (80,000 marks: 430 ms holding the embedded database, every 15 s).
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { queryText, type Db } from '../../../db/client.ts';
 import { predictionSettings } from '../settings.ts';
 import { BatchSize, inBatches } from '../../../queue/batches.ts';

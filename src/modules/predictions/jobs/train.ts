@@ -2,7 +2,7 @@
 // `retrain: true`): its labelled history gathered in short units, the tier its history allows
 // fitted on every labelled row, judged out of time against the model in force refitted on the same
 // rows, then promoted or rejected, and everyone rescored — all recorded in one last unit.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { queryText, type Db } from '../../../db/client.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { retrain, trainingDays } from '../fitting.ts';

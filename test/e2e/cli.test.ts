@@ -5,10 +5,10 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { settingHelp, flagName, SETTING_NAMES } from '../src/config.ts';
-import { lockDataDir } from '../src/db/data-dir-lock.ts';
-import { runSourceCli } from './helpers/binary.ts';
-import { tempDir } from './helpers/harness.ts';
+import { settingHelp, flagName, SETTING_NAMES } from '../../src/config.ts';
+import { lockDataDir } from '../../src/db/data-dir-lock.ts';
+import { runSourceCli } from '../helpers/binary.ts';
+import { tempDir } from '../helpers/harness.ts';
 
 // Every command the dispatcher knows (its `case 'name':` lines), so a new command is covered too.
 const COMMANDS = [...readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8').matchAll(/case '([a-z][a-z-]*)':/g)]
