@@ -31,7 +31,7 @@ import { createAuthenticator, createKey } from '../src/modules/keys/service.ts';
 import { DEFAULT_ACTION_SETTINGS, useActionSettings } from '../src/modules/agent-actions/settings.ts';
 import { chatAdminUnits } from '../src/modules/chat/installations.ts';
 import { BUTTONS } from '../src/modules/slack/messages.ts';
-import { chatSendJob } from '../src/modules/chat/outbox.ts';
+import { chatSendJob } from '../src/modules/chat/platforms.ts';
 import { fakeSlack } from '../test/helpers/fake-slack.ts';
 import { drainJobs } from '../test/helpers/jobs.ts';
 import { makeConnector } from '../test/helpers/tickets.ts';

@@ -6,7 +6,8 @@ import { BACKTEST_METHODS, type BacktestMethod } from '../db/schema/index.ts';
 import { utcToday } from '../lib/today.ts';
 import { messageOf } from '../lib/errors.ts';
 import { runBacktestWith, type BacktestView } from '../modules/predictions/backtests.ts';
-import { againstScorecard, explainWarning } from '../modules/predictions/backtest-words.ts';
+import { againstScorecard, type AucFigures, explainWarning } from '../modules/predictions/backtest-words.ts';
+import type { BacktestMetrics } from '../modules/predictions/training.ts';
 import { DATABASE_SETTINGS, helpText, type OptionSpecs, parseCommand, table, UsageError } from './args.ts';
 import { withAdminSession } from './admin-runner.ts';
 
@@ -103,14 +104,15 @@ export async function backtestCommand(argv: string[]) {
 
 function describe(b: BacktestView): string {
   if (b.status === 'failed') return `backtest ${b.id} failed: ${b.error}`;
-  const m = (b.metrics ?? {}) as Record<string, any>;
+  // The metrics are stored JSON (an older run may lack a figure): every one read as optional.
+  const m = (b.metrics ?? {}) as Partial<BacktestMetrics> & AucFigures & { sampled_customers?: number; total_customers?: number };
   const split =
     b.method === 'cross_validation'
       ? `snapshot ${b.as_of}, 5 folds of customers`
       : `trained on outcomes known by ${b.cutoff}, tested after it`;
   return [
     `backtest ${b.id}: ${b.method} (${split}), horizon ${b.horizon_days} days, model ${b.model_kind}`,
-    `rows ${m.rows}, churn events ${m.events}, customers ${m.customers}${m.sampled_customers < m.total_customers ? ` (a sample of ${m.sampled_customers} of ${m.total_customers})` : ''}, base rate ${fixed(m.base_rate)}`,
+    `rows ${m.rows}, churn events ${m.events}, customers ${m.customers}${(m.sampled_customers ?? 0) < (m.total_customers ?? 0) ? ` (a sample of ${m.sampled_customers} of ${m.total_customers})` : ''}, base rate ${fixed(m.base_rate)}`,
     ...b.warnings.map((w) => `warning: ${w}: ${explainWarning(w, m)}`),
     ...(againstScorecard(m, b.model_kind) ? [againstScorecard(m, b.model_kind)!] : []),
     '',
@@ -138,7 +140,7 @@ function describe(b: BacktestView): string {
           '',
           'calibration (predicted against observed churn):',
           table(
-            (m.calibration_table as { bin: number; n: number; mean_predicted: number; observed_rate: number }[]).map((r) => ({
+            m.calibration_table.map((r) => ({
               bin: r.bin,
               rows: r.n,
               predicted: fixed(r.mean_predicted),

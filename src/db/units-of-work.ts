@@ -10,7 +10,9 @@ import type { Db } from './client.ts';
 import { transaction } from './transaction.ts';
 import { setRunningUnit } from './embedded-stalls.ts';
 
-export type Unit<A = any, R = any> = (db: Db, args: A) => Promise<R>;
+/** Any unit: its own args and result are read back per name (`UnitArgs`, `UnitResult`); `never`
+ * as the bound's args lets a unit of any args be one (a parameter is checked the other way). */
+export type Unit = (db: Db, args: never) => Promise<unknown>;
 export type UnitRegistry = Record<string, Unit>;
 
 export type UnitArgs<U extends UnitRegistry, K extends keyof U> = Parameters<U[K]>[1];
@@ -100,14 +102,15 @@ function unitLabel(name: string, args: unknown): string {
 /** Runs units in-process, each in its own transaction. */
 export function localRunner<U extends UnitRegistry>(db: Db, units: U): UnitRunner<U> {
   return {
-    run(name, args) {
+    run<K extends keyof U & string>(name: K, args: UnitArgs<U, K>) {
       const unit = units[name];
       if (!unit) return Promise.reject(new Error(`unknown unit ${name}`));
       const started = performance.now();
       const label = unitLabel(name, args);
       return transaction(db, (tx) => {
         setRunningUnit(label);
-        return unit(tx, args);
+        // `unit` is `U[K]`, whose result TypeScript does not resolve from inside the generic.
+        return unit(tx, args) as Promise<UnitResult<U, K>>;
       }).finally(() => {
         setRunningUnit(null);
         unitObserver?.(label, (performance.now() - started) / 1000);
@@ -138,12 +141,13 @@ export function messageRunner<U extends UnitRegistry>(
   post: (request: UnitRequest) => void,
 ): UnitRunner<U> & { receive(reply: UnitReply): void } {
   let nextId = 1;
-  const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void; name: string }>();
+  const pending = new Map<number, { resolve: (result: unknown) => void; reject: (e: Error) => void; name: string }>();
   return {
-    run(name, args) {
+    run<K extends keyof U & string>(name: K, args: UnitArgs<U, K>) {
       const id = nextId++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject, name });
+      return new Promise<UnitResult<U, K>>((resolve, reject) => {
+        // The result crossed the thread as a structured clone of what the unit returned.
+        pending.set(id, { resolve: (result) => resolve(result as UnitResult<U, K>), reject, name });
         post({ type: 'unit', id, name, args });
       });
     },
@@ -159,7 +163,8 @@ export function messageRunner<U extends UnitRegistry>(
 
 /** The owner's side: runs one request and posts its reply. */
 export function answerUnit(runner: UnitRunner<UnitRegistry>, request: UnitRequest, post: (reply: UnitReply) => void): void {
-  runner.run(request.name, request.args).then(
+  // The args crossed the thread as a structured clone of what the asking side's typed `run` took.
+  runner.run(request.name, request.args as never).then(
     (result) => post({ type: 'unit-reply', id: request.id, ok: true, result }),
     (error) => post({ type: 'unit-reply', id: request.id, ok: false, error: serializeError(error) }),
   );

@@ -12,7 +12,7 @@ import { sweepStaleJob } from '../modules/predictions/jobs/sweep-stale.ts';
 import { trainJob } from '../modules/predictions/jobs/train.ts';
 import { backtestJob } from '../modules/predictions/jobs/backtest.ts';
 import { expireActionsJob } from '../modules/agent-actions/jobs/expire.ts';
-import { chatSendJob } from '../modules/chat/outbox.ts';
+import { chatSendJob } from '../modules/chat/platforms.ts';
 import { whatsappInboundJob } from '../modules/whatsapp/inbound.ts';
 import { whatsappBatchJob } from '../modules/whatsapp/batch.ts';
 import { wakeActionsJob } from '../modules/agent-actions/jobs/wake.ts';

@@ -2,7 +2,9 @@
 // embedded database no upkeep holds the server's main thread for longer than one batch, however
 // much has piled up (a purge of a month of finished jobs was one statement over all of them).
 import { Type as t } from '@sinclair/typebox';
+import type { Db } from '../db/client.ts';
 import { nextSizeByTime } from '../db/units-of-work.ts';
+import { defineJobKind } from './job-kind.ts';
 
 /** Batches sized by the time the last one took, aiming at 50 ms (what a row costs depends on the
  * table and on the machine's load). */
@@ -32,4 +34,25 @@ export async function inBatches(
     if (taken < limit) return { total, batches };
     if (fixedSize === undefined) limit = nextSizeByTime(limit, performance.now() - started, BATCH_SIZING);
   }
+}
+
+/**
+ * A kind that sweeps what has come due every minute, a batch per unit: `sweep(db, now, limit)` takes
+ * at most `limit` items due at `now` (the same `now` for every batch of a run), changes each so it
+ * is no longer due, and answers how many it took; the job answers `{ [counted]: total, batches }`.
+ */
+export function sweepKind(kind: string, counted: string, sweep: (db: Db, now: Date, limit: number) => Promise<number>) {
+  const units = { sweep: (db: Db, args: { now: string; limit: number }) => sweep(db, new Date(args.now), args.limit) };
+  return defineJobKind({
+    kind,
+    payload: t.Object({ batchSize: BatchSize }),
+    schedule: { everySeconds: 60 },
+    retry: { maxAttempts: 3 },
+    units,
+    handle: async (payload, ctx) => {
+      const now = new Date().toISOString();
+      const { total, batches } = await inBatches((limit) => ctx.run('sweep', { now, limit }), payload.batchSize);
+      return { [counted]: total, batches };
+    },
+  });
 }

@@ -40,7 +40,7 @@ export function jobUnits(kinds: readonly JobKind[]) {
       const kind = byName.get(args.kind);
       const unit = kind && 'handle' in kind ? kind.units?.[args.unit] : undefined;
       if (!unit) throw new Error(`job kind ${args.kind} has no unit ${args.unit}`);
-      return unit(db, args.args);
+      return unit(db, args.args as never);
     },
     'jobs.renew': (db: Db, args: { owner: string; ids: string[]; leaseSeconds: number; now: string }) =>
       renewLeases(db, { ...args, now: new Date(args.now) }),

@@ -18,7 +18,7 @@ import { executeActionJob } from '../../src/modules/agent-actions/execute-job.ts
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
 import { createOrg } from '../../src/modules/orgs/service.ts';
 import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
-import { chatSendJob } from '../../src/modules/chat/outbox.ts';
+import { chatSendJob } from '../../src/modules/chat/platforms.ts';
 import { waitFor } from '../helpers/binary.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
 import {

@@ -17,7 +17,7 @@ import { newId } from '../../src/lib/ids.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
 import { wakeSnoozedActions } from '../../src/modules/agent-actions/service.ts';
 import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
-import { chatSendJob } from '../../src/modules/chat/outbox.ts';
+import { chatSendJob } from '../../src/modules/chat/platforms.ts';
 import { forgetAccessToken } from '../../src/modules/google-chat/transport.ts';
 import { googleKeySet, KeysUnavailable, TokenRejected } from '../../src/modules/google-chat/verify.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';

@@ -17,7 +17,7 @@ import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../.
 import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
 import { endpointAdminUnits } from '../../src/modules/agent-actions/endpoints.ts';
 import { BUTTONS } from '../../src/modules/slack/messages.ts';
-import { chatSendJob } from '../../src/modules/chat/outbox.ts';
+import { chatSendJob } from '../../src/modules/chat/platforms.ts';
 import { verifySlackSignature } from '../../src/modules/slack/webhook.ts';
 import { fakeSlack } from '../helpers/fake-slack.ts';
 import {

@@ -15,7 +15,7 @@ import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
 import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
-import { chatSendJob } from '../../src/modules/chat/outbox.ts';
+import { chatSendJob } from '../../src/modules/chat/platforms.ts';
 import { whatsappInboundJob } from '../../src/modules/whatsapp/inbound.ts';
 import { whatsappBatchJob } from '../../src/modules/whatsapp/batch.ts';
 import { verifyMetaSignature } from '../../src/modules/whatsapp/webhook.ts';

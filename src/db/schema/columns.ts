@@ -10,7 +10,7 @@ export const timestamps = {
 };
 
 /** The attempts of an outbox row (an event delivery, a chat send), written by one function
- * (modules/agent-actions/outbox.ts writeAttempt). */
+ * (queue/outbox-attempts.ts). */
 export const outboxAttempts = {
   attempts: integer('attempts').notNull().default(0),
   nextAttemptAt: timestamptz('next_attempt_at'),

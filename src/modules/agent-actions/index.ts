@@ -49,7 +49,8 @@ import { presentAction, presentCsm, presentNote, presentTask } from './rows.ts';
 import { parseRules, putRules, rulesOf } from './rules.ts';
 import { listDeliveries, presentDelivery } from './outbox.ts';
 import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';
-import { actionDetail, decideAction, listActions, proposeAction, type Decision } from './service.ts';
+import { actionDetail, decideAction, listActions, proposeAction } from './service.ts';
+import type { Decision } from '../chat/port.ts';
 import { approvalOnProposalRefusal, decisionRefusal, deciderOfPrincipal, type DecidedAction } from './who-decides.ts';
 
 /** Who decided, as the action records it: the key, or the person signed in to the console. */

@@ -22,20 +22,10 @@ import { hostOf, hostRefusal, nonPublicRange } from '../../lib/outbound-address.
 import { newId } from '../../lib/ids.ts';
 import { decodeCursor } from '../../lib/pagination.ts';
 import { openSecret } from '../../lib/secret-box.ts';
-import { backoffSeconds, defineJobKind, PermanentJobError, type RetryPolicy } from '../../queue/job-kind.ts';
+import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
+import { type AttemptResult, OUTBOX_TIMEOUT_MS, retryAfterOf, settleAttempt } from '../../queue/outbox-attempts.ts';
 import { actionSettings } from './settings.ts';
-
-export const OUTBOX_MAX_ATTEMPTS = 8;
-export const OUTBOX_TIMEOUT_MS = 10_000;
-
-/** Why an outbound call got no answer: our timeout, or the network's error. */
-export function unanswered(error: unknown): string {
-  const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-  return timedOut ? `no answer within ${OUTBOX_TIMEOUT_MS / 1000} s` : messageOf(error);
-}
-/** Back-off after the n-th failed attempt: a random point up to min(1 h, 5 s · 2^(n-1)). */
-export const OUTBOX_BACKOFF: RetryPolicy = { maxAttempts: OUTBOX_MAX_ATTEMPTS, baseSeconds: 5, maxSeconds: 3600 };
 
 // --- Standard Webhooks ----------------------------------------------------------------------------
 
@@ -177,81 +167,19 @@ async function loadPending(db: Db, args: { deliveryId: string }): Promise<Pendin
   return row ?? null;
 }
 
-export type AttemptResult = {
-  status: number | null;
-  error: string | null;
-  ms: number;
-  retryAfterSeconds: number | null;
-  final: boolean;
-  /** What went wrong in the network's own words: for the server's log, never stored. */
-  detail?: string;
-};
-
-/** What an attempt's outcome means: delivered, tried again at a time, or dead. */
-export function settleAttempt(
-  result: AttemptResult,
-  attempts: number,
-  now: number,
-  random: () => number = Math.random,
-): { status: DeliveryStatus; nextAt: string | null } {
-  if (result.status !== null && result.status >= 200 && result.status < 300) return { status: 'delivered', nextAt: null };
-  if (result.final || attempts >= OUTBOX_MAX_ATTEMPTS) return { status: 'dead', nextAt: null };
-  const seconds = Math.max(backoffSeconds(OUTBOX_BACKOFF, attempts, random), result.retryAfterSeconds ?? 0);
-  return { status: 'pending', nextAt: new Date(now + seconds * 1000).toISOString() };
-}
-
-/** One attempt written on its outbox row (an event delivery or a chat send, which keep the same
- * attempt columns): the outcome, the attempt in the history, when the next one is due. `extra`
- * sets more columns in the same statement. */
-export async function writeAttempt(
-  db: Db,
-  input: { table: 'event_deliveries' | 'chat_sends'; id: string; attempts: number; result: AttemptResult; now: string; extra?: SQL },
-): Promise<{ status: DeliveryStatus; nextAt: string | null }> {
-  const { result, now } = input;
-  // Slack and Meta answer some errors with a 2xx (`ok: false`, an error code): an attempt with an
-  // error is never delivered, whatever its status (kept as it was, in the row and the history).
-  const settled = settleAttempt(result.error ? { ...result, status: null } : result, input.attempts, Date.parse(now));
-  const entry = { at: now, status: result.status, error: result.error, ms: result.ms };
-  await db.execute(sql`
-    update ${sql.identifier(input.table)} set status = ${settled.status}, attempts = ${input.attempts}, last_status = ${result.status}, last_error = ${result.error},
-      next_attempt_at = ${settled.nextAt}::timestamptz, delivered_at = ${settled.status === 'delivered' ? now : null}::timestamptz,
-      history = history || ${JSON.stringify([entry])}::jsonb, updated_at = ${now}::timestamptz ${input.extra ?? sql``}
-    where id = ${input.id}`);
-  return settled;
-}
-
 async function recordAttempt(
   db: Db,
   args: { deliveryId: string; result: AttemptResult; now: string },
 ): Promise<{ status: DeliveryStatus; attempts: number; nextAt: string | null }> {
-  const [row] = rowsOf<{ attempts: number; org_id: string }>(
-    await db.execute(
-      sql`select attempts + 1 as attempts, org_id from event_deliveries where id = ${args.deliveryId} and status = 'pending' for update`,
-    ),
-  );
-  if (!row) return { status: 'delivered', attempts: 0, nextAt: null };
-  const settled = await writeAttempt(db, {
+  const settled = await settleAttempt(db, {
     table: 'event_deliveries',
     id: args.deliveryId,
-    attempts: row.attempts,
+    job: deliverEventJob,
+    payload: { deliveryId: args.deliveryId },
     result: args.result,
     now: args.now,
   });
-  if (settled.nextAt)
-    await enqueueJob(
-      db,
-      deliverEventJob,
-      { deliveryId: args.deliveryId },
-      { orgId: row.org_id, dedupeKey: args.deliveryId, runAt: new Date(settled.nextAt) },
-    );
-  return { ...settled, attempts: row.attempts };
-}
-
-/** Retry-After as seconds (a number, or an HTTP date), at most a day: every outbound caller's. */
-export function retryAfterOf(value: string | null, now = Date.now()): number | null {
-  if (!value) return null;
-  const seconds = /^\d+$/.test(value.trim()) ? Number(value) : (Date.parse(value) - now) / 1000;
-  return Number.isFinite(seconds) ? Math.min(86_400, Math.max(0, seconds)) : null;
+  return settled ?? { status: 'delivered', attempts: 0, nextAt: null };
 }
 
 /** Sends one delivery: the answer's status, or why there was none. Never throws. */

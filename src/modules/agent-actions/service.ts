@@ -24,10 +24,18 @@ import { enqueueJob } from '../../queue/job-queue.ts';
 import { emitOutboundEvent, recordActionEvent } from './events.ts';
 import { executeActionJob } from './execute-job.ts';
 import { PARAMS } from './model.ts';
-import { actionKeyset, presentAction, selectActions, type ActionRow, type NotificationRow, type PresentedAction } from './rows.ts';
+import {
+  ACTION_COLUMNS,
+  actionKeyset,
+  presentAction,
+  selectActions,
+  type ActionRow,
+  type NotificationRow,
+  type PresentedAction,
+} from './rows.ts';
 import { actionSettings } from './settings.ts';
 import { CHAT_PLATFORMS } from '../chat/platforms.ts';
-import type { CopyUpdate } from '../chat/port.ts';
+import type { CopyUpdate, Decision } from '../chat/port.ts';
 
 const OPEN = sql.raw(OPEN_ACTION_STATUSES.map((s) => `'${s}'`).join(', '));
 
@@ -275,8 +283,6 @@ export async function routeAction(
 
 // --- decisions ----------------------------------------------------------------------------------
 
-export type Decision = 'approve' | 'reject' | 'snooze' | 'cancel';
-
 const TRANSITIONS: Record<Decision, { to: ActionStatus; from: readonly ActionStatus[] }> = {
   approve: { to: 'approved', from: ['proposed', 'pending_approval', 'snoozed'] },
   reject: { to: 'rejected', from: ['proposed', 'pending_approval', 'snoozed'] },
@@ -312,27 +318,43 @@ export interface DecideInput {
   now?: Date;
   /** The decision was a click on this copy (its response_url may update it). */
   via?: { notificationId: string; responseUrl: string | null } | null;
+  /** Why the decider may not decide the action as it stands (null: they may), asked of the row
+   * read for the decision itself, so a decision from chat reads the action once. */
+  refusal?: (action: ActionRow, now: Date) => string | null;
 }
 
-/** Applies a decision, in `db`'s transaction: exactly one of racing decisions changes the action;
- * the others get a 409 saying who decided it and when. An approval queues the execution. */
-export async function decideAction(db: Db, input: DecideInput): Promise<PresentedAction> {
+/** What a decision came to: the action decided, or why nothing changed (no such action, refused
+ * by `refusal`, or decided first by someone else — the message says who and when). */
+export type DecideOutcome =
+  | { ok: true; action: PresentedAction }
+  | { ok: false; reason: 'not_found' | 'refused' | 'conflict'; why: string };
+
+/** Applies a decision, in `db`'s transaction, reading the action once: its row is locked and read,
+ * `refusal` asked, then one guarded UPDATE … RETURNING changes it (of racing decisions, the later
+ * waits on the lock and finds the earlier's). An approval queues the execution. */
+export async function tryDecideAction(db: Db, input: DecideInput): Promise<DecideOutcome> {
   const now = input.now ?? new Date();
   const rule = TRANSITIONS[input.decision];
+  const [current] = rowsOf<ActionRow>(
+    await db.execute(sql`${selectActions(sql`a.org_id = ${input.orgId} and a.id = ${input.actionId}`)} for update`),
+  );
+  if (!current) return { ok: false, reason: 'not_found', why: `Action ${input.actionId} not found` };
+  const refused = input.refusal?.(current, now);
+  if (refused) return { ok: false, reason: 'refused', why: refused };
+  if (!rule.from.includes(current.status)) return { ok: false, reason: 'conflict', why: alreadyDecided(current) };
   const by: DecidedBy = { ...input.by, at: now.toISOString() };
   const snoozeDays = input.snoozeDays ?? 7;
   const extra: SQL =
     input.decision === 'snooze' ? sql`, snoozed_until = ${now.toISOString()}::timestamptz + make_interval(days => ${snoozeDays})` : sql``;
-  const changed = rowsOf<{ id: string }>(
+  const [row] = rowsOf<ActionRow>(
     await db.execute(sql`
-      update agent_actions set status = ${rule.to}, decided_by = ${JSON.stringify(by)}::jsonb, decided_at = ${now.toISOString()}::timestamptz,
+      update agent_actions a set status = ${rule.to}, decided_by = ${JSON.stringify(by)}::jsonb, decided_at = ${now.toISOString()}::timestamptz,
         decision_comment = ${input.comment ?? null}, updated_at = ${now.toISOString()}::timestamptz ${extra}
-      where org_id = ${input.orgId} and id = ${input.actionId} and status in (${sql.raw(rule.from.map((s) => `'${s}'`).join(', '))})
-      returning id`),
+      where a.org_id = ${input.orgId} and a.id = ${input.actionId} and a.status in (${sql.raw(rule.from.map((s) => `'${s}'`).join(', '))})
+      returning ${ACTION_COLUMNS}`),
   );
-  const row = await readAction(db, input.orgId, input.actionId);
-  if (!row) throw notFound(`Action ${input.actionId}`);
-  if (changed.length === 0) throw new AppError('conflict', alreadyDecided(row), {});
+  // The row is locked since it was read: only a change outside transactions could get here.
+  if (!row) return { ok: false, reason: 'conflict', why: alreadyDecided(current) };
   const action = presentAction(row);
   const kind = ({ approve: 'approved', reject: 'rejected', snooze: 'snoozed', cancel: 'cancelled' } as const)[input.decision];
   await recordActionEvent(db, {
@@ -348,7 +370,17 @@ export async function decideAction(db: Db, input: DecideInput): Promise<Presente
   }
   if (input.decision === 'reject') await emitOutboundEvent(db, input.orgId, 'agent_action.rejected', { action });
   await updateCopies(db, { orgId: input.orgId, actionId: row.id, via: input.via });
-  return action;
+  return { ok: true, action };
+}
+
+/** As `tryDecideAction`, for the API: a missing action is a 404, a refusal a 403, a decision that
+ * lost a 409 saying who decided it and when. */
+export async function decideAction(db: Db, input: DecideInput): Promise<PresentedAction> {
+  const outcome = await tryDecideAction(db, input);
+  if (outcome.ok) return outcome.action;
+  if (outcome.reason === 'not_found') throw notFound(`Action ${input.actionId}`);
+  if (outcome.reason === 'refused') throw new AppError('forbidden', outcome.why);
+  throw new AppError('conflict', outcome.why, {});
 }
 
 // --- time: expiry and snooze wake-up ------------------------------------------------------------

@@ -15,7 +15,7 @@ import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import type { ActionType, CsmRole } from '../../db/schema/index.ts';
 import type { Principal } from '../keys/service.ts';
-import type { Decision } from './service.ts';
+import type { Decision } from '../chat/port.ts';
 import { actionSettings } from './settings.ts';
 
 /** Whoever decides, in the rule's terms: the CSM they act as (null: none, an admin acting as such)

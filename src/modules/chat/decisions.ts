@@ -7,9 +7,9 @@ import { sameSecret } from '../../lib/digest.ts';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
 import type { ChatPlatform, CsmRole } from '../../db/schema/index.ts';
-import { AppError } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
-import { decideAction, type Decision } from '../agent-actions/service.ts';
+import { tryDecideAction } from '../agent-actions/service.ts';
+import type { Decision } from './port.ts';
 import type { PresentedAction } from '../agent-actions/rows.ts';
 import { decisionRefusal } from '../agent-actions/who-decides.ts';
 
@@ -86,45 +86,38 @@ export async function decideAsCsm(
   },
 ): Promise<{ ok: true; action: PresentedAction } | { ok: false; why: string }> {
   const { orgId, actionId, decision, csm } = input;
-  const [action] = rowsOf<{
-    csm_id: string | null;
-    type: string;
-    params: Record<string, unknown>;
-    status: string;
-    expired: boolean;
-    expires_at: string | null;
-  }>(
-    await db.execute(sql`
-      select csm_id, type, params, status, expires_at <= ${input.now.toISOString()}::timestamptz as expired, to_char(expires_at at time zone 'UTC', 'HH24:MI "UTC on" YYYY-MM-DD') as expires_at
-      from agent_actions where org_id = ${orgId} and id = ${actionId}`),
-  );
-  if (!action) return { ok: false, why: 'This action no longer exists: nothing was changed.' };
-  const refusal = decisionRefusal({ csmId: csm.id, role: csm.role as CsmRole }, action, decision);
-  if (refusal) return { ok: false, why: `${refusal}: nothing was changed.` };
-  if (action.expired && (action.status === 'proposed' || action.status === 'pending_approval'))
-    return { ok: false, why: `Action ${actionId} expired at ${action.expires_at}: nothing was changed.` };
-  try {
-    const decided = await decideAction(db, {
-      orgId,
-      actionId,
-      decision,
-      by: { kind: 'csm', csm_id: csm.id, name: csm.name ?? csm.email, platform: input.platform },
-      comment: input.comment,
-      snoozeDays: input.snoozeDays,
-      now: input.now,
-      via: input.via,
-    });
-    await recordAudit(db, {
-      orgId,
-      actor: input.actor,
-      action: 'agent_action.decided',
-      targetType: 'agent_action',
-      targetId: actionId,
-      details: { decision, status: decided.status, csm_id: csm.id },
-    });
-    return { ok: true, action: decided };
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'conflict') return { ok: false, why: `${error.message}: nothing was changed.` };
-    throw error;
-  }
+  // The action is read once, by the decision itself: who may decide and whether it expired are
+  // asked of that row.
+  const decided = await tryDecideAction(db, {
+    orgId,
+    actionId,
+    decision,
+    by: { kind: 'csm', csm_id: csm.id, name: csm.name ?? csm.email, platform: input.platform },
+    comment: input.comment,
+    snoozeDays: input.snoozeDays,
+    now: input.now,
+    via: input.via,
+    refusal: (action, now) => {
+      const refusal = decisionRefusal({ csmId: csm.id, role: csm.role as CsmRole }, action, decision);
+      if (refusal) return refusal;
+      const expired = action.expires_at !== null && Date.parse(action.expires_at) <= now.getTime();
+      if (expired && (action.status === 'proposed' || action.status === 'pending_approval'))
+        return `Action ${actionId} expired at ${action.expires_at!.slice(11, 16)} UTC on ${action.expires_at!.slice(0, 10)}`;
+      return null;
+    },
+  });
+  if (!decided.ok)
+    return {
+      ok: false,
+      why: decided.reason === 'not_found' ? 'This action no longer exists: nothing was changed.' : `${decided.why}: nothing was changed.`,
+    };
+  await recordAudit(db, {
+    orgId,
+    actor: input.actor,
+    action: 'agent_action.decided',
+    targetType: 'agent_action',
+    targetId: actionId,
+    details: { decision, status: decided.action.status, csm_id: csm.id },
+  });
+  return { ok: true, action: decided.action };
 }

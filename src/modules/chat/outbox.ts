@@ -3,26 +3,34 @@
 // the transaction that decided it and sent by a `chat.send` job with the outbox's back-off: 429
 // (never sooner than Retry-After), 5xx and timeouts are tried again, dead after 8 attempts; any
 // other refusal stops at once. No platform has an idempotency key: a send that timed out may
-// arrive twice; each claim sends once. Which platform sends a row is its `platform` (platforms.ts).
-import { sql } from 'drizzle-orm';
+// arrive twice; each claim sends once. Which platform sends a row is its `platform`: the job is
+// built in platforms.ts from the registry (`chatSendJobOf`), so this file imports no platform and
+// the platforms import it.
+import { type SQL, sql } from 'drizzle-orm';
 import { t } from 'elysia';
 import { type Db, rowsOf } from '../../db/client.ts';
-import type { ChatPlatform, ChatSendKind } from '../../db/schema/index.ts';
+import type { ChatSendKind } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
-import { type AttemptResult, writeAttempt } from '../agent-actions/outbox.ts';
+import { type AttemptResult, settleAttempt } from '../../queue/outbox-attempts.ts';
 import { actionFacts } from './facts.ts';
 import { installationOfOrg } from './installations.ts';
-import { CHAT_PLATFORMS } from './platforms.ts';
-import { attemptWhatsApp, whatsappSendUnits } from '../whatsapp/sender.ts';
-import type { ChatSender, CopyUpdate, Pending } from './port.ts';
+import type { ChatPlatform, ChatPlatformName, ChatSender, OwnOutboxRows, Pending, RecordedSend } from './port.ts';
+
+/** The `chat.send` kind as queueing a send needs it (its name, payload and retry); the job that
+ * runs it is `chatSendJobOf(platforms)`, with the same three. */
+export const CHAT_SEND = {
+  kind: 'chat.send',
+  payload: t.Object({ sendId: t.String({ minLength: 1, maxLength: 100 }) }),
+  retry: { maxAttempts: 5 },
+};
 
 /** One call to a chat platform queued in the caller's transaction, with its `chat.send` job. */
 export async function queueChatSend(
   db: Db,
   row: {
-    platform?: ChatPlatform;
+    platform?: ChatPlatformName;
     orgId: string;
     installationId: string;
     kind: ChatSendKind;
@@ -35,12 +43,12 @@ export async function queueChatSend(
   await db.execute(sql`
     insert into chat_sends (id, org_id, installation_id, notification_id, action_id, platform, kind, request, next_attempt_at)
     values (${id}, ${row.orgId}, ${row.installationId}, ${row.notificationId ?? null}, ${row.actionId ?? null}, ${row.platform ?? 'slack'}, ${row.kind}, ${JSON.stringify(row.request)}::jsonb, now())`);
-  await enqueueJob(db, chatSendJob, { sendId: id }, { orgId: row.orgId, dedupeKey: id });
+  await enqueueJob(db, CHAT_SEND, { sendId: id }, { orgId: row.orgId, dedupeKey: id });
   return id;
 }
 /** A platform whose copies go out through the organisation's installation of it: available when
  * there is one, each copy's post queued on it. */
-export function installedPlatformSender(platform: ChatPlatform, queueUpdates: ChatSender['queueUpdates']): ChatSender {
+export function installedPlatformSender(platform: ChatPlatformName, queueUpdates: ChatSender['queueUpdates']): ChatSender {
   return {
     available: async (db, orgId) => (await installationOfOrg(db, platform, orgId)) !== null,
     queueSend: async (db, input) => {
@@ -60,7 +68,8 @@ export function installedPlatformSender(platform: ChatPlatform, queueUpdates: Ch
   };
 }
 
-async function loadPending(db: Db, args: { sendId: string }): Promise<Pending | null> {
+/** The row of `sendId` when a platform in `shared` sends it from a `Pending` (not WhatsApp's). */
+async function loadPending(db: Db, args: { sendId: string; shared: SQL }): Promise<Pending | null> {
   const [row] = rowsOf<Omit<Pending, 'facts'>>(
     await db.execute(sql`
       select s.id, s.org_id, s.platform, s.installation_id, i.external_id as installation_external_id, i.credentials_sealed, s.kind, s.request, s.notification_id, s.action_id,
@@ -69,64 +78,51 @@ async function loadPending(db: Db, args: { sendId: string }): Promise<Pending | 
       left join action_notifications n on n.id = s.notification_id
       left join csms m on m.id = n.csm_id
       left join agent_actions a on a.id = s.action_id
-      where s.id = ${args.sendId} and s.status = 'pending' and s.platform <> 'whatsapp'`),
+      where s.id = ${args.sendId} and s.status = 'pending' and s.platform in (${args.shared})`),
   );
   if (!row) return null;
   const facts = row.action_id && (row.kind === 'post' || row.kind === 'update') ? await actionFacts(db, row.org_id, row.action_id) : null;
   return { ...row, facts };
 }
 
-interface Recorded {
-  status: 'pending' | 'delivered' | 'dead';
-  attempts: number;
-}
+type Platforms = Record<ChatPlatformName, ChatPlatform>;
 
 async function recordSend(
   db: Db,
+  platforms: Platforms,
   args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string },
-): Promise<Recorded> {
-  const [row] = rowsOf<{
-    attempts: number;
-    org_id: string;
-    platform: ChatPlatform;
-    installation_id: string;
-    kind: ChatSendKind;
-    notification_id: string | null;
-    action_id: string | null;
-  }>(
-    await db.execute(
-      sql`select attempts + 1 as attempts, org_id, platform, installation_id, kind, notification_id, action_id from chat_sends where id = ${args.sendId} and status = 'pending' for update`,
-    ),
-  );
-  if (!row) return { status: 'delivered', attempts: 0 };
-  const settled = await writeAttempt(db, {
+): Promise<RecordedSend> {
+  const row = await settleAttempt<typeof CHAT_SEND.payload, SendRow>(db, {
     table: 'chat_sends',
     id: args.sendId,
-    attempts: row.attempts,
+    job: CHAT_SEND,
+    payload: { sendId: args.sendId },
     result: args.result,
     now: args.now,
+    columns: sql`, platform, installation_id, kind, notification_id, action_id`,
   });
-  if (settled.nextAt)
-    await enqueueJob(
-      db,
-      chatSendJob,
-      { sendId: args.sendId },
-      { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) },
-    );
+  if (!row) return { status: 'delivered', attempts: 0 };
   if (row.notification_id && row.kind === 'post')
-    await settlePost(db, {
+    await settlePost(db, platforms, {
       ...row,
       notificationId: row.notification_id,
-      status: settled.status,
       error: args.result.error,
       target: args.target,
       channel: args.channel,
       ts: args.ts,
     });
-  if (row.notification_id && row.kind === 'update' && settled.status === 'delivered') {
+  if (row.notification_id && row.kind === 'update' && row.status === 'delivered') {
     await db.execute(sql`update action_notifications set status = 'updated', updated_at = now() where id = ${row.notification_id}`);
   }
-  return { status: settled.status, attempts: row.attempts };
+  return { status: row.status, attempts: row.attempts };
+}
+
+interface SendRow {
+  platform: ChatPlatformName;
+  installation_id: string;
+  kind: ChatSendKind;
+  notification_id: string | null;
+  action_id: string | null;
 }
 
 /** A post's outcome on its copy: sent (its channel and ts kept; the action now waits for a
@@ -134,9 +130,10 @@ async function recordSend(
  * copy is left on its way, the action waits in the inbox). */
 async function settlePost(
   db: Db,
+  platforms: Platforms,
   row: {
     org_id: string;
-    platform: ChatPlatform;
+    platform: ChatPlatformName;
     installation_id: string;
     action_id: string | null;
     attempts: number;
@@ -164,7 +161,7 @@ async function settlePost(
     );
     const [action] = rowsOf<{ status: string }>(await db.execute(sql`select status from agent_actions where id = ${row.action_id}`));
     if (action && !['proposed', 'pending_approval'].includes(action.status)) {
-      await CHAT_PLATFORMS[row.platform].decidedBeforePosted(db, {
+      await platforms[row.platform].decidedBeforePosted(db, {
         orgId: row.org_id,
         actionId: row.action_id,
         installationId: row.installation_id,
@@ -185,56 +182,48 @@ async function settlePost(
   }
 }
 
-const units = {
-  load: (db: Db, args: { sendId: string }) => loadPending(db, args),
-  record: (db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }) =>
-    recordSend(db, args),
-  // WhatsApp's rows need its 24-hour window: loaded and recorded by its own units.
-  'whatsapp.load': (db: Db, args: Parameters<typeof whatsappSendUnits.load>[1]) => whatsappSendUnits.load(db, args),
-  'whatsapp.record': (db: Db, args: Parameters<typeof whatsappSendUnits.record>[1]) => whatsappSendUnits.record(db, args),
-};
-
-/** `chat.send`: one attempt of one call to Slack, Google Chat or WhatsApp (by the row's platform). The row keeps
- * its attempts and back-off (a retry is the next job); the job fails only when the database does. */
-export const chatSendJob = defineJobKind({
-  kind: 'chat.send',
-  payload: t.Object({ sendId: t.String({ minLength: 1, maxLength: 100 }) }),
-  retry: { maxAttempts: 5 },
-  units,
-  handle: async (payload, ctx) => {
-    if (!ctx.job.orgId) throw new PermanentJobError('chat.send needs an organisation');
-    const pending = await ctx.run('load', payload);
-    if (!pending) {
-      const orgId = ctx.job.orgId;
-      const whatsapp = await ctx.run('whatsapp.load', { orgId, sendId: payload.sendId });
-      if (!whatsapp) return { skipped: true };
-      const sent = await attemptWhatsApp(whatsapp);
-      const result = { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final };
-      const recorded = await ctx.run('whatsapp.record', {
-        orgId,
+/** `chat.send`: one attempt of one call to a chat platform (the row's), sent by the platform's
+ * `attempt`, or by its own rows (WhatsApp's). The row keeps its attempts and back-off (a retry is
+ * the next job); the job fails only when the database does. */
+export function chatSendJobOf<Row, Answer extends AttemptResult>(platforms: Platforms, own: OwnOutboxRows<Row, Answer>) {
+  const withAttempt = Object.entries(platforms).flatMap(([name, platform]) => (platform.attempt ? [sql`${name}`] : []));
+  const shared = sql.join(withAttempt, sql`, `);
+  const units = {
+    load: (db: Db, args: { sendId: string }) => loadPending(db, { ...args, shared }),
+    record: (db: Db, args: { sendId: string; result: AttemptResult; now: string; target?: string; channel?: string; ts?: string }) =>
+      recordSend(db, platforms, args),
+    'own.load': (db: Db, args: { orgId: string; sendId: string }) => own.load(db, args),
+    'own.record': (db: Db, args: { orgId: string; sendId: string; answer: Answer; now: string }) => own.record(db, args),
+  };
+  return defineJobKind({
+    ...CHAT_SEND,
+    units,
+    handle: async (payload, ctx) => {
+      if (!ctx.job.orgId) throw new PermanentJobError('chat.send needs an organisation');
+      const pending = await ctx.run('load', payload);
+      if (!pending) {
+        const orgId = ctx.job.orgId;
+        const row = await ctx.run('own.load', { orgId, sendId: payload.sendId });
+        if (!row) return { skipped: true };
+        const answer = await own.attempt(row);
+        const recorded = await ctx.run('own.record', { orgId, sendId: payload.sendId, answer, now: new Date().toISOString() });
+        return { status: recorded.status, attempts: recorded.attempts, http_status: answer.status };
+      }
+      const attempt = platforms[pending.platform].attempt;
+      if (!attempt) throw new PermanentJobError(`${pending.platform} rows are not sent from the shared outbox`);
+      const sent = await attempt(pending);
+      const recorded = await ctx.run('record', {
         sendId: payload.sendId,
-        result,
+        target: sent.target,
+        channel: sent.channel,
+        ts: sent.ts,
+        result: { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final },
         now: new Date().toISOString(),
-        wamid: sent.wamid,
-        template: sent.template,
-        code: sent.code,
       });
       return { status: recorded.status, attempts: recorded.attempts, http_status: sent.status };
-    }
-    const attempt = CHAT_PLATFORMS[pending.platform].attempt;
-    if (!attempt) throw new PermanentJobError(`${pending.platform} rows are not sent from the shared outbox`);
-    const sent = await attempt(pending);
-    const recorded = await ctx.run('record', {
-      sendId: payload.sendId,
-      target: sent.target,
-      channel: sent.channel,
-      ts: sent.ts,
-      result: { status: sent.status, error: sent.error, ms: sent.ms, retryAfterSeconds: sent.retryAfterSeconds, final: sent.final },
-      now: new Date().toISOString(),
-    });
-    return { status: recorded.status, attempts: recorded.attempts, http_status: sent.status };
-  },
-});
+    },
+  });
+}
 
 // --- the operator's view (revintel outbox list|retry) ---------------------------------------------
 
@@ -289,7 +278,7 @@ export async function retryChatSends(db: Db, input: { ids?: string[]; orgId?: st
       await db.execute(
         sql`update action_notifications set status = 'pending', updated_at = now() where id = ${row.notification_id} and status = 'failed'`,
       );
-    await enqueueJob(db, chatSendJob, { sendId: row.id }, { orgId: row.org_id, dedupeKey: row.id });
+    await enqueueJob(db, CHAT_SEND, { sendId: row.id }, { orgId: row.org_id, dedupeKey: row.id });
   }
   return rows.map((r) => r.id);
 }

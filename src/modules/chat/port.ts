@@ -1,5 +1,5 @@
 // The port every chat platform implements (Slack, Google Chat, WhatsApp: one folder each under
-// modules/, listed in platforms.ts). What the core asks of a platform: whether an organisation can
+// modules/, listed in platforms.ts, the only file of the core that imports them). What the core asks of a platform: whether an organisation can
 // be sent copies there, queueing a copy's post and the updates of every copy after a decision (all
 // in the caller's transaction, as rows of the chat outbox), and one attempt of one outbox row.
 // The inbound side — verify a delivery, parse a click or a reply — is each platform's signed
@@ -7,10 +7,13 @@
 // decisions.ts.
 import type { Db } from '../../db/client.ts';
 import type { ChatPlatform as ChatPlatformName, ChatSendKind } from '../../db/schema/index.ts';
-import type { AttemptResult } from '../agent-actions/outbox.ts';
+import type { AttemptResult } from '../../queue/outbox-attempts.ts';
 import type { ActionFacts } from './facts.ts';
 
 export type { ChatPlatformName };
+
+/** What a CSM decides on an action, from any platform or the API. */
+export type Decision = 'approve' | 'reject' | 'snooze' | 'cancel';
 
 /** What the copies of an action are updated after: a decision (made by a click on `via`, whose
  * platform may answer it in place), an expiry, or a snooze that ended (`reminder`: the copies get
@@ -59,7 +62,8 @@ export interface Pending {
 export type SendAnswer = AttemptResult & { target?: string; channel?: string; ts?: string };
 
 /** A chat platform: its sender, and one attempt of one of its rows of the outbox. A platform whose
- * rows need more than `Pending` (WhatsApp's 24-hour window) brings its own load and record units. */
+ * rows need more than `Pending` (WhatsApp's 24-hour window) has no `attempt`: it brings its own
+ * rows (`OwnOutboxRows`, given to the `chat.send` job in platforms.ts). */
 export interface ChatPlatform extends ChatSender {
   attempt: ((pending: Pending) => Promise<SendAnswer>) | null;
   /** A copy just posted whose action was decided meanwhile: queue what shows the decision. */
@@ -67,4 +71,19 @@ export interface ChatPlatform extends ChatSender {
     db: Db,
     copy: { orgId: string; actionId: string; installationId: string; notificationId: string; messageId: string | null },
   ): Promise<void>;
+}
+
+/** What an attempt did to its row: still pending (a retry is queued), delivered or dead. */
+export interface RecordedSend {
+  status: 'pending' | 'delivered' | 'dead';
+  attempts: number;
+}
+
+/** The outbox rows of a platform that loads, sends and records them itself: `load` and `record`
+ * run as units of the `chat.send` job (each its own transaction, on the side owning the database),
+ * `attempt` between them in the worker. */
+export interface OwnOutboxRows<Row, Answer extends AttemptResult> {
+  load(db: Db, args: { orgId: string; sendId: string }): Promise<Row | null>;
+  attempt(row: Row): Promise<Answer>;
+  record(db: Db, args: { orgId: string; sendId: string; answer: Answer; now: string }): Promise<RecordedSend>;
 }

@@ -4,7 +4,7 @@
 // the copy's nonce; once decided, the same card without buttons and with the decision. Card text
 // takes Google's small HTML subset, so every value is escaped.
 import { type ActionFacts, decisionText, proposalText, topDrivers } from '../chat/facts.ts';
-import type { Decision } from '../agent-actions/service.ts';
+import type { Decision } from '../chat/port.ts';
 
 /** The buttons' functions (a Chat API click names it as `invokedFunction`/`actionMethodName`). */
 export const GCHAT_FUNCTIONS = {

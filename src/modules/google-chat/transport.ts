@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { importPKCS8, SignJWT } from 'jose';
 import { OPEN_ACTION_STATUSES } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
-import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered } from '../agent-actions/outbox.ts';
+import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered } from '../../queue/outbox-attempts.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { Pending, SendAnswer } from '../chat/port.ts';
 import { approvalCard, decidedCard } from './cards.ts';

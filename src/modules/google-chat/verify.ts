@@ -12,6 +12,7 @@
 import { decodeProtectedHeader, importJWK, importX509, jwtVerify, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import type { GchatAudienceMode } from '../../config.ts';
 import { messageOf } from '../../lib/errors.ts';
+import { isJsonObject } from '../signed-webhooks/payload.ts';
 
 export const CHAT_ISSUER = 'chat@system.gserviceaccount.com';
 export const ID_TOKEN_ISSUERS = ['https://accounts.google.com', 'accounts.google.com'];
@@ -66,7 +67,7 @@ export function googleKeySet(url: string, format: 'jwks' | 'x509', clock: () => 
       throw new KeysUnavailable(`Google's keys (${format}) could not be fetched: ${messageOf(error)}`);
     }
     if (response.status !== 200) throw new KeysUnavailable(`Google's keys (${format}) answered ${response.status}`);
-    let body: any;
+    let body: unknown;
     try {
       body = await response.json();
     } catch {
@@ -74,13 +75,15 @@ export function googleKeySet(url: string, format: 'jwks' | 'x509', clock: () => 
     }
     const keys = new Map<string, CryptoKey>();
     if (format === 'jwks') {
-      for (const jwk of Array.isArray(body?.keys) ? (body.keys as JWK[]) : []) {
+      const listed = isJsonObject(body) && Array.isArray(body.keys) ? body.keys : [];
+      // Each entry is checked below (kid, kty, alg) before jose reads it as a key.
+      for (const jwk of listed.filter((entry): entry is JWK => isJsonObject(entry))) {
         if (typeof jwk?.kid !== 'string' || jwk.kty !== 'RSA' || (jwk.alg !== undefined && jwk.alg !== 'RS256')) continue;
         const key = await importJWK({ ...jwk, alg: 'RS256' }, 'RS256').catch(() => null);
         if (key && !(key instanceof Uint8Array)) keys.set(jwk.kid, key);
       }
-    } else if (body && typeof body === 'object') {
-      for (const [kid, pem] of Object.entries(body as Record<string, unknown>)) {
+    } else if (isJsonObject(body)) {
+      for (const [kid, pem] of Object.entries(body)) {
         if (typeof pem !== 'string') continue;
         const key = await importX509(pem, 'RS256').catch(() => null);
         if (key) keys.set(kid, key);

@@ -15,7 +15,7 @@ import type { RouteDeclaration } from '../../lib/routes.ts';
 import { bearerToken } from '../../plugins/bearer-token.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { csmByEmail, decideFromChat } from '../chat/decisions.ts';
-import type { Decision } from '../agent-actions/service.ts';
+import type { Decision } from '../chat/port.ts';
 import { settle, storeOnce } from '../chat/inbound.ts';
 import type { WebhookBudgets } from '../signed-webhooks/budgets.ts';
 import { signedWebhook, signedWebhookModule } from '../signed-webhooks/index.ts';

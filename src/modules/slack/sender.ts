@@ -11,7 +11,7 @@ import { type Db, rowsOf } from '../../db/client.ts';
 import { OPEN_ACTION_STATUSES } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { openSecret } from '../../lib/secret-box.ts';
-import { type AttemptResult, OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered } from '../agent-actions/outbox.ts';
+import { type AttemptResult, OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered } from '../../queue/outbox-attempts.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import { slackInstallationOfOrg } from '../chat/installations.ts';
 import { installedPlatformSender, queueChatSend } from '../chat/outbox.ts';

@@ -14,7 +14,7 @@ import { newId } from '../../lib/ids.ts';
 import type { RouteDeclaration } from '../../lib/routes.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { decideFromChat } from '../chat/decisions.ts';
-import type { Decision } from '../agent-actions/service.ts';
+import type { Decision } from '../chat/port.ts';
 import { settle, storeOnce } from '../chat/inbound.ts';
 import type { WebhookBudgets } from '../signed-webhooks/budgets.ts';
 import { signedWebhook, signedWebhookModule } from '../signed-webhooks/index.ts';

@@ -23,7 +23,8 @@ import { newId } from '../../lib/ids.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
 import { processInbound, STATUS_ORDER } from './inbound.ts';
-import { itemsOf, parseBody, type Item } from './items.ts';
+import { isJsonObject } from '../signed-webhooks/payload.ts';
+import { itemsOf, parseBody, type Item, type StatusBody } from './items.ts';
 import { queueWhatsAppTemplate, WINDOW_CLOSED } from './sender.ts';
 import type { WhatsAppInstallation } from './installations.ts';
 
@@ -139,7 +140,7 @@ interface Row {
 async function recordStatuses(db: Db, event: Event, statuses: Row[], now: Date): Promise<void> {
   const known: { event_id: string; wamid: string; status: string; at: string; why: string | null; window_closed: boolean }[] = [];
   for (const row of statuses) {
-    const body = (row.body ?? {}) as Record<string, any>;
+    const body: StatusBody = isJsonObject(row.body) ? row.body : {};
     const status = String(body.status ?? '');
     if (!(STATUS_ORDER as readonly string[]).includes(status)) {
       Object.assign(row, { outcome: 'ignored', detail: `status "${status.slice(0, 40)}" is not one we record` });

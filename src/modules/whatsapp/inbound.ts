@@ -17,7 +17,8 @@ import { rowsOf, type Db } from '../../db/client.ts';
 import { newId } from '../../lib/ids.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { decideAsCsm, type ChatDecider as Decider } from '../chat/decisions.ts';
-import type { Decision } from '../agent-actions/service.ts';
+import type { Decision } from '../chat/port.ts';
+import type { MessageBody, StatusBody } from './items.ts';
 import { decisionWords, HELP_TEXT, parsePayload } from './messages.ts';
 import { queueWhatsAppTemplate, queueWhatsAppText, WINDOW_CLOSED } from './sender.ts';
 
@@ -31,7 +32,8 @@ interface StoredEvent {
   org_id: string;
   installation_id: string;
   type: string;
-  body: Record<string, any>;
+  /** A status's or a message's body, as stored from the delivery. */
+  body: StatusBody & MessageBody;
 }
 
 type Outcome = 'processed' | 'denied' | 'ignored';

@@ -49,6 +49,29 @@ export interface Item {
   body: unknown;
 }
 
+/** What we read of a stored status (Meta's shape, kept as it came: any field may be missing or of
+ * another type, so each is read through `String()`, `typeof` or `Array.isArray`). */
+export interface StatusBody {
+  id?: unknown;
+  status?: unknown;
+  timestamp?: unknown;
+  errors?: unknown;
+}
+
+/** What we read of a stored message (`{ message, profile_name }`), as loosely as a status. */
+export interface MessageBody {
+  message?: {
+    id?: unknown;
+    from?: unknown;
+    timestamp?: unknown;
+    type?: unknown;
+    interactive?: { type?: unknown; button_reply?: { id?: unknown } };
+    button?: { payload?: unknown };
+    text?: { body?: unknown };
+    context?: { id?: unknown };
+  };
+}
+
 const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The body as text: UTF-8, or the request is refused (what PostgreSQL stores as it came). */

@@ -3,7 +3,7 @@
 // 24-hour window, else as the approved template (body parameters {{1}} customer, {{2}} ARR, {{3}}
 // band, {{4}} proposal; its three quick replies carry the payloads); a button's id or payload is
 // `approve|reject|snooze:<action id>:<nonce>`. And what a CSM's free text means.
-import type { Decision } from '../agent-actions/service.ts';
+import type { Decision } from '../chat/port.ts';
 import { type ActionFacts, decisionText, proposalText, topDrivers } from '../chat/facts.ts';
 
 export const BODY_MAX = 1024;

@@ -13,13 +13,13 @@ import { rowsOf, type Db } from '../../db/client.ts';
 import { OPEN_ACTION_STATUSES, type ChatSendKind } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { openSecret } from '../../lib/secret-box.ts';
-import { enqueueJob } from '../../queue/job-queue.ts';
-import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered, writeAttempt, type AttemptResult } from '../agent-actions/outbox.ts';
+import { OUTBOX_TIMEOUT_MS, retryAfterOf, settleAttempt, unanswered, type AttemptResult } from '../../queue/outbox-attempts.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import type { ActionFacts } from '../chat/facts.ts';
 import { actionFacts } from '../chat/facts.ts';
-import { chatSendJob, installedPlatformSender, queueChatSend } from '../chat/outbox.ts';
-import type { ChatPlatform } from '../chat/port.ts';
+import { CHAT_SEND, installedPlatformSender, queueChatSend } from '../chat/outbox.ts';
+import type { ChatPlatform, OwnOutboxRows, RecordedSend } from '../chat/port.ts';
+import { isJsonObject } from '../signed-webhooks/payload.ts';
 import { whatsappInstallationOfOrg } from './installations.ts';
 import { followUpText, interactiveApproval, templateApproval, textMessage } from './messages.ts';
 
@@ -111,7 +111,7 @@ export async function queueWhatsAppTemplate(
 }
 
 /** WhatsApp behind the chat core's port (chat/platforms.ts). Its rows need the CSM's 24-hour
- * window, so the chat.send job loads and records them with whatsappSendUnits and attemptWhatsApp. */
+ * window, so the chat.send job loads, sends and records them with whatsappOutboxRows. */
 export const whatsappPlatform: ChatPlatform = {
   ...installedPlatformSender('whatsapp', queueWhatsAppUpdates),
   attempt: null,
@@ -152,6 +152,12 @@ async function loadWhatsApp(db: Db, args: { orgId: string; sendId: string }): Pr
   return { ...row, facts };
 }
 
+/** What the Graph API answers, as far as we read it (each field checked before use). */
+interface GraphAnswer {
+  messages?: { id?: unknown }[];
+  error?: { code?: unknown; message?: unknown };
+}
+
 export type WhatsAppAnswer = AttemptResult & { wamid: string | null; code: number | null };
 
 /** One `POST {base}/{phone_number_id}/messages` with the access token. Never throws. */
@@ -168,15 +174,17 @@ export async function callGraph(phoneNumberId: string, token: string, body: Reco
       signal: AbortSignal.timeout(OUTBOX_TIMEOUT_MS),
     });
     const status = response.status;
-    let data: Record<string, any> | null = null;
+    let data: GraphAnswer | null = null;
     try {
-      data = JSON.parse(await response.text());
+      const parsed: unknown = JSON.parse(await response.text());
+      data = isJsonObject(parsed) ? parsed : null;
     } catch {
       data = null;
     }
     const retryAfter = retryAfterOf(response.headers.get('retry-after'));
     if (status >= 200 && status < 300) {
-      const wamid = typeof data?.messages?.[0]?.id === 'string' ? data.messages[0].id : null;
+      const first = Array.isArray(data?.messages) ? data.messages[0]?.id : undefined;
+      const wamid = typeof first === 'string' ? first : null;
       if (!wamid)
         return done({
           status: null,
@@ -274,40 +282,34 @@ export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAp
 
 async function recordWhatsApp(
   db: Db,
-  args: { orgId: string; sendId: string; result: AttemptResult; now: string; wamid: string | null; template: boolean; code: number | null },
-): Promise<{ status: 'pending' | 'delivered' | 'dead'; attempts: number }> {
-  const [row] = rowsOf<{ attempts: number; org_id: string; kind: ChatSendKind; notification_id: string | null; action_id: string | null }>(
-    await db.execute(
-      sql`select attempts + 1 as attempts, org_id, kind, notification_id, action_id from chat_sends where org_id = ${args.orgId} and id = ${args.sendId} and status = 'pending' for update`,
-    ),
-  );
-  if (!row) return { status: 'delivered', attempts: 0 };
-  const settled = await writeAttempt(db, {
+  args: { orgId: string; sendId: string; answer: WhatsAppAttempt; now: string },
+): Promise<RecordedSend> {
+  const { answer } = args;
+  const row = await settleAttempt<
+    typeof CHAT_SEND.payload,
+    { kind: ChatSendKind; notification_id: string | null; action_id: string | null }
+  >(db, {
     table: 'chat_sends',
     id: args.sendId,
-    attempts: row.attempts,
-    result: args.result,
+    orgId: args.orgId,
+    job: CHAT_SEND,
+    payload: { sendId: args.sendId },
+    result: answer,
     now: args.now,
-    extra: sql`, request = case when ${args.template} then request || '{"template": true}'::jsonb else request end`,
+    columns: sql`, kind, notification_id, action_id`,
+    extra: sql`, request = case when ${answer.template} then request || '{"template": true}'::jsonb else request end`,
   });
-  if (settled.nextAt)
-    await enqueueJob(
-      db,
-      chatSendJob,
-      { sendId: args.sendId },
-      { orgId: row.org_id, dedupeKey: args.sendId, runAt: new Date(settled.nextAt) },
-    );
+  if (!row) return { status: 'delivered', attempts: 0 };
   const copy = row.notification_id;
-  if (copy && row.kind === 'post')
-    await settlePost(db, { ...row, notificationId: copy, status: settled.status, error: args.result.error, wamid: args.wamid });
+  if (copy && row.kind === 'post') await settlePost(db, { ...row, notificationId: copy, error: answer.error, wamid: answer.wamid });
   if (copy && row.kind === 'update') {
-    const status = settled.status === 'delivered' ? 'updated' : args.code === WINDOW_CLOSED ? 'window_closed' : null;
+    const status = row.status === 'delivered' ? 'updated' : answer.code === WINDOW_CLOSED ? 'window_closed' : null;
     if (status)
       await db.execute(
         sql`update action_notifications set status = ${status}, updated_at = now() where org_id = ${row.org_id} and id = ${copy}`,
       );
   }
-  return { status: settled.status, attempts: row.attempts };
+  return { status: row.status, attempts: row.attempts };
 }
 
 /** A post's outcome on its copy: sent (its wamid kept: replies and statuses name it; the action
@@ -351,19 +353,10 @@ async function settlePost(
   }
 }
 
-/** The `chat.send` job's units for WhatsApp rows (registered on the job in chat/outbox.ts). */
-export const whatsappSendUnits = {
-  load: (db: Db, args: { orgId: string; sendId: string }) => loadWhatsApp(db, args),
-  record: (
-    db: Db,
-    args: {
-      orgId: string;
-      sendId: string;
-      result: AttemptResult;
-      now: string;
-      wamid: string | null;
-      template: boolean;
-      code: number | null;
-    },
-  ) => recordWhatsApp(db, args),
+/** WhatsApp's rows of the chat outbox, loaded, sent and recorded here (given to the `chat.send` job
+ * in chat/platforms.ts). */
+export const whatsappOutboxRows: OwnOutboxRows<WhatsAppPending, WhatsAppAttempt> = {
+  load: loadWhatsApp,
+  attempt: attemptWhatsApp,
+  record: recordWhatsApp,
 };
