@@ -1,7 +1,7 @@
 // `actions.execute`: an approved action carried out (execution.ts), as a job queued in the
 // approval's transaction. Its units are each one transaction; when the last attempt fails, the
 // action is marked `failed` before the job dies.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../../db/client.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';

@@ -33,7 +33,6 @@ import {
   CsmPatch,
   DecisionBody,
   ListActionsQuery,
-  ListCsmsQuery,
   ListNotesQuery,
   ListTasksQuery,
   Note,
@@ -52,6 +51,20 @@ import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts
 import { actionDetail, decideAction, listActions, proposeAction } from './service.ts';
 import type { Decision } from '../chat/port.ts';
 import { approvalOnProposalRefusal, decisionRefusal, deciderOfPrincipal, type DecidedAction } from './who-decides.ts';
+import { enumOf } from '../../lib/record-fields.ts';
+import { CSM_ROLES } from '../../db/schema/index.ts';
+
+// Beside its route: `t.BooleanString` is Elysia's (a query string's "true"/"false"), and model.ts is
+// read by the worker thread, which loads no Elysia (test/jobs/worker-imports.test.ts).
+const ListCsmsQuery = t.Object(
+  {
+    role: t.Optional(enumOf(CSM_ROLES)),
+    active: t.Optional(t.BooleanString()),
+    limit: t.Optional(t.String()),
+    cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
 
 /** Who decided, as the action records it: the key, or the person signed in to the console. */
 const deciderOf = (principal: Principal) =>

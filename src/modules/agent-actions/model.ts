@@ -1,7 +1,6 @@
 // The agent actions' schemas (docs/agent-actions.md): what each route takes and answers. Params are
 // checked per action type (PARAMS), so a bad one is a 400 naming `params.<field>`.
-import { t, type TSchema } from 'elysia';
-import { Type } from '@sinclair/typebox';
+import { Type as t, type TSchema } from '@sinclair/typebox';
 import {
   ACTION_PRIORITIES,
   ACTION_REASONS,
@@ -17,7 +16,7 @@ import {
 import { email, enumOf, label, nullable } from '../../lib/record-fields.ts';
 
 const wholeNumber = (min: number, max: number) =>
-  Type.Integer({ minimum: min, maximum: max, error: `must be a whole number from ${min} to ${max}` });
+  t.Integer({ minimum: min, maximum: max, error: `must be a whole number from ${min} to ${max}` });
 const note = t.String({ minLength: 1, maxLength: 2000 });
 
 /** Each type's params (docs/agent-actions.md). */
@@ -164,15 +163,6 @@ export type CsmCreate = typeof CsmCreate.static;
 export const CsmPatch = t.Object({ email: t.Optional(email), ...csmFields }, { additionalProperties: false });
 export type CsmPatch = typeof CsmPatch.static;
 export const CsmParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
-export const ListCsmsQuery = t.Object(
-  {
-    role: t.Optional(enumOf(CSM_ROLES)),
-    active: t.Optional(t.BooleanString()),
-    limit: t.Optional(t.String()),
-    cursor: t.Optional(t.String({ minLength: 1, maxLength: 1000 })),
-  },
-  { additionalProperties: false },
-);
 export const Csm = t.Object({
   id: t.String(),
   name: nullable(t.String()),

@@ -13,7 +13,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { checkServerIdentity } from 'node:tls';
 import { sql, type SQL } from 'drizzle-orm';
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { queryRows, rowsOf, type Db } from '../../db/client.ts';
 import { andAll, isoTime, limitTo, newestFirst } from '../../db/keyset.ts';
 import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts';

@@ -7,7 +7,7 @@
 // built in platforms.ts from the registry (`chatSendJobOf`), so this file imports no platform and
 // the platforms import it.
 import { type SQL, sql } from 'drizzle-orm';
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import { type Db, rowsOf } from '../../db/client.ts';
 import type { ChatSendKind } from '../../db/schema/index.ts';
 import { newId } from '../../lib/ids.ts';

@@ -1,7 +1,7 @@
 // The renewal rules (modules/agent-actions/rules.ts): contracts without auto-renew ending within a
 // rule's days propose its action, once per contract end. A batch of contracts per unit, sized by
 // the time the last one took (queue/batches.ts): each contract can propose an action.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../../../db/client.ts';
 import { nextSizeByTime } from '../../../db/units-of-work.ts';
 import { utcToday } from '../../../lib/today.ts';
