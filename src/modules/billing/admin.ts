@@ -9,6 +9,7 @@ import {
   listBillingConnectors,
   type CreateBillingConnectorInput,
 } from './connectors.ts';
+import { billingConnectorStatus, replayDeadEvent } from './status.ts';
 import { loadSync, startSync, syncUnits } from './sync.ts';
 
 export const billingAdminUnits = {
@@ -20,6 +21,9 @@ export const billingAdminUnits = {
   'billing.find': (db: Db, input: { connector: string; org?: string }) => findBillingConnector(db, input.connector, { org: input.org }),
   'billing.sync-start': (db: Db, input: { connectorId: string }) => startSync(db, input),
   'billing.sync-show': (db: Db, input: { syncId: string }) => loadSync(db, input),
+  'billing.status': async (db: Db, input: { connector: string; org?: string; publicUrl: string | null }) =>
+    billingConnectorStatus(db, await findBillingConnector(db, input.connector, { org: input.org }), input.publicUrl),
+  'billing.replay': (db: Db, input: { connector: string; org?: string; eventRef: string; actor: string }) => replayDeadEvent(db, input),
   /** One run's worth of the connector's pending events applied. */
   'billing.apply': (db: Db, input: { connectorId: string }) => applyPendingEvents(db, input.connectorId),
   ...syncUnits,
