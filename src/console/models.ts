@@ -5,6 +5,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Action as ActionModel, Csm as CsmModel } from '../modules/agent-actions/model.ts';
 import type { ConnectorView, TicketEvent as TicketEventModel } from '../modules/tickets/connectors/model.ts';
+import type { BillingConnectorStatusView, BillingConnectorView } from '../modules/billing/model.ts';
 import type { Customer as CustomerModel } from '../modules/customers/model.ts';
 import type { CreatedKey as CreatedKeyModel, PublicKeyView } from '../modules/keys/model.ts';
 import type { Me as MeModel } from '../modules/me/model.ts';
@@ -49,3 +50,7 @@ export type CreatedKey = Static<typeof CreatedKeyModel>;
 
 export type Connector = Static<typeof ConnectorView>;
 export type TicketEvent = Static<typeof TicketEventModel>;
+
+export type BillingConnector = Static<typeof BillingConnectorView>;
+/** GET /api/billing/connectors/:id/status */
+export type BillingStatus = Static<typeof BillingConnectorStatusView>;
