@@ -42,7 +42,8 @@ the platform's event id) pending again, with its object's other dead events.`,
   settings: [...DATABASE_SETTINGS, 'PUBLIC_URL', 'SECRET_KEY', 'STRIPE_API_BASE', 'CHARGEBEE_API_BASE', 'BILLING_MAX_RPS'],
 });
 
-function sealingKey(config: Config): string {
+/** SECRET_KEY, or on the embedded database the one kept in DATA_DIR (made at the first need). */
+export function sealingKey(config: Config): string {
   const key = ensureSecretKey(config.secretKey, config.databaseUrl ? null : config.dataDir);
   if (!key) throw new UsageError('SECRET_KEY must be set to store billing secrets (the servers must have the same one)');
   return key;

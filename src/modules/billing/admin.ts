@@ -5,6 +5,7 @@ import { applyPendingEvents } from './apply.ts';
 import {
   connectorStatus,
   createBillingConnector,
+  deleteBillingConnector,
   findBillingConnector,
   listBillingConnectors,
   type CreateBillingConnectorInput,
@@ -14,6 +15,12 @@ import { loadSync, startSync, syncUnits } from './sync.ts';
 
 export const billingAdminUnits = {
   'billing.add': (db: Db, input: CreateBillingConnectorInput) => createBillingConnector(db, input),
+  /** Removes the organisation's connector of that name, if it has one (the demo's, before it is made again). */
+  'billing.remove-named': async (db: Db, input: { orgId: string; name: string; actor: string }) => {
+    const [row] = await listBillingConnectors(db, { orgId: input.orgId }).then((rows) => rows.filter((r) => r.name === input.name));
+    if (row) await deleteBillingConnector(db, { connector: row.id, orgId: input.orgId, actor: input.actor });
+    return { removed: row ? 1 : 0 };
+  },
   'billing.list': async (db: Db, filter: { org?: string }) => {
     const rows = await listBillingConnectors(db, filter);
     return Promise.all(rows.map(async (row) => ({ row, status: await connectorStatus(db, row.id) })));
