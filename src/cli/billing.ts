@@ -1,4 +1,4 @@
-// revintel billing add|list|sync (docs/billing.md). Secrets are sealed here, with the SECRET_KEY this
+// revintel billing add|list|sync|status|replay (docs/billing.md). Secrets are sealed here, with the SECRET_KEY this
 // command is configured with (on the embedded database the one in DATA_DIR), before anything is
 // sent. `sync` runs the backfill in this process, a page per unit of work (on the embedded database
 // while serve runs, through its admin socket), printing its progress; killed, it resumes from the
@@ -7,6 +7,7 @@ import { ensureSecretKey } from '../lib/secret-key.ts';
 import { sealSecret } from '../lib/secret-box.ts';
 import type { Config } from '../config.ts';
 import { newBillingConnectorId, presentBillingConnector } from '../modules/billing/connectors.ts';
+import type { BillingConnectorStatusView } from '../modules/billing/model.ts';
 import { presentSync, runBackfill } from '../modules/billing/sync.ts';
 import { syncSettingsOf } from '../modules/billing/sync-job.ts';
 import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
@@ -23,21 +24,26 @@ const OPTIONS: OptionSpecs = {
 };
 
 const HELP = helpText({
-  usage: 'revintel billing <add|list|sync> [options]',
+  usage: 'revintel billing <add|list|sync|status|replay> [options]',
   about: `  add stripe --org ORG [--webhook-secret whsec_…] [--api-key rk_…] [--test-mode] [--name NAME]
   add chargebee --org ORG --site SITE --api-key KEY --basic-auth USER:PASS [--test-mode] [--name NAME]
   list [--org ORG]
   sync CONNECTOR [--org ORG]
+  status CONNECTOR [--org ORG]
+  replay CONNECTOR EVENT [--org ORG]
 
 CONNECTOR is a billing connector id, or its exact name with --org. Point the platform's webhook at
 the URL printed (PUBLIC_URL + /api/webhooks/billing?connectorId=…). sync reads customers,
 subscriptions and invoices at most BILLING_MAX_RPS requests a second; run it again after a crash
-to resume from the last page stored.`,
+to resume from the last page stored. status shows the events by state, the lag of the oldest
+pending one, the last sync's outcome and the dead events; replay sets a dead EVENT (its bev_ id or
+the platform's event id) pending again, with its object's other dead events.`,
   options: OPTIONS,
   settings: [...DATABASE_SETTINGS, 'PUBLIC_URL', 'SECRET_KEY', 'STRIPE_API_BASE', 'CHARGEBEE_API_BASE', 'BILLING_MAX_RPS'],
 });
 
-function sealingKey(config: Config): string {
+/** SECRET_KEY, or on the embedded database the one kept in DATA_DIR (made at the first need). */
+export function sealingKey(config: Config): string {
   const key = ensureSecretKey(config.secretKey, config.databaseUrl ? null : config.dataDir);
   if (!key) throw new UsageError('SECRET_KEY must be set to store billing secrets (the servers must have the same one)');
   return key;
@@ -149,7 +155,59 @@ export async function billingCommand(argv: string[]) {
         ].join('\n'),
       );
     }
+    case 'status': {
+      const ref = positionals[0];
+      if (!ref) throw new UsageError(`billing status needs CONNECTOR\n${HELP}`);
+      const config = cmd.config();
+      const status = await withAdminSession(config, 'billing status', (s) =>
+        s.runner.run('billing.status', { connector: ref, org, publicUrl: config.publicUrl }),
+      );
+      return cmd.print(status, describeStatus);
+    }
+    case 'replay': {
+      const [ref, eventRef] = positionals;
+      if (!ref || !eventRef) throw new UsageError(`billing replay needs CONNECTOR and EVENT\n${HELP}`);
+      const result = await withAdminSession(cmd.config(), 'billing replay', (s) =>
+        s.runner.run('billing.replay', { connector: ref, org, eventRef, actor: cliActor() }),
+      );
+      return cmd.print(
+        result,
+        (r) =>
+          `replayed ${r.replayed.length} dead event(s) of ${r.object_type ?? 'object'} ${r.object_id ?? '-'}: pending again, applied by the server's worker (or the next "billing sync")`,
+      );
+    }
     default:
       throw new UsageError(sub ? `unknown billing command "${sub}"\n${HELP}` : HELP);
   }
+}
+
+const ago = (seconds: number) =>
+  seconds < 120 ? `${seconds} s` : seconds < 7200 ? `${Math.round(seconds / 60)} min` : `${Math.round(seconds / 3600)} h`;
+
+function describeStatus(status: BillingConnectorStatusView): string {
+  const { connector: c, events, last_event: last, last_sync: sync, last_sync_outcome: outcome } = status;
+  const lines = [
+    `${c.name} (${c.id}, ${c.platform}, ${c.mode} mode)`,
+    `  webhook URL: ${c.webhook_url}`,
+    `  events: ${events.applied} applied, ${events.pending} pending, ${events.ignored} ignored, ${events.dead} dead`,
+    `  last event: ${last ? `${last.type} (${last.source}, ${last.state}) received ${last.received_at}` : 'none yet'}`,
+    `  lag: ${events.pending === 0 ? 'none (nothing pending)' : `${ago(status.lag_seconds)} (oldest pending received ${status.oldest_pending_at})`}`,
+  ];
+  if (!sync) lines.push('  last sync: none');
+  else {
+    lines.push(
+      `  last sync ${sync.id}: ${sync.state}${sync.error ? ` (${sync.error})` : ''}, started ${sync.created_at}, ${sync.pages} pages`,
+    );
+    for (const [type, counts] of Object.entries(outcome?.objects ?? {}))
+      lines.push(`    ${type}s: ${counts.read} read, ${counts.created} created, ${counts.updated} updated, ${counts.unchanged} unchanged`);
+    for (const skip of outcome?.skipped ?? [])
+      lines.push(`    skipped ${skip.count} ${skip.object_type ?? 'event'} event(s), ${skip.state}: ${skip.reason}`);
+  }
+  if (status.dead.length) {
+    lines.push('  dead events (replay with "revintel billing replay CONNECTOR EVENT"):');
+    for (const dead of status.dead)
+      lines.push(`    ${dead.id}  ${dead.type}  ${dead.object_id ?? '-'}  ${dead.attempts} attempts: ${dead.detail ?? ''}`);
+    if (status.dead_more) lines.push(`    … and ${status.dead_more} more`);
+  }
+  return lines.join('\n');
 }

@@ -14,6 +14,7 @@ import { CustomerPage, CustomersPage } from './pages/customers.tsx';
 import { CfoPage } from './pages/cfo.tsx';
 import { ActionsPage } from './pages/actions.tsx';
 import { UsersPage } from './pages/users.tsx';
+import { BillingPage } from './pages/billing.tsx';
 
 const NAV: { path: string; label: string; admin?: boolean }[] = [
   { path: '/cfo', label: 'CFO' },
@@ -22,6 +23,7 @@ const NAV: { path: string; label: string; admin?: boolean }[] = [
   { path: '/support/connectors', label: 'Support Intelligence' },
   { path: '/settings/api', label: 'Settings → API', admin: true },
   { path: '/settings/users', label: 'Users', admin: true },
+  { path: '/settings/billing', label: 'Settings → Billing', admin: true },
 ];
 
 /** The page for a path (the server answers `/cfo/` as `/cfo`); null: the console has none there. */
@@ -35,6 +37,7 @@ function pageFor(address: string) {
   if (path === '/support/connectors') return <ConnectorsPage />;
   if (path === '/settings/api') return <KeysPage />;
   if (path === '/settings/users') return <UsersPage />;
+  if (path === '/settings/billing') return <BillingPage />;
   return null;
 }
 

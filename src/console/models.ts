@@ -5,6 +5,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { Action as ActionModel, Csm as CsmModel } from '../modules/agent-actions/model.ts';
 import type { ConnectorView, TicketEvent as TicketEventModel } from '../modules/tickets/connectors/model.ts';
+import type { BillingConnectorStatusView, BillingConnectorView } from '../modules/billing/model.ts';
 import type { Customer as CustomerModel } from '../modules/customers/model.ts';
 import type { CreatedKey as CreatedKeyModel, PublicKeyView } from '../modules/keys/model.ts';
 import type { Me as MeModel } from '../modules/me/model.ts';
@@ -55,3 +56,6 @@ export type TicketEvent = Static<typeof TicketEventModel>;
 export type ArrHistory = Static<typeof ArrHistoryModel>;
 export type Forecast = Static<typeof ForecastModel>;
 export type ForecastBacktest = Static<typeof ForecastBacktestModel>;
+export type BillingConnector = Static<typeof BillingConnectorView>;
+/** GET /api/billing/connectors/:id/status */
+export type BillingStatus = Static<typeof BillingConnectorStatusView>;

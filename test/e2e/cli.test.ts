@@ -1,7 +1,7 @@
 // The CLI a first-time operator meets: every command's --help names each option with what it does
 // and its default; backup keeps an existing file unless told; a command that cannot run beside the
 // server says what to do instead; usage errors quote cleanly; the demo prints commands that paste
-// into any shell.
+// into any shell; the demo from a Stripe account arrives through the billing sync, with its history.
 import { afterAll, describe, expect, test } from 'bun:test';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,9 +9,10 @@ import { settingHelp, flagName, SETTING_NAMES } from '../../src/config.ts';
 import { lockDataDir } from '../../src/db/data-dir-lock.ts';
 import { runSourceCli } from '../helpers/binary.ts';
 import { tempDir } from '../helpers/harness.ts';
+import { openEmbedded, queryText } from '../../src/db/client.ts';
 
 // Every command the dispatcher knows (its `case 'name':` lines), so a new command is covered too.
-const COMMANDS = [...readFileSync(new URL('../src/index.ts', import.meta.url), 'utf8').matchAll(/case '([a-z][a-z-]*)':/g)]
+const COMMANDS = [...readFileSync(new URL('../../src/index.ts', import.meta.url), 'utf8').matchAll(/case '([a-z][a-z-]*)':/g)]
   .map((m) => m[1]!)
   .filter((name) => name !== 'help');
 
@@ -153,4 +154,46 @@ describe('revintel demo', () => {
       expect(url).toStartWith('https://revenue.example.org/api/');
     }
   }, 180_000);
+
+  test("--billing stripe: customers, contracts and invoices arrive through the backfill, with revisions at Stripe's dates; billing status says what the sync did", async () => {
+    const dataDir = join(scratch(), 'data');
+    const demo = await runSourceCli(
+      ['demo', '--billing', 'stripe', '--customers', '25', '--seed', '3', '--data-dir', dataDir, '--json'],
+      {},
+    );
+    if (demo.code !== 0) throw new Error(demo.stderr);
+    const loaded = JSON.parse(demo.stdout) as { org_id: string; billing_connector_id: string; customers: number; contracts: number };
+    expect(loaded).toMatchObject({ customers: 25, contracts: 25 });
+    expect(loaded.billing_connector_id).toStartWith('bcn_');
+
+    const shown = await runSourceCli(['billing', 'status', loaded.billing_connector_id, '--data-dir', dataDir, '--json'], {});
+    if (shown.code !== 0) throw new Error(shown.stderr);
+    const status = JSON.parse(shown.stdout);
+    expect(status.events).toMatchObject({ pending: 0, ignored: 0, dead: 0 });
+    expect(status.last_sync).toMatchObject({ state: 'done', error: null });
+    expect(status.last_sync_outcome.objects.customer).toEqual({ read: 25, created: 25, updated: 0, unchanged: 0 });
+    expect(status.last_sync_outcome.objects.subscription).toEqual({ read: 25, created: 25, updated: 0, unchanged: 0 });
+    expect(status.last_sync_outcome.skipped).toEqual([]);
+
+    const database = await openEmbedded(dataDir, 'test');
+    try {
+      const [history] = await queryText<{ contracts: number; from_start: number; ended_with_history: number; invoices: number }>(
+        database.db,
+        `select count(*)::int as contracts,
+                count(*) filter (where exists (select 1 from contract_revisions r where r.contract_id = k.id and r.valid_from = k.start_date))::int as from_start,
+                count(*) filter (where k.status = 'ended'
+                  and (select count(distinct r.valid_from) from contract_revisions r where r.contract_id = k.id) >= 2)::int as ended_with_history,
+                (select count(*)::int from invoices i where i.org_id = $1 and i.contract_id is not null) as invoices
+         from contracts k where k.org_id = $1`,
+        [loaded.org_id],
+      );
+      // Every contract holds from the subscription's start; an ended one also reads its end (and notice) on their days.
+      expect(history!.contracts).toBe(25);
+      expect(history!.from_start).toBe(25);
+      expect(history!.ended_with_history).toBeGreaterThan(0);
+      expect(history!.invoices).toBeGreaterThan(25);
+    } finally {
+      await database.close();
+    }
+  }, 600_000);
 });

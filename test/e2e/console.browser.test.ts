@@ -3,7 +3,8 @@
 // link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
 // and a signed ticket seen among its deliveries, actions approved, rejected and snoozed in the inbox,
 // a customer's drivers in plain words with points, a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
-// made admin, a cross-origin form post refused, and sign-out ending the session. Screenshots of
+// made admin, a billing connector added in Settings → Billing and synced from a fake Stripe with a
+// dead event replayed, a cross-origin form post refused, and sign-out ending the session. Screenshots of
 // every page at 1280 and 375 px go to test-output/screenshots/.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
@@ -13,6 +14,9 @@ import { createUser, signInLinkUrl } from '../../src/modules/users/service.ts';
 import { rowsOf, type Db } from '../../src/db/client.ts';
 import { sql } from 'drizzle-orm';
 import { utcToday } from '../../src/lib/today.ts';
+import { transaction } from '../../src/db/transaction.ts';
+import { applyPendingEvents } from '../../src/modules/billing/apply.ts';
+import { startFakeStripe, stripeAccount, type FakeBillingApi } from '../fakes/billing.ts';
 import {
   BROWSER_REQUIRED,
   CHROMIUM,
@@ -29,6 +33,8 @@ if (!hasChromium) {
 }
 
 const PASSWORD = 'correct horse battery staple';
+const STRIPE_API_KEY = 'rk_test_browser_0123456789';
+const STRIPE_WEBHOOK_SECRET = 'whsec_browser_0123456789abcdef';
 
 describe.skipIf(!hasChromium)('the console in Chromium', () => {
   let app: ConsoleServer;
@@ -38,6 +44,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   let adminLink: string;
   let demoKey: string;
   let orgId: string;
+  let stripe: FakeBillingApi;
   const contexts: BrowserContext[] = [];
 
   const link = async (orgId: string, email: string, role: 'admin' | 'member') => {
@@ -89,7 +96,16 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   };
 
   beforeAll(async () => {
-    [app, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
+    // A Stripe account for Settings → Billing: five customers, one of them with no currency yet
+    // (nothing of it names one), whose subscription and invoice cannot be written.
+    const account = stripeAccount(5);
+    account.customers[4]!.currency = null;
+    account.subscriptions[4]!.currency = null;
+    account.subscriptions[4]!.items.data[0].price.currency = null;
+    account.subscriptions[4]!.items.data[0].plan.currency = null;
+    account.invoices[4]!.currency = null;
+    stripe = startFakeStripe({ apiKey: STRIPE_API_KEY, ...account });
+    [app, browser] = await Promise.all([startConsoleServer({ stripeApiBase: stripe.url, billingMaxRps: 100 }), launchBrowser()]);
     const db = app.server.database.db;
     const demo = await db.transaction((tx) =>
       loadDemo(tx as unknown as Db, { orgName: 'Demo', customers: 120, seed: 7, today: utcToday(), actor: 'test' }),
@@ -111,6 +127,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     for (const context of contexts) await context.close().catch(() => {});
     await browser?.close();
     await app?.stop();
+    stripe?.stop();
   });
 
   test('the first sign-in from the one-time link lands in the console; the link works only once', async () => {
@@ -226,6 +243,59 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       await page.waitForTimeout(100);
     }
     await screenshots(page, 'connectors-dead-letters');
+  });
+
+  test('Settings → Billing: a Stripe connector added in the page never shows its secrets back; a sync started there fills its status; a dead event is replayed from the page', async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/settings/billing`);
+    await page.getByLabel('Connector name').fill('Stripe');
+    await page.getByLabel('Test mode').check();
+    await page.getByLabel('Webhook signing secret').fill(STRIPE_WEBHOOK_SECRET);
+    await page.getByLabel('API key').fill(STRIPE_API_KEY);
+    await page.getByRole('button', { name: 'Add connector' }).click();
+    const card = page.locator('li.card', { has: page.getByRole('heading', { name: /Stripe/ }) });
+    const url = await card.getByTestId('billing-webhook-url').inputValue();
+    expect(url).toStartWith(`${app.url}/api/webhooks/billing?connectorId=bcn_`);
+    await card.getByText('Signing secret: set · API key: set').waitFor();
+    await expect(page.getByLabel('API key').inputValue()).resolves.toBe('');
+    await card.locator('summary', { hasText: 'How Stripe proves a delivery' }).click();
+    await card.getByText('Stripe-Signature: t=…,v1=…').waitFor();
+    const connectorId = new URL(url).searchParams.get('connectorId')!;
+
+    await card.getByRole('button', { name: 'Start sync' }).click();
+    const outcome = card.getByTestId(`billing-outcome-${connectorId}`);
+    const deadline = Date.now() + 30_000;
+    while (!(await outcome.getByRole('row', { name: /Invoices 5 4 0 0/ }).count())) {
+      if (Date.now() > deadline) throw new Error("the sync's outcome never showed in the page");
+      await card.getByRole('button', { name: 'Refresh' }).click();
+      await page.waitForTimeout(250);
+    }
+    await card.locator('.badge', { hasText: 'done' }).waitFor();
+
+    // The apply job retries the customer with no currency 30 s apart: its retries, run now.
+    const db = app.server.database.db;
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const report = await transaction(db, (tx) => applyPendingEvents(tx, connectorId));
+      if (report.remaining === 0) break;
+    }
+    await card.getByRole('button', { name: 'Refresh' }).click();
+    const dead = card.getByTestId(`billing-dead-${connectorId}`);
+    await dead.getByRole('row', { name: /sub_fake000005/ }).waitFor();
+    await card.getByTestId(`billing-skipped-${connectorId}`).getByText('customer cus_fake000005 has no currency yet').first().waitFor();
+    const html = await page.content();
+    expect(html).not.toContain(STRIPE_API_KEY);
+    expect(html).not.toContain(STRIPE_WEBHOOK_SECRET);
+    await screenshots(page, 'settings-billing');
+
+    const [event] = rowsOf<{ id: string }>(
+      await db.execute(sql`select id from billing_events where connector_id = ${connectorId} and object_id = 'sub_fake000005'`),
+    );
+    await dead.getByRole('button', { name: `Replay event ${event!.id}` }).click();
+    await dead.getByRole('row', { name: /sub_fake000005/ }).waitFor({ state: 'detached' });
+    const [replayed] = rowsOf<{ state: string; attempts: number }>(
+      await db.execute(sql`select state, attempts from billing_events where id = ${event!.id}`),
+    );
+    expect(replayed!.state === 'pending' || replayed!.attempts < 5).toBe(true);
   });
 
   test('the other pages: CFO, customers, a customer, an action approved in the inbox, users (screenshots at 1280 and 375 px)', async () => {

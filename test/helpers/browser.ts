@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { createLogger } from '../../src/lib/log.ts';
+import type { Config } from '../../src/config.ts';
 import { tempDir, testConfig } from './harness.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -40,11 +41,12 @@ export interface ConsoleServer {
   stop(): Promise<void>;
 }
 
-/** `revintel serve` in this process (embedded database in a new directory, the worker thread). */
-export async function startConsoleServer(): Promise<ConsoleServer> {
+/** `revintel serve` in this process (embedded database in a new directory, the worker thread);
+ * `overrides`: settings such as a fake platform's base URL. */
+export async function startConsoleServer(overrides: Partial<Config> = {}): Promise<ConsoleServer> {
   const root = tempDir('revintel-console-');
   const dataDir = join(root, 'data');
-  const config = testConfig({ port: 0, host: '127.0.0.1', dataDir, databaseUrl: null, shutdownTimeoutMs: 2_000 });
+  const config = testConfig({ port: 0, host: '127.0.0.1', dataDir, databaseUrl: null, shutdownTimeoutMs: 2_000, ...overrides });
   const server = await startServer(config, { workerUrl: WORKER_URL, log: createLogger('silent') });
   const url = server.url.href.replace(/\/$/, '');
   return {

@@ -29,7 +29,8 @@ type AuditAction =
   | 'user.signed_out_everywhere'
   | 'billing_connector.created'
   | 'billing_connector.updated'
-  | 'billing_connector.deleted';
+  | 'billing_connector.deleted'
+  | 'billing_event.replayed';
 
 interface AuditInput {
   orgId: string | null;

@@ -29,10 +29,14 @@ import {
   BillingConnectorCreate,
   BillingConnectorParams,
   BillingConnectorPatch,
+  BillingConnectorStatusView,
   BillingConnectorView,
   BillingEventCounts,
+  BillingEventParams,
+  BillingReplayView,
   BillingSyncView,
 } from './model.ts';
+import { billingConnectorStatus, replayDeadEvent } from './status.ts';
 import { queueBillingSync, syncSettingsOf } from './sync-job.ts';
 import { loadSync, presentSync } from './sync.ts';
 
@@ -93,6 +97,25 @@ export const BILLING_ROUTES = {
     path: '/api/billing/connectors/:id/sync',
     response: BillingSyncView,
     summary: 'Start a backfill of customers, subscriptions and invoices (202), or answer the one running (admins)',
+  },
+  status: {
+    ...admins,
+    body: 'none',
+    method: 'GET',
+    path: '/api/billing/connectors/:id/status',
+    response: BillingConnectorStatusView,
+    summary:
+      "A billing connector's status: events by state, the last one received, the lag of the oldest pending, the last backfill's outcome, its dead events (admins)",
+  },
+  replay: {
+    ...admins,
+    body: 'none',
+    method: 'POST',
+    path: '/api/billing/connectors/:id/events/:event_id/replay',
+    response: BillingReplayView,
+    summary:
+      "Replay a dead billing event (by its bev_ id or the platform's event id) with the other dead events of its object: set pending again and applied by the job (202; 409 when not dead) (admins)",
+    errors: [409],
   },
 } as const satisfies Record<string, RouteDeclaration>;
 
@@ -204,5 +227,26 @@ export function billingModule(deps: {
         return ok(presentSync(queued.sync, queued.jobId));
       },
       { params: BillingConnectorParams },
+    )
+    .get(
+      BILLING_ROUTES.status.path,
+      async ({ request, params }) => {
+        const row = await findBillingConnector(db, params.id, { orgId: principalOf(request).org.id });
+        return ok(await billingConnectorStatus(db, row, deps.config.publicUrl));
+      },
+      { params: BillingConnectorParams },
+    )
+    .post(
+      BILLING_ROUTES.replay.path,
+      async ({ request, params, set }) => {
+        const principal = principalOf(request);
+        const replayed = await inTransaction((tx) =>
+          replayDeadEvent(tx, { connector: params.id, orgId: principal.org.id, eventRef: params.event_id, actor: actorOf(principal) }),
+        );
+        deps.wakeJobs?.();
+        set.status = 202;
+        return ok(replayed);
+      },
+      { params: BillingEventParams },
     );
 }

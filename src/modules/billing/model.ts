@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { BILLING_EVENT_STATES, BILLING_MODES, BILLING_PLATFORMS } from '../../db/schema/index.ts';
+import { BILLING_EVENT_STATES, BILLING_MODES, BILLING_OBJECT_TYPES, BILLING_PLATFORMS } from '../../db/schema/index.ts';
 import { enumOf, instant, nullable } from '../../lib/record-fields.ts';
 
 /** A billing connector as it may be shown: which credentials it has, never one of them. */
@@ -80,3 +80,79 @@ export const BillingSyncView = t.Object(
 );
 
 export const BillingEventCounts = t.Record(enumOf(BILLING_EVENT_STATES), t.Integer());
+
+const billingObjectType = enumOf(BILLING_OBJECT_TYPES);
+
+/** A dead event: its object failed MAX_APPLY_ATTEMPTS times; `detail` says why the last time. */
+export const BillingDeadEventView = t.Object(
+  {
+    id: t.String(),
+    event_id: t.String(),
+    type: t.String(),
+    object_type: nullable(billingObjectType),
+    object_id: nullable(t.String()),
+    source: t.String(),
+    attempts: t.Integer(),
+    detail: nullable(t.String()),
+    occurred_at: instant,
+    received_at: instant,
+  },
+  { additionalProperties: false },
+);
+
+const objectOutcome = t.Object({ read: t.Integer(), created: t.Integer(), updated: t.Integer(), unchanged: t.Integer() });
+
+/** What the last backfill did to the records: objects created, updated, unchanged per type, and the
+ * objects it read that were not applied, grouped by reason. */
+export const BillingSyncOutcome = t.Object(
+  {
+    objects: t.Object({ customer: objectOutcome, subscription: objectOutcome, invoice: objectOutcome }),
+    skipped: t.Array(
+      t.Object({ object_type: nullable(billingObjectType), state: enumOf(BILLING_EVENT_STATES), reason: t.String(), count: t.Integer() }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const BillingConnectorStatusView = t.Object(
+  {
+    connector: BillingConnectorView,
+    events: t.Object({ pending: t.Integer(), applied: t.Integer(), ignored: t.Integer(), dead: t.Integer() }),
+    last_event: nullable(
+      t.Object({
+        id: t.String(),
+        event_id: t.String(),
+        type: t.String(),
+        source: t.String(),
+        state: enumOf(BILLING_EVENT_STATES),
+        occurred_at: instant,
+        received_at: instant,
+      }),
+    ),
+    /** Seconds the oldest pending event has waited (0 when none waits): how far behind the records are. */
+    lag_seconds: t.Integer(),
+    oldest_pending_at: nullable(instant),
+    last_sync: nullable(BillingSyncView),
+    last_sync_outcome: nullable(BillingSyncOutcome),
+    dead: t.Array(BillingDeadEventView),
+    /** Dead events beyond those listed. */
+    dead_more: t.Integer(),
+  },
+  { additionalProperties: false },
+);
+export type BillingConnectorStatusView = typeof BillingConnectorStatusView.static;
+
+export const BillingEventParams = t.Object({
+  id: t.String({ minLength: 1, maxLength: 100 }),
+  event_id: t.String({ minLength: 1, maxLength: 200 }),
+});
+
+export const BillingReplayView = t.Object(
+  {
+    /** The dead events set pending again: the one asked for and its object's other dead ones. */
+    replayed: t.Array(t.String()),
+    object_type: nullable(billingObjectType),
+    object_id: nullable(t.String()),
+  },
+  { additionalProperties: false },
+);

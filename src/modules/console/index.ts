@@ -37,6 +37,7 @@ export const CONSOLE_ROUTES = {
   cfo: page('/cfo', 'The console: CFO dashboard'),
   actions: page('/agent-actions', 'The console: agent actions inbox'),
   users: page('/settings/users', 'The console: users'),
+  billing: page('/settings/billing', 'The console: Settings → Billing (billing connectors, their status)'),
   asset: {
     ...page('/assets/:file', "The console's scripts and styles (immutable, hashed names)"),
     produces: ['text/javascript', 'text/css'],
