@@ -13,7 +13,7 @@
 import { transaction } from '../../db/transaction.ts';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import type { BillingConnector } from '../../db/schema/index.ts';
+import type { BillingConnector, BillingObjectType } from '../../db/schema/index.ts';
 import { AppError, messageOf } from '../../lib/errors.ts';
 import { writeContracts } from '../contracts/service.ts';
 import { writeCustomers } from '../customers/service.ts';
@@ -29,9 +29,8 @@ import {
   type ContractTerms,
   type CustomerTerms,
 } from './mapping.ts';
-
-// biome-ignore lint/suspicious/noExplicitAny: platform payloads are untyped JSON
-type Json = any;
+import { chargebeeObjects, isChargebeeCustomer, stripeObjects } from './payloads.ts';
+import { isJsonObject } from '../signed-webhooks/payload.ts';
 
 /** Failures before an object's events are dead (they stay pending, retried by the next run, until then). */
 export const MAX_APPLY_ATTEMPTS = 5;
@@ -44,13 +43,24 @@ interface Snapshot {
   type: string;
   occurred_at: number;
   object_version: number;
-  body: Json;
+  /** The event as stored: checked against its kind's schema where it is read. */
+  body: unknown;
 }
 
 type Connector = Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>;
 
-const objectOf = (connector: Connector, snapshot: Snapshot, kind: 'customer' | 'subscription' | 'invoice'): Json =>
-  connector.platform === 'stripe' ? snapshot.body?.data?.object : snapshot.body?.content?.[kind];
+/** The object a stored event is a snapshot of, not yet checked against its kind. */
+function objectOf(connector: Connector, snapshot: Snapshot, kind: BillingObjectType): unknown {
+  const { body } = snapshot;
+  if (!isJsonObject(body)) return null;
+  const holder = connector.platform === 'stripe' ? body.data : body.content;
+  return isJsonObject(holder) ? holder[connector.platform === 'stripe' ? 'object' : kind] : null;
+}
+
+const customerTerms = (connector: Connector, object: unknown, occurredAt: number) =>
+  connector.platform === 'stripe'
+    ? stripeCustomer(stripeObjects.customer(object), occurredAt)
+    : chargebeeCustomer(chargebeeObjects.customer(object), occurredAt);
 
 async function snapshotsOf(db: Db, connector: Connector, kind: string, objectId: string): Promise<Snapshot[]> {
   return rowsOf<Snapshot>(
@@ -70,9 +80,7 @@ async function customerTermsOf(db: Db, connector: Connector, customerId: string)
     if (!best || version > best.version || (version === best.version && key > best.key)) best = { version, key, terms };
   };
   for (const snapshot of own) {
-    const object = objectOf(connector, snapshot, 'customer');
-    const terms =
-      connector.platform === 'stripe' ? stripeCustomer(object, snapshot.occurred_at) : chargebeeCustomer(object, snapshot.occurred_at);
+    const terms = customerTerms(connector, objectOf(connector, snapshot, 'customer'), snapshot.occurred_at);
     // A Stripe customer.deleted carries the last customer object, not marked deleted.
     if (snapshot.type === 'customer.deleted' || snapshot.type === 'customer_deleted') {
       terms.deleted = true;
@@ -81,15 +89,18 @@ async function customerTermsOf(db: Db, connector: Connector, customerId: string)
     consider(snapshot.object_version, snapshot.event_id, terms);
   }
   if (connector.platform === 'chargebee') {
-    const carried = rowsOf<{ event_id: string; occurred_at: number; customer: Json }>(
+    const carried = rowsOf<{ event_id: string; occurred_at: number; customer: unknown }>(
       await db.execute(sql`
         select event_id, extract(epoch from occurred_at)::bigint::int as occurred_at, body->'content'->'customer' as customer
         from billing_events
         where connector_id = ${connector.id} and customer_ref = ${customerId} and object_type <> 'customer'
           and state in ('pending', 'applied') and body->'content'->'customer' is not null`),
     );
-    for (const row of carried)
-      consider(Number(row.customer?.resource_version) || 0, row.event_id, chargebeeCustomer(row.customer, row.occurred_at));
+    for (const row of carried) {
+      // A copy that is not a customer's shape is left out: the subscription it came with still applies.
+      if (!isChargebeeCustomer(row.customer)) continue;
+      consider(row.customer.resource_version ?? 0, row.event_id, chargebeeCustomer(row.customer, row.occurred_at));
+    }
   }
   return (best as { terms: CustomerTerms } | null)?.terms ?? null;
 }
@@ -350,7 +361,10 @@ async function applySubscription(db: Db, connector: Connector, subscriptionId: s
   const mapped = snapshots.map((snapshot) => {
     const object = objectOf(connector, snapshot, 'subscription');
     return {
-      terms: connector.platform === 'stripe' ? stripeSubscription(object) : chargebeeSubscription(object, snapshot.occurred_at),
+      terms:
+        connector.platform === 'stripe'
+          ? stripeSubscription(stripeObjects.subscription(object))
+          : chargebeeSubscription(chargebeeObjects.subscription(object), snapshot.occurred_at),
       occurredAt: snapshot.occurred_at,
     };
   });
@@ -376,7 +390,8 @@ async function applyInvoice(db: Db, connector: Connector, invoiceId: string): Pr
   const newest = snapshots[snapshots.length - 1];
   if (!newest) return;
   const object = objectOf(connector, newest, 'invoice');
-  const terms = connector.platform === 'stripe' ? stripeInvoice(object) : chargebeeInvoice(object);
+  const terms =
+    connector.platform === 'stripe' ? stripeInvoice(stripeObjects.invoice(object)) : chargebeeInvoice(chargebeeObjects.invoice(object));
   if (newest.type === 'invoice.deleted' || newest.type === 'invoice_deleted') {
     // A deleted draft never was an invoice: a tombstone if we had it, nothing otherwise.
     await db.execute(
