@@ -106,7 +106,10 @@ export function syncEventOf(
       event: { id, object: 'event', type, created: readAt, livemode: livemode ?? object.livemode === true, data: { object } },
     };
   }
-  return { platform, event: { id, object: 'event', event_type: `${objectType}_changed`, occurred_at: readAt, content: { [objectType]: object } } };
+  return {
+    platform,
+    event: { id, object: 'event', event_type: `${objectType}_changed`, occurred_at: readAt, content: { [objectType]: object } },
+  };
 }
 
 export interface StoredBillingEvent {
@@ -122,7 +125,8 @@ export async function storeBillingEvent(
   db: Db,
   args: { connector: Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>; body: BillingEventBody; source: 'webhook' | 'sync' },
 ): Promise<StoredBillingEvent> {
-  if (args.body.platform !== args.connector.platform) throw new Error(`a ${args.body.platform} event for a ${args.connector.platform} connector`);
+  if (args.body.platform !== args.connector.platform)
+    throw new Error(`a ${args.body.platform} event for a ${args.connector.platform} connector`);
   const event = classifyEvent(args.connector, args.body);
   const state: BillingEventState = event.ignored ? 'ignored' : 'pending';
   const id = `bev_${randomBase62(20)}`;

@@ -5,7 +5,7 @@
 import type { BillingInterval, ContractStatus } from '../../db/schema/index.ts';
 import {
   idOf,
-  type   ChargebeeCustomer,
+  type ChargebeeCustomer,
   type ChargebeeInvoice,
   type ChargebeeSubscription,
   type StripeCustomer,

@@ -62,7 +62,10 @@ const StripeItem = t.Object(
 );
 const StripeCoupon = t.Object({ duration: maybe(text), percent_off: maybe(count), amount_off: maybe(count) }, open);
 const StripeDiscount = t.Object(
-  { coupon: maybe(t.Union([t.String(), StripeCoupon])), source: maybe(t.Object({ coupon: maybe(t.Union([t.String(), StripeCoupon])) }, open)) },
+  {
+    coupon: maybe(t.Union([t.String(), StripeCoupon])),
+    source: maybe(t.Object({ coupon: maybe(t.Union([t.String(), StripeCoupon])) }, open)),
+  },
   open,
 );
 
@@ -106,10 +109,7 @@ const StripeLine = t.Object(
     subscription: maybe(reference),
     period: maybe(t.Object({ start: count, end: count }, open)),
     parent: maybe(
-      t.Object(
-        { subscription_item_details: maybe(t.Object({ subscription: maybe(reference), proration: maybe(flag) }, open)) },
-        open,
-      ),
+      t.Object({ subscription_item_details: maybe(t.Object({ subscription: maybe(reference), proration: maybe(flag) }, open)) }, open),
     ),
   },
   open,
@@ -318,7 +318,11 @@ export function objectTypeOf(platform: BillingPlatform, type: string): BillingOb
 
 /** An expandable reference's id (the id itself, or the expanded object's). */
 export const idOf = (value: unknown): string | null =>
-  typeof value === 'string' && value !== '' ? value : isJsonObject(value) && typeof value.id === 'string' && value.id !== '' ? value.id : null;
+  typeof value === 'string' && value !== ''
+    ? value
+    : isJsonObject(value) && typeof value.id === 'string' && value.id !== ''
+      ? value.id
+      : null;
 
 /** The object a stored or received event carries, untyped until checked against its kind. */
 export function eventObject(body: BillingEventBody, kind: BillingObjectType): unknown {
