@@ -123,7 +123,15 @@ export interface StoredBillingEvent {
  * in the same transaction: an event acknowledged is an event that will be applied. */
 export async function storeBillingEvent(
   db: Db,
-  args: { connector: Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>; body: BillingEventBody; source: 'webhook' | 'sync' },
+  args: {
+    connector: Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>;
+    body: BillingEventBody;
+    source: 'webhook' | 'sync';
+    /** Where Stripe's API is, for the apply job's re-reads of ties. */
+    stripeApiBase?: string;
+    /** False: the caller queues `billing.apply` once for many events (a backfill's page). */
+    queueApply?: boolean;
+  },
 ): Promise<StoredBillingEvent> {
   if (args.body.platform !== args.connector.platform)
     throw new Error(`a ${args.body.platform} event for a ${args.connector.platform} connector`);
@@ -141,7 +149,7 @@ export async function storeBillingEvent(
       returning id`),
   );
   if (inserted[0]) {
-    if (state === 'pending') await queueBillingApply(db, args.connector);
+    if (state === 'pending' && args.queueApply !== false) await queueBillingApply(db, args.connector, args.stripeApiBase);
     return { id, created: true, state };
   }
   const [existing] = rowsOf<{ id: string; state: BillingEventState }>(

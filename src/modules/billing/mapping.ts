@@ -312,3 +312,64 @@ export function chargebeeInvoice(object: ChargebeeInvoice): InvoiceTerms {
     paidAt: paidAt !== null ? isoOf(paidAt) : null,
   };
 }
+
+// ------------------------------------------------------------------------------ Billed amounts (history)
+
+/** What an invoice billed a subscription for one period: the amount and seats of its regular lines. */
+export interface BilledPeriod {
+  /** The period's first day. */
+  day: string;
+  amount: number;
+  seats: number | null;
+}
+
+const BILLED_STATUSES = new Set(['open', 'paid', 'uncollectible']);
+
+/** Sums lines by the day their period starts. */
+function byPeriodStart(lines: { start: number; amount: number; quantity: number | null }[]): BilledPeriod[] {
+  const days = new Map<string, BilledPeriod>();
+  for (const line of lines) {
+    const day = dayOf(line.start);
+    const period = days.get(day) ?? { day, amount: 0, seats: null };
+    period.amount += line.amount;
+    if (line.quantity !== null) period.seats = (period.seats ?? 0) + line.quantity;
+    days.set(day, period);
+  }
+  return [...days.values()];
+}
+
+/** A Stripe invoice's regular lines of `subscriptionId` (prorations, invoice items and drafts or
+ * voided invoices left out): `parent.subscription_item_details` from 2025-03-31, `type:
+ * subscription` with `subscription` before. Amounts exclude tax and discounts, as the lines do. */
+export function stripeBilledPeriods(invoice: StripeInvoice, subscriptionId: string): BilledPeriod[] {
+  if (!BILLED_STATUSES.has(invoice.status ?? '')) return [];
+  const lines = (invoice.lines?.data ?? []).flatMap((line) => {
+    const details = line.parent?.subscription_item_details;
+    const subscription = details ? idOf(details.subscription) : line.type === 'subscription' ? idOf(line.subscription) : null;
+    const proration = details ? details.proration === true : line.proration === true;
+    const amount = num(line.amount);
+    const start = num(line.period?.start);
+    if (subscription !== subscriptionId || proration || amount === null || start === null) return [];
+    return [{ start, amount, quantity: num(line.quantity) }];
+  });
+  return byPeriodStart(lines);
+}
+
+/** Chargebee marks no line as a proration: a line counts when it covers a whole month or more
+ * (27 days at least), so the prorated charges of a mid-period change are left out. */
+const MIN_PERIOD_SECONDS = 27 * 86400;
+
+export function chargebeeBilledPeriods(invoice: ChargebeeInvoice, subscriptionId: string): BilledPeriod[] {
+  if (!BILLED_STATUSES.has(CHARGEBEE_INVOICE_STATUS[String(invoice.status)] ?? 'open')) return [];
+  const lines = (invoice.line_items ?? []).flatMap((line) => {
+    const subscription = str(line.subscription_id) ?? str(invoice.subscription_id);
+    const start = num(line.date_from);
+    const end = num(line.date_to);
+    const amount = num(line.amount);
+    const recurring = line.entity_type === undefined || line.entity_type === null || /plan|addon/.test(line.entity_type);
+    if (subscription !== subscriptionId || !recurring || start === null || end === null || amount === null) return [];
+    if (end - start < MIN_PERIOD_SECONDS) return [];
+    return [{ start, amount, quantity: num(line.quantity) }];
+  });
+  return byPeriodStart(lines);
+}

@@ -104,6 +104,7 @@ export type StripeDiscount = Static<typeof StripeDiscount>;
 const StripeLine = t.Object(
   {
     amount: maybe(count),
+    quantity: maybe(count),
     type: maybe(text),
     proration: maybe(flag),
     subscription: maybe(reference),
@@ -213,6 +214,7 @@ const ChargebeeLine = t.Object(
     date_from: maybe(count),
     date_to: maybe(count),
     amount: maybe(count),
+    quantity: maybe(count),
   },
   open,
 );

@@ -79,6 +79,8 @@ export interface PageArgs {
   readAt: number;
   requests: number;
   rateLimited: number;
+  /** Where Stripe's API is, for the apply job's re-reads of ties. */
+  stripeApiBase?: string;
 }
 
 /** Stores one page's objects as sync events and moves the sync past it, in one transaction. */
@@ -93,12 +95,15 @@ export async function storeSyncPage(db: Db, args: PageArgs): Promise<{ stored: n
     throw new AppError('conflict', `billing sync ${args.syncId} moved on without this run (another run is doing it)`);
   let stored = 0;
   let unchanged = 0;
+  let queued = false;
   for (const object of args.objects) {
     const livemode = typeof object.livemode === 'boolean' ? object.livemode : connector.mode === 'live';
     const body = syncEventOf(connector.platform, args.objectType, object, args.readAt, livemode);
-    const result = await storeBillingEvent(db, { connector, body, source: 'sync' });
+    // One apply queued for the page (by its first event to apply), not a deduplicated one per object.
+    const result = await storeBillingEvent(db, { connector, body, source: 'sync', stripeApiBase: args.stripeApiBase, queueApply: !queued });
     if (result.created) stored++;
     else unchanged++;
+    if (result.created && result.state === 'pending') queued = true;
   }
   const key = `${args.objectType}s`;
   const [sync] = await db
@@ -247,6 +252,7 @@ export async function runBackfill(options: BackfillOptions): Promise<BillingSync
         nextPhase,
         nextCursor: page.nextCursor,
         readAt: Math.floor(Date.now() / 1000),
+        stripeApiBase: options.settings.stripeApiBase,
         ...counters,
       }));
       options.onPage?.(sync);

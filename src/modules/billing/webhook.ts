@@ -48,7 +48,10 @@ export const BILLING_WEBHOOK_ROUTE = {
 export interface BillingWebhookDeps {
   database: Database;
   states: RequestStates;
-  config: Pick<Config, 'billingToleranceS' | 'secretKey' | 'publicUrl' | 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  config: Pick<
+    Config,
+    'billingToleranceS' | 'stripeApiBase' | 'secretKey' | 'publicUrl' | 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'
+  >;
   budgets: WebhookBudgets;
   clock?: () => number;
   /** After a commit that queued the apply job: the job loop looks at once. */
@@ -94,7 +97,9 @@ export function billingWebhookModule(deps: BillingWebhookDeps) {
       },
       async handle(body, { identified: connector }) {
         if (!connector) throw new Error('the billing webhook stores only deliveries of a known connector');
-        const stored = await transaction(db, (tx) => storeBillingEvent(tx, { connector, body, source: 'webhook' }));
+        const stored = await transaction(db, (tx) =>
+          storeBillingEvent(tx, { connector, body, source: 'webhook', stripeApiBase: deps.config.stripeApiBase }),
+        );
         if (stored.created && stored.state === 'pending') deps.wakeJobs?.();
         const status = !stored.created ? 'duplicate' : stored.state === 'ignored' ? 'ignored' : 'received';
         return { body: JSON.stringify({ ok: true, status, event_id: body.event.id }) };
