@@ -39,6 +39,7 @@ import {
 } from './modules/webhooks/index.ts';
 import { CONNECTOR_ROUTES, connectorsModule } from './modules/tickets/connectors/index.ts';
 import { BILLING_ROUTES, billingModule } from './modules/billing/index.ts';
+import { BILLING_WEBHOOK_ROUTE, billingWebhookModule } from './modules/billing/webhook.ts';
 import { TICKET_ROUTES, ticketsModule } from './modules/tickets/api/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/tickets/import/index.ts';
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
@@ -118,6 +119,7 @@ const DECLARED_ROUTES: readonly RouteDeclaration[] = [
   { receive: TICKET_WEBHOOK_ROUTE },
   { teamChat: TEAM_CHAT_ROUTE },
   { workspaceChat: WORKSPACE_CHAT_ROUTE },
+  { billingWebhook: BILLING_WEBHOOK_ROUTE },
   DOCS_ROUTES,
   CONSOLE_ROUTES,
   METRICS_ROUTES,
@@ -193,7 +195,17 @@ function createRoutes(
         wakeJobs: deps.wakeJobs,
       }),
     )
-    .use(messagingModule({ database: deps.database, states, config: deps.config, budgets: shared.budgets, wakeJobs: deps.wakeJobs }));
+    .use(messagingModule({ database: deps.database, states, config: deps.config, budgets: shared.budgets, wakeJobs: deps.wakeJobs }))
+    .use(
+      billingWebhookModule({
+        database: deps.database,
+        states,
+        config: deps.config,
+        budgets: shared.budgets,
+        clock: deps.clock,
+        wakeJobs: deps.wakeJobs,
+      }),
+    );
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();
   for (const module of deps.modules ?? []) {

@@ -137,7 +137,7 @@ export async function billingCommand(argv: string[]) {
         });
         let applied = { applied: 0, failed: 0, dead: 0, remaining: 0 };
         for (;;) {
-          const run = await s.runner.run('billing.apply', { connectorId: connector.id });
+          const run = await s.runner.run('billing.apply', { connectorId: connector.id, stripeApiBase: config.stripeApiBase });
           applied = { ...run, applied: applied.applied + run.applied, dead: applied.dead + run.dead };
           if (run.remaining === 0 || run.applied === 0) break;
         }

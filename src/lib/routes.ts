@@ -28,7 +28,7 @@ export type Access =
 export type Who = 'session' | 'admin-session' | 'admin';
 
 /** How a platform route proves its sender (the OpenAPI document's security scheme of it). */
-export type PlatformVerifier = 'connector' | 'slack' | 'google-chat' | 'whatsapp';
+export type PlatformVerifier = 'connector' | 'slack' | 'google-chat' | 'whatsapp' | 'billing';
 
 /** A named body limit (config). `none`: the route reads no body; a declared length is still held
  * to the API limit, as for every request. */

@@ -1,5 +1,5 @@
 // A fake Stripe API and a fake Chargebee API for the billing backfill: their list endpoints
-// (customers, subscriptions, invoices) over objects in the platforms' shapes (made from the fixtures
+// (customers, subscriptions, invoices; Stripe's retrieve of one too) over objects in the platforms' shapes (made from the fixtures
 // in test/fixtures/billing/), with their paging (Stripe: newest first, `starting_after`; Chargebee:
 // an opaque `next_offset`), their authentication, and a 429 on the requests a test names. Started
 // on port 0 by the tests.
@@ -63,6 +63,12 @@ export function startFakeStripe(options: FakeOptions): FakeBillingApi {
     (url, request) => {
       if (request.headers.get('authorization') !== `Bearer ${options.apiKey}`)
         return json({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }, 401);
+      // Retrieve one object: GET /v1/{customers|subscriptions|invoices}/:id.
+      const one = /^(\/v1\/(?:customers|subscriptions|invoices))\/([^/]+)$/.exec(url.pathname);
+      if (one) {
+        const found = lists[one[1]!]?.find((object) => object.id === decodeURIComponent(one[2]!));
+        return found ? json(found) : json({ error: { type: 'invalid_request_error', message: `No such object: '${one[2]}'` } }, 404);
+      }
       const all = lists[url.pathname];
       if (!all) return json({ error: { type: 'invalid_request_error', message: 'Unrecognized request URL' } }, 404);
       if (url.pathname === '/v1/subscriptions' && url.searchParams.get('status') !== 'all')

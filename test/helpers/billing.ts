@@ -6,6 +6,7 @@ import { queryText, type Db } from '../../src/db/client.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { createBillingConnector, newBillingConnectorId } from '../../src/modules/billing/connectors.ts';
 import { storeBillingEvent } from '../../src/modules/billing/events.ts';
+import { checkBillingEvent } from '../../src/modules/billing/payloads.ts';
 import { BILLING_JOB_KINDS } from '../../src/modules/billing/jobs.ts';
 import type { BillingConnector } from '../../src/db/schema/index.ts';
 import { drainJobs } from './jobs.ts';
@@ -63,8 +64,11 @@ export async function makeBillingConnector(
   );
 }
 
+/** Stores `body` as the webhook route does: checked against its platform's schema first. */
 export const storeEvent = (db: Db, connector: BillingConnector, body: unknown) =>
-  db.transaction((tx) => storeBillingEvent(tx as unknown as Db, { connector, body, source: 'webhook' }));
+  db.transaction((tx) =>
+    storeBillingEvent(tx as unknown as Db, { connector, body: checkBillingEvent(connector.platform, body), source: 'webhook' }),
+  );
 
 export const applyAll = (db: Db) =>
   drainJobs(

@@ -4,6 +4,7 @@
 // pending and looks again in half a minute, until they are dead.
 import { t } from 'elysia';
 import type { Db } from '../../db/client.ts';
+import { actionSettings } from '../agent-actions/settings.ts';
 import { applyPendingEvents } from './apply.ts';
 import { defineJobKind, enqueueJob } from './queue.ts';
 
@@ -11,10 +12,17 @@ const RETRY_FAILED_AFTER_SECONDS = 30;
 
 export const billingApplyJob = defineJobKind({
   kind: 'billing.apply',
-  payload: t.Object({ connectorId: t.String({ minLength: 1, maxLength: 100 }) }),
+  // The server that queued it says where Stripe's API is, for re-reading ties (apply.ts).
+  payload: t.Object({
+    connectorId: t.String({ minLength: 1, maxLength: 100 }),
+    stripeApiBase: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
+  }),
   retry: { maxAttempts: 5 },
   perform: async (db, payload, job) => {
-    const report = await applyPendingEvents(db, payload.connectorId);
+    const report = await applyPendingEvents(db, payload.connectorId, {
+      stripeApiBase: payload.stripeApiBase,
+      secretKey: actionSettings().secretKey,
+    });
     if (report.remaining > 0) {
       await enqueueJob(db, billingApplyJob, payload, {
         orgId: job.orgId,
@@ -27,5 +35,10 @@ export const billingApplyJob = defineJobKind({
 });
 
 /** Queues the connector's apply run (one queued at a time), in `db`'s transaction. */
-export const queueBillingApply = (db: Db, connector: { id: string; orgId: string }) =>
-  enqueueJob(db, billingApplyJob, { connectorId: connector.id }, { orgId: connector.orgId, dedupeKey: connector.id });
+export const queueBillingApply = (db: Db, connector: { id: string; orgId: string }, stripeApiBase?: string) =>
+  enqueueJob(
+    db,
+    billingApplyJob,
+    { connectorId: connector.id, ...(stripeApiBase ? { stripeApiBase } : {}) },
+    { orgId: connector.orgId, dedupeKey: connector.id },
+  );

@@ -13,25 +13,28 @@
 import { transaction } from '../../db/transaction.ts';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import type { BillingConnector } from '../../db/schema/index.ts';
+import type { BillingConnector, BillingObjectType } from '../../db/schema/index.ts';
 import { AppError, messageOf } from '../../lib/errors.ts';
+import { openSecret } from '../../lib/secret-box.ts';
 import { writeContracts } from '../contracts/service.ts';
 import { writeCustomers } from '../customers/service.ts';
 import { writeInvoices } from '../invoices/service.ts';
 import {
+  type BilledPeriod,
+  chargebeeBilledPeriods,
   chargebeeCustomer,
   chargebeeInvoice,
   chargebeeSubscription,
   dayOf,
+  stripeBilledPeriods,
   stripeCustomer,
   stripeInvoice,
   stripeSubscription,
   type ContractTerms,
   type CustomerTerms,
 } from './mapping.ts';
-
-// biome-ignore lint/suspicious/noExplicitAny: platform payloads are untyped JSON
-type Json = any;
+import { chargebeeObjects, isChargebeeCustomer, stripeObjects } from './payloads.ts';
+import { isJsonObject } from '../signed-webhooks/payload.ts';
 
 /** Failures before an object's events are dead (they stay pending, retried by the next run, until then). */
 export const MAX_APPLY_ATTEMPTS = 5;
@@ -44,15 +47,28 @@ interface Snapshot {
   type: string;
   occurred_at: number;
   object_version: number;
-  body: Json;
+  /** The event as stored: checked against its kind's schema where it is read. */
+  body: unknown;
 }
 
-type Connector = Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>;
+/** Reads an object as the platform has it now (null: it could not be read). */
+export type Reread = (kind: BillingObjectType, objectId: string) => Promise<unknown | null>;
 
-const objectOf = (connector: Connector, snapshot: Snapshot, kind: 'customer' | 'subscription' | 'invoice'): Json =>
-  connector.platform === 'stripe' ? snapshot.body?.data?.object : snapshot.body?.content?.[kind];
+type Connector = Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'> & { reread: Reread | null };
 
-async function snapshotsOf(db: Db, connector: Connector, kind: string, objectId: string): Promise<Snapshot[]> {
+/** The object a stored event is a snapshot of, not yet checked against its kind. */
+function objectOf(connector: Connector, body: unknown, kind: BillingObjectType): unknown {
+  if (!isJsonObject(body)) return null;
+  const holder = connector.platform === 'stripe' ? body.data : body.content;
+  return isJsonObject(holder) ? holder[connector.platform === 'stripe' ? 'object' : kind] : null;
+}
+
+const customerTerms = (connector: Connector, object: unknown, occurredAt: number) =>
+  connector.platform === 'stripe'
+    ? stripeCustomer(stripeObjects.customer(object), occurredAt)
+    : chargebeeCustomer(chargebeeObjects.customer(object), occurredAt);
+
+async function storedSnapshotsOf(db: Db, connector: Connector, kind: string, objectId: string): Promise<Snapshot[]> {
   return rowsOf<Snapshot>(
     await db.execute(sql`
       select event_id, type, extract(epoch from occurred_at)::bigint::int as occurred_at, object_version, body
@@ -60,6 +76,47 @@ async function snapshotsOf(db: Db, connector: Connector, kind: string, objectId:
       where connector_id = ${connector.id} and object_type = ${kind} and object_id = ${objectId} and state in ('pending', 'applied')
       order by object_version, event_id`),
   ).map((row) => ({ ...row, object_version: Number(row.object_version) }));
+}
+
+/** What a snapshot says of its object, as our records would hold it: two snapshots that say the same are one state. */
+function termsOf(connector: Connector, kind: BillingObjectType, object: unknown, occurredAt: number): string {
+  if (kind === 'customer') return JSON.stringify(customerTerms(connector, object, occurredAt));
+  if (kind === 'subscription')
+    return connector.platform === 'stripe'
+      ? termsKey(stripeSubscription(stripeObjects.subscription(object)))
+      : termsKey(chargebeeSubscription(chargebeeObjects.subscription(object), occurredAt));
+  return JSON.stringify(
+    connector.platform === 'stripe' ? stripeInvoice(stripeObjects.invoice(object)) : chargebeeInvoice(chargebeeObjects.invoice(object)),
+  );
+}
+
+/**
+ * The object's snapshots in the platform's order. Stripe's `created` is in seconds: when the newest
+ * second holds snapshots that say different things and the connector can read Stripe's API, the
+ * object as Stripe has it now says which of them came last (it is moved to the end); when the API
+ * is not reachable, or the object has moved on since, the lifecycle order and the event id decide.
+ * Only the newest second is asked about: within a day only the last state of the day is kept.
+ */
+async function snapshotsOf(db: Db, connector: Connector, kind: BillingObjectType, objectId: string): Promise<Snapshot[]> {
+  const snapshots = await storedSnapshotsOf(db, connector, kind, objectId);
+  const reread = connector.reread;
+  const newest = snapshots[snapshots.length - 1];
+  if (!reread || !newest) return snapshots;
+  const tied = snapshots.filter((snapshot) => snapshot.occurred_at === newest.occurred_at);
+  const said = tied.map((snapshot) => termsOf(connector, kind, objectOf(connector, snapshot.body, kind), snapshot.occurred_at));
+  if (new Set(said).size < 2) return snapshots;
+  const current = await reread(kind, objectId);
+  if (current === null) return snapshots;
+  let now: string;
+  try {
+    now = termsOf(connector, kind, current, newest.occurred_at);
+  } catch {
+    return snapshots; // not the object's shape: the lifecycle order decides
+  }
+  const last = said.lastIndexOf(now);
+  if (last < 0) return snapshots;
+  const winner = tied[last]!;
+  return [...snapshots.filter((snapshot) => snapshot !== winner), winner];
 }
 
 /** The customer's newest snapshot: its own events, and for Chargebee the copy every subscription event carries. */
@@ -70,9 +127,7 @@ async function customerTermsOf(db: Db, connector: Connector, customerId: string)
     if (!best || version > best.version || (version === best.version && key > best.key)) best = { version, key, terms };
   };
   for (const snapshot of own) {
-    const object = objectOf(connector, snapshot, 'customer');
-    const terms =
-      connector.platform === 'stripe' ? stripeCustomer(object, snapshot.occurred_at) : chargebeeCustomer(object, snapshot.occurred_at);
+    const terms = customerTerms(connector, objectOf(connector, snapshot.body, 'customer'), snapshot.occurred_at);
     // A Stripe customer.deleted carries the last customer object, not marked deleted.
     if (snapshot.type === 'customer.deleted' || snapshot.type === 'customer_deleted') {
       terms.deleted = true;
@@ -81,15 +136,18 @@ async function customerTermsOf(db: Db, connector: Connector, customerId: string)
     consider(snapshot.object_version, snapshot.event_id, terms);
   }
   if (connector.platform === 'chargebee') {
-    const carried = rowsOf<{ event_id: string; occurred_at: number; customer: Json }>(
+    const carried = rowsOf<{ event_id: string; occurred_at: number; customer: unknown }>(
       await db.execute(sql`
         select event_id, extract(epoch from occurred_at)::bigint::int as occurred_at, body->'content'->'customer' as customer
         from billing_events
         where connector_id = ${connector.id} and customer_ref = ${customerId} and object_type <> 'customer'
           and state in ('pending', 'applied') and body->'content'->'customer' is not null`),
     );
-    for (const row of carried)
-      consider(Number(row.customer?.resource_version) || 0, row.event_id, chargebeeCustomer(row.customer, row.occurred_at));
+    for (const row of carried) {
+      // A copy that is not a customer's shape is left out: the subscription it came with still applies.
+      if (!isChargebeeCustomer(row.customer)) continue;
+      consider(row.customer.resource_version ?? 0, row.event_id, chargebeeCustomer(row.customer, row.occurred_at));
+    }
   }
   return (best as { terms: CustomerTerms } | null)?.terms ?? null;
 }
@@ -220,6 +278,52 @@ function renewedThrough(entries: TimelineEntry[]): TimelineEntry[] {
   return entries.filter((entry, i) => i === 0 || termsKey(entry.terms) !== termsKey(entries[i - 1]!.terms));
 }
 
+/**
+ * The days before the first snapshot (`observedFrom`) hold what the first snapshot inferred of them
+ * (its terms from the start); the invoices tell better: from each billed period's start, the
+ * amount (and seats) billed for it. Days a snapshot observed keep what it said.
+ */
+export function withBilledAmounts(entries: TimelineEntry[], billed: BilledPeriod[], observedFrom: string): TimelineEntry[] {
+  const inferred = entries.filter((entry) => entry.day < observedFrom);
+  const first = inferred[0];
+  if (!first) return entries;
+  const points = billed.filter((period) => period.day >= first.day && period.day < observedFrom).sort((a, b) => (a.day < b.day ? -1 : 1));
+  if (points.length === 0) return entries;
+  const days = [...new Set([...inferred.map((entry) => entry.day), ...points.map((period) => period.day)])].sort();
+  const rebuilt: TimelineEntry[] = [];
+  for (const day of days) {
+    let holding = first;
+    for (const entry of inferred) if (entry.day <= day) holding = entry;
+    let point: BilledPeriod | undefined;
+    for (const period of points) if (period.day <= day) point = period;
+    const terms = point ? { ...holding.terms, amount: point.amount, seats: point.seats ?? holding.terms.seats } : holding.terms;
+    rebuilt.push({ day, terms });
+  }
+  const all = [...rebuilt, ...entries.filter((entry) => entry.day >= observedFrom)];
+  return all.filter((entry, i) => i === 0 || termsKey(entry.terms) !== termsKey(all[i - 1]!.terms));
+}
+
+/** Every period the subscription's invoices billed, each invoice as its newest snapshot says. */
+async function billedPeriodsOf(db: Db, connector: Connector, subscriptionId: string): Promise<BilledPeriod[]> {
+  const invoices = rowsOf<{ body: unknown }>(
+    await db.execute(sql`
+      select distinct on (object_id) body from billing_events
+      where connector_id = ${connector.id} and object_type = 'invoice' and subscription_ref = ${subscriptionId}
+        and state in ('pending', 'applied')
+      order by object_id, object_version desc, event_id desc`),
+  );
+  return invoices.flatMap(({ body }) => {
+    const object = objectOf(connector, body, 'invoice');
+    try {
+      return connector.platform === 'stripe'
+        ? stripeBilledPeriods(stripeObjects.invoice(object), subscriptionId)
+        : chargebeeBilledPeriods(chargebeeObjects.invoice(object), subscriptionId);
+    } catch {
+      return []; // an invoice off its schema fails on its own apply; the history goes without it
+    }
+  });
+}
+
 interface RevisionRow {
   revision: number;
   valid_from: string;
@@ -348,13 +452,18 @@ async function appendRevision(db: Db, contractId: string, day: string): Promise<
 async function applySubscription(db: Db, connector: Connector, subscriptionId: string): Promise<string | null> {
   const snapshots = await snapshotsOf(db, connector, 'subscription', subscriptionId);
   const mapped = snapshots.map((snapshot) => {
-    const object = objectOf(connector, snapshot, 'subscription');
+    const object = objectOf(connector, snapshot.body, 'subscription');
     return {
-      terms: connector.platform === 'stripe' ? stripeSubscription(object) : chargebeeSubscription(object, snapshot.occurred_at),
+      terms:
+        connector.platform === 'stripe'
+          ? stripeSubscription(stripeObjects.subscription(object))
+          : chargebeeSubscription(chargebeeObjects.subscription(object), snapshot.occurred_at),
       occurredAt: snapshot.occurred_at,
     };
   });
-  const timeline = timelineOf(mapped);
+  const firstSeen = mapped[0];
+  if (!firstSeen) return null;
+  const timeline = withBilledAmounts(timelineOf(mapped), await billedPeriodsOf(db, connector, subscriptionId), dayOf(firstSeen.occurredAt));
   const last = timeline[timeline.length - 1];
   if (!last) return null;
   const customer = await applyCustomer(db, connector, last.terms.customerExternalId, last.terms.currency || null);
@@ -375,8 +484,9 @@ async function applyInvoice(db: Db, connector: Connector, invoiceId: string): Pr
   const snapshots = await snapshotsOf(db, connector, 'invoice', invoiceId);
   const newest = snapshots[snapshots.length - 1];
   if (!newest) return;
-  const object = objectOf(connector, newest, 'invoice');
-  const terms = connector.platform === 'stripe' ? stripeInvoice(object) : chargebeeInvoice(object);
+  const object = objectOf(connector, newest.body, 'invoice');
+  const terms =
+    connector.platform === 'stripe' ? stripeInvoice(stripeObjects.invoice(object)) : chargebeeInvoice(chargebeeObjects.invoice(object));
   if (newest.type === 'invoice.deleted' || newest.type === 'invoice_deleted') {
     // A deleted draft never was an invoice: a tombstone if we had it, nothing otherwise.
     await db.execute(
@@ -414,6 +524,40 @@ async function applyInvoice(db: Db, connector: Connector, invoiceId: string): Pr
   if (outcome!.outcome === 'rejected') throw outcome!.error;
 }
 
+export interface ApplyOptions {
+  /** Events a run applies at most. */
+  limit?: number;
+  /** Where Stripe's API is, and the key that opens the connector's API key: with both, ties are re-read. */
+  stripeApiBase?: string | null;
+  secretKey?: string | null;
+}
+
+/** How long a tie's re-read may hold the run (it runs inside the apply transaction). */
+const REREAD_TIMEOUT_MS = 5_000;
+
+/** Stripe's `GET /v1/{customers|subscriptions|invoices}/:id` with the connector's key, or null when
+ * the connector is not Stripe's or cannot read (no key, no SECRET_KEY, no API base). */
+function stripeReread(row: Pick<BillingConnector, 'id' | 'platform' | 'apiKeySealed'>, options: ApplyOptions): Reread | null {
+  if (row.platform !== 'stripe' || !row.apiKeySealed || !options.secretKey || !options.stripeApiBase) return null;
+  const apiKey = openSecret(row.apiKeySealed, options.secretKey, row.id);
+  const base = options.stripeApiBase.replace(/\/+$/, '');
+  return async (kind, objectId) => {
+    try {
+      const response = await fetch(`${base}/v1/${kind}s/${encodeURIComponent(objectId)}`, {
+        headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
+        signal: AbortSignal.timeout(REREAD_TIMEOUT_MS),
+      });
+      if (!response.ok) {
+        await response.arrayBuffer();
+        return null;
+      }
+      return await response.json();
+    } catch {
+      return null; // unreachable or too slow: the lifecycle order decides
+    }
+  };
+}
+
 export interface ApplyReport {
   applied: number;
   failed: number;
@@ -428,16 +572,26 @@ export interface ApplyReport {
  * (a deletion counts as churn only once nothing of the customer counts). Each object in its own
  * savepoint: one that fails leaves its events pending with the error, the others go on.
  */
-export async function applyPendingEvents(db: Db, connectorId: string, limit = 500): Promise<ApplyReport> {
-  const [connector] = rowsOf<Connector & { org_id: string }>(
-    await db.execute(sql`select id, org_id as "orgId", platform, mode from billing_connectors where id = ${connectorId}`),
+export async function applyPendingEvents(db: Db, connectorId: string, options: ApplyOptions = {}): Promise<ApplyReport> {
+  const limit = options.limit ?? 500;
+  const [row] = rowsOf<BillingConnector>(
+    await db.execute(
+      sql`select id, org_id as "orgId", platform, mode, api_key_sealed as "apiKeySealed" from billing_connectors where id = ${connectorId}`,
+    ),
   );
-  if (!connector) return { applied: 0, failed: 0, dead: 0, remaining: 0 };
+  if (!row) return { applied: 0, failed: 0, dead: 0, remaining: 0 };
+  const connector: Connector = { ...row, reread: stripeReread(row, options) };
   // One run per connector at a time (the job, a CLI's backfill): two would rebuild the same contracts.
   await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`billing.apply:${connectorId}`}))`);
-  const pending = rowsOf<{ id: string; object_type: string; object_id: string; customer_ref: string | null }>(
+  const pending = rowsOf<{
+    id: string;
+    object_type: string;
+    object_id: string;
+    customer_ref: string | null;
+    subscription_ref: string | null;
+  }>(
     await db.execute(sql`
-      select id, object_type, object_id, customer_ref from billing_events
+      select id, object_type, object_id, customer_ref, subscription_ref from billing_events
       where connector_id = ${connectorId} and state = 'pending'
       order by object_version, event_id limit ${limit}`),
   );
@@ -449,6 +603,11 @@ export async function applyPendingEvents(db: Db, connectorId: string, limit = 50
     entry.events.push(event.id);
     objects.set(key, entry);
     if (event.object_type === 'subscription' && event.customer_ref) churnChecks.add(event.customer_ref);
+    // An invoice says what its subscription billed in the past: the subscription is rebuilt too.
+    if (event.object_type === 'invoice' && event.subscription_ref) {
+      const subscription = `subscription:${event.subscription_ref}`;
+      if (!objects.has(subscription)) objects.set(subscription, { kind: 'subscription', id: event.subscription_ref, events: [] });
+    }
   }
   const order = ['customer', 'subscription', 'invoice'];
   const sorted = [...objects.values()].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.id < b.id ? -1 : 1));

@@ -5,13 +5,12 @@
 // acknowledged and never asked for again. `billing.apply` then brings the records up to date.
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import type { BillingConnector, BillingEventState, BillingObjectType } from '../../db/schema/index.ts';
+import type { BillingConnector, BillingEventState, BillingObjectType, BillingPlatform } from '../../db/schema/index.ts';
 import { randomBase62 } from '../../lib/ids.ts';
 import { sha256Hex } from '../../lib/digest.ts';
+import { isJsonObject, type JsonObject } from '../signed-webhooks/payload.ts';
 import { queueBillingApply } from './apply-job.ts';
-
-// biome-ignore lint/suspicious/noExplicitAny: platform payloads are untyped JSON
-type Json = any;
+import { type BillingEventBody, type ChargebeeEvent, idOf, objectTypeOf, STRIPE_LIFECYCLE, type StripeEvent } from './payloads.ts';
 
 export interface ClassifiedEvent {
   eventId: string;
@@ -27,49 +26,15 @@ export interface ClassifiedEvent {
   ignored: string | null;
 }
 
-// Stripe's `created` is in seconds and one action often yields several events in the same second:
-// within a second, an object's events are ordered by where their type falls in its lifecycle.
-const STRIPE_RANKS: Record<string, number> = {
-  'customer.created': 1,
-  'customer.updated': 2,
-  'customer.deleted': 9,
-  'customer.subscription.created': 1,
-  'customer.subscription.trial_will_end': 2,
-  'customer.subscription.updated': 3,
-  'customer.subscription.pending_update_applied': 3,
-  'customer.subscription.pending_update_expired': 3,
-  'customer.subscription.paused': 4,
-  'customer.subscription.resumed': 5,
-  'customer.subscription.deleted': 9,
-  'invoice.created': 1,
-  'invoice.updated': 2,
-  'invoice.finalized': 3,
-  'invoice.payment_failed': 4,
-  'invoice.overdue': 4,
-  'invoice.marked_uncollectible': 5,
-  'invoice.payment_succeeded': 6,
-  'invoice.paid': 7,
-  'invoice.voided': 8,
-  'invoice.deleted': 9,
-};
-
 const str = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
-const idOf = (value: Json): string | null => str(value) ?? str(value?.id);
 
-export function classifyStripeEvent(body: Json, mode: 'live' | 'test'): ClassifiedEvent {
-  const type = String(body?.type ?? '');
-  const object = body?.data?.object ?? {};
-  const occurredAt = Number(body?.created) || 0;
-  const rank = STRIPE_RANKS[type];
-  const objectType: BillingObjectType | null =
-    rank === undefined
-      ? null
-      : type.startsWith('customer.subscription.')
-        ? 'subscription'
-        : type.startsWith('invoice.')
-          ? 'invoice'
-          : 'customer';
-  const livemode = body?.livemode === true;
+export function classifyStripeEvent(event: StripeEvent, mode: 'live' | 'test'): ClassifiedEvent {
+  const { type } = event;
+  const object = event.data.object;
+  const occurredAt = event.created;
+  const rank = STRIPE_LIFECYCLE[type];
+  const objectType = objectTypeOf('stripe', type);
+  const livemode = event.livemode === true;
   const ignored =
     livemode !== (mode === 'live')
       ? `a ${livemode ? 'live' : 'test'}-mode event; this connector takes ${mode} mode`
@@ -78,8 +43,9 @@ export function classifyStripeEvent(body: Json, mode: 'live' | 'test'): Classifi
         : !str(object.id)
           ? 'the event has no object id'
           : null;
+  const parent = isJsonObject(object.parent) ? object.parent.subscription_details : null;
   return {
-    eventId: String(body?.id ?? ''),
+    eventId: event.id,
     type,
     objectType,
     objectId: str(object.id),
@@ -88,7 +54,7 @@ export function classifyStripeEvent(body: Json, mode: 'live' | 'test'): Classifi
       objectType === 'subscription'
         ? str(object.id)
         : objectType === 'invoice'
-          ? (idOf(object.parent?.subscription_details?.subscription) ?? idOf(object.subscription))
+          ? ((isJsonObject(parent) ? idOf(parent.subscription) : null) ?? idOf(object.subscription))
           : null,
     occurredAt,
     objectVersion: occurredAt * 1000 + (rank ?? 0),
@@ -97,22 +63,16 @@ export function classifyStripeEvent(body: Json, mode: 'live' | 'test'): Classifi
 }
 
 /** Chargebee has no live/test flag (a site is one or the other) and orders by `resource_version`. */
-export function classifyChargebeeEvent(body: Json): ClassifiedEvent {
-  const type = String(body?.event_type ?? '');
-  const content = body?.content ?? {};
-  const occurredAt = Number(body?.occurred_at) || 0;
-  const objectType: BillingObjectType | null = type.startsWith('subscription_')
-    ? 'subscription'
-    : type.startsWith('customer_')
-      ? 'customer'
-      : type.startsWith('invoice_') || type === 'payment_succeeded'
-        ? 'invoice'
-        : null;
-  const object = objectType ? content[objectType] : null;
+export function classifyChargebeeEvent(event: ChargebeeEvent): ClassifiedEvent {
+  const type = event.event_type;
+  const occurredAt = event.occurred_at;
+  const objectType = objectTypeOf('chargebee', type);
+  const found = objectType ? event.content[objectType] : null;
+  const object = isJsonObject(found) ? found : null;
   const ignored =
     objectType === null ? `type ${type || '(none)'} is not synced` : !str(object?.id) ? `the event has no ${objectType}` : null;
   return {
-    eventId: String(body?.id ?? ''),
+    eventId: event.id,
     type,
     objectType,
     objectId: str(object?.id),
@@ -124,27 +84,32 @@ export function classifyChargebeeEvent(body: Json): ClassifiedEvent {
   };
 }
 
-export const classifyEvent = (connector: Pick<BillingConnector, 'platform' | 'mode'>, body: Json) =>
-  connector.platform === 'stripe' ? classifyStripeEvent(body, connector.mode) : classifyChargebeeEvent(body);
+export const classifyEvent = (connector: Pick<BillingConnector, 'mode'>, body: BillingEventBody) =>
+  body.platform === 'stripe' ? classifyStripeEvent(body.event, connector.mode) : classifyChargebeeEvent(body.event);
 
 /** An object a backfill read, as the event it would have been: its id is the object's and the
  * digest of its content, so reading an unchanged object again stores nothing. */
 export function syncEventOf(
-  platform: 'stripe' | 'chargebee',
+  platform: BillingPlatform,
   objectType: BillingObjectType,
-  object: Json,
+  object: { id: string } & JsonObject,
   readAt: number,
   livemode?: boolean,
-) {
+): BillingEventBody {
   const digest = sha256Hex(JSON.stringify(object)).slice(0, 24);
-  const id = `sync:${String(object.id)}:${digest}`;
+  const id = `sync:${object.id}:${digest}`;
   if (platform === 'stripe') {
     const type =
       objectType === 'subscription' ? 'customer.subscription.updated' : objectType === 'invoice' ? 'invoice.updated' : 'customer.updated';
-    return { id, object: 'event', type, created: readAt, livemode: livemode ?? object.livemode === true, data: { object } };
+    return {
+      platform,
+      event: { id, object: 'event', type, created: readAt, livemode: livemode ?? object.livemode === true, data: { object } },
+    };
   }
-  const type = `${objectType}_changed`;
-  return { id, object: 'event', event_type: type, occurred_at: readAt, content: { [objectType]: object } };
+  return {
+    platform,
+    event: { id, object: 'event', event_type: `${objectType}_changed`, occurred_at: readAt, content: { [objectType]: object } },
+  };
 }
 
 export interface StoredBillingEvent {
@@ -158,10 +123,19 @@ export interface StoredBillingEvent {
  * in the same transaction: an event acknowledged is an event that will be applied. */
 export async function storeBillingEvent(
   db: Db,
-  args: { connector: Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>; body: Json; source: 'webhook' | 'sync' },
+  args: {
+    connector: Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>;
+    body: BillingEventBody;
+    source: 'webhook' | 'sync';
+    /** Where Stripe's API is, for the apply job's re-reads of ties. */
+    stripeApiBase?: string;
+    /** False: the caller queues `billing.apply` once for many events (a backfill's page). */
+    queueApply?: boolean;
+  },
 ): Promise<StoredBillingEvent> {
+  if (args.body.platform !== args.connector.platform)
+    throw new Error(`a ${args.body.platform} event for a ${args.connector.platform} connector`);
   const event = classifyEvent(args.connector, args.body);
-  if (!event.eventId) throw new Error('a billing event needs its id');
   const state: BillingEventState = event.ignored ? 'ignored' : 'pending';
   const id = `bev_${randomBase62(20)}`;
   const inserted = rowsOf<{ id: string }>(
@@ -170,12 +144,12 @@ export async function storeBillingEvent(
         occurred_at, object_version, source, body, state, detail)
       values (${id}, ${args.connector.orgId}, ${args.connector.id}, ${event.eventId}, ${event.type}, ${event.objectType}, ${event.objectId},
         ${event.customerRef}, ${event.subscriptionRef}, to_timestamp(${event.occurredAt}), ${event.objectVersion}, ${args.source},
-        ${JSON.stringify(args.body)}::jsonb, ${state}, ${event.ignored})
+        ${JSON.stringify(args.body.event)}::jsonb, ${state}, ${event.ignored})
       on conflict (connector_id, event_id) do nothing
       returning id`),
   );
   if (inserted[0]) {
-    if (state === 'pending') await queueBillingApply(db, args.connector);
+    if (state === 'pending' && args.queueApply !== false) await queueBillingApply(db, args.connector, args.stripeApiBase);
     return { id, created: true, state };
   }
   const [existing] = rowsOf<{ id: string; state: BillingEventState }>(

@@ -85,7 +85,7 @@ export interface OpenedBillingConnector {
 
 /** The port the shared signed-webhook route calls for a billing connector. */
 export interface BillingWebhookVerifier {
-  verify(request: Request, rawBody: Uint8Array, connector: OpenedBillingConnector): BillingVerdict;
+  verify(request: Pick<Request, 'headers'>, rawBody: Uint8Array, connector: OpenedBillingConnector): BillingVerdict;
 }
 
 export function billingVerifier(options: { toleranceSeconds: number; clock?: () => number }): BillingWebhookVerifier {

@@ -11,9 +11,11 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { randomBase62 } from '../../lib/ids.ts';
 import { openBillingConnector } from './connectors.ts';
 import { storeBillingEvent, syncEventOf } from './events.ts';
+import { chargebeeList, chargebeeObjects, stripeList, stripeObjects } from './payloads.ts';
+import type { JsonObject } from '../signed-webhooks/payload.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: platform payloads are untyped JSON
-type Json = any;
+/** An object as a list page gave it, checked against its kind's schema. */
+type ListedObject = { id: string } & JsonObject;
 
 export const SYNC_PHASES: BillingObjectType[] = ['customer', 'subscription', 'invoice'];
 export const PAGE_SIZE = 100;
@@ -69,7 +71,7 @@ export interface PageArgs {
   fromPhase: string;
   fromCursor: string | null;
   objectType: BillingObjectType;
-  objects: Json[];
+  objects: ListedObject[];
   /** Where the sync stands once this page is stored. */
   nextPhase: string;
   nextCursor: string | null;
@@ -77,6 +79,8 @@ export interface PageArgs {
   readAt: number;
   requests: number;
   rateLimited: number;
+  /** Where Stripe's API is, for the apply job's re-reads of ties. */
+  stripeApiBase?: string;
 }
 
 /** Stores one page's objects as sync events and moves the sync past it, in one transaction. */
@@ -91,11 +95,15 @@ export async function storeSyncPage(db: Db, args: PageArgs): Promise<{ stored: n
     throw new AppError('conflict', `billing sync ${args.syncId} moved on without this run (another run is doing it)`);
   let stored = 0;
   let unchanged = 0;
+  let queued = false;
   for (const object of args.objects) {
-    const body = syncEventOf(connector.platform, args.objectType, object, args.readAt, object?.livemode ?? connector.mode === 'live');
-    const result = await storeBillingEvent(db, { connector, body, source: 'sync' });
+    const livemode = typeof object.livemode === 'boolean' ? object.livemode : connector.mode === 'live';
+    const body = syncEventOf(connector.platform, args.objectType, object, args.readAt, livemode);
+    // One apply queued for the page (by its first event to apply), not a deduplicated one per object.
+    const result = await storeBillingEvent(db, { connector, body, source: 'sync', stripeApiBase: args.stripeApiBase, queueApply: !queued });
     if (result.created) stored++;
     else unchanged++;
+    if (result.created && result.state === 'pending') queued = true;
   }
   const key = `${args.objectType}s`;
   const [sync] = await db
@@ -156,7 +164,7 @@ function pacer(maxRps: number) {
 const MAX_RATE_LIMITED_IN_A_ROW = 8;
 
 interface PageResult {
-  objects: Json[];
+  objects: ListedObject[];
   nextCursor: string | null;
 }
 
@@ -197,14 +205,18 @@ async function fetchPage(
       const text = (await response.text()).slice(0, 300);
       throw new AppError('upstream_unavailable', `${connector.platform} answered ${response.status} to ${path}: ${text}`);
     }
-    const body = (await response.json()) as Json;
+    const body: unknown = await response.json();
+    // Each object is checked against its kind's schema: a page that is not what the platform
+    // documents fails the run with the field named, rather than writing guesses.
     if (stripe) {
-      const objects: Json[] = Array.isArray(body?.data) ? body.data : [];
+      const page = stripeList(body);
+      const objects = page.data.map((object) => stripeObjects[objectType](object));
       const last = objects[objects.length - 1];
-      return { objects, nextCursor: body?.has_more && last?.id ? String(last.id) : null };
+      return { objects, nextCursor: page.has_more && last ? last.id : null };
     }
-    const objects: Json[] = (Array.isArray(body?.list) ? body.list : []).map((entry: Json) => entry?.[objectType]).filter(Boolean);
-    return { objects, nextCursor: typeof body?.next_offset === 'string' ? body.next_offset : null };
+    const page = chargebeeList(body);
+    const objects = page.list.map((entry) => chargebeeObjects[objectType](entry[objectType]));
+    return { objects, nextCursor: page.next_offset ?? null };
   }
 }
 
@@ -240,6 +252,7 @@ export async function runBackfill(options: BackfillOptions): Promise<BillingSync
         nextPhase,
         nextCursor: page.nextCursor,
         readAt: Math.floor(Date.now() / 1000),
+        stripeApiBase: options.settings.stripeApiBase,
         ...counters,
       }));
       options.onPage?.(sync);

@@ -45,6 +45,13 @@ const PLATFORM_SCHEMES: Record<PlatformVerifier, Record<string, string>> = {
     name: 'X-Hub-Signature-256',
     description: '`sha256=` HMAC-SHA256 of the raw body with the Meta app secret.',
   },
+  billing: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Stripe-Signature',
+    description:
+      "The billing connector's proof: Stripe's `t=…,v1=…` (HMAC-SHA256 of `{t}.{raw body}` with the endpoint secret, or the previous one within its grace; t within BILLING_TOLERANCE_S), or for Chargebee the connector's HTTP Basic credentials in Authorization. See docs/billing.md.",
+  },
 };
 
 const RATE_LIMIT_HEADERS = {

@@ -51,9 +51,9 @@ export interface SignedWebhookSpec<S extends Sender, Payload> {
   refusal: (reason: string) => AppError;
   /** The installation an unproven body names (for the refusals' budget); null when none. */
   claimed?: (delivery: SignedDelivery) => string | null;
-  /** The proven body as its typed payload, validated against the platform's schema of its kind;
-   * throws the 400 it is refused with. */
-  parse: (delivery: SignedDelivery, now: number) => Payload | Promise<Payload>;
+  /** The proven body as its typed payload, validated against the platform's schema of its kind
+   * (the sender's platform, when `identify` named one); throws the 400 it is refused with. */
+  parse: (delivery: SignedDelivery, now: number, identified: S | null) => Payload | Promise<Payload>;
   /** The senders a proven payload names, looked up (unknown ones left out): each is counted. */
   senders?: (payload: Payload) => Promise<S[]>;
   /** Stores the delivery once and does what it asks; what it is answered. */
@@ -119,7 +119,7 @@ export function signedWebhook<S extends Sender, Payload>(
       if (identified) throw refusal;
       return budgets.refuse(state, refusal, spec.claimed?.(delivery) ?? null);
     }
-    const payload = await spec.parse(delivery, now);
+    const payload = await spec.parse(delivery, now, identified);
     let answer: WebhookAnswer;
     try {
       const senders = spec.senders ? await spec.senders(payload) : [];
