@@ -2,7 +2,7 @@
 // job's own transaction, queued in the transaction that stored the events (at most one queued per
 // connector). More than one run's worth queues the next run at once; a failure leaves the events
 // pending and looks again in half a minute, until they are dead.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../../db/client.ts';
 import { actionSettings } from '../agent-actions/settings.ts';
 import { applyPendingEvents } from './apply.ts';

@@ -6,7 +6,7 @@
 // arrive as an id or as the object.
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import type { BillingObjectType, BillingPlatform } from '../../db/schema/index.ts';
 import { isJsonObject, payloadCheck } from '../signed-webhooks/payload.ts';
 

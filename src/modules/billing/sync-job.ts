@@ -2,7 +2,7 @@
 // /api/billing/connectors/:id/sync. The job carries the API bases and the rate, which the server
 // that queued it was configured with; the API key stays sealed in the database and is opened here
 // with SECRET_KEY. A worker that dies mid-way runs the job again: it resumes from the last page stored.
-import { t } from 'elysia';
+import { Type as t } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import { actionSettings } from '../agent-actions/settings.ts';

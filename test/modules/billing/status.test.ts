@@ -21,6 +21,7 @@ import { consoleSession } from '../../helpers/sessions.ts';
 import { TEST_SECRET_KEY } from '../../helpers/tickets.ts';
 import { queryText, type Db } from '../../../src/db/client.ts';
 import { storeBillingEvent } from '../../../src/modules/billing/events.ts';
+import { checkBillingEvent } from '../../../src/modules/billing/payloads.ts';
 
 const PUBLIC_URL = 'https://rev.example.com';
 const API_KEY = 'rk_test_fake_0123456789';
@@ -134,14 +135,14 @@ for (const backend of BACKENDS) {
         const stored = await database.db.transaction((tx) =>
           storeBillingEvent(tx as unknown as Db, {
             connector: { id: connector.id, orgId: mine.org.id, platform: 'stripe', mode: 'test' },
-            body: {
+            body: checkBillingEvent('stripe', {
               id: 'evt_currency_set',
               object: 'event',
               type: 'customer.updated',
               created: Math.floor(Date.now() / 1000),
               livemode: false,
               data: { object: { ...account.customers[2], currency: 'usd' } },
-            },
+            }),
             source: 'webhook',
           }),
         );
