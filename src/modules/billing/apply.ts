@@ -382,6 +382,9 @@ async function writeTerms(db: Db, orgId: string, entry: TimelineEntry, billing: 
         auto_renew: t.autoRenew,
         billing_interval: t.billingInterval,
         amount: t.amount,
+        // Named, so a subscription billed in another currency than its customer's is refused (the
+        // event fails with the reason) instead of stored as the customer's currency.
+        ...(t.currency ? { currency: t.currency } : {}),
         seats: t.seats,
         cancelled_at: t.cancelledAt,
         metadata: { billing: { ...billing, status: t.billingStatus } },

@@ -4,7 +4,7 @@
 // other-mode and unknown events are stored as ignored; a redelivery stores nothing.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../../src/db/client.ts';
-import { BACKENDS, openTestDatabase, type TestDatabase } from '../../helpers/harness.ts';
+import { BACKENDS, insertRow, openTestDatabase, type TestDatabase } from '../../helpers/harness.ts';
 import {
   applyAll,
   billingFixture,
@@ -157,6 +157,28 @@ for (const backend of BACKENDS) {
         { day: '2026-06-16', status: 'ended', amount: '28000', counted: false },
       ]);
     }, 120_000);
+
+    test("a subscription in another currency than its customer's is refused with the reason, never stored in the customer's", async () => {
+      const connector = await makeBillingConnector(database.db, { platform: 'stripe' });
+      // The customer came in earlier (an import) in EUR; Stripe bills its subscription in USD.
+      await insertRow(database.db, 'customers', {
+        id: `cus_${connector.id.slice(-12)}`,
+        org_id: connector.orgId,
+        external_id: 'cus_TqR8vBLm2KdX1a',
+        name: 'Imported in euros',
+        currency: 'EUR',
+      });
+      await storeEvent(database.db, connector, billingFixture('stripe/customer.subscription.created.json'));
+      await applyAll(database.db);
+      expect(await queryText(database.db, `select id from contracts where org_id = $1`, [connector.orgId])).toEqual([]);
+      const [event] = await queryText<{ state: string; detail: string | null }>(
+        database.db,
+        `select state, detail from billing_events where connector_id = $1`,
+        [connector.id],
+      );
+      expect(event!.state).not.toBe('applied');
+      expect(event!.detail).toContain("currency USD is not the customer's currency EUR");
+    }, 60_000);
 
     test('a redelivery stores nothing; an event of the other mode or of an unmapped type is stored as ignored', async () => {
       const connector = await makeBillingConnector(database.db, { platform: 'stripe', mode: 'live' });
