@@ -16,7 +16,11 @@ import type {
 import type { AucFigures } from '../modules/predictions/backtest-words.ts';
 import type { InvitedUser, UserView } from '../modules/users/model.ts';
 import type { ArrHistory as ArrHistoryModel } from '../modules/cfo-history/model.ts';
-import type { Forecast as ForecastModel, ForecastBacktest as ForecastBacktestModel } from '../modules/cfo-forecast/model.ts';
+import type {
+  Forecast as ForecastModel,
+  ForecastBacktest as ForecastBacktestModel,
+  ForecastBacktestRun as ForecastBacktestRunModel,
+} from '../modules/cfo-forecast/model.ts';
 
 /** GET /api/me: `user` and `csrf_token` are null when a key (not a session) calls. */
 export type Me = Static<typeof MeModel>;
@@ -55,3 +59,4 @@ export type TicketEvent = Static<typeof TicketEventModel>;
 export type ArrHistory = Static<typeof ArrHistoryModel>;
 export type Forecast = Static<typeof ForecastModel>;
 export type ForecastBacktest = Static<typeof ForecastBacktestModel>;
+export type ForecastBacktestRun = Static<typeof ForecastBacktestRunModel>;

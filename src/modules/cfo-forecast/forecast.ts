@@ -5,7 +5,7 @@
 // hazard 1 − (1 − p)^(1/12). Bands are quantiles of the exact distribution (distribution.ts).
 import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
-import { featuresAt } from '../predictions/features.ts';
+import { featuresAt, type FeatureRow } from '../predictions/features.ts';
 import type { AdditiveModel } from '../predictions/logistic.ts';
 import { PRIOR_SCORECARD } from '../predictions/features.ts';
 import { priorModel, probabilityOf } from '../predictions/training.ts';
@@ -63,13 +63,18 @@ export async function bookAt(
     labels: false,
     ...(input.customerIds ? { customerIds: input.customerIds } : {}),
   });
+  return bookOf(rows, input.model);
+}
+
+/** The customers of `rows` (features at a day, horizon a year) with ARR, each with its probability by `model`. */
+export function bookOf(rows: readonly FeatureRow[], model: AdditiveModel): BookCustomer[] {
   return rows
     .filter((row) => row.arr > 0)
     .map((row) => ({
       customerId: row.customerId,
       currency: row.currency,
       arr: Math.round(row.arr),
-      probability: probabilityOf(input.model, row.values),
+      probability: probabilityOf(model, row.values),
       termEnd: row.renewalDate,
     }));
 }
