@@ -8,6 +8,7 @@ import { queryRows, type Db } from '../../db/client.ts';
 import { featuresAt, type FeatureRow } from '../predictions/features.ts';
 import type { AdditiveModel } from '../predictions/logistic.ts';
 import { PRIOR_SCORECARD } from '../predictions/features.ts';
+import { YEAR_HORIZON_DAYS } from '../predictions/settings.ts';
 import { priorModel, probabilityOf } from '../predictions/training.ts';
 import { convertExact, roundExact } from '../cfo-history/currencies.ts';
 import { ratesFor, type MissingRate } from '../cfo-history/fx.ts';
@@ -16,7 +17,7 @@ import { lastDayOf, monthIndex, monthOf, type Month } from '../cfo-history/month
 import { DEFAULT_LIMITS, retainedDistribution, type GridLimits, type Quantiles } from './distribution.ts';
 
 /** The churn probabilities the forecast reads speak of a year. */
-export const FORECAST_HORIZON_DAYS = 365;
+export const FORECAST_HORIZON_DAYS = YEAR_HORIZON_DAYS;
 
 export interface ForecastModel {
   /** Null: the scorecard at a year, not stored (the organisation has no trained 365-day model). */
