@@ -1,12 +1,16 @@
 // The forecast's own model: the retrain (nightly, or asked for) also keeps a 365-day-horizon model,
 // and the forecast then names it instead of the scorecard; the predictions' model, their rescore and
-// their latest backtest stay the 90-day ones. Both backends, on the demo's history.
+// their latest backtest stay the 90-day ones. And the forecast backtest's job, reading the demo in
+// chunks of customers, reports what the backtest reads in one go. Both backends, on the demo's history.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText, type Db } from '../../src/db/client.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { recomputePredictionsJob } from '../../src/modules/predictions/jobs/recompute.ts';
 import { trainJob } from '../../src/modules/predictions/jobs/train.ts';
+import { forecastBacktest } from '../../src/modules/cfo-forecast/backtest.ts';
+import { forecastBacktestJob } from '../../src/modules/cfo-forecast/jobs/backtest.ts';
+import { predictionSettings } from '../../src/modules/predictions/settings.ts';
 import { enqueueJob } from '../../src/queue/job-queue.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
@@ -56,5 +60,14 @@ for (const backend of BACKENDS) {
       const predictions = await call(app, 'GET', '/api/cfo/predictions?limit=1', { key });
       expect(predictions.body.data[0].model_id).toBe((await activeModels())[0]!.id);
     });
+
+    test("on the demo (300 customers: read in chunks of 250) the job's report is the backtest's read in one go", async () => {
+      const asked = await call(app, 'POST', '/api/cfo/forecast-backtests', { key, body: { origins: 4, horizon: 2 } });
+      await drainJobs(database.db, [forecastBacktestJob]);
+      const shown = await call(app, 'GET', `/api/cfo/forecast-backtests/${asked.body.data.id}`, { key });
+      const direct = await forecastBacktest(database.db, { orgId, today, origins: 4, horizon: 2, settings: predictionSettings() });
+      expect(shown.body.data.report.series.length).toBeGreaterThan(0);
+      expect(shown.body.data.report).toEqual(direct);
+    }, 300_000);
   });
 }

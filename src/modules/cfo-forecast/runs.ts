@@ -10,6 +10,7 @@ import { newId } from '../../lib/ids.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
 import type { JobKind } from '../../queue/job-kind.ts';
 import { featuresAt } from '../predictions/features.ts';
+import { HISTORY_CHUNK_CUSTOMERS } from '../predictions/history.ts';
 import { churnDays } from '../predictions/labels.ts';
 import { predictionSettings } from '../predictions/settings.ts';
 import { arrAt, backtestWith, featureQuery, type ForecastBacktest } from './backtest.ts';
@@ -127,10 +128,12 @@ export const forecastBacktestUnits = {
     );
     return row ?? null;
   },
-  'cfo.forecast-backtest-features': (db: Db, args: { orgId: string; day: string; graceDays: number }) =>
-    featuresAt(db, featureQuery(args.orgId, args.day, args.graceDays)),
-  'cfo.forecast-backtest-churn': async (db: Db, args: { orgId: string; origin: string; graceDays: number }) => [
-    ...(await churnDays(db, { orgId: args.orgId, today: args.origin, graceDays: args.graceDays })).entries(),
+  'cfo.forecast-backtest-customers': async (db: Db, args: { orgId: string }) =>
+    (await queryText<{ id: string }>(db, `select id from customers where org_id = $1 order by id`, [args.orgId])).map((r) => r.id),
+  'cfo.forecast-backtest-features': (db: Db, args: { orgId: string; day: string; graceDays: number; customerIds: string[] }) =>
+    featuresAt(db, { ...featureQuery(args.orgId, args.day, args.graceDays), customerIds: args.customerIds }),
+  'cfo.forecast-backtest-churn': async (db: Db, args: { orgId: string; origin: string; graceDays: number; customerIds: string[] }) => [
+    ...(await churnDays(db, { orgId: args.orgId, today: args.origin, graceDays: args.graceDays, customerIds: args.customerIds })).entries(),
   ],
   'cfo.forecast-backtest-arr': (db: Db, args: { orgId: string; day: string }) => arrAt(db, args.orgId, args.day),
   'cfo.forecast-backtest-finish': async (db: Db, args: { orgId: string; id: string; report: ForecastBacktest }) => {
@@ -164,10 +167,26 @@ export async function runForecastBacktestWith(
   const settings = predictionSettings();
   const { orgId } = args;
   const graceDays = settings.graceDays;
+  // A day's features and churn read a chunk of customers per unit, as the retrain's history does:
+  // the whole organisation in one unit would hold the embedded database for seconds on a large book.
+  const customers = await units.run('cfo.forecast-backtest-customers', { orgId });
+  const chunks: string[][] = [];
+  for (let from = 0; from < customers.length; from += HISTORY_CHUNK_CUSTOMERS)
+    chunks.push(customers.slice(from, from + HISTORY_CHUNK_CUSTOMERS));
   const report = await backtestWith(
     {
-      features: (day) => units.run('cfo.forecast-backtest-features', { orgId, day, graceDays }),
-      churn: (origin) => units.run('cfo.forecast-backtest-churn', { orgId, origin, graceDays }),
+      features: async (day) => {
+        const rows = [];
+        for (const customerIds of chunks)
+          rows.push(...(await units.run('cfo.forecast-backtest-features', { orgId, day, graceDays, customerIds })));
+        return rows;
+      },
+      churn: async (origin) => {
+        const pairs = [];
+        for (const customerIds of chunks)
+          pairs.push(...(await units.run('cfo.forecast-backtest-churn', { orgId, origin, graceDays, customerIds })));
+        return pairs;
+      },
       arrAt: (day) => units.run('cfo.forecast-backtest-arr', { orgId, day }),
     },
     {
