@@ -169,7 +169,7 @@ function createRoutes(
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
     .use(cfoHistoryModule({ database: deps.database, states, config: deps.config }))
-    .use(cfoForecastModule({ database: deps.database, states }))
+    .use(cfoForecastModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))

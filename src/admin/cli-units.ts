@@ -221,6 +221,7 @@ export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set([
   'demo.finish',
   'predictions.recompute',
   'predictions.backtest-request',
+  'cfo.forecast-backtest-request',
   'outbox.retry',
   'tickets.reanalyze',
 ]);

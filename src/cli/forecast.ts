@@ -1,7 +1,9 @@
 // revintel forecast: today's book's ARR at each of the next months' closes with its exact bands, and
 // `revintel forecast backtest`: the same forecast made at past month starts against what was kept
 // (docs/cfo.md "Forecast").
+import { messageOf } from '../lib/errors.ts';
 import { utcToday } from '../lib/today.ts';
+import { runForecastBacktestWith } from '../modules/cfo-forecast/runs.ts';
 import { minorDigits } from '../modules/cfo-history/currencies.ts';
 import type { ForecastBacktest } from '../modules/cfo-forecast/backtest.ts';
 import type { Forecast } from '../modules/cfo-forecast/forecast.ts';
@@ -48,9 +50,38 @@ export async function forecastCommand(argv: string[]) {
   const base = { org: text('org'), currency: text('currency'), today: utcToday() };
   if (backtest) {
     if (base.currency === 'reporting') throw new UsageError('the backtest is per currency: name one with --currency, or none');
-    const input = { ...base, origins: count(text('origins'), 'origins', 36), horizon: count(text('horizon'), 'horizon', 24) };
-    const result = await withAdminSession(cmd.config(), 'forecast', (s) => s.runner.run('cfo.forecast-backtest', input));
-    return cmd.print(result, describeBacktest);
+    const question = {
+      origins: count(text('origins'), 'origins', 36),
+      horizon: count(text('horizon'), 'horizon', 24),
+      currency: base.currency ?? null,
+    };
+    const run = await withAdminSession(cmd.config(), 'forecast', async (session) => {
+      // Through a running server: its fitting thread runs the job, followed here. Alone: run here,
+      // on this command's own connection, as `revintel backtest` does.
+      const queue = session.via === 'server';
+      const opened = await session.runner.run('cfo.forecast-backtest-request', { org: base.org, question, queue });
+      if (!queue) {
+        try {
+          await runForecastBacktestWith(session.runner, { orgId: opened.org_id, id: opened.id, today: base.today });
+        } catch (error) {
+          // Recorded, so that the same question asked again is not answered with this dead run.
+          await session.runner
+            .run('cfo.forecast-backtest-fail', { orgId: opened.org_id, id: opened.id, error: messageOf(error) })
+            .catch(() => {});
+          throw error;
+        }
+      }
+      for (;;) {
+        const shown = await session.runner.run('cfo.forecast-backtest-show', { org: base.org, id: opened.id });
+        if (shown.status === 'succeeded' || shown.status === 'failed') return shown;
+        await Bun.sleep(500);
+      }
+    });
+    if (run.status === 'failed' || !run.report) {
+      process.exitCode = 1;
+      return cmd.print(run, (r) => `forecast backtest ${r.id} failed: ${r.error}`);
+    }
+    return cmd.print(run.report, describeBacktest);
   }
   const input = { ...base, months: count(text('months'), 'months', 24) };
   const result = await withAdminSession(cmd.config(), 'forecast', (s) => s.runner.run('cfo.forecast', input));

@@ -17,7 +17,11 @@ import type {
 import type { AucFigures } from '../modules/predictions/backtest-words.ts';
 import type { InvitedUser, UserView } from '../modules/users/model.ts';
 import type { ArrHistory as ArrHistoryModel } from '../modules/cfo-history/model.ts';
-import type { Forecast as ForecastModel, ForecastBacktest as ForecastBacktestModel } from '../modules/cfo-forecast/model.ts';
+import type {
+  Forecast as ForecastModel,
+  ForecastBacktest as ForecastBacktestModel,
+  ForecastBacktestRun as ForecastBacktestRunModel,
+} from '../modules/cfo-forecast/model.ts';
 
 /** GET /api/me: `user` and `csrf_token` are null when a key (not a session) calls. */
 export type Me = Static<typeof MeModel>;
@@ -59,3 +63,4 @@ export type ForecastBacktest = Static<typeof ForecastBacktestModel>;
 export type BillingConnector = Static<typeof BillingConnectorView>;
 /** GET /api/billing/connectors/:id/status */
 export type BillingStatus = Static<typeof BillingConnectorStatusView>;
+export type ForecastBacktestRun = Static<typeof ForecastBacktestRunModel>;

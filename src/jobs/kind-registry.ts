@@ -11,6 +11,7 @@ import { nightlyJob } from '../modules/predictions/jobs/nightly.ts';
 import { sweepStaleJob } from '../modules/predictions/jobs/sweep-stale.ts';
 import { trainJob } from '../modules/predictions/jobs/train.ts';
 import { backtestJob } from '../modules/predictions/jobs/backtest.ts';
+import { forecastBacktestJob } from '../modules/cfo-forecast/jobs/backtest.ts';
 import { expireActionsJob } from '../modules/agent-actions/jobs/expire.ts';
 import { chatSendJob } from '../modules/chat/platforms.ts';
 import { whatsappInboundJob } from '../modules/whatsapp/inbound.ts';
@@ -42,6 +43,6 @@ export const MAIN_JOB_KINDS: readonly JobKind[] = [
   ...BILLING_JOB_KINDS,
 ];
 
-export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob];
+export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob, forecastBacktestJob];
 
 export const JOB_KINDS: readonly JobKind[] = [...MAIN_JOB_KINDS, ...FITTING_JOB_KINDS];

@@ -40,6 +40,7 @@ export const newId = (
     | 'job'
     | 'mdl'
     | 'bt'
+    | 'fbt'
     | 'csm'
     | 'act'
     | 'ntf'

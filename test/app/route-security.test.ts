@@ -50,10 +50,11 @@ for (const backend of BACKENDS) {
         [other.org.id],
       );
       // What a demo leaves empty, made for the other organisation the way its users make it: its
-      // predictions (and the scorecard in force), a backtest asked for, an import batch, and a ticket
+      // predictions (and the scorecard in force), a backtest and a forecast backtest asked for, an import batch, and a ticket
       // delivered to its help desk. Collections with no list of their own answer an id here.
       await recomputePredictions(database.db, { orgId: other.org.id, today: '2026-06-30' });
       const asked = await call(app, 'POST', '/api/cfo/backtests', { key: other.secret, body: {} });
+      const askedForecast = await call(app, 'POST', '/api/cfo/forecast-backtests', { key: other.secret, body: {} });
       const imported = await call(app, 'POST', '/api/ticket-intelligence/import', {
         key: other.secret,
         body: { tickets: [{ id: 'SEC-1', subject: 'Export', description: 'How do I export invoices?' }] },
@@ -62,9 +63,10 @@ for (const backend of BACKENDS) {
         rawBody: JSON.stringify({ id: 'SEC-2', subject: 'Login', description: 'We cannot sign in since this morning.' }),
         headers: { 'content-type': 'application/json' },
       });
-      expect([asked.status, imported.status, delivered.status]).toEqual([202, 202, 200]);
+      expect([asked.status, askedForecast.status, imported.status, delivered.status]).toEqual([202, 202, 202, 200]);
       const idsWithoutList: Record<string, string> = {
         '/api/cfo/backtests': (asked.body as { data: { id: string } }).data.id,
+        '/api/cfo/forecast-backtests': (askedForecast.body as { data: { id: string } }).data.id,
         '/api/ticket-intelligence/import': (imported.body as { data: { batch_id: string } }).data.batch_id,
       };
       const routes = app.declarations.filter(

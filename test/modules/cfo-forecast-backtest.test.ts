@@ -1,13 +1,16 @@
 // The forecast's backtest is point in time: facts dated after an origin — a price cut recorded
 // later, a notice given later, an invoice issued later and left unpaid, a contract signed later —
 // change nothing of what that origin forecast, only what its book is seen to keep. And the scores
-// are what the origins' forecasts and outcomes say. Both backends.
+// are what the origins' forecasts and outcomes say. Asked for through the API it is a job, whose
+// report is that backtest's. Both backends.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { utcToday } from '../../src/lib/today.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { lastDayOf, monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
 import { forecastBacktest, scoreHorizons, type OriginResult } from '../../src/modules/cfo-forecast/backtest.ts';
+import { forecastBacktestJob } from '../../src/modules/cfo-forecast/jobs/backtest.ts';
+import { drainJobs } from '../helpers/jobs.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, insertRow, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 
 const today = utcToday();
@@ -25,6 +28,7 @@ for (const backend of BACKENDS) {
     let database: TestDatabase;
     let orgId: string;
     let key: string;
+    let otherKey: string;
     let app: ReturnType<typeof buildApp>['app'];
     const send = async (method: string, path: string, body: Record<string, unknown>) => {
       const res = await call(app, method, path, { key, body });
@@ -39,6 +43,7 @@ for (const backend of BACKENDS) {
       const made = await createOrgWithKey(database, { perMinute: 100_000, perDay: 1_000_000 });
       key = made.secret;
       orgId = made.org.id;
+      otherKey = (await createOrgWithKey(database)).secret;
       for (const [name, fields] of [
         ['yearly', { start_date: first(20), end_date: lastDayOf(monthOf(T + 4)), billing_interval: 'year', amount: 120_000 }],
         ['monthly', { start_date: first(15), billing_interval: 'month', amount: 3_000 }],
@@ -89,19 +94,52 @@ for (const backend of BACKENDS) {
       expect(forecastsOf(after.origins)).toEqual(forecastsOf(before.origins));
     });
 
-    test('GET /api/cfo/forecast-backtest answers the same, and names a bad parameter', async () => {
-      const res = await call(app, 'GET', '/api/cfo/forecast-backtest?origins=3&horizon=2', { key });
-      expect(res.status).toBe(200);
-      expect(res.body.data.series).toEqual([await run()]);
-      for (const [query, name] of [
-        ['origins=37', 'origins'],
-        ['horizon=0', 'horizon'],
-        ['currency=reporting', 'currency'],
-        ['months=3', 'months'],
+    test('POST /api/cfo/forecast-backtests queues a run (202); the same question pending answers that run', async () => {
+      const asked = await call(app, 'POST', '/api/cfo/forecast-backtests', { key, body: { origins: 3, horizon: 2 } });
+      const again = await call(app, 'POST', '/api/cfo/forecast-backtests', { key, body: { origins: 3, horizon: 2 } });
+      const other = await call(app, 'POST', '/api/cfo/forecast-backtests', { key, body: { origins: 3, horizon: 2, currency: 'EUR' } });
+      expect([asked.status, again.status, other.status]).toEqual([202, 202, 202]);
+      expect(asked.body.data).toMatchObject({
+        status: 'queued',
+        origins: 3,
+        horizon: 2,
+        currency: null,
+        report: null,
+        requested_by: 'api',
+      });
+      expect(again.body.data.id).toBe(asked.body.data.id);
+      expect(other.body.data.id).not.toBe(asked.body.data.id);
+      await drainJobs(database.db, [forecastBacktestJob]);
+    });
+
+    test('the job records the report the backtest gives; GET …/:id and …/latest answer it', async () => {
+      const none = await call(app, 'GET', '/api/cfo/forecast-backtests/latest', { key: otherKey });
+      expect([none.status, none.body.error]).toEqual([404, expect.stringContaining('POST /api/cfo/forecast-backtests')]);
+      const asked = await call(app, 'POST', '/api/cfo/forecast-backtests', { key, body: { origins: 3, horizon: 2 } });
+      await drainJobs(database.db, [forecastBacktestJob]);
+      const shown = await call(app, 'GET', `/api/cfo/forecast-backtests/${asked.body.data.id}`, { key });
+      expect(shown.status).toBe(200);
+      expect(shown.body.data).toMatchObject({ status: 'succeeded', error: null });
+      expect(shown.body.data.report.series).toEqual([await run()]);
+      const latest = await call(app, 'GET', '/api/cfo/forecast-backtests/latest', { key });
+      expect(latest.body.data.id).toBe(asked.body.data.id);
+      const theirs = await call(app, 'GET', `/api/cfo/forecast-backtests/${asked.body.data.id}`, { key: otherKey });
+      expect(theirs.status).toBe(404);
+    });
+
+    test('a bad question is a 400 naming the field, and nothing is queued', async () => {
+      const runsBefore = await database.db.execute(sql`select count(*)::int as n from forecast_backtests where org_id = ${orgId}`);
+      for (const [body, name] of [
+        [{ origins: 37 }, 'origins'],
+        [{ horizon: 0 }, 'horizon'],
+        [{ currency: 'eur' }, 'currency'],
+        [{ months: 3 }, 'months'],
       ] as const) {
-        const bad = await call(app, 'GET', `/api/cfo/forecast-backtest?${query}`, { key });
-        expect([query, bad.status, bad.body.error]).toEqual([query, 400, expect.stringContaining(`"${name}"`)]);
+        const bad = await call(app, 'POST', '/api/cfo/forecast-backtests', { key, body });
+        expect([name, bad.status, bad.body.error]).toEqual([name, 400, expect.stringContaining(name)]);
       }
+      const runsAfter = await database.db.execute(sql`select count(*)::int as n from forecast_backtests where org_id = ${orgId}`);
+      expect(runsAfter).toEqual(runsBefore);
     });
 
     test('WAPE, bias and coverage per horizon are those of the origins', () => {

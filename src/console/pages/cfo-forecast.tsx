@@ -3,10 +3,10 @@
 // band followed by its backtest's coverage in words.
 import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
-import { api } from '../api.ts';
+import { api, ApiError } from '../api.ts';
 import { Chart } from '../chart.tsx';
 import { Empty, Loading, money, percent, useLoad } from '../ui.tsx';
-import type { ArrHistory, Forecast, ForecastBacktest } from '../models.ts';
+import type { ArrHistory, Forecast, ForecastBacktest, ForecastBacktestRun } from '../models.ts';
 
 type Options = Omit<uPlot.Options, 'width' | 'height'> & { height: number };
 type ArrSeries = ArrHistory['series'][number];
@@ -194,14 +194,26 @@ export function ArrHistorySection() {
 
 export function ForecastSection() {
   const forecast = useLoad(() => api<Forecast>('GET', '/api/cfo/forecast?months=12').then((r) => r.data), []);
-  // Apart: the backtest reads a year of history and may take a while; the fan chart does not wait.
-  const backtest = useLoad(() => api<ForecastBacktest>('GET', '/api/cfo/forecast-backtest?origins=12&horizon=12').then((r) => r.data), []);
+  // The backtest is a job (it trains a model per past month): the page quotes the latest finished
+  // report, and a 404 only means none has run yet.
+  const backtest = useLoad(
+    () =>
+      api<ForecastBacktestRun>('GET', '/api/cfo/forecast-backtests/latest')
+        .then((r) => r.data)
+        .catch((error: unknown) => {
+          if (error instanceof ApiError && error.status === 404) return null;
+          throw error;
+        }),
+    [],
+  );
   const coverage = (currency: string) =>
     backtest.error
-      ? `The backtest could not be computed: ${backtest.error}`
+      ? `The backtest could not be read: ${backtest.error}`
       : backtest.loading
-        ? 'Backtesting the bands on past months…'
-        : coverageWords(backtest.data?.series.find((b) => b.currency === currency));
+        ? 'Reading the latest backtest…'
+        : !backtest.data?.report
+          ? 'No forecast backtest has run yet: `revintel forecast backtest` (or POST /api/cfo/forecast-backtests) runs one.'
+          : `${coverageWords(backtest.data.report.series.find((b) => b.currency === currency))} (Backtest of ${backtest.data.finished_at?.slice(0, 10)}.)`;
   return (
     <Loading state={forecast}>
       {(f) =>

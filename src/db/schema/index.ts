@@ -19,3 +19,4 @@ export * from './chat.ts';
 export * from './users.ts';
 export * from './fx-rates.ts';
 export * from './billing.ts';
+export * from './forecast-backtests.ts';

@@ -8,7 +8,7 @@ import { featuresAt, FEATURE_KEYS, PRIOR_SCORECARD, type FeatureRow } from '../p
 import { churnDays, labelled } from '../predictions/labels.ts';
 import { addDays, chooseKind, fittable, trainModel, type Snapshot } from '../predictions/training.ts';
 import { lastDayOf, monthIndex, monthOf } from '../cfo-history/months.ts';
-import { bookAt, FORECAST_HORIZON_DAYS, forecastBook, type ForecastMonth } from './forecast.ts';
+import { bookOf, FORECAST_HORIZON_DAYS, forecastBook, type ForecastMonth } from './forecast.ts';
 
 export interface BacktestSettings {
   graceDays: number;
@@ -51,14 +51,42 @@ export interface ForecastBacktest {
   series: BacktestSeries[];
 }
 
-/** Each customer's ARR at a day's close, as recorded that day (the one ARR rule, point in time). */
-async function arrAt(db: Db, orgId: string, day: string): Promise<Map<string, number>> {
+/** Each customer's ARR at a day's close, as recorded that day (the one ARR rule, point in time),
+ * as [customer, ARR] pairs: what crosses a thread or socket is plain JSON. */
+export async function arrAt(db: Db, orgId: string, day: string): Promise<[string, number][]> {
   const rows = await queryRows<{ customer_id: string; arr: string | number }>(
     db,
     sql`select customer_id, coalesce(sum(arr) filter (where counted), 0)::bigint as arr
         from revintel_contracts_at(${orgId}, ${day}::date) group by customer_id`,
   );
-  return new Map(rows.map((r) => [r.customer_id, Number(r.arr)]));
+  return rows.map((r) => [r.customer_id, Number(r.arr)]);
+}
+
+/** What the backtest reads, each a short query: straight from the database, or through the
+ * fitting thread's units (runs.ts) so that no read holds the embedded database for long. */
+export interface BacktestReader {
+  /** The active customers' features at a month start (no labels), as of that day. */
+  features(day: string): Promise<FeatureRow[]>;
+  /** Churn days known by the origin, as [customer, days] pairs. */
+  churn(origin: string): Promise<[string, string[]][]>;
+  arrAt(day: string): Promise<[string, number][]>;
+}
+
+export const featureQuery = (orgId: string, day: string, graceDays: number) => ({
+  orgId,
+  day,
+  horizonDays: FORECAST_HORIZON_DAYS,
+  population: 'active' as const,
+  graceDays,
+  labels: false,
+});
+
+export function databaseReader(db: Db, orgId: string, graceDays: number): BacktestReader {
+  return {
+    features: (day) => featuresAt(db, featureQuery(orgId, day, graceDays)),
+    churn: async (origin) => [...(await churnDays(db, { orgId, today: origin, graceDays })).entries()],
+    arrAt: (day) => arrAt(db, orgId, day),
+  };
 }
 
 /** The snapshot days of a model trained at `origin`: month starts whose year-ahead label (and its
@@ -77,23 +105,26 @@ export function trainingDays(origin: string, settings: BacktestSettings): string
  * month counts only once its close has passed), each currency apart (or the one asked for). `features` caches each snapshot
  * day's features (they read nothing after their day, so every origin may share them).
  */
-export async function forecastBacktest(
-  db: Db,
-  input: { orgId: string; today: string; origins: number; horizon: number; currency?: string; settings: BacktestSettings },
-): Promise<ForecastBacktest> {
+export function forecastBacktest(db: Db, input: BacktestInput): Promise<ForecastBacktest> {
+  return backtestWith(databaseReader(db, input.orgId, input.settings.graceDays), input);
+}
+
+export interface BacktestInput {
+  orgId: string;
+  today: string;
+  origins: number;
+  horizon: number;
+  currency?: string;
+  settings: BacktestSettings;
+}
+
+export async function backtestWith(reader: BacktestReader, input: BacktestInput): Promise<ForecastBacktest> {
   const current = monthIndex(input.today.slice(0, 7));
   const features = new Map<string, FeatureRow[]>();
   const featuresOf = async (day: string) => {
     let rows = features.get(day);
     if (!rows) {
-      rows = await featuresAt(db, {
-        orgId: input.orgId,
-        day,
-        horizonDays: FORECAST_HORIZON_DAYS,
-        population: 'active',
-        graceDays: input.settings.graceDays,
-        labels: false,
-      });
+      rows = await reader.features(day);
       features.set(day, rows);
     }
     return rows;
@@ -105,14 +136,15 @@ export async function forecastBacktest(
     const observable = Math.min(input.horizon, j - 1);
     if (observable < 1) continue;
     // Labels known by the origin: churn days whose grace had passed by then.
-    const churn = await churnDays(db, { orgId: input.orgId, today: origin, graceDays: input.settings.graceDays });
+    const churn = new Map(await reader.churn(origin));
     const rows: Snapshot[] = [];
     for (const day of trainingDays(origin, input.settings))
       for (const row of await featuresOf(day)) rows.push(labelled(row, day, churn.get(row.customerId), FORECAST_HORIZON_DAYS));
     const kind = rows.length > 0 ? fittable(chooseKind(rows), rows) : 'prior';
     const training = { horizonDays: FORECAST_HORIZON_DAYS, priorAnnualChurn: input.settings.priorAnnualChurn, seed: 42 };
     const model = trainModel(kind, FEATURE_KEYS, PRIOR_SCORECARD, rows, training);
-    const book = await bookAt(db, { orgId: input.orgId, day: origin, graceDays: input.settings.graceDays, model: model.additive });
+    // The origin is a month start, as the training days are: its features are usually read already.
+    const book = bookOf(await featuresOf(origin), model.additive);
     const currencies = [...new Set(book.map((c) => c.currency))].filter((c) => input.currency === undefined || c === input.currency).sort();
     for (const currency of currencies) {
       const customers = book.filter((c) => c.currency === currency);
@@ -122,7 +154,7 @@ export async function forecastBacktest(
         const close = lastDayOf(f.month);
         let arr = closes.get(close);
         if (!arr) {
-          arr = await arrAt(db, input.orgId, close);
+          arr = new Map(await reader.arrAt(close));
           closes.set(close, arr);
         }
         const kept = arr;

@@ -5,9 +5,10 @@
 // hazard 1 − (1 − p)^(1/12). Bands are quantiles of the exact distribution (distribution.ts).
 import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
-import { featuresAt } from '../predictions/features.ts';
+import { featuresAt, type FeatureRow } from '../predictions/features.ts';
 import type { AdditiveModel } from '../predictions/logistic.ts';
 import { PRIOR_SCORECARD } from '../predictions/features.ts';
+import { YEAR_HORIZON_DAYS } from '../predictions/settings.ts';
 import { priorModel, probabilityOf } from '../predictions/training.ts';
 import { convertExact, roundExact } from '../cfo-history/currencies.ts';
 import { ratesFor, type MissingRate } from '../cfo-history/fx.ts';
@@ -16,7 +17,7 @@ import { lastDayOf, monthIndex, monthOf, type Month } from '../cfo-history/month
 import { DEFAULT_LIMITS, retainedDistribution, type GridLimits, type Quantiles } from './distribution.ts';
 
 /** The churn probabilities the forecast reads speak of a year. */
-export const FORECAST_HORIZON_DAYS = 365;
+export const FORECAST_HORIZON_DAYS = YEAR_HORIZON_DAYS;
 
 export interface ForecastModel {
   /** Null: the scorecard at a year, not stored (the organisation has no trained 365-day model). */
@@ -63,13 +64,18 @@ export async function bookAt(
     labels: false,
     ...(input.customerIds ? { customerIds: input.customerIds } : {}),
   });
+  return bookOf(rows, input.model);
+}
+
+/** The customers of `rows` (features at a day, horizon a year) with ARR, each with its probability by `model`. */
+export function bookOf(rows: readonly FeatureRow[], model: AdditiveModel): BookCustomer[] {
   return rows
     .filter((row) => row.arr > 0)
     .map((row) => ({
       customerId: row.customerId,
       currency: row.currency,
       arr: Math.round(row.arr),
-      probability: probabilityOf(input.model, row.values),
+      probability: probabilityOf(model, row.values),
       termEnd: row.renewalDate,
     }));
 }

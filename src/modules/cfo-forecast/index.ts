@@ -5,7 +5,11 @@ import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { refuseUnknownParams } from '../../lib/query.ts';
-import type { RouteDeclaration } from '../../lib/routes.ts';
+import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts';
+import { validator } from '../../lib/validation.ts';
+import { readJsonBody } from '../../plugins/body.ts';
+import { transaction } from '../../db/transaction.ts';
+import type { Config } from '../../config.ts';
 import { utcToday } from '../../lib/today.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
@@ -13,9 +17,9 @@ import { isIsoCurrency } from '../cfo-history/currencies.ts';
 import { reportingCurrencyOf } from '../cfo-history/fx.ts';
 import { predictionSettings } from '../predictions/settings.ts';
 import { cfoForecast } from './forecast.ts';
-import { BacktestQuery, Forecast, ForecastBacktest, ForecastQuery } from './model.ts';
-import { forecastBacktest, type ForecastBacktest as Backtest } from './backtest.ts';
-import { dataVersion } from './kept.ts';
+import { Forecast, ForecastBacktestBody, ForecastBacktestParams, ForecastBacktestRun, ForecastQuery } from './model.ts';
+import { forecastBacktestJob } from './jobs/backtest.ts';
+import { getForecastBacktest, latestForecastBacktest, requestForecastBacktest } from './runs.ts';
 
 export const CFO_FORECAST_ROUTES = {
   forecast: {
@@ -28,20 +32,38 @@ export const CFO_FORECAST_ROUTES = {
     checkedQuery: ForecastQuery,
     summary: "Today's book's ARR at each of the next months' closes: expected, exact 80 % and 90 % bands, churned customers, GRR",
   },
-  backtest: {
+  requestBacktest: {
+    method: 'POST',
+    path: '/api/cfo/forecast-backtests',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'api',
+    checkedBody: optional(ForecastBacktestBody),
+    response: ForecastBacktestRun,
+    summary:
+      'Run the forecast made at each of the last month starts, point in time, against the ARR its book kept (202, queued; the same question pending answers that run)',
+  },
+  latestBacktest: {
     method: 'GET',
-    path: '/api/cfo/forecast-backtest',
+    path: '/api/cfo/forecast-backtests/latest',
     auth: 'key',
     counted: 'organisation',
     body: 'none',
-    response: ForecastBacktest,
-    checkedQuery: BacktestQuery,
-    summary: 'The forecast made at each of the last month starts, point in time, against the ARR its book kept: WAPE, bias, band coverage',
+    response: ForecastBacktestRun,
+    summary: 'The newest forecast backtest that succeeded: WAPE, bias and band coverage per horizon',
+  },
+  getBacktest: {
+    method: 'GET',
+    path: '/api/cfo/forecast-backtests/:id',
+    auth: 'key',
+    counted: 'organisation',
+    body: 'none',
+    response: ForecastBacktestRun,
+    summary: 'A forecast backtest: its state, and its report once it has succeeded',
   },
 } as const satisfies Record<string, RouteDeclaration>;
 
 const FORECAST_PARAMS = Object.keys(ForecastQuery.properties);
-const BACKTEST_PARAMS = Object.keys(BacktestQuery.properties);
 export const MAX_FORECAST_MONTHS = 24;
 export const MAX_BACKTEST_ORIGINS = 36;
 
@@ -62,30 +84,36 @@ export function forecastCurrencyParam(raw: string | undefined, allowReporting = 
   );
 }
 
-export function cfoForecastModule(deps: { database: Database; states: RequestStates }) {
+export function cfoForecastModule(deps: {
+  database: Database;
+  states: RequestStates;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  wakeJobs?: () => void;
+}) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  // A backtest reads every origin's history: kept per organisation, data version, day and question,
-  // since a board deck asks for the same one again and again and any write bumps the version.
-  const keptBacktests = new Map<string, Backtest>();
+  const checkBacktest = validator(ForecastBacktestBody);
+  const backtestLimit = bodyLimit(CFO_FORECAST_ROUTES.requestBacktest.body, deps.config);
   return new Elysia({ name: 'revintel/cfo-forecast' })
-    .get(CFO_FORECAST_ROUTES.backtest.path, async ({ request, query }) => {
-      refuseUnknownParams(request.url, BACKTEST_PARAMS);
+    .post(CFO_FORECAST_ROUTES.requestBacktest.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
-      const origins = countParam(query.origins, 'origins', MAX_BACKTEST_ORIGINS);
-      const horizon = countParam(query.horizon, 'horizon', MAX_FORECAST_MONTHS);
-      const currency = forecastCurrencyParam(query.currency, false);
-      const today = utcToday();
-      const keyOf = `${orgId} ${await dataVersion(db, orgId)} ${today} ${origins} ${horizon} ${currency ?? ''}`;
-      let answer = keptBacktests.get(keyOf);
-      if (!answer) {
-        const settings = predictionSettings();
-        answer = await forecastBacktest(db, { orgId, today, origins, horizon, currency, settings });
-        keptBacktests.set(keyOf, answer);
-        if (keptBacktests.size > 16) keptBacktests.delete(keptBacktests.keys().next().value!);
-      }
-      return ok(answer);
+      const body = (await readJsonBody(request, backtestLimit)) ?? {};
+      const problem = checkBacktest(body);
+      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
+      const { origins = 12, horizon = 12, currency = null } = body as ForecastBacktestBody;
+      const { run } = await transaction(db, (tx) =>
+        requestForecastBacktest(tx, forecastBacktestJob, { orgId, question: { origins, horizon, currency }, requestedBy: 'api' }),
+      );
+      deps.wakeJobs?.();
+      set.status = 202;
+      return ok(run);
     })
+    .get(CFO_FORECAST_ROUTES.latestBacktest.path, async ({ request }) => ok(await latestForecastBacktest(db, principalOf(request).org.id)))
+    .get(
+      CFO_FORECAST_ROUTES.getBacktest.path,
+      async ({ request, params }) => ok(await getForecastBacktest(db, principalOf(request).org.id, params.id)),
+      { params: ForecastBacktestParams },
+    )
     .get(CFO_FORECAST_ROUTES.forecast.path, async ({ request, query }) => {
       refuseUnknownParams(request.url, FORECAST_PARAMS);
       const orgId = principalOf(request).org.id;

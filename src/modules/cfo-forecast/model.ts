@@ -1,5 +1,8 @@
 // The answers of the CFO's forecast routes, in TypeBox: the OpenAPI document and the checks read these.
+import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
+import { BACKTEST_STATUSES } from '../../db/schema/index.ts';
+import { enumOf, instant, nullable } from '../../lib/record-fields.ts';
 
 const minor = (description: string) => t.Integer({ description: `${description}, in minor units` });
 const month = t.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'YYYY-MM' });
@@ -73,12 +76,37 @@ export const Forecast = t.Object(
   { additionalProperties: false },
 );
 
-/** Every parameter of GET /api/cfo/forecast-backtest. */
-export const BacktestQuery = t.Object({
-  origins: t.Optional(t.String({ maxLength: 20, description: 'how many month starts back to forecast from, 1 to 36 (default 12)' })),
-  horizon: t.Optional(t.String({ maxLength: 20, description: 'months forecast from each origin, 1 to 24 (default 12)' })),
-  currency: t.Optional(t.String({ maxLength: 20, description: 'an ISO 4217 code (that currency only); default every currency apart' })),
-});
+/** POST /api/cfo/forecast-backtests: the question; anything else is a 400 naming it. */
+export const ForecastBacktestBody = t.Object(
+  {
+    origins: t.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 36,
+        error: 'must be a whole number from 1 to 36',
+        description: 'month starts back to forecast from (default 12)',
+      }),
+    ),
+    horizon: t.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 24,
+        error: 'must be a whole number from 1 to 24',
+        description: 'months forecast from each origin (default 12)',
+      }),
+    ),
+    currency: t.Optional(
+      t.String({
+        pattern: '^[A-Z]{3}$',
+        error: 'must be an ISO 4217 currency code such as USD',
+        description: 'that currency only; default every currency apart',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ForecastBacktestBody = typeof ForecastBacktestBody.static;
+export const ForecastBacktestParams = t.Object({ id: t.String({ minLength: 1, maxLength: 100 }) });
 
 const share = (description: string) => t.Union([t.Number(), t.Null()], { description });
 
@@ -135,6 +163,24 @@ export const ForecastBacktest = t.Object(
         { additionalProperties: false },
       ),
     ),
+  },
+  { additionalProperties: false },
+);
+
+/** A forecast backtest run: its question, its state, and its report once it succeeded. */
+export const ForecastBacktestRun = t.Object(
+  {
+    id: t.String(),
+    status: enumOf(BACKTEST_STATUSES),
+    origins: t.Integer(),
+    horizon: t.Integer(),
+    currency: nullable(t.String({ description: 'null: every currency apart' })),
+    report: nullable(ForecastBacktest),
+    error: nullable(t.String()),
+    requested_by: t.String({ description: '`api` or `cli`' }),
+    created_at: instant,
+    started_at: nullable(instant),
+    finished_at: nullable(instant),
   },
   { additionalProperties: false },
 );

@@ -18,7 +18,16 @@ export interface SavedRetrain {
 export async function saveRetrain(
   db: Db,
   rescore: JobKind,
-  args: { orgId: string; jobId: string; horizonDays: number; judgedAgainst: string | null; result: RetrainResult },
+  args: {
+    orgId: string;
+    jobId: string;
+    horizonDays: number;
+    judgedAgainst: string | null;
+    result: RetrainResult;
+    /** False for a model the predictions do not read (the forecast's 365-day one): no rescore, and
+     * its evaluation not recorded as the organisation's latest backtest (the CFO page's). */
+    scoresPredictions?: boolean;
+  },
 ): Promise<SavedRetrain> {
   const { result } = args;
   // The organisation's models locked: a retrain saving at the same time (another process) waits,
@@ -39,26 +48,10 @@ export async function saveRetrain(
   if (recorded) return { modelId: models.find((m) => m.status === 'active')?.id ?? null, status: 'unchanged', reason: null };
   const active = models.find((m) => m.status === 'active');
   const backtest = { cutoff: result.backtest.cutoff, ...result.backtest.candidate };
-  await queryText(
-    db,
-    `insert into prediction_backtests (id, org_id, status, method, horizon_days, cutoff, model_kind, model, metrics, warning, requested_by, started_at, finished_at)
-     values ($1, $2, 'succeeded', 'out_of_time', $3, $4::date, $5, $6::jsonb, $7::jsonb, $8, 'nightly', now(), now())`,
-    [
-      newId('bt'),
-      args.orgId,
-      args.horizonDays,
-      result.backtest.cutoff,
-      result.candidate.kind,
-      JSON.stringify(result.candidate),
-      JSON.stringify({
-        ...result.backtest.candidate,
-        job_id: args.jobId,
-        warnings: [...(result.backtest.candidate.warning ? [result.backtest.candidate.warning] : []), ...result.warnings],
-      }),
-      result.backtest.candidate.warning ?? result.warnings[0] ?? null,
-    ],
-  );
-  await enqueueJob(db, rescore, {}, { orgId: args.orgId, dedupeKey: 'all' });
+  if (args.scoresPredictions ?? true) {
+    await recordBacktest(db, args);
+    await enqueueJob(db, rescore, {}, { orgId: args.orgId, dedupeKey: 'all' });
+  }
   // The scorecard again, in force already: nothing to replace.
   if (result.candidate.kind === 'prior' && (!active || active.kind === 'prior'))
     return { modelId: active?.id ?? null, status: 'unchanged', reason: null };
@@ -96,4 +89,28 @@ export async function saveRetrain(
     ],
   );
   return { modelId: id, status, reason };
+}
+
+/** The retrain's out-of-time evaluation, recorded as the organisation's latest backtest (by `nightly`). */
+async function recordBacktest(db: Db, args: { orgId: string; jobId: string; horizonDays: number; result: RetrainResult }) {
+  const { result } = args;
+  await queryText(
+    db,
+    `insert into prediction_backtests (id, org_id, status, method, horizon_days, cutoff, model_kind, model, metrics, warning, requested_by, started_at, finished_at)
+     values ($1, $2, 'succeeded', 'out_of_time', $3, $4::date, $5, $6::jsonb, $7::jsonb, $8, 'nightly', now(), now())`,
+    [
+      newId('bt'),
+      args.orgId,
+      args.horizonDays,
+      result.backtest.cutoff,
+      result.candidate.kind,
+      JSON.stringify(result.candidate),
+      JSON.stringify({
+        ...result.backtest.candidate,
+        job_id: args.jobId,
+        warnings: [...(result.backtest.candidate.warning ? [result.backtest.candidate.warning] : []), ...result.warnings],
+      }),
+      result.backtest.candidate.warning ?? result.warnings[0] ?? null,
+    ],
+  );
 }

@@ -23,6 +23,9 @@ export interface PredictionSettings {
   nightlyAt: string;
 }
 
+/** The horizon of the second model every retrain keeps: the CFO forecast reads churn within a year. */
+export const YEAR_HORIZON_DAYS = 365;
+
 export const DEFAULT_PREDICTION_SETTINGS: PredictionSettings = {
   horizonDays: 90,
   graceDays: 30,
