@@ -64,6 +64,8 @@ for (const backend of BACKENDS) {
         ALLOW_INSECURE_PLATFORM_URLS: 'true',
         ...(backend.postgres ? { DATABASE_URL: TEST_DATABASE_URL! } : { DATA_DIR: dir }),
       };
+      // The shared PostgreSQL database at this build's migrations (another file may not have run yet).
+      if (backend.postgres) await (await openTestDatabase('postgres')).dispose();
       const orgName = `Billing crash ${Date.now()}`;
       const org = await run(['orgs', 'create', '--name', orgName, '--plan', 'enterprise'], env);
       const connector = await run(['billing', 'add', 'stripe', '--org', org.id, '--api-key', API_KEY, '--test-mode'], env);

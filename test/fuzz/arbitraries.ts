@@ -485,18 +485,35 @@ function bodyFor(t: Target, route: string): fc.Arbitrary<Uint8Array | null> {
 }
 
 // --- Request line
-interface Route {
+export interface Route {
   template: string;
   methods: string[];
   params: string[];
 }
 const LIST_PARAMS = ['limit', 'cursor', 'sort', 'status', 'updated_since', 'include_deleted'];
-const ROUTES: Route[] = [
+export const ROUTES: Route[] = [
   { template: '/healthz', methods: ['GET'], params: [] },
   { template: '/readyz', methods: ['GET'], params: [] },
   { template: '/api/me', methods: ['GET'], params: [] },
-  { template: '/api/keys', methods: ['GET'], params: [] },
-  { template: '/api/connectors', methods: ['GET'], params: [] },
+  { template: '/api/keys', methods: ['GET', 'POST'], params: [] },
+  { template: '/api/keys/:id', methods: ['DELETE'], params: [] },
+  { template: '/api/connectors', methods: ['GET', 'POST'], params: [] },
+  { template: '/api/connectors/:id/secret', methods: ['POST'], params: [] },
+  // Session routes (the console's): a key is refused, a stranger's body is read by sign-in itself.
+  { template: '/api/auth/sign-in', methods: ['POST'], params: [] },
+  { template: '/api/auth/accept', methods: ['POST'], params: [] },
+  { template: '/api/auth/sign-out', methods: ['POST'], params: [] },
+  { template: '/api/auth/sign-out-everywhere', methods: ['POST'], params: [] },
+  { template: '/api/users', methods: ['GET', 'POST'], params: ['limit', 'cursor'] },
+  { template: '/api/users/:id', methods: ['PATCH'], params: [] },
+  { template: '/api/users/:id/link', methods: ['POST'], params: [] },
+  { template: '/api/ticket-events', methods: ['GET'], params: ['limit', 'cursor', 'status', 'connector_id'] },
+  { template: '/api/ticket-events/:id/replay', methods: ['POST'], params: [] },
+  { template: '/api/billing/connectors', methods: ['GET', 'POST'], params: [] },
+  { template: '/api/billing/connectors/:id', methods: ['GET', 'PATCH', 'DELETE'], params: [] },
+  { template: '/api/billing/connectors/:id/sync', methods: ['POST'], params: [] },
+  { template: '/api/billing/connectors/:id/status', methods: ['GET'], params: [] },
+  { template: '/api/billing/connectors/:id/events/:event_id/replay', methods: ['POST'], params: [] },
   {
     template: '/api/customers',
     methods: ['GET', 'POST'],
@@ -522,20 +539,30 @@ const ROUTES: Route[] = [
   { template: '/api/invoices/:id', methods: ['GET', 'PATCH', 'DELETE'], params: [] },
   { template: '/api/tickets/:id', methods: ['GET'], params: [] },
   { template: '/api/ticket-intelligence/import', methods: ['POST'], params: [] },
-  { template: '/api/ticket-intelligence/import/:id', methods: ['GET'], params: [] },
+  { template: '/api/ticket-intelligence/import/:batch_id', methods: ['GET'], params: [] },
   {
     template: '/api/cfo/predictions',
     methods: ['GET'],
     params: ['limit', 'cursor', 'sort', 'risk', 'min_probability', 'customer_id', 'currency', 'csm_email'],
   },
-  { template: '/api/cfo/predictions/:id', methods: ['GET'], params: [] },
+  { template: '/api/cfo/predictions/:customer_id', methods: ['GET'], params: [] },
   { template: '/api/cfo/predictions/recompute', methods: ['POST'], params: [] },
   { template: '/api/cfo/models', methods: ['GET'], params: ['limit', 'cursor'] },
   { template: '/api/cfo/models/:id', methods: ['GET'], params: [] },
   { template: '/api/cfo/backtests', methods: ['POST'], params: [] },
   { template: '/api/cfo/backtests/latest', methods: ['GET'], params: [] },
   { template: '/api/cfo/backtests/:id', methods: ['GET'], params: [] },
+  { template: '/api/cfo/arr', methods: ['GET'], params: ['from', 'to', 'currency'] },
+  { template: '/api/cfo/cohorts', methods: ['GET'], params: ['from', 'to', 'currency'] },
+  { template: '/api/cfo/fx-rates', methods: ['GET', 'PUT'], params: ['from', 'to', 'currency'] },
+  { template: '/api/cfo/reporting-currency', methods: ['PUT'], params: [] },
+  { template: '/api/cfo/forecast', methods: ['GET'], params: ['months', 'currency'] },
+  { template: '/api/cfo/forecast-backtests', methods: ['POST'], params: [] },
+  { template: '/api/cfo/forecast-backtests/latest', methods: ['GET'], params: [] },
+  { template: '/api/cfo/forecast-backtests/:id', methods: ['GET'], params: [] },
   { template: '/api/webhooks/tickets', methods: ['POST'], params: ['connectorId'] },
+  { template: '/api/webhooks/team-chat', methods: ['POST'], params: [] },
+  { template: '/api/webhooks/billing', methods: ['POST'], params: ['connectorId'] },
   { template: '/api/webhooks/workspace-chat', methods: ['POST'], params: [] },
   { template: '/api/webhooks/messaging', methods: ['GET', 'POST'], params: ['hub.mode', 'hub.verify_token', 'hub.challenge'] },
   { template: '/api/agent-actions', methods: ['GET', 'POST'], params: ['limit', 'cursor', 'status', 'type', 'customer_id', 'csm_id'] },
@@ -550,6 +577,7 @@ const ROUTES: Route[] = [
   { template: '/api/tasks', methods: ['GET'], params: ['limit', 'cursor', 'status', 'csm_id', 'customer_id'] },
   { template: '/api/customers/:id/notes', methods: ['GET'], params: ['limit', 'cursor'] },
   { template: '/api/events/deliveries', methods: ['GET'], params: ['limit', 'cursor', 'status', 'endpoint_id', 'event_type'] },
+  { template: '/api/openapi.json', methods: ['GET'], params: [] },
   { template: '/api/nope', methods: ['GET'], params: [] },
 ];
 
@@ -889,7 +917,7 @@ export function requestArb(t: Target): fc.Arbitrary<FuzzRequest> {
       { weight: 2, arbitrary: fc.constantFrom(...METHODS) },
       fc.constantFrom(...JUNK_METHODS),
     );
-    const id = route.template.includes(':id') ? idFor(t, route.template) : fc.constant('');
+    const id = /\/:[a-z_]+/.test(route.template) ? idFor(t, route.template) : fc.constant('');
     return fc
       .record({
         method,
@@ -909,7 +937,7 @@ export function requestArb(t: Target): fc.Arbitrary<FuzzRequest> {
       })
       .chain((r) => extraHeaders(t, r.body, route.template).map((extra) => ({ ...r, extra })))
       .map((r): FuzzRequest => {
-        const path = mutatePath(route.template.replace(':id', r.id), r.how, t.port);
+        const path = mutatePath(route.template.replace(/:[a-z_]+/, r.id).replace(/:[a-z_]+/g, 'x_nobody'), r.how, t.port);
         const headers: [string, string][] = [
           ...r.host,
           ...(route.template.startsWith('/api/webhooks') ? [] : r.auth),
