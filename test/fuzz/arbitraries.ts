@@ -577,7 +577,6 @@ export const ROUTES: Route[] = [
   { template: '/api/tasks', methods: ['GET'], params: ['limit', 'cursor', 'status', 'csm_id', 'customer_id'] },
   { template: '/api/customers/:id/notes', methods: ['GET'], params: ['limit', 'cursor'] },
   { template: '/api/events/deliveries', methods: ['GET'], params: ['limit', 'cursor', 'status', 'endpoint_id', 'event_type'] },
-  { template: '/api/openapi.json', methods: ['GET'], params: [] },
   { template: '/api/nope', methods: ['GET'], params: [] },
 ];
 
