@@ -14,6 +14,20 @@ await ensureSnapshot();
 // sharing one would work each other's jobs. Worker 1 keeps the configured ones.
 await giveWorkerItsOwnDatabases(Number(process.env.BUN_TEST_WORKER_ID ?? '1'));
 
+// The PostgreSQL database at this build's migrations before any test: a file that starts with the
+// command line (test/e2e) finds it so, whatever ran before it on this worker (the others migrate
+// it themselves when they open it). Up to date, this is one query.
+if (process.env.TEST_DATABASE_URL) {
+  const { connectPostgres } = await import('../src/db/client.ts');
+  const { runMigrations } = await import('../src/db/migrate.ts');
+  const database = connectPostgres(process.env.TEST_DATABASE_URL, 1);
+  try {
+    await runMigrations(database, process.env.TEST_DATABASE_URL);
+  } finally {
+    await database.close();
+  }
+}
+
 async function giveWorkerItsOwnDatabases(worker: number): Promise<void> {
   if (!Number.isInteger(worker) || worker <= 1) return;
   const pgUrl = process.env.TEST_DATABASE_URL;
