@@ -16,13 +16,17 @@ await giveWorkerItsOwnDatabases(Number(process.env.BUN_TEST_WORKER_ID ?? '1'));
 
 // The PostgreSQL database at this build's migrations before any test: a file that starts with the
 // command line (test/e2e) finds it so, whatever ran before it on this worker (the others migrate
-// it themselves when they open it). Up to date, this is one query.
+// it themselves when they open it). Up to date, this is one query. And no organisation's job left
+// pending by an earlier file (a demo queues its recompute): a file draining a kind would otherwise
+// work them all — a 3,000-customer demo's rescore in another file's 60 s hook. Organisations are
+// made per file (uniqueName), so none of those jobs is this file's.
 if (process.env.TEST_DATABASE_URL) {
-  const { connectPostgres } = await import('../src/db/client.ts');
+  const { connectPostgres, queryText } = await import('../src/db/client.ts');
   const { runMigrations } = await import('../src/db/migrate.ts');
   const database = connectPostgres(process.env.TEST_DATABASE_URL, 1);
   try {
     await runMigrations(database, process.env.TEST_DATABASE_URL);
+    await queryText(database.db, `delete from jobs where org_id is not null and state in ('queued', 'running')`, []);
   } finally {
     await database.close();
   }

@@ -218,6 +218,7 @@ describe('the OpenAPI document', () => {
     expect(withoutBody.sort()).toEqual([
       'post /api/auth/sign-out',
       'post /api/auth/sign-out-everywhere',
+      'post /api/billing/connectors/{id}/events/{event_id}/replay',
       'post /api/billing/connectors/{id}/sync',
       'post /api/ticket-events/{id}/replay',
       'post /api/users/{id}/link',

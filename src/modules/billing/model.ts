@@ -144,7 +144,11 @@ export type BillingConnectorStatusView = typeof BillingConnectorStatusView.stati
 
 export const BillingEventParams = t.Object({
   id: t.String({ minLength: 1, maxLength: 100 }),
-  event_id: t.String({ minLength: 1, maxLength: 200 }),
+  event_id: t.String({
+    minLength: 1,
+    maxLength: 200,
+    description: "the event: our id (`bev_…`) or the billing system's (Stripe's `evt_…`, Chargebee's `ev_…`)",
+  }),
 });
 
 export const BillingReplayView = t.Object(
