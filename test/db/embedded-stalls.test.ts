@@ -7,6 +7,7 @@ import { openEmbedded } from '../../src/db/client.ts';
 import { timedWork, watchStalls, type Stall } from '../../src/db/embedded-stalls.ts';
 import { localRunner } from '../../src/db/units-of-work.ts';
 import { tempDir } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -58,7 +59,7 @@ describe('stalls of the main thread (DEBUG_STALLS)', () => {
           await db.execute(count);
           busy(60);
         },
-      });
+      }, DEFAULT_SETTINGS);
       await runner.run('demo.count', {});
       await stallNaming(stalls, 'wasm demo.count');
       const unitCode = await stallNaming(stalls, 'js demo.count');

@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { localRunner, timed } from '../../src/db/units-of-work.ts';
 import type { Db } from '../../src/db/client.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 for (const backend of BACKENDS) {
   describe(`timed units (${backend})`, () => {
@@ -21,7 +22,7 @@ for (const backend of BACKENDS) {
           await db.execute(sql`select 1`);
           return { done: true };
         }),
-      });
+      }, DEFAULT_SETTINGS);
       const result = await runner.run('waits', {});
       expect(result.done).toBe(true);
       if (backend === 'postgres') expect(result.ms).toBeGreaterThanOrEqual(290);

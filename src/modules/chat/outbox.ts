@@ -205,13 +205,13 @@ export function chatSendJobOf<Row, Answer extends AttemptResult>(platforms: Plat
         const orgId = ctx.job.orgId;
         const row = await ctx.run('own.load', { orgId, sendId: payload.sendId });
         if (!row) return { skipped: true };
-        const answer = await own.attempt(row);
+        const answer = await own.attempt(row, ctx.settings.actions);
         const recorded = await ctx.run('own.record', { orgId, sendId: payload.sendId, answer, now: new Date().toISOString() });
         return { status: recorded.status, attempts: recorded.attempts, http_status: answer.status };
       }
       const attempt = platforms[pending.platform].attempt;
       if (!attempt) throw new PermanentJobError(`${pending.platform} rows are not sent from the shared outbox`);
-      const sent = await attempt(pending);
+      const sent = await attempt(pending, ctx.settings.actions);
       const recorded = await ctx.run('record', {
         sendId: payload.sendId,
         target: sent.target,

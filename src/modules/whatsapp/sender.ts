@@ -14,7 +14,7 @@ import { OPEN_ACTION_STATUSES, type ChatSendKind } from '../../db/schema/index.t
 import { messageOf } from '../../lib/errors.ts';
 import { openSecret } from '../../lib/secret-box.ts';
 import { OUTBOX_TIMEOUT_MS, retryAfterOf, settleAttempt, unanswered, type AttemptResult } from '../../queue/outbox-attempts.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
+import type { ActionSettings } from '../agent-actions/settings.ts';
 import type { ActionFacts } from '../chat/facts.ts';
 import { actionFacts } from '../chat/facts.ts';
 import { CHAT_SEND, installedPlatformSender, queueChatSend } from '../chat/outbox.ts';
@@ -161,10 +161,15 @@ interface GraphAnswer {
 export type WhatsAppAnswer = AttemptResult & { wamid: string | null; code: number | null };
 
 /** One `POST {base}/{phone_number_id}/messages` with the access token. Never throws. */
-export async function callGraph(phoneNumberId: string, token: string, body: Record<string, unknown>): Promise<WhatsAppAnswer> {
+export async function callGraph(
+  apiBase: string,
+  phoneNumberId: string,
+  token: string,
+  body: Record<string, unknown>,
+): Promise<WhatsAppAnswer> {
   const started = performance.now();
   const done = (partial: Omit<WhatsAppAnswer, 'ms'>): WhatsAppAnswer => ({ ...partial, ms: Math.round(performance.now() - started) });
-  const url = `${actionSettings().whatsappApiBase}/${encodeURIComponent(phoneNumberId)}/messages`;
+  const url = `${apiBase}/${encodeURIComponent(phoneNumberId)}/messages`;
   try {
     const response = await fetch(url, {
       method: 'POST',
@@ -226,8 +231,7 @@ const permanent = (error: string): WhatsAppAnswer => ({
 export type WhatsAppAttempt = WhatsAppAnswer & { template: boolean };
 
 /** Sends one row of the outbox: what came of it (for a post, whether it went as the template). */
-export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAppAttempt> {
-  const settings = actionSettings();
+export async function attemptWhatsApp(pending: WhatsAppPending, settings: ActionSettings): Promise<WhatsAppAttempt> {
   if (!settings.secretKey)
     return { ...permanent('SECRET_KEY is not available: the access token cannot be opened'), final: false, template: false };
   if (!pending.credentials_sealed) return { ...permanent('the WhatsApp installation was removed'), template: false };
@@ -237,7 +241,7 @@ export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAp
   } catch (error) {
     return { ...permanent(`the access token does not open: ${messageOf(error)}`), template: false };
   }
-  const send = (body: Record<string, unknown>) => callGraph(pending.phone_number_id, token, body);
+  const send = (body: Record<string, unknown>) => callGraph(settings.whatsappApiBase, pending.phone_number_id, token, body);
   const request = pending.request;
   switch (pending.kind) {
     case 'post': {
