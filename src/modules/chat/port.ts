@@ -67,6 +67,9 @@ export type SendAnswer = AttemptResult & { target?: string; channel?: string; ts
  * rows (`OwnOutboxRows`, given to the `chat.send` job in platforms.ts). */
 export interface ChatPlatform extends ChatSender {
   attempt: ((pending: Pending, settings: ActionSettings) => Promise<SendAnswer>) | null;
+  /** A copy just posted to `target`, a recipient the platform looked up (Slack's user found by the
+   * CSM's e-mail): remember it, if the platform matches the CSM's clicks by it. */
+  postedTo?(db: Db, copy: { orgId: string; notificationId: string; target: string }): Promise<void>;
   /** A copy just posted whose action was decided meanwhile: queue what shows the decision. */
   decidedBeforePosted(
     db: Db,

@@ -112,6 +112,11 @@ export async function queueSlackUpdates(db: Db, input: CopyUpdate): Promise<numb
 export const slackPlatform: ChatPlatform = {
   ...installedPlatformSender('slack', queueSlackUpdates),
   attempt: (pending, settings) => attemptSend(pending, settings),
+  // A CSM found by e-mail is known by the Slack user id from now on (their clicks are matched by it).
+  postedTo: async (db, copy) =>
+    void (await db.execute(
+      sql`update csms set slack_user_id = ${copy.target}, updated_at = now() where org_id = ${copy.orgId} and id = (select csm_id from action_notifications where org_id = ${copy.orgId} and id = ${copy.notificationId}) and slack_user_id is null`,
+    )),
   // Every Slack copy of the action shows the decision (this one included, now that it has a ts).
   decidedBeforePosted: async (db, copy) => void (await queueSlackUpdates(db, { orgId: copy.orgId, actionId: copy.actionId })),
 };
