@@ -110,7 +110,11 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
       kept ??
       (
         await database.db.transaction((tx) =>
-          loadDemo(tx as never, { orgName: `bench-cfo-${Date.now()}`, customers, seed: 42, today, actor: 'bench' }, DEFAULT_ACTION_SETTINGS),
+          loadDemo(
+            tx as never,
+            { orgName: `bench-cfo-${Date.now()}`, customers, seed: 42, today, actor: 'bench' },
+            DEFAULT_ACTION_SETTINGS,
+          ),
         )
       ).org.id;
     for (const name of ['contracts', 'contract_revisions', 'customers']) await database.db.execute(sql.raw(`analyze ${name}`));

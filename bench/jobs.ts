@@ -147,7 +147,17 @@ async function round(database: Database): Promise<{ tickets: number; handle: num
     figures[shape] = await timed(
       count,
       (isStopping, waker) =>
-        runJobLoop({ settings: DEFAULT_SETTINGS, units, kinds: [kind], owner: 'bench', log, isStopping, idle: waker.idle, wake: waker.wake, concurrency }),
+        runJobLoop({
+          settings: DEFAULT_SETTINGS,
+          units,
+          kinds: [kind],
+          owner: 'bench',
+          log,
+          isStopping,
+          idle: waker.idle,
+          wake: waker.wake,
+          concurrency,
+        }),
       open,
     );
   }

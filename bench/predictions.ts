@@ -142,7 +142,11 @@ async function rescore(database: Database, orgId: string) {
 async function measureInProcess(database: Database, customers: number, figures: Figures) {
   const loadStart = performance.now();
   const demo = await database.db.transaction((tx) =>
-    loadDemo(tx as never, { orgName: `bench-predictions-${randomBase62(8)}`, customers, seed: 7, today, actor: 'bench' }, DEFAULT_ACTION_SETTINGS),
+    loadDemo(
+      tx as never,
+      { orgName: `bench-predictions-${randomBase62(8)}`, customers, seed: 7, today, actor: 'bench' },
+      DEFAULT_ACTION_SETTINGS,
+    ),
   );
   const orgId = demo.org.id;
   log(`  demo: ${fmtInt(customers)} customers in ${fmtSeconds(performance.now() - loadStart)}`);

@@ -42,11 +42,7 @@ export async function inBatches(
  * at most `limit` items due at `now` (the same `now` for every batch of a run), changes each so it
  * is no longer due, and answers how many it took; the job answers `{ [counted]: total, batches }`.
  */
-export function sweepKind(
-  kind: string,
-  counted: string,
-  sweep: (db: Db, now: Date, limit: number, settings: Settings) => Promise<number>,
-) {
+export function sweepKind(kind: string, counted: string, sweep: (db: Db, now: Date, limit: number, settings: Settings) => Promise<number>) {
   const units = {
     sweep: (db: Db, args: { now: string; limit: number }, settings: Settings) => sweep(db, new Date(args.now), args.limit, settings),
   };

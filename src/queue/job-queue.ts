@@ -308,7 +308,13 @@ export interface ScheduledKind {
 export const scheduledKinds = (kinds: readonly JobKind[], settings: Settings): ScheduledKind[] =>
   kinds.flatMap((k) =>
     k.schedule
-      ? [{ kind: k.kind, schedule: typeof k.schedule === 'function' ? k.schedule(settings) : k.schedule, maxAttempts: retryPolicyOf(k).maxAttempts }]
+      ? [
+          {
+            kind: k.kind,
+            schedule: typeof k.schedule === 'function' ? k.schedule(settings) : k.schedule,
+            maxAttempts: retryPolicyOf(k).maxAttempts,
+          },
+        ]
       : [],
   );
 

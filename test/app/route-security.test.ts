@@ -43,7 +43,11 @@ for (const backend of BACKENDS) {
 
     test("another organisation's id on every :id route is answered as an id nobody has (never a 2xx)", async () => {
       const other = await database.db.transaction((tx) =>
-        loadDemo(tx as unknown as Db, { orgName: uniqueName('other'), customers: 40, seed: 5, today: '2026-06-30', actor: 'test' }, DEFAULT_ACTION_SETTINGS),
+        loadDemo(
+          tx as unknown as Db,
+          { orgName: uniqueName('other'), customers: 40, seed: 5, today: '2026-06-30', actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       await queryText(
         database.db,

@@ -87,7 +87,9 @@ describe('background turns on the embedded database', () => {
 
   test('a failing unit does not stop the ones behind it', async () => {
     const turns = createBackgroundTurns();
-    const runner = turns.inTurn(localRunner(database.db, { ...units, fail: async () => Promise.reject(new Error('no')) }, DEFAULT_SETTINGS));
+    const runner = turns.inTurn(
+      localRunner(database.db, { ...units, fail: async () => Promise.reject(new Error('no')) }, DEFAULT_SETTINGS),
+    );
     const failed = runner.run('fail', {} as never);
     const next = runner.run('hold', { n: 1 });
     await expect(failed).rejects.toThrow('no');

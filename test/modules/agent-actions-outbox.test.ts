@@ -125,7 +125,8 @@ for (const target of targets) {
       }
     }
     /** Every outbox job run, retries included, by a clock three hours ahead (back-offs are due). */
-    const deliverAll = (database: Database) => drainJobs(database.db, [deliverEventJob], { clock: () => Date.now() + 3 * 3600_000, settings });
+    const deliverAll = (database: Database) =>
+      drainJobs(database.db, [deliverEventJob], { clock: () => Date.now() + 3 * 3600_000, settings });
     /** Proposes an action for a new customer: one `agent_action.proposed` event. */
     async function propose(app: ReturnType<typeof buildApp>['app']): Promise<string> {
       const customer = await call(app, 'POST', '/api/customers', { key, body: { name: 'Acme', currency: 'EUR' } });

@@ -110,14 +110,18 @@ for (const backend of BACKENDS) {
     /** `endpoints add` as the server that owns the database runs it (the admin unit). */
     const addEndpoint = (orgId: string, url: string) => {
       const id = newId('whe');
-      return endpointAdminUnits['endpoints.add'](database.db, {
-        id,
-        org: orgId,
-        url,
-        events: null,
-        secretSealed: sealSecret(newEndpointSecret(), SECRET_KEY, id),
-        actor: 'test',
-      }, running);
+      return endpointAdminUnits['endpoints.add'](
+        database.db,
+        {
+          id,
+          org: orgId,
+          url,
+          events: null,
+          secretSealed: sealSecret(newEndpointSecret(), SECRET_KEY, id),
+          actor: 'test',
+        },
+        running,
+      );
     };
     /** An action proposed for a new customer (one event for each endpoint), every delivery job run. */
     async function proposeAndDeliver(key: string) {

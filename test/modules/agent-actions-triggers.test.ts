@@ -64,7 +64,8 @@ for (const backend of BACKENDS) {
     }
 
     const recompute = (customerId: string, settings: PredictionSettings) =>
-      database.db.transaction((tx) => recomputePredictions(tx as never, {
+      database.db.transaction((tx) =>
+        recomputePredictions(tx as never, {
           orgId,
           today: utcToday(),
           customerIds: [customerId],

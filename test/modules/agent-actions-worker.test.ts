@@ -64,14 +64,18 @@ for (const backend of BACKENDS) {
       const { org, secret: key } = await createOrgWithKey(database);
       const endpointId = newId('whe');
       await database.db.transaction((tx) =>
-        endpointAdminUnits['endpoints.add'](tx as never, {
-          id: endpointId,
-          org: org.id,
-          url: `http://127.0.0.1:${server.port}/in`,
-          events: null,
-          secretSealed: sealSecret(secret, SECRET_KEY, endpointId),
-          actor: 'test',
-        }, settings),
+        endpointAdminUnits['endpoints.add'](
+          tx as never,
+          {
+            id: endpointId,
+            org: org.id,
+            url: `http://127.0.0.1:${server.port}/in`,
+            events: null,
+            secretSealed: sealSecret(secret, SECRET_KEY, endpointId),
+            actor: 'test',
+          },
+          settings,
+        ),
       );
       const customer = (
         await call(app, 'POST', '/api/customers', {

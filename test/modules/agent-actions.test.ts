@@ -230,6 +230,7 @@ for (const backend of BACKENDS) {
         { actionId: action.id },
         {
           job: { id: newId('job'), kind: executeActionJob.kind, orgId, attempts: 5 },
+          settings: DEFAULT_SETTINGS,
           run: (unit, args) =>
             (unit === 'execute' ? Promise.reject(new Error('the task service refused')) : runner.run(unit, args as never)) as never,
         },

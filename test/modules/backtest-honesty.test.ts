@@ -116,7 +116,14 @@ for (const backend of BACKENDS) {
       return org.id;
     };
     const history = (orgId: string) =>
-      gatherHistory(localRunner(database.db, historyUnits, DEFAULT_SETTINGS), { orgId, today, horizonDays: 90, graceDays: 30, days: [], maxCustomers: 100 });
+      gatherHistory(localRunner(database.db, historyUnits, DEFAULT_SETTINGS), {
+        orgId,
+        today,
+        horizonDays: 90,
+        graceDays: 30,
+        days: [],
+        maxCustomers: 100,
+      });
 
     test('contracts never amended, invoiced at their amounts, with their notice days: no warning', async () => {
       const orgId = await organisation([

@@ -28,7 +28,11 @@ for (const backend of BACKENDS) {
       database = await openTestDatabase(backend);
       app = buildApp(database).app;
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as unknown as Db, { orgName: uniqueName('forecast-model'), customers: 300, seed: 7, today, actor: 'test' }, DEFAULT_ACTION_SETTINGS),
+        loadDemo(
+          tx as unknown as Db,
+          { orgName: uniqueName('forecast-model'), customers: 300, seed: 7, today, actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       orgId = demo.org.id;
       key = demo.secret;

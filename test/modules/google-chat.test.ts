@@ -592,7 +592,9 @@ for (const backend of BACKENDS) {
       expect(card.header.title).toStartWith('Snoozed until');
       const detail = (await get(`/api/agent-actions/${sent.actionId}`)).body.data;
       expect(detail.status).toBe('snoozed');
-      await database.db.transaction((tx) => wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000), undefined, settings.actions));
+      await database.db.transaction((tx) =>
+        wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000), undefined, settings.actions),
+      );
       await drain();
       const patch = google.callsOf('patch').find((c) => c.path === `/v1/${sent.messageName}`);
       const buttons = patch!.body.cardsV2[0].card.sections[1].widgets[0].buttonList.buttons;

@@ -55,7 +55,11 @@ for (const backend of BACKENDS) {
       database = await openTestDatabase(backend);
       app = buildApp(database).app;
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as unknown as Db, { orgName: uniqueName('backtests'), customers: 400, seed: 42, today, actor: 'test' }, DEFAULT_ACTION_SETTINGS),
+        loadDemo(
+          tx as unknown as Db,
+          { orgName: uniqueName('backtests'), customers: 400, seed: 42, today, actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       orgId = demo.org.id;
       key = demo.secret;

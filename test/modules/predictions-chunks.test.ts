@@ -40,7 +40,11 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       database = await openTestDatabase(backend);
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as never, { orgName: uniqueName('chunks'), customers: 40, seed: 5, today: TODAY, actor: 'test' }, DEFAULT_ACTION_SETTINGS),
+        loadDemo(
+          tx as never,
+          { orgName: uniqueName('chunks'), customers: 40, seed: 5, today: TODAY, actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       orgId = demo.org.id;
       // A churned customer keeps a prediction until a recompute takes it away.
@@ -84,7 +88,8 @@ for (const backend of BACKENDS) {
       await queryText(database.db, `update customers set name = name || ' (renamed)' where id = any($1::text[])`, [[ids[1], ids[20]]]);
       expect(await marks()).toEqual([ids[1]!, ids[20]!]);
       let after: string | null = first.next;
-      while (after !== null) after = (await scoreChunk(database.db, { orgId, today: TODAY, scope: 'all', after, limit: 4 }, DEFAULT_SETTINGS)).next;
+      while (after !== null)
+        after = (await scoreChunk(database.db, { orgId, today: TODAY, scope: 'all', after, limit: 4 }, DEFAULT_SETTINGS)).next;
       expect(await marks()).toEqual([ids[1]!]);
       // The stale recompute, in chunks of one, answers it.
       await recomputePredictions(database.db, { orgId, today: TODAY, customerIds: 'stale', chunkSize: 1 });

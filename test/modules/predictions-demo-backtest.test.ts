@@ -73,7 +73,11 @@ for (const backend of BACKENDS) {
         let orgId: string;
         beforeAll(async () => {
           const demo = await database.db.transaction((tx) =>
-            loadDemo(tx as never, { orgName: uniqueName('demo-backtest'), customers: CUSTOMERS, seed, today: TODAY, actor: 'test' }, DEFAULT_ACTION_SETTINGS),
+            loadDemo(
+              tx as never,
+              { orgName: uniqueName('demo-backtest'), customers: CUSTOMERS, seed, today: TODAY, actor: 'test' },
+              DEFAULT_ACTION_SETTINGS,
+            ),
           );
           orgId = demo.org.id;
         });

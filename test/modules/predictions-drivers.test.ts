@@ -191,7 +191,9 @@ for (const backend of BACKENDS) {
         singles.push(res.body.data as Item);
       }
       // The CLI's list and show read through the same presenters.
-      const cliList = (await adminUnits['predictions.list'](database.db, { org: orgId, limit: 1000 }, DEFAULT_SETTINGS)) as { items: Item[] };
+      const cliList = (await adminUnits['predictions.list'](database.db, { org: orgId, limit: 1000 }, DEFAULT_SETTINGS)) as {
+        items: Item[];
+      };
       expect(cliList.items).toHaveLength(n);
       for (const item of cliList.items) checkListItem(item);
       checkSingle((await adminUnits['predictions.show'](database.db, { org: orgId, customer: ids[0]!.customer_id })) as unknown as Item);

@@ -399,7 +399,9 @@ for (const backend of BACKENDS) {
       expect(updates[0]!.body.text).toContain(`Snoozed until ${detail.snoozed_until.slice(0, 10)}`);
       // The snooze ends: the copy gets its buttons back (the same nonce), the CSM is reminded in its
       // thread, and the old buttons decide again.
-      await database.db.transaction((tx) => wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000), undefined, DEFAULT_ACTION_SETTINGS));
+      await database.db.transaction((tx) =>
+        wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000), undefined, DEFAULT_ACTION_SETTINGS),
+      );
       await drain();
       const reopened = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
       expect(reopened).toHaveLength(2);

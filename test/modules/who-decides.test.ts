@@ -25,7 +25,8 @@ for (const role of ['csm', 'manager', 'admin'] as const) {
           const refusal = decisionRefusal(
             { csmId: 'csm_me', role },
             { csm_id: owns ? 'csm_me' : 'csm_other', type, params: PARAMS[type] ?? {} },
-            decision, DEFAULT_ACTION_SETTINGS,
+            decision,
+            DEFAULT_ACTION_SETTINGS,
           );
           const expected =
             role !== 'csm'
@@ -47,16 +48,19 @@ test("the rule: a plain CSM approves their own customer's discount of exactly DI
     decisionRefusal(
       { csmId: 'csm_me', role: 'csm' },
       { csm_id: 'csm_me', type: 'discount_offer', params: { percent: 15, months: 3 } },
-      'approve', DEFAULT_ACTION_SETTINGS,
+      'approve',
+      DEFAULT_ACTION_SETTINGS,
     ),
   ).toBeNull();
 });
 
 test('the rule: an action without a CSM is decided by managers and admins only', () => {
-  expect(decisionRefusal({ csmId: 'csm_me', role: 'csm' }, { csm_id: null, type: 'check_in', params: {} }, 'approve', DEFAULT_ACTION_SETTINGS)).toContain(
-    'Only the customer',
-  );
-  expect(decisionRefusal({ csmId: null, role: 'admin' }, { csm_id: null, type: 'check_in', params: {} }, 'approve', DEFAULT_ACTION_SETTINGS)).toBeNull();
+  expect(
+    decisionRefusal({ csmId: 'csm_me', role: 'csm' }, { csm_id: null, type: 'check_in', params: {} }, 'approve', DEFAULT_ACTION_SETTINGS),
+  ).toContain('Only the customer');
+  expect(
+    decisionRefusal({ csmId: null, role: 'admin' }, { csm_id: null, type: 'check_in', params: {} }, 'approve', DEFAULT_ACTION_SETTINGS),
+  ).toBeNull();
 });
 
 for (const backend of BACKENDS) {

@@ -241,28 +241,37 @@ export function agentActionsModule(deps: {
           { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', ACTION_ROUTES.propose.path, body) },
           async (tx) => {
             if (input.requires_approval === false) {
-              const refusal = await approvalOnProposalRefusal(tx, principal, {
-                customerId: input.customer_id,
-                type: input.type as ActionType,
-                params: input.params,
-              }, deps.settings);
+              const refusal = await approvalOnProposalRefusal(
+                tx,
+                principal,
+                {
+                  customerId: input.customer_id,
+                  type: input.type as ActionType,
+                  params: input.params,
+                },
+                deps.settings,
+              );
               if (refusal)
                 throw new AppError('forbidden', `${refusal}: propose it for approval instead (requires_approval true, the default)`);
             }
-            const outcome = await proposeAction(tx, {
-              orgId,
-              customerId: input.customer_id,
-              type: input.type as ActionType,
-              params: input.params,
-              reason: (input.reason ?? 'manual') as ActionReason,
-              rationale: input.rationale,
-              priority: input.priority as never,
-              requiresApproval: input.requires_approval,
-              source: 'api',
-              force: input.force,
-              actor:
-                principal.kind === 'key' ? { kind: 'api_key', key_id: principal.key.id } : { kind: 'user', user_id: principal.user.id },
-            }, deps.settings);
+            const outcome = await proposeAction(
+              tx,
+              {
+                orgId,
+                customerId: input.customer_id,
+                type: input.type as ActionType,
+                params: input.params,
+                reason: (input.reason ?? 'manual') as ActionReason,
+                rationale: input.rationale,
+                priority: input.priority as never,
+                requiresApproval: input.requires_approval,
+                source: 'api',
+                force: input.force,
+                actor:
+                  principal.kind === 'key' ? { kind: 'api_key', key_id: principal.key.id } : { kind: 'user', user_id: principal.user.id },
+              },
+              deps.settings,
+            );
             return {
               status: outcome.outcome === 'created' ? 201 : 200,
               body: ok({ ...outcome.action, deduplicated: outcome.outcome !== 'created' }),

@@ -101,17 +101,21 @@ async function fire(
     await db.execute(sql`select status from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`),
   );
   if (!customer || customer.status === 'churned') return null;
-  return proposeAction(db, {
-    orgId,
-    customerId,
-    type: rule.action,
-    params: rule.params,
-    reason,
-    rationale,
-    priority: rule.priority,
-    source: 'rule',
-    actor: { kind: 'rule', trigger: rule.trigger },
-  }, settings);
+  return proposeAction(
+    db,
+    {
+      orgId,
+      customerId,
+      type: rule.action,
+      params: rule.params,
+      reason,
+      rationale,
+      priority: rule.priority,
+      source: 'rule',
+      actor: { kind: 'rule', trigger: rule.trigger },
+    },
+    settings,
+  );
 }
 
 // --- risk rises (from the predictions' scoring) -------------------------------------------------

@@ -60,11 +60,15 @@ export async function decideFromChat(
   if (!copy)
     return { ok: false, why: `This button does not belong to a current approval request of this ${input.place}: nothing was changed.` };
   if (!input.csm) return { ok: false, why: 'Only a CSM of this organisation may decide: nothing was changed.' };
-  const decided = await decideAsCsm(db, {
-    ...input,
-    csm: input.csm,
-    via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null },
-  }, settings);
+  const decided = await decideAsCsm(
+    db,
+    {
+      ...input,
+      csm: input.csm,
+      via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null },
+    },
+    settings,
+  );
   return decided.ok ? { ...decided, copyId: copy.id, csmId: input.csm.id } : decided;
 }
 

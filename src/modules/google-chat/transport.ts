@@ -256,7 +256,12 @@ export async function attemptGoogleChatSend(pending: Pending, settings: ActionSe
       const space = pending.installation_external_id;
       const card = approvalCard(pending.facts, pending.nonce, pending.target ?? pending.csm_email);
       // The copy's id is the request id: a retry of a create Google already did returns that message.
-      const sent = await callGoogleChat(settings, 'POST', `${space}/messages?requestId=${encodeURIComponent(pending.notification_id)}`, card);
+      const sent = await callGoogleChat(
+        settings,
+        'POST',
+        `${space}/messages?requestId=${encodeURIComponent(pending.notification_id)}`,
+        card,
+      );
       if (sent.error) return sent;
       const name = typeof sent.data?.name === 'string' ? sent.data.name : '';
       if (!name.startsWith(`${space}/messages/`)) return { ...sent, error: 'the answer names no message of the space', final: false };

@@ -128,17 +128,21 @@ async function handleClick(
   const orgId = installation.org_id;
   const actionId = event.parameters.action_id ?? '';
   const csm = event.user.email ? await csmByEmail(db, orgId, event.user.email) : null;
-  const outcome = await decideFromChat(db, {
-    orgId,
-    actionId,
-    nonce: event.parameters.nonce ?? '',
-    platform: 'google_chat',
-    decision,
-    csm,
-    actor: `google_chat:${event.user.email || event.user.name}`,
-    now,
-    place: 'space',
-  }, settings);
+  const outcome = await decideFromChat(
+    db,
+    {
+      orgId,
+      actionId,
+      nonce: event.parameters.nonce ?? '',
+      platform: 'google_chat',
+      decision,
+      csm,
+      actor: `google_chat:${event.user.email || event.user.name}`,
+      now,
+      place: 'space',
+    },
+    settings,
+  );
   if (!outcome.ok) {
     await settle(db, eventId, 'denied', outcome.why);
     return privately(event.format, event.user.name, outcome.why);

@@ -239,12 +239,17 @@ export function predictionsModule(deps: {
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { method, horizon_days: horizonDays, as_of: asOf, cutoff } = body as BacktestBody;
       const backtest = await transaction(db, (tx) =>
-        requestBacktest(tx, backtestJob, {
-          orgId,
-          request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff },
-          today: utcToday(),
-          requestedBy: 'api',
-        }, deps.settings),
+        requestBacktest(
+          tx,
+          backtestJob,
+          {
+            orgId,
+            request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff },
+            today: utcToday(),
+            requestedBy: 'api',
+          },
+          deps.settings,
+        ),
       );
       deps.wakeJobs?.();
       set.status = 202;

@@ -183,7 +183,11 @@ export async function scoreChunk(db: Db, args: ChunkArgs, both: Settings): Promi
       missing_signals: row.missing satisfies Source[],
     };
   });
-  await fireRiskRises(db, { orgId: args.orgId, changed: marks.map((m) => m.customer_id), scores: items, bands: settings.riskBands }, both.actions);
+  await fireRiskRises(
+    db,
+    { orgId: args.orgId, changed: marks.map((m) => m.customer_id), scores: items, bands: settings.riskBands },
+    both.actions,
+  );
   // The writes take the organisation's locks in the order a record write does (its triggers: the
   // data version, then the stale marks, then the prediction version), or the two deadlock: a
   // contract written while a chunk ran held a mark the chunk was deleting, waiting for the

@@ -240,16 +240,10 @@ export async function attemptSend(pending: Pending, settings: ActionSettings): P
       );
     }
     case 'reply':
-      return call(
-        { method: 'chat.postMessage', token },
-        { channel: request.channel, thread_ts: request.thread_ts, text: request.text },
-      );
+      return call({ method: 'chat.postMessage', token }, { channel: request.channel, thread_ts: request.thread_ts, text: request.text });
     case 'ephemeral':
       if (typeof request.response_url === 'string')
-        return call(
-          { responseUrl: request.response_url },
-          { response_type: 'ephemeral', replace_original: false, text: request.text },
-        );
+        return call({ responseUrl: request.response_url }, { response_type: 'ephemeral', replace_original: false, text: request.text });
       return call({ method: 'chat.postEphemeral', token }, { channel: request.channel, user: request.user, text: request.text });
   }
 }

@@ -130,18 +130,22 @@ async function handleClick(
   if (!button || !decision) return void (await settle(db, eventId, 'ignored', `not one of our buttons (${button?.action_id ?? 'none'})`));
   const [actionId = '', nonce = ''] = (button.value ?? '').split(':');
   const csm = await csmBySlackUser(db, orgId, user);
-  const outcome = await decideFromChat(db, {
-    orgId,
-    actionId,
-    nonce,
-    platform: 'slack',
-    decision,
-    csm,
-    actor: `slack:${user}`,
-    now,
-    responseUrl,
-    place: 'workspace',
-  }, settings);
+  const outcome = await decideFromChat(
+    db,
+    {
+      orgId,
+      actionId,
+      nonce,
+      platform: 'slack',
+      decision,
+      csm,
+      actor: `slack:${user}`,
+      now,
+      responseUrl,
+      place: 'workspace',
+    },
+    settings,
+  );
   if (!outcome.ok) return deny(outcome.why);
   await settle(db, eventId, 'processed', `${decision} by ${outcome.csmId}`);
 }
@@ -244,7 +248,8 @@ export function teamChatModule(deps: TeamChatDeps) {
           });
           return empty;
         }
-        if (event.kind === 'block_actions') await inTransaction((tx) => handleClick(tx, installation, event.payload, new Date(now), deps.settings));
+        if (event.kind === 'block_actions')
+          await inTransaction((tx) => handleClick(tx, installation, event.payload, new Date(now), deps.settings));
         else if (event.kind === 'event_callback') await inTransaction((tx) => handleEvent(tx, installation, event.payload));
         else
           await storeOnce(db, {

@@ -165,17 +165,21 @@ async function handleMessage(db: Db, event: StoredEvent, now: Date, settings: De
   );
 
   const decide = async (copy: Copy, decision: Decision, snoozeDays?: number) => {
-    const decided = await decideAsCsm(db, {
-      orgId,
-      actionId: copy.action_id,
-      decision,
-      csm,
-      platform: 'whatsapp',
-      actor: `whatsapp:${from}`,
-      now,
-      snoozeDays,
-      via: { notificationId: copy.id, responseUrl: null },
-    }, settings);
+    const decided = await decideAsCsm(
+      db,
+      {
+        orgId,
+        actionId: copy.action_id,
+        decision,
+        csm,
+        platform: 'whatsapp',
+        actor: `whatsapp:${from}`,
+        now,
+        snoozeDays,
+        via: { notificationId: copy.id, responseUrl: null },
+      },
+      settings,
+    );
     if (!decided.ok) {
       await settle(db, event, 'denied', decided.why);
       return void (await tell(decided.why));

@@ -14,11 +14,8 @@ const SIZING = { targetMs: 50, min: 5, max: 500 };
 
 const units = {
   orgs: (db: Db) => renewalRuleOrgs(db),
-  batch: (
-    db: Db,
-    args: { orgId: string; today: string; rule: number; after: RenewalCursor | null; limit: number },
-    settings: Settings,
-  ) => fireRenewalsDueBatch(db, args, settings.actions),
+  batch: (db: Db, args: { orgId: string; today: string; rule: number; after: RenewalCursor | null; limit: number }, settings: Settings) =>
+    fireRenewalsDueBatch(db, args, settings.actions),
 };
 
 export const renewalsDueJob = defineJobKind({

@@ -42,7 +42,11 @@ export const trainJob = defineJobKind({
     // The CFO forecast's model (churn within a year), kept by the same rules: the tier the history
     // allows, judged out of time, promoted or rejected. It scores no prediction, so no rescore.
     if (scored.horizonDays === YEAR_HORIZON_DAYS) return daily;
-    const year = await retrainAt(ctx, { orgId, today, horizonDays: YEAR_HORIZON_DAYS, jobId: `${ctx.job.id}/${YEAR_HORIZON_DAYS}` }, scored);
+    const year = await retrainAt(
+      ctx,
+      { orgId, today, horizonDays: YEAR_HORIZON_DAYS, jobId: `${ctx.job.id}/${YEAR_HORIZON_DAYS}` },
+      scored,
+    );
     return { ...daily, year: { modelId: year.modelId, status: year.status, kind: year.kind } };
   },
 });
