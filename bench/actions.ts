@@ -28,7 +28,6 @@ import { memoryRateLimiter } from '../src/lib/rate-limiter.ts';
 import { sealSecret } from '../src/lib/secret-box.ts';
 import { createOrg } from '../src/modules/orgs/service.ts';
 import { createAuthenticator, createKey } from '../src/modules/keys/service.ts';
-import { DEFAULT_ACTION_SETTINGS, useActionSettings } from '../src/modules/agent-actions/settings.ts';
 import { chatAdminUnits } from '../src/modules/chat/installations.ts';
 import { BUTTONS } from '../src/modules/slack/messages.ts';
 import { chatSendJob } from '../src/modules/chat/platforms.ts';
@@ -36,6 +35,7 @@ import { fakeSlack } from '../test/helpers/fake-slack.ts';
 import { drainJobs } from '../test/helpers/jobs.ts';
 import { makeConnector } from '../test/helpers/tickets.ts';
 import { cleanupAll, fmtInt, fmtMs, makeTempDir, positiveOption, printHeaderAndExit, quantile, sleep, table } from './lib.ts';
+import { settingsOf } from '../src/settings.ts';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -61,7 +61,6 @@ const SECRET_KEY = 'bench-secret-key-0123456789abcdefghijklmnop';
 async function measure(label: string, database: Database) {
   await runMigrations(database, database.kind === 'postgres' ? databaseUrl! : null);
   const slack = fakeSlack();
-  useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base });
   const config = {
     ...loadConfig({ LOG_LEVEL: 'silent' }),
     databaseUrl: databaseUrl ?? null,
@@ -70,6 +69,8 @@ async function measure(label: string, database: Database) {
     slackApiBase: slack.base,
     allowInsecurePlatformUrls: true,
   };
+  // The app's, the worker's and the drain's settings: the fake Slack, the SECRET_KEY.
+  const settings = settingsOf(config);
   let wake: (events: number) => void = () => {};
   const app = createApp({
     config,
@@ -127,7 +128,7 @@ async function measure(label: string, database: Database) {
     }
     return ids;
   };
-  const drain = () => drainJobs(database.db, [chatSendJob], { clock: () => Date.now() + 3 * 3600_000 });
+  const drain = () => drainJobs(database.db, [chatSendJob], { clock: () => Date.now() + 3 * 3600_000, settings });
 
   // Outbox throughput, plain and with 429s.
   const rows: string[][] = [];
@@ -166,6 +167,7 @@ async function measure(label: string, database: Database) {
     if (value) values.set(value.split(':')[0]!, value);
   }
   const supervisor = startSupervisor({
+    settings,
     workerUrl: new URL('../src/jobs/worker.ts', import.meta.url),
     database,
     databaseUrl: databaseUrl ?? null,

@@ -27,6 +27,7 @@ import { startFakeStripe, stripeAccount } from '../test/fakes/billing.ts';
 import { billingFixture } from '../test/helpers/billing.ts';
 import { testConfig } from '../test/helpers/harness.ts';
 import { cleanupAll, fmtInt, fmtRatio, makeTempDir, positiveOption, printHeaderAndExit, table } from './lib.ts';
+import { DEFAULT_SETTINGS } from '../src/settings.ts';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -85,7 +86,7 @@ async function measure(backend: 'embedded' | 'postgres') {
     shutdownTimeoutMs: 5_000,
   });
   const server = await startServer(config, { workerUrl: new URL('../src/jobs/worker.ts', import.meta.url), log: createLogger('silent') });
-  const admin = localRunner(server.database.db, adminUnits);
+  const admin = localRunner(server.database.db, adminUnits, DEFAULT_SETTINGS);
   const base = server.url.href.replace(/\/$/, '');
   const org = (await admin.run('orgs.create', {
     name: `bench-billing-${crypto.randomUUID().slice(0, 8)}`,
@@ -171,7 +172,7 @@ async function measure(backend: 'embedded' | 'postgres') {
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 100);
-  const units = localRunner(server.database.db, syncUnits);
+  const units = localRunner(server.database.db, syncUnits, DEFAULT_SETTINGS);
   const { sync } = await server.database.db.transaction((tx) => startSync(tx as never, { connectorId: billingId }));
   const backfillFrom = performance.now();
   const done = await runBackfill({

@@ -27,6 +27,7 @@ import { closingDay, monthIndex, monthOf } from '../src/modules/cfo-history/mont
 import { bookAt, cfoForecast, forecastBook, forecastModel } from '../src/modules/cfo-forecast/forecast.ts';
 import { forecastBacktest } from '../src/modules/cfo-forecast/backtest.ts';
 import { cpuMs, makeTempDir, median, positiveOption, removeTempDir, table } from './lib.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../src/modules/agent-actions/settings.ts';
 
 const { values: opts } = parseArgs({
   options: {
@@ -109,7 +110,11 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
       kept ??
       (
         await database.db.transaction((tx) =>
-          loadDemo(tx as never, { orgName: `bench-cfo-${Date.now()}`, customers, seed: 42, today, actor: 'bench' }),
+          loadDemo(
+            tx as never,
+            { orgName: `bench-cfo-${Date.now()}`, customers, seed: 42, today, actor: 'bench' },
+            DEFAULT_ACTION_SETTINGS,
+          ),
         )
       ).org.id;
     for (const name of ['contracts', 'contract_revisions', 'customers']) await database.db.execute(sql.raw(`analyze ${name}`));

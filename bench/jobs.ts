@@ -40,6 +40,7 @@ import { createOrg } from '../src/modules/orgs/service.ts';
 import { createConnector } from '../src/modules/tickets/connectors/service.ts';
 import { enqueueJob } from '../src/queue/job-queue.ts';
 import { fmtInt, fmtRatio, fmtSeconds, makeTempDir, median, positiveOption, printHeaderAndExit, removeTempDir, table } from './lib.ts';
+import { DEFAULT_SETTINGS } from '../src/settings.ts';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -115,7 +116,7 @@ async function round(database: Database): Promise<{ tickets: number; handle: num
       [org.id, connector.id, rows.map((r) => r[0]), rows.map((r) => r[1])],
     );
   }
-  const ticketUnits = localRunner(db, workerUnits);
+  const ticketUnits = localRunner(db, workerUnits, DEFAULT_SETTINGS);
   const pendingEvents = async () =>
     (
       await queryText<{ n: number }>(db, `select count(*)::int as n from ticket_events where connector_id = $1 and status <> 'done'`, [
@@ -140,13 +141,23 @@ async function round(database: Database): Promise<{ tickets: number; handle: num
       `insert into jobs (id, kind, payload, max_attempts) select 'job_' || md5(random()::text), $1, jsonb_build_object('n', g), 8 from generate_series(1, $2::int) g`,
       [name, count],
     );
-    const units = localRunner(db, jobUnits([kind]));
+    const units = localRunner(db, jobUnits([kind]), DEFAULT_SETTINGS);
     const open = async () =>
       (await queryText<{ n: number }>(db, `select count(*)::int as n from jobs where kind = $1 and state <> 'done'`, [name]))[0]!.n;
     figures[shape] = await timed(
       count,
       (isStopping, waker) =>
-        runJobLoop({ units, kinds: [kind], owner: 'bench', log, isStopping, idle: waker.idle, wake: waker.wake, concurrency }),
+        runJobLoop({
+          settings: DEFAULT_SETTINGS,
+          units,
+          kinds: [kind],
+          owner: 'bench',
+          log,
+          isStopping,
+          idle: waker.idle,
+          wake: waker.wake,
+          concurrency,
+        }),
       open,
     );
   }
@@ -177,7 +188,7 @@ async function fairnessRound(database: Database): Promise<{ delayMs: number; cla
     [backlogKind.kind, a, backlog],
   );
   const kinds = [backlogKind, execute, post];
-  const runner = localRunner(db, jobUnits(kinds));
+  const runner = localRunner(db, jobUnits(kinds), DEFAULT_SETTINGS);
   const claimMs: number[] = [];
   // B's jobs are enqueued right after the loop's third claim and their outcomes watched as they are
   // recorded, inside the loop's own units: on the embedded database, in-process units can keep a
@@ -209,6 +220,7 @@ async function fairnessRound(database: Database): Promise<{ delayMs: number; cla
   };
   const waker = createWaker();
   await runJobLoop({
+    settings: DEFAULT_SETTINGS,
     units,
     kinds,
     owner: 'bench-fair',

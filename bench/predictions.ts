@@ -51,6 +51,8 @@ import {
   table,
 } from './lib.ts';
 import { chooseLoadTool, ensureBinary, loadRun, pacedAcks, revintelRunner } from './revintel.ts';
+import { DEFAULT_SETTINGS } from '../src/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../src/modules/agent-actions/settings.ts';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -118,7 +120,7 @@ function loopWatch() {
 
 /** A full recompute through the job's unit, each chunk its own transaction; chunk times kept. */
 async function rescore(database: Database, orgId: string) {
-  const units = localRunner(database.db, recomputeUnits);
+  const units = localRunner(database.db, recomputeUnits, DEFAULT_SETTINGS);
   const chunks: number[] = [];
   const held = loopWatch();
   const started = performance.now();
@@ -140,7 +142,11 @@ async function rescore(database: Database, orgId: string) {
 async function measureInProcess(database: Database, customers: number, figures: Figures) {
   const loadStart = performance.now();
   const demo = await database.db.transaction((tx) =>
-    loadDemo(tx as never, { orgName: `bench-predictions-${randomBase62(8)}`, customers, seed: 7, today, actor: 'bench' }),
+    loadDemo(
+      tx as never,
+      { orgName: `bench-predictions-${randomBase62(8)}`, customers, seed: 7, today, actor: 'bench' },
+      DEFAULT_ACTION_SETTINGS,
+    ),
   );
   const orgId = demo.org.id;
   log(`  demo: ${fmtInt(customers)} customers in ${fmtSeconds(performance.now() - loadStart)}`);

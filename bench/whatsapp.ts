@@ -18,6 +18,7 @@ import { createLogger } from '../src/lib/log.ts';
 import { sealSecret } from '../src/lib/secret-box.ts';
 import { testConfig } from '../test/helpers/harness.ts';
 import { cleanupAll, fmtInt, makeTempDir, positiveOption, printHeaderAndExit, quantile, table } from './lib.ts';
+import { DEFAULT_SETTINGS } from '../src/settings.ts';
 
 const { values: opts } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
@@ -67,7 +68,7 @@ async function measure(backend: 'embedded' | 'postgres') {
     shutdownTimeoutMs: 5_000,
   });
   const server = await startServer(config, { workerUrl: new URL('../src/jobs/worker.ts', import.meta.url), log: createLogger('silent') });
-  const admin = localRunner(server.database.db, adminUnits);
+  const admin = localRunner(server.database.db, adminUnits, DEFAULT_SETTINGS);
   const base = server.url.href.replace(/\/$/, '');
   const org = (name: string) =>
     admin.run('orgs.create', {

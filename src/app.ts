@@ -10,6 +10,7 @@
 // known for certain.
 import { Elysia, type AnyElysia } from 'elysia';
 import type { Config } from './config.ts';
+import { settingsOf } from './settings.ts';
 import type { Database } from './db/client.ts';
 import type { Logger } from './lib/log.ts';
 import type { RateLimiter } from './lib/rate-limiter.ts';
@@ -134,6 +135,8 @@ function createRoutes(
   states: RequestStates,
   shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup; budgets: WebhookBudgets },
 ) {
+  // What the routes read of the settings: the configuration's (SECRET_KEY the one in force).
+  const settings = settingsOf(deps.config);
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));
@@ -167,10 +170,21 @@ function createRoutes(
     .use(billingModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
-    .use(predictionsModule({ database: deps.database, states, config: deps.config, listCache: shared.listCache, wakeJobs: deps.wakeJobs }))
+    .use(
+      predictionsModule({
+        database: deps.database,
+        states,
+        config: deps.config,
+        settings: settings.predictions,
+        listCache: shared.listCache,
+        wakeJobs: deps.wakeJobs,
+      }),
+    )
     .use(cfoHistoryModule({ database: deps.database, states, config: deps.config }))
-    .use(cfoForecastModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
-    .use(agentActionsModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
+    .use(
+      cfoForecastModule({ database: deps.database, states, config: deps.config, settings: settings.predictions, wakeJobs: deps.wakeJobs }),
+    )
+    .use(agentActionsModule({ database: deps.database, states, config: deps.config, settings: settings.actions, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))
     .use(docsModule(() => ({ declarations, routes: registeredRoutes(), serverUrl: deps.config.publicUrl })))
     .use(consoleModule(pages))
@@ -180,6 +194,7 @@ function createRoutes(
         database: deps.database,
         states,
         config: deps.config,
+        settings: settings.actions,
         budgets: shared.budgets,
         clock: deps.clock,
         wakeJobs: deps.wakeJobs,
@@ -190,6 +205,7 @@ function createRoutes(
         database: deps.database,
         states,
         config: deps.config,
+        settings: settings.actions,
         budgets: shared.budgets,
         clock: deps.clock,
         wakeJobs: deps.wakeJobs,

@@ -12,8 +12,7 @@ import type { Peer } from './plugins/request-context.ts';
 import { createMetrics } from './modules/metrics/registry.ts';
 import { scrape } from './modules/metrics/index.ts';
 import { startSupervisor, type Supervisor } from './jobs/supervisor.ts';
-import { predictionSettingsOf, usePredictionSettings } from './modules/predictions/settings.ts';
-import { actionSettingsOf, useActionSettings } from './modules/agent-actions/settings.ts';
+import { settingsOf } from './settings.ts';
 import { newId } from './lib/ids.ts';
 import { createLogger, type Logger } from './lib/log.ts';
 import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
@@ -233,7 +232,6 @@ export async function startServer(config: Config, options: ServeOptions): Promis
   // The worker's code loads while the database opens and migrates; it waits for its `init`.
   const firstWorker = options.worker ?? new Worker(options.workerUrl);
   const log = options.log ?? createLogger(config.logLevel);
-  usePredictionSettings(predictionSettingsOf(config));
   const { phases, phase } = phaseTimer();
   const database = await openDatabase(
     config,
@@ -272,13 +270,13 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     const migration = await runMigrations(database, config.databaseUrl);
     phase('migrations_ms');
     if (database.kind === 'embedded') {
-      await warmScoring(database.db);
+      await warmScoring(database.db, settingsOf(config).predictions);
       phase('warm_up_ms');
     }
     // On the embedded database a SECRET_KEY is made at first start; the app opens connector
     // secrets with whichever key is in force.
     config = { ...config, secretKey: ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null) };
-    useActionSettings(actionSettingsOf(config));
+    const settings = settingsOf(config);
     if (!config.secretKey && database.kind === 'postgres') {
       log.warn('SECRET_KEY is not set: connectors with webhook secrets cannot be created until it is');
     }
@@ -301,6 +299,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       instance,
       log,
       logLevel: config.logLevel,
+      settings,
       turns: turns ?? undefined,
     });
     cleanups.push(() => supervisor.stop(1_000)); // a no-op once stop() has stopped it
@@ -338,6 +337,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       const socket = serveAdminSocket({
         dataDir: config.dataDir,
         db: database.db,
+        settings,
         onAccessChange: () => {
           authenticator.invalidate();
           app.connectors.invalidate();

@@ -11,6 +11,7 @@ import { ok } from '../src/lib/envelope.ts';
 import { BACKENDS, TEST_DATABASE_URL, tempDir, testConfig } from './helpers/harness.ts';
 import { localRunner } from '../src/db/units-of-work.ts';
 import { adminUnits } from '../src/admin/cli-units.ts';
+import { DEFAULT_SETTINGS } from '../src/settings.ts';
 
 const WORKER_URL = new URL('../src/jobs/worker.ts', import.meta.url);
 const FAILING_WORKER_URL = new URL('./helpers/failing-worker.ts', import.meta.url);
@@ -44,7 +45,7 @@ for (const backend of BACKENDS) {
       });
       const config = configFor(backend);
       const server = await startServer(config, { workerUrl: WORKER_URL, log: createLogger('silent'), modules: [slow] });
-      const admin = localRunner(server.database.db, adminUnits);
+      const admin = localRunner(server.database.db, adminUnits, DEFAULT_SETTINGS);
       const org = await admin.run('orgs.create', { name: `shutdown-${Math.random()}`, plan: 'enterprise', actor: 'test' });
       const { plaintext } = await admin.run('keys.create', { org: org.id, name: 'k', expiresAt: null, actor: 'test' });
 

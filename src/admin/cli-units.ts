@@ -29,7 +29,7 @@ import { notFound } from '../lib/errors.ts';
 import type { JobState } from '../db/schema/index.ts';
 import { listJobs, retryDeadJobs, showJob } from '../queue/job-queue.ts';
 import { getPrediction, listPredictions, predictionsMeta, presentPrediction, presentPredictionItem } from '../modules/predictions/read.ts';
-import { predictionSettings } from '../modules/predictions/settings.ts';
+import type { Settings } from '../settings.ts';
 import { backtestUnits, getBacktest, requestBacktest, type BacktestRequest } from '../modules/predictions/backtests.ts';
 import { historyUnits } from '../modules/predictions/history.ts';
 import { backtestJob } from '../modules/predictions/jobs/backtest.ts';
@@ -76,7 +76,7 @@ export const adminUnits = {
   /** Creates or refreshes the demo organisation: its ARR data is replaced, row for row the same for
    * the same seed and day, and a new key is made for it. One transaction: all or nothing (the
    * command's own database; through a running server, the demo.* units a step each). */
-  'demo.load': (db: Db, input: DemoInput) => loadDemo(db, input),
+  'demo.load': (db: Db, input: DemoInput, settings: Settings) => loadDemo(db, input, settings.actions),
   ...demoUnits,
   /** `revintel backup`: the owner of the database marks the start and the end of an online backup;
    * the command copies the files between the two (db/backup.ts). */
@@ -147,13 +147,13 @@ export const adminUnits = {
     return result;
   },
   /** An organisation's churn predictions, riskiest ARR first, with the summary per currency. */
-  'predictions.list': async (db: Db, input: { org?: string; risk?: RiskBand[]; limit: number }) => {
+  'predictions.list': async (db: Db, input: { org?: string; risk?: RiskBand[]; limit: number }, settings: Settings) => {
     const org = await importTarget(db, { org: input.org });
     const filters = { risk: input.risk };
     const rows = await listPredictions(db, { orgId: org.id, filters, sort: '-arr_at_risk', limit: input.limit });
     return {
       items: rows.slice(0, input.limit).map(presentPredictionItem),
-      meta: await predictionsMeta(db, org.id, filters, predictionSettings().horizonDays),
+      meta: await predictionsMeta(db, org.id, filters, settings.predictions.horizonDays),
     };
   },
   'predictions.show': async (db: Db, input: { org?: string; customer: string }) => {
@@ -173,18 +173,22 @@ export const adminUnits = {
     return { job_id: job.id, org_id: org.id, queued_already: !job.created };
   },
   /** One chunk of a recompute (a command that scores in its own time, as the job's units do). */
-  'predictions.score-chunk': timed((db: Db, args: ChunkArgs) => scoreChunk(db, args)),
+  'predictions.score-chunk': timed((db: Db, args: ChunkArgs, settings: Settings) => scoreChunk(db, args, settings)),
   /** Queues a backtest for the running server's fitting thread (`queue`), or opens one the command
    * runs itself (the units below). */
-  'predictions.backtest-request': async (db: Db, input: { org?: string; request: BacktestRequest; today: string; queue: boolean }) => {
+  'predictions.backtest-request': async (
+    db: Db,
+    input: { org?: string; request: BacktestRequest; today: string; queue: boolean },
+    settings: Settings,
+  ) => {
     const org = await importTarget(db, { org: input.org });
     return {
-      ...(await requestBacktest(db, input.queue ? backtestJob : null, {
-        orgId: org.id,
-        request: input.request,
-        today: input.today,
-        requestedBy: 'cli',
-      })),
+      ...(await requestBacktest(
+        db,
+        input.queue ? backtestJob : null,
+        { orgId: org.id, request: input.request, today: input.today, requestedBy: 'cli' },
+        settings.predictions,
+      )),
       org_id: org.id,
     };
   },

@@ -6,6 +6,7 @@ import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { localRunner, RemoteUnitError, serializeError, type UnitRunner } from '../db/units-of-work.ts';
 import type { Db } from '../db/client.ts';
+import type { Settings } from '../settings.ts';
 import { timedWork } from '../db/embedded-stalls.ts';
 import type { BackgroundTurns } from '../db/turns.ts';
 import { AppError } from '../lib/errors.ts';
@@ -24,6 +25,7 @@ const reviveDates = (key: string, value: unknown) =>
 export function serveAdminSocket(options: {
   dataDir: string;
   db: Db;
+  settings: Settings;
   onAccessChange: () => void;
   onJobsQueued: () => void;
   turns?: BackgroundTurns;
@@ -32,7 +34,7 @@ export function serveAdminSocket(options: {
   mkdirSync(socketDir(options.dataDir), { recursive: true, mode: 0o700 });
   chmodSync(socketDir(options.dataDir), 0o700);
   rmSync(path, { force: true }); // left by a process that was killed; we hold DATA_DIR, so it is stale
-  const local = localRunner(options.db, adminUnits);
+  const local = localRunner(options.db, adminUnits, options.settings);
   // The CLI's units take turns with requests like the workers' (db/turns.ts).
   const runner = options.turns ? options.turns.inTurn(local) : local;
   const server = Bun.serve({

@@ -8,24 +8,24 @@ import { isMigrated, runMigrations } from '../db/migrate.ts';
 import { localRunner, type UnitRunner } from '../db/units-of-work.ts';
 import { socketRunner } from '../admin/socket.ts';
 import { adminUnits, type AdminUnits } from '../admin/cli-units.ts';
-import { predictionSettingsOf, usePredictionSettings } from '../modules/predictions/settings.ts';
-import { actionSettingsOf, useActionSettings } from '../modules/agent-actions/settings.ts';
+import { type Settings, settingsOf } from '../settings.ts';
 
 export interface AdminSession {
   runner: UnitRunner<AdminUnits>;
   /** How the command reached the database, for messages. */
   via: 'postgres' | 'embedded' | 'server';
+  /** The command's settings, from its configuration (a running server's units use the server's). */
+  settings: Settings;
   close(): Promise<void>;
 }
 
 const OPERATOR_TIMEOUT_MS = 3_600_000;
 
 export async function openAdminSession(config: Config, command: string): Promise<AdminSession> {
-  usePredictionSettings(predictionSettingsOf(config));
-  useActionSettings(actionSettingsOf(config));
+  const settings = settingsOf(config);
   // Another CLI command holding DATA_DIR has no socket: openEmbedded below reports it as busy.
   if (!config.databaseUrl && readLockHolder(config.dataDir)?.command === 'serve') {
-    return { runner: socketRunner(config.dataDir), via: 'server', close: async () => {} };
+    return { runner: socketRunner(config.dataDir), via: 'server', settings, close: async () => {} };
   }
   // An operator's command (a demo load, an import) may rightly run for minutes.
   const bounds = { timeoutMs: OPERATOR_TIMEOUT_MS };
@@ -44,7 +44,7 @@ export async function openAdminSession(config: Config, command: string): Promise
     await database.close();
     throw error;
   }
-  return { runner: localRunner(database.db, adminUnits), via: database.kind, close: () => database.close() };
+  return { runner: localRunner(database.db, adminUnits, settings), via: database.kind, settings, close: () => database.close() };
 }
 
 export async function withAdminSession<T>(config: Config, command: string, fn: (session: AdminSession) => Promise<T>): Promise<T> {

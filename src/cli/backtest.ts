@@ -79,7 +79,11 @@ export async function backtestCommand(argv: string[]) {
     const opened = await session.runner.run('predictions.backtest-request', { org, request, today, queue });
     if (!queue) {
       try {
-        await runBacktestWith(session.runner, { orgId: opened.org_id, id: opened.id, today, onProgress: progress });
+        await runBacktestWith(
+          session.runner,
+          { orgId: opened.org_id, id: opened.id, today, onProgress: progress },
+          session.settings.predictions,
+        );
       } catch (error) {
         // Recorded, so that the organisation's next backtest is not refused as a duplicate.
         await session.runner

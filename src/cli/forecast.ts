@@ -62,7 +62,11 @@ export async function forecastCommand(argv: string[]) {
       const opened = await session.runner.run('cfo.forecast-backtest-request', { org: base.org, question, queue });
       if (!queue) {
         try {
-          await runForecastBacktestWith(session.runner, { orgId: opened.org_id, id: opened.id, today: base.today });
+          await runForecastBacktestWith(
+            session.runner,
+            { orgId: opened.org_id, id: opened.id, today: base.today },
+            session.settings.predictions,
+          );
         } catch (error) {
           // Recorded, so that the same question asked again is not answered with this dead run.
           await session.runner

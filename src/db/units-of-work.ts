@@ -9,10 +9,12 @@ import { PostgresJsSession } from 'drizzle-orm/postgres-js';
 import type { Db } from './client.ts';
 import { transaction } from './transaction.ts';
 import { setRunningUnit } from './embedded-stalls.ts';
+import type { Settings } from '../settings.ts';
 
 /** Any unit: its own args and result are read back per name (`UnitArgs`, `UnitResult`); `never`
- * as the bound's args lets a unit of any args be one (a parameter is checked the other way). */
-export type Unit = (db: Db, args: never) => Promise<unknown>;
+ * as the bound's args lets a unit of any args be one (a parameter is checked the other way). The
+ * settings are those of the side that runs it (its runner's), never sent with the args. */
+export type Unit = (db: Db, args: never, settings: Settings) => Promise<unknown>;
 export type UnitRegistry = Record<string, Unit>;
 
 export type UnitArgs<U extends UnitRegistry, K extends keyof U> = Parameters<U[K]>[1];
@@ -82,11 +84,13 @@ const threadCpuMs = () => {
  * stall) sizes judged by it fell to the least although each unit's own work had not grown, so the
  * fixed cost of a unit (its turn, transaction, messages) took over: a 40,000-status delivery's job
  * beside an import's stale recompute had 0.1 s of PostgreSQL's CPU in the stalls of 20 minutes. On PostgreSQL the work is the server's: wall time. */
-export function timed<A, R extends object>(unit: (db: Db, args: A) => Promise<R>): (db: Db, args: A) => Promise<R & { ms: number }> {
-  return async (db, args) => {
+export function timed<A, R extends object>(
+  unit: (db: Db, args: A, settings: Settings) => Promise<R>,
+): (db: Db, args: A, settings: Settings) => Promise<R & { ms: number }> {
+  return async (db, args, settings) => {
     const clock = is(db._.session, PostgresJsSession) ? () => performance.now() : threadCpuMs;
     const started = clock();
-    const result = await unit(db, args);
+    const result = await unit(db, args, settings);
     return { ...result, ms: clock() - started };
   };
 }
@@ -99,8 +103,8 @@ function unitLabel(name: string, args: unknown): string {
   return name;
 }
 
-/** Runs units in-process, each in its own transaction. */
-export function localRunner<U extends UnitRegistry>(db: Db, units: U): UnitRunner<U> {
+/** Runs units in-process, each in its own transaction, with `settings`. */
+export function localRunner<U extends UnitRegistry>(db: Db, units: U, settings: Settings): UnitRunner<U> {
   return {
     run<K extends keyof U & string>(name: K, args: UnitArgs<U, K>) {
       const unit = units[name];
@@ -110,7 +114,7 @@ export function localRunner<U extends UnitRegistry>(db: Db, units: U): UnitRunne
       return transaction(db, (tx) => {
         setRunningUnit(label);
         // `unit` is `U[K]`, whose result TypeScript does not resolve from inside the generic.
-        return unit(tx, args) as Promise<UnitResult<U, K>>;
+        return unit(tx, args, settings) as Promise<UnitResult<U, K>>;
       }).finally(() => {
         setRunningUnit(null);
         unitObserver?.(label, (performance.now() - started) / 1000);

@@ -10,11 +10,14 @@ import { idleBackoff, IDLE_POLL_MAX_MS } from '../lib/waker.ts';
 import { failedJobOutcome } from '../queue/job-failures.ts';
 import type { JobInfo, JobKind } from '../queue/job-kind.ts';
 import type { JobUnits } from '../queue/job-units.ts';
+import type { Settings } from '../settings.ts';
 import { payloadProblem, scheduledKinds, type ClaimedJob, type JobOutcome } from '../queue/job-queue.ts';
 
 export interface JobLoopOptions {
   units: UnitRunner<JobUnits>;
   kinds: readonly JobKind[];
+  /** What the handlers read as `ctx.settings`, and the schedules that follow settings. */
+  settings: Settings;
   owner: string;
   log: Logger;
   isStopping: () => boolean;
@@ -46,7 +49,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   const random = options.random ?? Math.random;
   const now = () => new Date(clock()).toISOString();
   const kinds = new Map(options.kinds.map((k) => [k.kind, k]));
-  const schedules = scheduledKinds(options.kinds);
+  const schedules = scheduledKinds(options.kinds, options.settings);
   const running = new Map<string, Promise<void>>();
   const settle = groupCommit((outcomes) => units.run('jobs.settle', { owner, outcomes, now: now() }).then(() => undefined), log);
 
@@ -76,6 +79,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       }
       const result = await kind.handle(job.payload, {
         job: info,
+        settings: options.settings,
         run: (unit, args) => units.run('jobs.unit', { kind: kind.kind, unit, args }) as never,
       });
       await settle({ id: job.id, state: 'done', result: result ?? null });

@@ -3,8 +3,7 @@
 import type { LogLevel } from '../config.ts';
 import type { UnitReply, UnitRequest } from '../db/units-of-work.ts';
 import type { InstanceInfo } from './worker-units.ts';
-import type { PredictionSettings } from '../modules/predictions/settings.ts';
-import type { ActionSettings } from '../modules/agent-actions/settings.ts';
+import type { Settings } from '../settings.ts';
 
 /** `main` runs the ticket queue and most jobs and keeps the heartbeat; `fitting` runs only the jobs
  * that fit models (seconds of CPU each), so that they never hold up ticket processing. */
@@ -22,8 +21,7 @@ export interface WorkerInit {
    * job then belongs to a run that is gone. A replacement leaves the fitting thread's job alone. */
   firstStart: boolean;
   /** The process's settings the job kinds read (the worker cannot see `serve`'s flags). */
-  predictions: PredictionSettings;
-  actions: ActionSettings;
+  settings: Settings;
 }
 
 /** Which queue has new work: its loop looks now rather than at its next poll. */

@@ -11,8 +11,7 @@ import { unhandled, type FromWorker, type ToWorker, type WorkerRole } from './pr
 import { INGEST_PRIORITY_ABOVE } from '../modules/tickets/queue/loop.ts';
 import { FITTING_JOB_KINDS } from './kind-registry.ts';
 import { workerUnits, type InstanceInfo } from './worker-units.ts';
-import { predictionSettings } from '../modules/predictions/settings.ts';
-import { actionSettings } from '../modules/agent-actions/settings.ts';
+import type { Settings } from '../settings.ts';
 
 export interface Supervisor {
   /** Resolves once the first worker has registered the instance. */
@@ -39,6 +38,8 @@ export interface SupervisorOptions {
   instance: InstanceInfo;
   log: Logger;
   logLevel: LogLevel;
+  /** The threads' settings (sent in their init), and those of the units answered here. */
+  settings: Settings;
   heartbeatMs?: number;
   startTimeoutMs?: number;
   /** Embedded mode: the workers' units take turns with requests (db/turns.ts). */
@@ -147,7 +148,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
 
   // Embedded mode: the workers' units run here, on the one owner of the database.
   // Each thread is a source of its own, taking turns with the other and the CLI (db/turns.ts).
-  const localUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits) : null;
+  const localUnits = options.database.kind === 'embedded' ? localRunner(options.database.db, workerUnits, options.settings) : null;
   const source = () => (localUnits && options.turns ? options.turns.inTurn(localUnits) : localUnits);
   const ownerUnits: Record<WorkerRole, UnitRunner<typeof workerUnits> | null> = { main: source(), fitting: source() };
 
@@ -215,8 +216,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       heartbeatMs,
       logLevel: options.logLevel,
       firstStart: thread.spawns++ === 0,
-      predictions: predictionSettings(),
-      actions: actionSettings(),
+      settings: options.settings,
     });
     // A worker started during a burst (a restart) defers like the one it replaces.
     if (ingestBusy && thread.role === 'main') post(current, { type: 'ingest', busy: true });

@@ -14,8 +14,6 @@ import { DEFER_AT_MOST_MS, runTicketLoop } from '../modules/tickets/queue/loop.t
 import { runJobLoop } from './job-loop.ts';
 import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kind-registry.ts';
 import { createWaker } from '../lib/waker.ts';
-import { usePredictionSettings } from '../modules/predictions/settings.ts';
-import { useActionSettings } from '../modules/agent-actions/settings.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
@@ -38,19 +36,17 @@ let workerLog: Logger | null = null;
 let remoteUnits: ReturnType<typeof messageRunner<WorkerUnits>> | null = null;
 
 async function run(init: WorkerInit) {
-  usePredictionSettings(init.predictions);
-  useActionSettings(init.actions);
   const log = createLogger(init.logLevel, { thread: init.role === 'main' ? 'worker' : 'fitting' });
   workerLog = log;
   const database = init.databaseUrl ? connectPostgres(init.databaseUrl, 3) : null;
   let units: UnitRunner<WorkerUnits>;
-  if (database) units = localRunner(database.db, workerUnits);
+  if (database) units = localRunner(database.db, workerUnits, init.settings);
   else units = remoteUnits = messageRunner<WorkerUnits>(send);
   const owner = init.instance.id;
   try {
     if (init.role === 'fitting') {
       send({ type: 'ready' });
-      await runFittingLoop(units, owner, log, !database);
+      await runFittingLoop(init, units, owner, log, !database);
     } else await runMain(init, units, owner, log, Boolean(database));
   } catch (error) {
     send({ type: 'failed', error: messageOf(error) });
@@ -82,6 +78,7 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
   const jobs = runJobLoop({
     units,
     kinds: MAIN_JOB_KINDS,
+    settings: init.settings,
     owner,
     log,
     isStopping: () => stopping,
@@ -108,7 +105,7 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
  * fitting thread waits as long as each unit took before the next, so a backtest's hundreds of
  * units take at most half of the main thread's time (back to back, they held webhook
  * acknowledgements at a p50 of 0.3–0.8 s at 100 a second). */
-function runFittingLoop(units: UnitRunner<WorkerUnits>, owner: string, log: Logger, embedded: boolean) {
+function runFittingLoop(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: string, log: Logger, embedded: boolean) {
   const paced: UnitRunner<WorkerUnits> = embedded
     ? {
         run: (async (name: keyof WorkerUnits & string, args: never) => {
@@ -124,6 +121,7 @@ function runFittingLoop(units: UnitRunner<WorkerUnits>, owner: string, log: Logg
   return runJobLoop({
     units: paced,
     kinds: FITTING_JOB_KINDS,
+    settings: init.settings,
     owner,
     log,
     isStopping: () => stopping,

@@ -4,6 +4,7 @@
 import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../db/client.ts';
 import { nextSizeByTime } from '../db/units-of-work.ts';
+import type { Settings } from '../settings.ts';
 import { defineJobKind } from './job-kind.ts';
 
 /** Batches sized by the time the last one took, aiming at 50 ms (what a row costs depends on the
@@ -37,12 +38,14 @@ export async function inBatches(
 }
 
 /**
- * A kind that sweeps what has come due every minute, a batch per unit: `sweep(db, now, limit)` takes
+ * A kind that sweeps what has come due every minute, a batch per unit: `sweep(db, now, limit, settings)` takes
  * at most `limit` items due at `now` (the same `now` for every batch of a run), changes each so it
  * is no longer due, and answers how many it took; the job answers `{ [counted]: total, batches }`.
  */
-export function sweepKind(kind: string, counted: string, sweep: (db: Db, now: Date, limit: number) => Promise<number>) {
-  const units = { sweep: (db: Db, args: { now: string; limit: number }) => sweep(db, new Date(args.now), args.limit) };
+export function sweepKind(kind: string, counted: string, sweep: (db: Db, now: Date, limit: number, settings: Settings) => Promise<number>) {
+  const units = {
+    sweep: (db: Db, args: { now: string; limit: number }, settings: Settings) => sweep(db, new Date(args.now), args.limit, settings),
+  };
   return defineJobKind({
     kind,
     payload: t.Object({ batchSize: BatchSize }),

@@ -13,6 +13,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry, UnitArgs, UnitResult } from '../db/units-of-work.ts';
+import type { Settings } from '../settings.ts';
 
 export interface RetryPolicy {
   /** Attempts before the job is dead. */
@@ -27,6 +28,9 @@ export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 8, baseSeconds: 2, maxS
 /** Fires a run every `everySeconds`, or once a day at `dailyAt` ("HH:MM", UTC). */
 export type Schedule = { everySeconds: number } | { dailyAt: string };
 
+/** A kind's schedule, fixed or read from the settings of the loop that fires it. */
+export type ScheduleOf = Schedule | ((settings: Settings) => Schedule);
+
 /** Which job is running (what a handler may want to log or key by). */
 export interface JobInfo {
   id: string;
@@ -38,6 +42,8 @@ export interface JobInfo {
 
 export interface JobContext<U extends UnitRegistry> {
   job: JobInfo;
+  /** The settings of the loop running the job (the worker's, from its init message). */
+  settings: Settings;
   /** Runs one of the kind's units: one transaction, on the side that owns the database. */
   run<K extends keyof U & string>(unit: K, args: UnitArgs<U, K>): Promise<UnitResult<U, K>>;
 }
@@ -51,12 +57,12 @@ interface KindBase<P extends TSchema> {
   kind: string;
   payload: P;
   retry?: Partial<RetryPolicy>;
-  schedule?: Schedule;
+  schedule?: ScheduleOf;
 }
 
 export interface PerformKind<P extends TSchema, R> extends KindBase<P> {
   // Method syntax: a kind with a narrower payload still counts as a JobKind.
-  perform(db: Db, payload: Static<P>, job: JobInfo): Promise<R>;
+  perform(db: Db, payload: Static<P>, job: JobInfo, settings: Settings): Promise<R>;
 }
 
 export interface HandleKind<P extends TSchema, R, U extends UnitRegistry> extends KindBase<P> {

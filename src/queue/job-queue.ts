@@ -8,6 +8,7 @@ import { isoTimeText } from '../db/keyset.ts';
 import { queryText, type Db } from '../db/client.ts';
 import type { JobState } from '../db/schema/index.ts';
 import { newId } from '../lib/ids.ts';
+import type { Settings } from '../settings.ts';
 import { cadenceOf, nextFiring, retryPolicyOf, type JobInfo, type JobKind, type Schedule } from './job-kind.ts';
 
 /** An instance that has not beaten for this long is dead: its jobs are taken back at once rather
@@ -304,8 +305,18 @@ export interface ScheduledKind {
   maxAttempts: number;
 }
 
-export const scheduledKinds = (kinds: readonly JobKind[]): ScheduledKind[] =>
-  kinds.filter((k) => k.schedule).map((k) => ({ kind: k.kind, schedule: k.schedule!, maxAttempts: retryPolicyOf(k).maxAttempts }));
+export const scheduledKinds = (kinds: readonly JobKind[], settings: Settings): ScheduledKind[] =>
+  kinds.flatMap((k) =>
+    k.schedule
+      ? [
+          {
+            kind: k.kind,
+            schedule: typeof k.schedule === 'function' ? k.schedule(settings) : k.schedule,
+            maxAttempts: retryPolicyOf(k).maxAttempts,
+          },
+        ]
+      : [],
+  );
 
 /** Records this build's schedules; a kind whose cadence changed starts over from `now`. */
 export async function registerSchedules(db: Db, args: { schedules: ScheduledKind[]; now: Date }): Promise<void> {

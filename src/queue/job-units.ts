@@ -3,6 +3,7 @@
 // admin socket.
 import type { Db } from '../db/client.ts';
 import type { UnitRegistry } from '../db/units-of-work.ts';
+import type { Settings } from '../settings.ts';
 import type { JobInfo, JobKind } from './job-kind.ts';
 import {
   claimJobs,
@@ -26,21 +27,21 @@ export function jobUnits(kinds: readonly JobKind[]) {
     'jobs.settle': (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string }) =>
       settleJobs(db, { ...args, now: new Date(args.now) }),
     /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost. */
-    'jobs.perform': async (db: Db, args: { owner: string; job: JobInfo & { payload: unknown }; now: string }) => {
+    'jobs.perform': async (db: Db, args: { owner: string; job: JobInfo & { payload: unknown }; now: string }, settings: Settings) => {
       const kind = byName.get(args.job.kind);
       if (!kind || !('perform' in kind)) throw new Error(`job kind ${args.job.kind} has no perform step`);
       if (!(await lockHeldJob(db, args.job.id, args.owner))) return { held: false as const };
       const { payload, ...job } = args.job;
-      const result = (await kind.perform(db, payload as never, job)) ?? null;
+      const result = (await kind.perform(db, payload as never, job, settings)) ?? null;
       await settleJobs(db, { owner: args.owner, outcomes: [{ id: job.id, state: 'done', result }], now: new Date(args.now) });
       return { held: true as const, result };
     },
     /** One of a `handle` kind's own units. */
-    'jobs.unit': (db: Db, args: { kind: string; unit: string; args: unknown }) => {
+    'jobs.unit': (db: Db, args: { kind: string; unit: string; args: unknown }, settings: Settings) => {
       const kind = byName.get(args.kind);
       const unit = kind && 'handle' in kind ? kind.units?.[args.unit] : undefined;
       if (!unit) throw new Error(`job kind ${args.kind} has no unit ${args.unit}`);
-      return unit(db, args.args as never);
+      return unit(db, args.args as never, settings);
     },
     'jobs.renew': (db: Db, args: { owner: string; ids: string[]; leaseSeconds: number; now: string }) =>
       renewLeases(db, { ...args, now: new Date(args.now) }),

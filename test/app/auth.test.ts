@@ -7,6 +7,7 @@ import { apiKeys, auditLog } from '../../src/db/schema/index.ts';
 import { KEY_CACHE_TTL_MS } from '../../src/modules/keys/service.ts';
 import { localRunner } from '../../src/db/units-of-work.ts';
 import { adminUnits } from '../../src/admin/cli-units.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 function expect401(result: Awaited<ReturnType<typeof call>>, message: RegExp) {
   expect(result.status).toBe(401);
@@ -84,7 +85,7 @@ for (const backend of BACKENDS) {
     test('revoked by the operator in this process (the CLI through the admin socket): 401 at once, and audited', async () => {
       const { org, key, secret } = await createOrgWithKey(database);
       expect((await call(built.app, 'GET', '/api/me', { key: secret })).status).toBe(200);
-      const admin = localRunner(database.db, adminUnits);
+      const admin = localRunner(database.db, adminUnits, DEFAULT_SETTINGS);
       const { alreadyRevoked } = await admin.run('keys.revoke', { keyId: key.id, actor: 'cli:ops' });
       expect(alreadyRevoked).toBe(false);
       built.authenticator.invalidate(); // what the admin socket does after a unit that changes access
@@ -134,7 +135,7 @@ for (const backend of BACKENDS) {
     test('a new key works at once; the audit log cannot be rewritten', async () => {
       const { org, secret } = await createOrgWithKey(database);
       expect((await call(built.app, 'GET', '/api/me', { key: secret })).status).toBe(200);
-      const { plaintext } = await localRunner(database.db, adminUnits).run('keys.create', {
+      const { plaintext } = await localRunner(database.db, adminUnits, DEFAULT_SETTINGS).run('keys.create', {
         org: org.id,
         name: 'second',
         expiresAt: null,

@@ -19,6 +19,7 @@ import type { RouteDeclaration } from '../../src/lib/routes.ts';
 import { queryText, type Db } from '../../src/db/client.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 /** A concrete path for a declared one: each `:param` filled with an id nobody has. */
 const concrete = (path: string) => path.replace(/:([A-Za-z_]+)/g, (_, name: string) => `${name}_nobody0000000000`);
@@ -42,7 +43,11 @@ for (const backend of BACKENDS) {
 
     test("another organisation's id on every :id route is answered as an id nobody has (never a 2xx)", async () => {
       const other = await database.db.transaction((tx) =>
-        loadDemo(tx as unknown as Db, { orgName: uniqueName('other'), customers: 40, seed: 5, today: '2026-06-30', actor: 'test' }),
+        loadDemo(
+          tx as unknown as Db,
+          { orgName: uniqueName('other'), customers: 40, seed: 5, today: '2026-06-30', actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       await queryText(
         database.db,

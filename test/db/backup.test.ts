@@ -12,6 +12,7 @@ import { pgdataDir } from '../../src/db/embedded.ts';
 import { tempDir } from '../helpers/harness.ts';
 import { localRunner } from '../../src/db/units-of-work.ts';
 import { adminUnits } from '../../src/admin/cli-units.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -88,7 +89,7 @@ describe('backups of the embedded database', () => {
     const { database } = await installation();
     // The units as the server runs them over its admin socket: each in a transaction, through
     // drizzle, which wraps the database's errors in its own.
-    const units = localRunner(database.db, adminUnits);
+    const units = localRunner(database.db, adminUnits, DEFAULT_SETTINGS);
     const dead = Bun.spawn(['true']);
     await dead.exited;
     await units.run('backup.start', { pid: dead.pid });

@@ -7,6 +7,7 @@ import { openEmbedded } from '../../src/db/client.ts';
 import { timedWork, watchStalls, type Stall } from '../../src/db/embedded-stalls.ts';
 import { localRunner } from '../../src/db/units-of-work.ts';
 import { tempDir } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -53,12 +54,16 @@ describe('stalls of the main thread (DEBUG_STALLS)', () => {
       // PostgreSQL's time inside a unit is counted under the unit's name, and so is the unit's own
       // JavaScript; outside one, PostgreSQL's time is a request's.
       const count = sql`select count(*) from generate_series(1, 500000)`;
-      const runner = localRunner(database.db, {
-        'demo.count': async (db, _args: Record<string, never>) => {
-          await db.execute(count);
-          busy(60);
+      const runner = localRunner(
+        database.db,
+        {
+          'demo.count': async (db, _args: Record<string, never>) => {
+            await db.execute(count);
+            busy(60);
+          },
         },
-      });
+        DEFAULT_SETTINGS,
+      );
       await runner.run('demo.count', {});
       await stallNaming(stalls, 'wasm demo.count');
       const unitCode = await stallNaming(stalls, 'js demo.count');

@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { localRunner, timed } from '../../src/db/units-of-work.ts';
 import type { Db } from '../../src/db/client.ts';
 import { BACKENDS, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 for (const backend of BACKENDS) {
   describe(`timed units (${backend})`, () => {
@@ -14,14 +15,18 @@ for (const backend of BACKENDS) {
 
     test('a wait inside the unit counts on PostgreSQL and not on the embedded database', async () => {
       database = await openTestDatabase(backend);
-      const runner = localRunner(database.db, {
-        waits: timed(async (db: Db, _args: Record<string, never>) => {
-          await db.execute(sql`select 1`);
-          await Bun.sleep(300); // the subject: time that takes no CPU
-          await db.execute(sql`select 1`);
-          return { done: true };
-        }),
-      });
+      const runner = localRunner(
+        database.db,
+        {
+          waits: timed(async (db: Db, _args: Record<string, never>) => {
+            await db.execute(sql`select 1`);
+            await Bun.sleep(300); // the subject: time that takes no CPU
+            await db.execute(sql`select 1`);
+            return { done: true };
+          }),
+        },
+        DEFAULT_SETTINGS,
+      );
       const result = await runner.run('waits', {});
       expect(result.done).toBe(true);
       if (backend === 'postgres') expect(result.ms).toBeGreaterThanOrEqual(290);

@@ -6,6 +6,7 @@ import { localRunner, type UnitRunner } from '../../src/db/units-of-work.ts';
 import { createBackgroundTurns } from '../../src/db/turns.ts';
 import { openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import type { Db } from '../../src/db/client.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 // A unit that holds the engine (and on PGlite the thread) for 40 ms.
 const units = { hold: async (db: Db, _args: { n: number }) => void (await db.execute(sql`select pg_sleep(0.04)`)) };
@@ -38,11 +39,11 @@ describe('background turns on the embedded database', () => {
     const turns = createBackgroundTurns();
     // The client is on this thread too: connecting, sending, answering and reading take a few turns
     // of the event loop, one unit each at most (3 seen here; all 8 without turns).
-    expect(await unitsEndedBeforeAnswer(turns.inTurn(localRunner(database.db, units)), 8)).toBeLessThanOrEqual(4);
+    expect(await unitsEndedBeforeAnswer(turns.inTurn(localRunner(database.db, units, DEFAULT_SETTINGS)), 8)).toBeLessThanOrEqual(4);
   });
 
   test('without turns the queued units run back to back ahead of the request (what turns prevent)', async () => {
-    expect(await unitsEndedBeforeAnswer(localRunner(database.db, units), 8)).toBe(8);
+    expect(await unitsEndedBeforeAnswer(localRunner(database.db, units, DEFAULT_SETTINGS), 8)).toBe(8);
   });
 
   test('a queued unit waits for the request in flight to end', async () => {
@@ -50,7 +51,7 @@ describe('background turns on the embedded database', () => {
     turns.requestStarted();
     let ran = false;
     const unit = turns
-      .inTurn(localRunner(database.db, units))
+      .inTurn(localRunner(database.db, units, DEFAULT_SETTINGS))
       .run('hold', { n: 0 })
       .then(() => (ran = true));
     for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -64,7 +65,7 @@ describe('background turns on the embedded database', () => {
   test('a request that never ends delays a unit by maxWaitMs only', async () => {
     const turns = createBackgroundTurns({ maxWaitMs: 20 });
     turns.requestStarted();
-    await turns.inTurn(localRunner(database.db, units)).run('hold', { n: 0 });
+    await turns.inTurn(localRunner(database.db, units, DEFAULT_SETTINGS)).run('hold', { n: 0 });
     expect(turns.waiting()).toBe(0);
   });
 
@@ -75,8 +76,8 @@ describe('background turns on the embedded database', () => {
       ...units,
       hold: async (db: Db, args: { n: number }) => (await units.hold(db, args), void order.push(`${label}${args.n}`)),
     });
-    const jobs = turns.inTurn(localRunner(database.db, traced('job')));
-    const cli = turns.inTurn(localRunner(database.db, traced('cli')));
+    const jobs = turns.inTurn(localRunner(database.db, traced('job'), DEFAULT_SETTINGS));
+    const cli = turns.inTurn(localRunner(database.db, traced('cli'), DEFAULT_SETTINGS));
     const queued = Array.from({ length: 5 }, (_, n) => jobs.run('hold', { n }));
     await cli.run('hold', { n: 0 });
     await Promise.all(queued);
@@ -86,7 +87,9 @@ describe('background turns on the embedded database', () => {
 
   test('a failing unit does not stop the ones behind it', async () => {
     const turns = createBackgroundTurns();
-    const runner = turns.inTurn(localRunner(database.db, { ...units, fail: async () => Promise.reject(new Error('no')) }));
+    const runner = turns.inTurn(
+      localRunner(database.db, { ...units, fail: async () => Promise.reject(new Error('no')) }, DEFAULT_SETTINGS),
+    );
     const failed = runner.run('fail', {} as never);
     const next = runner.run('hold', { n: 1 });
     await expect(failed).rejects.toThrow('no');

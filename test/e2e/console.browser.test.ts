@@ -26,6 +26,7 @@ import {
   startConsoleServer,
   type ConsoleServer,
 } from '../helpers/browser.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 if (!hasChromium) {
   if (BROWSER_REQUIRED) throw new Error(`CONSOLE_BROWSER_REQUIRED=1 but there is no Chromium at ${CHROMIUM} (apt-get install chromium)`);
@@ -108,7 +109,11 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     [app, browser] = await Promise.all([startConsoleServer({ stripeApiBase: stripe.url, billingMaxRps: 100 }), launchBrowser()]);
     const db = app.server.database.db;
     const demo = await db.transaction((tx) =>
-      loadDemo(tx as unknown as Db, { orgName: 'Demo', customers: 120, seed: 7, today: utcToday(), actor: 'test' }),
+      loadDemo(
+        tx as unknown as Db,
+        { orgName: 'Demo', customers: 120, seed: 7, today: utcToday(), actor: 'test' },
+        DEFAULT_ACTION_SETTINGS,
+      ),
     );
     demoKey = demo.secret;
     orgId = demo.org.id;

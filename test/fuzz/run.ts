@@ -32,6 +32,7 @@ import { ERROR_STATUS } from '../../src/lib/errors.ts';
 import { tempDir, testConfig } from '../helpers/harness.ts';
 import { describe, requestArb, serialize, type FuzzRequest, type Target } from './arbitraries.ts';
 import { header, rawRequest, type RawResponse } from './raw-http.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const { values: args } = parseArgs({
   args: Bun.argv.slice(2),
@@ -113,7 +114,7 @@ async function setUp(backend: string) {
   const errorLines: string[] = [];
   const log = createLogger('error', {}, (line) => errorLines.push(line) > 200 && errorLines.shift());
   const server = await startServer(config, { workerUrl: WORKER_URL, log });
-  const admin = localRunner(server.database.db, adminUnits);
+  const admin = localRunner(server.database.db, adminUnits, DEFAULT_SETTINGS);
   const base = server.url.href;
   const org = async (label: string) => {
     const made = await admin.run('orgs.create', {

@@ -9,16 +9,19 @@ import { jobUnits } from '../../src/queue/job-units.ts';
 import { startSupervisor, type Supervisor } from '../../src/jobs/supervisor.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/log.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/settings.ts';
 import { TEST_DATABASE_URL, type BackendKind, type TestDatabase } from './harness.ts';
 
 const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
 
-/** Runs the job loop until none of `kinds` is due or running by the test's clock. */
+/** Runs the job loop until none of `kinds` is due or running by the test's clock, with `settings`
+ * (default: the defaults). */
 export async function drainJobs(
   db: Db,
   kinds: JobKind[],
-  options: { owner?: string; clock?: () => number; random?: () => number; concurrency?: number } = {},
+  options: { owner?: string; clock?: () => number; random?: () => number; concurrency?: number; settings?: Settings } = {},
 ) {
+  const settings = options.settings ?? DEFAULT_SETTINGS;
   let stop = false;
   const clock = options.clock ?? Date.now;
   const busy = async () =>
@@ -30,8 +33,9 @@ export async function drainJobs(
       )
     ).length > 0;
   await runJobLoop({
-    units: localRunner(db, jobUnits(kinds)),
+    units: localRunner(db, jobUnits(kinds), settings),
     kinds,
+    settings,
     owner: options.owner ?? 'test-worker',
     log: createLogger('silent'),
     isStopping: () => stop,
@@ -51,7 +55,7 @@ export async function drainJobs(
 export function startTestWorker(
   database: TestDatabase,
   backend: BackendKind,
-  options: { instanceId?: string; heartbeatMs: number },
+  options: { instanceId?: string; heartbeatMs: number; settings?: Settings },
 ): Supervisor {
   return startSupervisor({
     workerUrl: WORKER_URL,
@@ -60,6 +64,7 @@ export function startTestWorker(
     instance: { id: options.instanceId ?? newId('ins'), hostname: 'test-host', pid: process.pid, version: 'test', startedAt: new Date() },
     log: createLogger('silent'),
     logLevel: 'silent',
+    settings: options.settings ?? DEFAULT_SETTINGS,
     heartbeatMs: options.heartbeatMs,
   });
 }
@@ -72,12 +77,14 @@ export function runHandler<P, R, U extends UnitRegistry>(
   kind: HandleKind<TSchema, R, U> & { handle(payload: P, ctx: JobContext<U>): Promise<R> },
   payload: P,
   job: Partial<JobInfo> & { orgId: string | null },
-  options: { failAfter?: number; seen?: (unit: string, args: unknown, result: unknown) => void } = {},
+  options: { failAfter?: number; seen?: (unit: string, args: unknown, result: unknown) => void; settings?: Settings } = {},
 ): Promise<R> {
-  const runner = localRunner(db, kind.units ?? ({} as U));
+  const settings = options.settings ?? DEFAULT_SETTINGS;
+  const runner = localRunner(db, kind.units ?? ({} as U), settings);
   let units = 0;
   return kind.handle(payload, {
     job: { id: newId('job'), kind: kind.kind, attempts: 1, ...job },
+    settings,
     run: (unit, args) => {
       if (options.failAfter !== undefined && units++ >= options.failAfter) return Promise.reject(new Error('the worker died'));
       return runner.run(unit, args).then((result) => {

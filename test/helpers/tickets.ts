@@ -2,6 +2,7 @@
 // and one round of the worker's processing run in-process (the same units the worker thread runs).
 import { createHmac } from 'node:crypto';
 import { localRunner } from '../../src/db/units-of-work.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 import type { Database } from '../../src/db/client.ts';
 import { newConnectorId } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/log.ts';
@@ -39,7 +40,7 @@ export const hubSignature = (secret: string, body: string) => `sha256=${createHm
 
 /** Processes every due event as the worker thread would, round after round, until none is left. */
 export async function drainQueue(database: Database, owner = 'test-worker'): Promise<number> {
-  const units = localRunner(database.db, workerUnits);
+  const units = localRunner(database.db, workerUnits, DEFAULT_SETTINGS);
   const log = createLogger('silent');
   let total = 0;
   for (;;) {

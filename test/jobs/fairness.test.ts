@@ -15,7 +15,7 @@ import { newId, randomBase62 } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/log.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { executeActionJob } from '../../src/modules/agent-actions/execute-job.ts';
-import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 import { createOrg } from '../../src/modules/orgs/service.ts';
 import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
 import { chatSendJob } from '../../src/modules/chat/platforms.ts';
@@ -31,6 +31,7 @@ import {
   TEST_DATABASE_URL,
   type TestDatabase,
 } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const BACKLOG = 50_000;
 const SECRET_KEY = 'fairness-test-secret-key-0123456789abcdefgh';
@@ -146,8 +147,7 @@ for (const backend of BACKENDS) {
 
     test("through the job loop, another organisation's approval reaches Slack and its approved action is executed before the backlog drains", async () => {
       const slack = fakeSlack();
-      const before = actionSettings();
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base });
+      const settings = { ...DEFAULT_SETTINGS, actions: { ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base } };
       let stop = false;
       try {
         const config = testConfig({
@@ -209,10 +209,11 @@ for (const backend of BACKENDS) {
         expect(bJobs).toHaveLength(2);
 
         const loopKinds: JobKind[] = [backlog, executeActionJob, chatSendJob];
-        const runner = localRunner(database.db, jobUnits(loopKinds));
+        const runner = localRunner(database.db, jobUnits(loopKinds), settings);
         let claims = 0;
         const claimedAt = new Map<string, number>();
         const loop = runJobLoop({
+          settings,
           units: {
             run: (async (name: string, args: never) => {
               const result = await runner.run(name as never, args);
@@ -259,7 +260,6 @@ for (const backend of BACKENDS) {
       } finally {
         stop = true;
         slack.stop();
-        useActionSettings(before);
       }
     });
   });

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/lib/log.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { enqueueJob, showJob } from '../../src/queue/job-queue.ts';
 import { trainJob } from '../../src/modules/predictions/jobs/train.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
 
@@ -29,6 +30,7 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       database = await openTestDatabase(backend);
       supervisor = startSupervisor({
+        settings: DEFAULT_SETTINGS,
         workerUrl: WORKER_URL,
         database,
         databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,

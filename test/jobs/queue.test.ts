@@ -29,6 +29,7 @@ import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, tempDir, type TestDataba
 import { openEmbedded } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { rmSync } from 'node:fs';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const CHILD = new URL('../helpers/job-child.ts', import.meta.url).pathname;
 const unique = (label: string) => `test.${label}.${randomBase62(8)}`;
@@ -258,7 +259,8 @@ for (const backend of BACKENDS) {
       const b = await enqueueJob(database.db, theirs, {});
       let stop = false;
       await runJobLoop({
-        units: localRunner(database.db, jobUnits([mine, theirs])),
+        settings: DEFAULT_SETTINGS,
+        units: localRunner(database.db, jobUnits([mine, theirs]), DEFAULT_SETTINGS),
         kinds: [mine],
         owner: 'subset',
         log: createLogger('silent'),
@@ -272,10 +274,11 @@ for (const backend of BACKENDS) {
 
     test('an idle loop with no schedules waits its poll interval between claims', async () => {
       const kind = defineJobKind({ kind: unique('idle'), payload: t.Object({}), perform: async () => null });
-      const runner = localRunner(database.db, jobUnits([kind]));
+      const runner = localRunner(database.db, jobUnits([kind]), DEFAULT_SETTINGS);
       const waits: number[] = [];
       let claims = 0;
       await runJobLoop({
+        settings: DEFAULT_SETTINGS,
         units: {
           run: ((name: string, args: never) => (name === 'jobs.claim' && claims++, runner.run(name as never, args))) as typeof runner.run,
         },

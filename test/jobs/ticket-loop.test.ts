@@ -9,6 +9,7 @@ import { createLogger } from '../../src/lib/log.ts';
 import { buildApp, call, createOrgWithKey, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 import { queryText } from '../../src/db/client.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 describe('ticket loop (embedded)', () => {
   let database: TestDatabase;
@@ -44,7 +45,7 @@ describe('ticket loop (embedded)', () => {
     const pauses: number[] = [];
     let stop = false;
     await runTicketLoop({
-      units: localRunner(database.db, workerUnits),
+      units: localRunner(database.db, workerUnits, DEFAULT_SETTINGS),
       owner: 'loop-test',
       log: createLogger('silent'),
       batchSize: 10,

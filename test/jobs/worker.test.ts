@@ -13,6 +13,7 @@ import { queryText } from '../../src/db/client.ts';
 import { enqueueJob, showJob } from '../../src/queue/job-queue.ts';
 import { JOB_KINDS } from '../../src/jobs/kind-registry.ts';
 import { idempotencyPurge } from '../../src/modules/idempotency/jobs/purge.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 async function until<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -97,6 +98,7 @@ describe('worker supervision', () => {
   test('a worker thread that dies is replaced', async () => {
     const database = await openTestDatabase('embedded');
     const supervisor = startSupervisor({
+      settings: DEFAULT_SETTINGS,
       workerUrl: new URL('../helpers/crashing-worker.ts', import.meta.url),
       database,
       databaseUrl: null,

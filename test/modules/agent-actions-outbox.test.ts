@@ -24,7 +24,8 @@ import {
   type Pending,
 } from '../../src/modules/agent-actions/outbox.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
-import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/settings.ts';
 import { runSourceCli } from '../helpers/binary.ts';
 import { buildApp, call, createOrgWithKey, tempDir, testConfig, TEST_DATABASE_URL } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
@@ -103,7 +104,12 @@ for (const target of targets) {
     let key: string;
     let otherKey: string;
     let endpointId: string;
-    const before = actionSettings();
+    /** What the outbox's jobs run with (set once the target's SECRET_KEY is known). */
+    let settings: Settings = DEFAULT_SETTINGS;
+    const allowingPrivate = (allowPrivateEndpoints: boolean): Settings => ({
+      ...DEFAULT_SETTINGS,
+      actions: { ...DEFAULT_ACTION_SETTINGS, secretKey: target.secretKey(), allowPrivateEndpoints },
+    });
 
     /** The database and app for the time of `fn` (the embedded CLI needs DATA_DIR between). */
     async function withApp<T>(fn: (app: ReturnType<typeof buildApp>['app'], database: Database) => Promise<T>): Promise<T> {
@@ -119,7 +125,8 @@ for (const target of targets) {
       }
     }
     /** Every outbox job run, retries included, by a clock three hours ahead (back-offs are due). */
-    const deliverAll = (database: Database) => drainJobs(database.db, [deliverEventJob], { clock: () => Date.now() + 3 * 3600_000 });
+    const deliverAll = (database: Database) =>
+      drainJobs(database.db, [deliverEventJob], { clock: () => Date.now() + 3 * 3600_000, settings });
     /** Proposes an action for a new customer: one `agent_action.proposed` event. */
     async function propose(app: ReturnType<typeof buildApp>['app']): Promise<string> {
       const customer = await call(app, 'POST', '/api/customers', { key, body: { name: 'Acme', currency: 'EUR' } });
@@ -141,11 +148,10 @@ for (const target of targets) {
         key = made.secret;
         otherKey = (await createOrgWithKey(database)).secret;
       });
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: target.secretKey(), allowPrivateEndpoints: true });
+      settings = allowingPrivate(true);
     });
     afterAll(() => {
       hook.stop();
-      useActionSettings(before);
     });
 
     test('endpoints add refuses a loopback address unless allowed, prints the secret once; list shows no secret', async () => {
@@ -241,7 +247,7 @@ for (const target of targets) {
 
     test('with private endpoints not allowed, a delivery to a loopback address is refused at once', async () => {
       hook.seen.length = 0;
-      useActionSettings({ ...actionSettings(), allowPrivateEndpoints: false });
+      settings = allowingPrivate(false);
       try {
         await withApp(async (app, database) => {
           await propose(app);
@@ -251,7 +257,7 @@ for (const target of targets) {
         });
         expect(hook.seen).toHaveLength(0);
       } finally {
-        useActionSettings({ ...actionSettings(), allowPrivateEndpoints: true });
+        settings = allowingPrivate(true);
       }
     });
 

@@ -13,7 +13,8 @@ import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { endpointAdminUnits } from '../../src/modules/agent-actions/endpoints.ts';
 import { attemptDelivery, deliverEventJob, newEndpointSecret, type Network, type Pending } from '../../src/modules/agent-actions/outbox.ts';
-import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/settings.ts';
 import { runSourceCli } from '../helpers/binary.ts';
 import {
   BACKENDS,
@@ -90,9 +91,11 @@ for (const backend of BACKENDS) {
   describe(`outbound addresses (${backend})`, () => {
     let database: TestDatabase;
     let app: ReturnType<typeof buildApp>['app'];
-    const before = actionSettings();
-    const allowPrivate = (allowed: boolean) =>
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, allowPrivateEndpoints: allowed });
+    /** What the server's admin units and the outbox's jobs run with: ALLOW_PRIVATE_ENDPOINTS as a test sets it. */
+    let running: Settings = DEFAULT_SETTINGS;
+    const allowPrivate = (allowed: boolean) => {
+      running = { ...DEFAULT_SETTINGS, actions: { ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, allowPrivateEndpoints: allowed } };
+    };
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
@@ -101,21 +104,24 @@ for (const backend of BACKENDS) {
       }).app;
     });
     afterAll(async () => {
-      useActionSettings(before);
       await database.dispose();
     });
 
     /** `endpoints add` as the server that owns the database runs it (the admin unit). */
     const addEndpoint = (orgId: string, url: string) => {
       const id = newId('whe');
-      return endpointAdminUnits['endpoints.add'](database.db, {
-        id,
-        org: orgId,
-        url,
-        events: null,
-        secretSealed: sealSecret(newEndpointSecret(), SECRET_KEY, id),
-        actor: 'test',
-      });
+      return endpointAdminUnits['endpoints.add'](
+        database.db,
+        {
+          id,
+          org: orgId,
+          url,
+          events: null,
+          secretSealed: sealSecret(newEndpointSecret(), SECRET_KEY, id),
+          actor: 'test',
+        },
+        running,
+      );
     };
     /** An action proposed for a new customer (one event for each endpoint), every delivery job run. */
     async function proposeAndDeliver(key: string) {
@@ -125,7 +131,7 @@ for (const backend of BACKENDS) {
         body: { customer_id: customer.body.data.id, type: 'success_plan', params: { goals: ['onboarding'] } },
       });
       expect(action.status).toBe(201);
-      await drainJobs(database.db, [deliverEventJob]);
+      await drainJobs(database.db, [deliverEventJob], { settings: running });
       const listed = await call(app, 'GET', '/api/events/deliveries', { key });
       expect(listed.status).toBe(200);
       return listed.body.data as {

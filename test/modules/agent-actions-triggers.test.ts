@@ -15,6 +15,8 @@ import { BACKENDS, buildApp, call, createOrgWithKey, insertRow, openTestDatabase
 import { drainQueue } from '../helpers/tickets.ts';
 import { runHandler } from '../helpers/jobs.ts';
 import { renewalsDueJob } from '../../src/modules/agent-actions/jobs/renewals.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 for (const backend of BACKENDS) {
   describe(`agent action rules (${backend})`, () => {
@@ -62,7 +64,14 @@ for (const backend of BACKENDS) {
     }
 
     const recompute = (customerId: string, settings: PredictionSettings) =>
-      database.db.transaction((tx) => recomputePredictions(tx as never, { orgId, today: utcToday(), customerIds: [customerId], settings }));
+      database.db.transaction((tx) =>
+        recomputePredictions(tx as never, {
+          orgId,
+          today: utcToday(),
+          customerIds: [customerId],
+          settings: { ...DEFAULT_SETTINGS, predictions: settings },
+        }),
+      );
     const probabilityOf = async (customerId: string) =>
       (
         await queryText<{ probability: number }>(
@@ -194,8 +203,8 @@ for (const backend of BACKENDS) {
       const due = await scoredCustomer({ autoRenew: false, endInDays: 12 });
       const renewing = await scoredCustomer({ autoRenew: true, endInDays: 12 });
       const later = await scoredCustomer({ autoRenew: false, endInDays: 60 });
-      await database.db.transaction((tx) => fireRenewalsDue(tx as never, utcToday()));
-      await database.db.transaction((tx) => fireRenewalsDue(tx as never, utcToday()));
+      await database.db.transaction((tx) => fireRenewalsDue(tx as never, utcToday(), DEFAULT_ACTION_SETTINGS));
+      await database.db.transaction((tx) => fireRenewalsDue(tx as never, utcToday(), DEFAULT_ACTION_SETTINGS));
       const [action, ...none] = await actionsOf(due);
       expect(none).toHaveLength(0);
       expect(action).toMatchObject({ type: 'renewal_call', reason: 'renewal_due', trigger_count: 1 });

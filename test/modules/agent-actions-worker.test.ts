@@ -9,7 +9,8 @@ import { newId } from '../../src/lib/ids.ts';
 import type { Supervisor } from '../../src/jobs/supervisor.ts';
 import { endpointAdminUnits } from '../../src/modules/agent-actions/endpoints.ts';
 import { newEndpointSecret } from '../../src/modules/agent-actions/outbox.ts';
-import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/settings.ts';
 import { waitFor } from '../helpers/binary.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { startTestWorker } from '../helpers/jobs.ts';
@@ -43,33 +44,38 @@ for (const backend of BACKENDS) {
         return new Response('ok');
       },
     });
-    const before = actionSettings();
+    const settings: Settings = {
+      ...DEFAULT_SETTINGS,
+      actions: { ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, allowPrivateEndpoints: true },
+    };
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, allowPrivateEndpoints: true });
-      supervisor = startTestWorker(database, backend, { heartbeatMs: 200 });
+      supervisor = startTestWorker(database, backend, { heartbeatMs: 200, settings });
       app = buildApp(database, { wakeJobs: () => supervisor.wakeJobs() }).app;
     });
     afterAll(async () => {
       await supervisor.stop();
       await database.dispose();
       server.stop(true);
-      useActionSettings(before);
     });
 
     test('proposed, approved, executed by the worker; every step delivered signed to the endpoint', async () => {
       const { org, secret: key } = await createOrgWithKey(database);
       const endpointId = newId('whe');
       await database.db.transaction((tx) =>
-        endpointAdminUnits['endpoints.add'](tx as never, {
-          id: endpointId,
-          org: org.id,
-          url: `http://127.0.0.1:${server.port}/in`,
-          events: null,
-          secretSealed: sealSecret(secret, SECRET_KEY, endpointId),
-          actor: 'test',
-        }),
+        endpointAdminUnits['endpoints.add'](
+          tx as never,
+          {
+            id: endpointId,
+            org: org.id,
+            url: `http://127.0.0.1:${server.port}/in`,
+            events: null,
+            secretSealed: sealSecret(secret, SECRET_KEY, endpointId),
+            actor: 'test',
+          },
+          settings,
+        ),
       );
       const customer = (
         await call(app, 'POST', '/api/customers', {

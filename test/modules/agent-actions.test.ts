@@ -12,6 +12,8 @@ import { expireActions, wakeSnoozedActions } from '../../src/modules/agent-actio
 import { newId } from '../../src/lib/ids.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, insertRow, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { drainJobs } from '../helpers/jobs.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 for (const backend of BACKENDS) {
   describe(`agent actions (${backend})`, () => {
@@ -223,11 +225,12 @@ for (const backend of BACKENDS) {
       const action = (await post('/api/agent-actions', checkIn(id))).body.data;
       await post(`/api/agent-actions/${action.id}/approve`);
       const { localRunner } = await import('../../src/db/units-of-work.ts');
-      const runner = localRunner(database.db, executeActionJob.units!);
+      const runner = localRunner(database.db, executeActionJob.units!, DEFAULT_SETTINGS);
       const attempt = executeActionJob.handle(
         { actionId: action.id },
         {
           job: { id: newId('job'), kind: executeActionJob.kind, orgId, attempts: 5 },
+          settings: DEFAULT_SETTINGS,
           run: (unit, args) =>
             (unit === 'execute' ? Promise.reject(new Error('the task service refused')) : runner.run(unit, args as never)) as never,
         },
@@ -258,7 +261,7 @@ for (const backend of BACKENDS) {
       const snoozed = await post(`/api/agent-actions/${action.id}/snooze`, { days: 2 });
       expect(snoozed.body.data.status).toBe('snoozed');
       const inTwoDays = new Date(Date.parse(snoozed.body.data.snoozed_until) + 1000);
-      await database.db.transaction((tx) => wakeSnoozedActions(tx as never, inTwoDays));
+      await database.db.transaction((tx) => wakeSnoozedActions(tx as never, inTwoDays, undefined, DEFAULT_ACTION_SETTINGS));
       const woken = (await get(`/api/agent-actions/${action.id}`)).body.data;
       expect(woken.status).toBe('pending_approval');
       expect(Date.parse(woken.expires_at)).toBe(inTwoDays.getTime() + 72 * 3600 * 1000);

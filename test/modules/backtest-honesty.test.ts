@@ -8,6 +8,7 @@ import { againstScorecard, explainWarning } from '../../src/modules/predictions/
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { addDays, evaluate, type Snapshot } from '../../src/modules/predictions/training.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, insertRow, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const today = utcToday();
 
@@ -115,7 +116,14 @@ for (const backend of BACKENDS) {
       return org.id;
     };
     const history = (orgId: string) =>
-      gatherHistory(localRunner(database.db, historyUnits), { orgId, today, horizonDays: 90, graceDays: 30, days: [], maxCustomers: 100 });
+      gatherHistory(localRunner(database.db, historyUnits, DEFAULT_SETTINGS), {
+        orgId,
+        today,
+        horizonDays: 90,
+        graceDays: 30,
+        days: [],
+        maxCustomers: 100,
+      });
 
     test('contracts never amended, invoiced at their amounts, with their notice days: no warning', async () => {
       const orgId = await organisation([

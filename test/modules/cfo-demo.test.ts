@@ -10,6 +10,7 @@ import { arrHistory } from '../../src/modules/cfo-history/history.ts';
 import { cohorts } from '../../src/modules/cfo-history/cohorts.ts';
 import { closingDay, monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 const today = utcToday();
 const to = today.slice(0, 7);
@@ -22,7 +23,7 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       database = await openTestDatabase(backend);
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as never, { orgName: uniqueName('demo-arr'), customers: 400, seed: 11, today, actor: 'test' }),
+        loadDemo(tx as never, { orgName: uniqueName('demo-arr'), customers: 400, seed: 11, today, actor: 'test' }, DEFAULT_ACTION_SETTINGS),
       );
       orgId = demo.org.id;
       const [first] = rowsOf<{ start: string }>(

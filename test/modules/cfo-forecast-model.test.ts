@@ -10,10 +10,11 @@ import { recomputePredictionsJob } from '../../src/modules/predictions/jobs/reco
 import { trainJob } from '../../src/modules/predictions/jobs/train.ts';
 import { forecastBacktest } from '../../src/modules/cfo-forecast/backtest.ts';
 import { forecastBacktestJob } from '../../src/modules/cfo-forecast/jobs/backtest.ts';
-import { predictionSettings } from '../../src/modules/predictions/settings.ts';
+import { DEFAULT_PREDICTION_SETTINGS } from '../../src/modules/predictions/settings.ts';
 import { enqueueJob } from '../../src/queue/job-queue.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 for (const backend of BACKENDS) {
   describe(`the forecast's 365-day model (${backend})`, () => {
@@ -27,7 +28,11 @@ for (const backend of BACKENDS) {
       database = await openTestDatabase(backend);
       app = buildApp(database).app;
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as unknown as Db, { orgName: uniqueName('forecast-model'), customers: 300, seed: 7, today, actor: 'test' }),
+        loadDemo(
+          tx as unknown as Db,
+          { orgName: uniqueName('forecast-model'), customers: 300, seed: 7, today, actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       orgId = demo.org.id;
       key = demo.secret;
@@ -65,7 +70,7 @@ for (const backend of BACKENDS) {
       const asked = await call(app, 'POST', '/api/cfo/forecast-backtests', { key, body: { origins: 4, horizon: 2 } });
       await drainJobs(database.db, [forecastBacktestJob]);
       const shown = await call(app, 'GET', `/api/cfo/forecast-backtests/${asked.body.data.id}`, { key });
-      const direct = await forecastBacktest(database.db, { orgId, today, origins: 4, horizon: 2, settings: predictionSettings() });
+      const direct = await forecastBacktest(database.db, { orgId, today, origins: 4, horizon: 2, settings: DEFAULT_PREDICTION_SETTINGS });
       expect(shown.body.data.report.series.length).toBeGreaterThan(0);
       expect(shown.body.data.report).toEqual(direct);
     }, 300_000);

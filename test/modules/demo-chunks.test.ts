@@ -9,6 +9,8 @@ import { queryText } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units-of-work.ts';
 import { contracts, customers, demoTruth, invoices, tickets } from '../../src/db/schema/index.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 const TODAY = '2026-11-25';
 
@@ -72,7 +74,7 @@ for (const backend of BACKENDS) {
     test('what is stored is what was generated, over several chunks, and a refresh stores it again', async () => {
       const orgName = uniqueName('demo-chunks');
       const input = { orgName, customers: 40, seed: 9, today: TODAY, actor: 'test' };
-      const first = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 7 }));
+      const first = await database.db.transaction((tx) => loadDemo(tx as never, input, DEFAULT_ACTION_SETTINGS, { chunkCustomers: 7 }));
       const expected = generateDemoData({ orgId: first.org.id, connectorId: first.connector.id, customers: 40, seed: 9, today: TODAY });
       expect(first.counts).toEqual({
         customers: 40,
@@ -97,7 +99,7 @@ for (const backend of BACKENDS) {
       expect(rows.truth).toEqual([...expected.truth].sort(byCustomerAndDay) as never);
 
       // A refresh in one chunk replaces them with the same rows.
-      const again = await database.db.transaction((tx) => loadDemo(tx as never, input, { chunkCustomers: 1_000 }));
+      const again = await database.db.transaction((tx) => loadDemo(tx as never, input, DEFAULT_ACTION_SETTINGS, { chunkCustomers: 1_000 }));
       expect(again.org.id).toBe(first.org.id);
       expect(again.connector.id).toBe(first.connector.id);
       expect(again.counts).toEqual(first.counts);
@@ -106,9 +108,9 @@ for (const backend of BACKENDS) {
 
     test('a load a unit per step (through a running server) refreshes the demo with the same rows as one transaction', async () => {
       const input = { orgName: uniqueName('demo-units'), customers: 30, seed: 11, today: TODAY, actor: 'test' };
-      const whole = await database.db.transaction((tx) => loadDemo(tx as never, input));
+      const whole = await database.db.transaction((tx) => loadDemo(tx as never, input, DEFAULT_ACTION_SETTINGS));
       const rows = await storedDemo(whole.org.id);
-      const runner = localRunner(database.db, demoUnits);
+      const runner = localRunner(database.db, demoUnits, DEFAULT_SETTINGS);
       let chunks = 0;
       const inUnits = await loadDemoInUnits(
         { run: (name, args) => ((chunks += name === 'demo.chunk' ? 1 : 0), runner.run(name, args)) },
@@ -123,7 +125,7 @@ for (const backend of BACKENDS) {
 
     test('a load a unit per step that fails midway leaves no half demo behind', async () => {
       const input = { orgName: uniqueName('demo-fails'), customers: 30, seed: 11, today: TODAY, actor: 'test' };
-      const runner = localRunner(database.db, demoUnits);
+      const runner = localRunner(database.db, demoUnits, DEFAULT_SETTINGS);
       let chunks = 0;
       const failing = {
         run: ((name, args) =>

@@ -7,6 +7,7 @@ import { queryText } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units-of-work.ts';
 import { adminUnits } from '../../src/admin/cli-units.ts';
 import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const TODAY = '2026-11-25';
 const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
@@ -132,7 +133,7 @@ for (const backend of BACKENDS) {
     afterAll(() => database.dispose());
 
     test('loads an organisation the API answers for at once; a refresh replaces it row for row', async () => {
-      const admin = localRunner(database.db, adminUnits);
+      const admin = localRunner(database.db, adminUnits, DEFAULT_SETTINGS);
       const orgName = uniqueName('demo');
       const first = await admin.run('demo.load', { orgName, customers: 40, seed: 5, today: TODAY, actor: 'test' });
       expect(first.counts.customers).toBe(40);

@@ -14,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { queryText } from '../../src/db/client.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { actionSettingsOf } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/settings.ts';
 import { wakeSnoozedActions } from '../../src/modules/agent-actions/service.ts';
 import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
 import { chatSendJob } from '../../src/modules/chat/platforms.ts';
@@ -188,7 +189,8 @@ for (const backend of BACKENDS) {
     let key: string;
     let orgId: string;
     const space = `spaces/AAAA${newId('org').slice(4, 14)}`;
-    const before = actionSettings();
+    /** What the worker's jobs run with: the app's own settings (the fakes, the service account). */
+    let settings: Settings = DEFAULT_SETTINGS;
     const person = (name: string) => ({
       name,
       email: `${name.toLowerCase()}.${newId('csm').slice(4, 12).toLowerCase()}@vendor.example`,
@@ -199,7 +201,7 @@ for (const backend of BACKENDS) {
 
     const post = (path: string, body?: unknown) => call(app, 'POST', path, { key, body });
     const get = (path: string) => call(app, 'GET', path, { key });
-    const drain = () => drainJobs(database.db, [chatSendJob], { clock: () => Date.now() + 3 * 3600_000 });
+    const drain = () => drainJobs(database.db, [chatSendJob], { clock: () => Date.now() + 3 * 3600_000, settings });
     const configFor = (overrides: Parameters<typeof testConfig>[0] = {}) =>
       testConfig({
         databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
@@ -212,6 +214,10 @@ for (const backend of BACKENDS) {
         slackSigningSecret: SLACK_SIGNING_SECRET,
         slackApiBase: slack.base,
         whatsappAppSecret: WHATSAPP_APP_SECRET,
+        gchatApiBase: google.apiBase,
+        googleTokenUrl: google.tokenUrl,
+        gchatServiceAccountFile: google.serviceAccountFile,
+        whatsappApiBase: meta.base,
         ...overrides,
       });
     const idToken = (email: string, claims: Record<string, unknown> = {}, options: Parameters<FakeGoogle['sign']>[1] = {}) =>
@@ -329,15 +335,7 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       google = await fakeGoogle();
       forgetAccessToken();
-      useActionSettings({
-        ...DEFAULT_ACTION_SETTINGS,
-        secretKey: SECRET_KEY,
-        slackApiBase: slack.base,
-        gchatApiBase: google.apiBase,
-        googleTokenUrl: google.tokenUrl,
-        gchatServiceAccountFile: google.serviceAccountFile,
-        whatsappApiBase: meta.base,
-      });
+      settings = { ...DEFAULT_SETTINGS, actions: actionSettingsOf(configFor()) };
       database = await openTestDatabase(backend);
       app = buildApp(database, { config: configFor() }).app;
       const made = await createOrgWithKey(database);
@@ -360,7 +358,6 @@ for (const backend of BACKENDS) {
       google.stop();
       slack.stop();
       meta.stop();
-      useActionSettings(before);
       await database?.dispose();
     });
 
@@ -595,7 +592,9 @@ for (const backend of BACKENDS) {
       expect(card.header.title).toStartWith('Snoozed until');
       const detail = (await get(`/api/agent-actions/${sent.actionId}`)).body.data;
       expect(detail.status).toBe('snoozed');
-      await database.db.transaction((tx) => wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000)));
+      await database.db.transaction((tx) =>
+        wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000), undefined, settings.actions),
+      );
       await drain();
       const patch = google.callsOf('patch').find((c) => c.path === `/v1/${sent.messageName}`);
       const buttons = patch!.body.cardsV2[0].card.sections[1].widgets[0].buttonList.buttons;
@@ -739,7 +738,7 @@ for (const backend of BACKENDS) {
         call(app, 'POST', '/api/webhooks/messaging', { rawBody: metaBody, headers: metaHeaders }),
       ]);
       expect([fromSlack.status, fromGoogle.status, fromMeta.status]).toEqual([200, 200, 200]);
-      await drainJobs(database.db, [chatSendJob, whatsappInboundJob], { clock: () => Date.now() + 3 * 3600_000 });
+      await drainJobs(database.db, [chatSendJob, whatsappInboundJob], { clock: () => Date.now() + 3 * 3600_000, settings });
 
       const decided = (await get(`/api/agent-actions/${actionId}`)).body.data;
       const decisions = decided.events.filter((e: any) => ['approved', 'rejected'].includes(e.kind));

@@ -17,10 +17,12 @@ import { retrain, trainingDays } from '../../src/modules/predictions/fitting.ts'
 import { gatherHistory, historyUnits } from '../../src/modules/predictions/history.ts';
 import { Backtest } from '../../src/modules/predictions/model.ts';
 import { saveRetrain } from '../../src/modules/predictions/save-retrain.ts';
-import { predictionSettings } from '../../src/modules/predictions/settings.ts';
+import { DEFAULT_PREDICTION_SETTINGS } from '../../src/modules/predictions/settings.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { drainJobs } from '../helpers/jobs.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 const METRICS = [
   'auc',
@@ -53,7 +55,11 @@ for (const backend of BACKENDS) {
       database = await openTestDatabase(backend);
       app = buildApp(database).app;
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as unknown as Db, { orgName: uniqueName('backtests'), customers: 400, seed: 42, today, actor: 'test' }),
+        loadDemo(
+          tx as unknown as Db,
+          { orgName: uniqueName('backtests'), customers: 400, seed: 42, today, actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       orgId = demo.org.id;
       key = demo.secret;
@@ -186,8 +192,8 @@ for (const backend of BACKENDS) {
     });
 
     test('a candidate judged worse is kept as rejected with its reason; the model in force stays', async () => {
-      const settings = predictionSettings();
-      const history = await gatherHistory(localRunner(database.db, historyUnits), {
+      const settings = DEFAULT_PREDICTION_SETTINGS;
+      const history = await gatherHistory(localRunner(database.db, historyUnits, DEFAULT_SETTINGS), {
         orgId,
         today,
         horizonDays: settings.horizonDays,
@@ -263,8 +269,8 @@ for (const backend of BACKENDS) {
 
     test('the nightly run asks for one retrain of every organisation with customers, once while one is queued', async () => {
       const info = { id: 'job_nightly', kind: nightlyJob.kind, orgId: null, attempts: 1 };
-      await database.db.transaction((tx) => nightlyJob.perform(tx as never, {}, info));
-      await database.db.transaction((tx) => nightlyJob.perform(tx as never, {}, info));
+      await database.db.transaction((tx) => nightlyJob.perform(tx as never, {}, info, DEFAULT_SETTINGS));
+      await database.db.transaction((tx) => nightlyJob.perform(tx as never, {}, info, DEFAULT_SETTINGS));
       const queued = await queryText<{ dedupe_key: string }>(
         database.db,
         `select dedupe_key from jobs where org_id = $1 and kind = 'predictions.train' and state = 'queued'`,

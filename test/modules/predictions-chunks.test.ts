@@ -10,6 +10,8 @@ import { recomputeInChunks, recomputePredictions, scoreChunk } from '../../src/m
 import { utcToday } from '../../src/lib/today.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 import { runHandler } from '../helpers/jobs.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 const TODAY = utcToday();
 
@@ -38,7 +40,11 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       database = await openTestDatabase(backend);
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as never, { orgName: uniqueName('chunks'), customers: 40, seed: 5, today: TODAY, actor: 'test' }),
+        loadDemo(
+          tx as never,
+          { orgName: uniqueName('chunks'), customers: 40, seed: 5, today: TODAY, actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       orgId = demo.org.id;
       // A churned customer keeps a prediction until a recompute takes it away.
@@ -76,13 +82,14 @@ for (const backend of BACKENDS) {
       const ids = (await queryText<{ id: string }>(database.db, `select id from customers where org_id = $1 order by id`, [orgId])).map(
         (r) => r.id,
       );
-      const first = await scoreChunk(database.db, { orgId, today: TODAY, scope: 'all', after: null, limit: 4 });
+      const first = await scoreChunk(database.db, { orgId, today: TODAY, scope: 'all', after: null, limit: 4 }, DEFAULT_SETTINGS);
       expect(first.next).toBe(ids[3]!);
       // Inputs change between the chunks: one customer of the chunk done, one of a chunk to come.
       await queryText(database.db, `update customers set name = name || ' (renamed)' where id = any($1::text[])`, [[ids[1], ids[20]]]);
       expect(await marks()).toEqual([ids[1]!, ids[20]!]);
       let after: string | null = first.next;
-      while (after !== null) after = (await scoreChunk(database.db, { orgId, today: TODAY, scope: 'all', after, limit: 4 })).next;
+      while (after !== null)
+        after = (await scoreChunk(database.db, { orgId, today: TODAY, scope: 'all', after, limit: 4 }, DEFAULT_SETTINGS)).next;
       expect(await marks()).toEqual([ids[1]!]);
       // The stale recompute, in chunks of one, answers it.
       await recomputePredictions(database.db, { orgId, today: TODAY, customerIds: 'stale', chunkSize: 1 });
@@ -123,7 +130,7 @@ for (const backend of BACKENDS) {
       const result = await recomputeInChunks(
         async (args) => {
           sizes.push(args.limit);
-          const chunk = await scoreChunk(database.db, args);
+          const chunk = await scoreChunk(database.db, args, DEFAULT_SETTINGS);
           const ids = await queryText<{ id: string }>(
             database.db,
             `select id from customers where org_id = $1 and id > $2 order by id limit $3`,

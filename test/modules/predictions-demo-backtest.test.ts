@@ -11,6 +11,8 @@ import { auc } from '../../src/modules/predictions/metrics.ts';
 import { DEFAULT_PREDICTION_SETTINGS } from '../../src/modules/predictions/settings.ts';
 import { countEvents, splitOutOfTime, type BacktestMetrics } from '../../src/modules/predictions/training.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 const TODAY = '2026-11-25';
 const CUSTOMERS = 3_000;
@@ -38,7 +40,7 @@ async function backtestDemo(db: Db, orgId: string, method: Method): Promise<Demo
   );
   const settings = { ...DEFAULT_PREDICTION_SETTINGS, ...SETTINGS, lookbackDays: 730 };
   const plan = planBacktest({ method }, TODAY, 90, 30);
-  const history = await gatherHistory(localRunner(db, historyUnits), {
+  const history = await gatherHistory(localRunner(db, historyUnits, DEFAULT_SETTINGS), {
     orgId,
     today: TODAY,
     horizonDays: 90,
@@ -71,7 +73,11 @@ for (const backend of BACKENDS) {
         let orgId: string;
         beforeAll(async () => {
           const demo = await database.db.transaction((tx) =>
-            loadDemo(tx as never, { orgName: uniqueName('demo-backtest'), customers: CUSTOMERS, seed, today: TODAY, actor: 'test' }),
+            loadDemo(
+              tx as never,
+              { orgName: uniqueName('demo-backtest'), customers: CUSTOMERS, seed, today: TODAY, actor: 'test' },
+              DEFAULT_ACTION_SETTINGS,
+            ),
           );
           orgId = demo.org.id;
         });

@@ -24,6 +24,8 @@ import { DEFAULT_PREDICTION_SETTINGS } from '../../src/modules/predictions/setti
 import { trainModel } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 const TODAY = utcToday();
 const SETTINGS = { ...DEFAULT_PREDICTION_SETTINGS, horizonDays: 90, graceDays: 30, priorAnnualChurn: 0.12, lookbackDays: 730 };
@@ -138,7 +140,7 @@ for (const backend of BACKENDS) {
       app = buildApp(database).app;
       orgName = uniqueName('drivers');
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as unknown as Db, { orgName, customers: 300, seed: 11, today: TODAY, actor: 'test' }),
+        loadDemo(tx as unknown as Db, { orgName, customers: 300, seed: 11, today: TODAY, actor: 'test' }, DEFAULT_ACTION_SETTINGS),
       );
       key = demo.secret;
       orgId = demo.org.id;
@@ -189,7 +191,9 @@ for (const backend of BACKENDS) {
         singles.push(res.body.data as Item);
       }
       // The CLI's list and show read through the same presenters.
-      const cliList = (await adminUnits['predictions.list'](database.db, { org: orgId, limit: 1000 })) as { items: Item[] };
+      const cliList = (await adminUnits['predictions.list'](database.db, { org: orgId, limit: 1000 }, DEFAULT_SETTINGS)) as {
+        items: Item[];
+      };
       expect(cliList.items).toHaveLength(n);
       for (const item of cliList.items) checkListItem(item);
       checkSingle((await adminUnits['predictions.show'](database.db, { org: orgId, customer: ids[0]!.customer_id })) as unknown as Item);
@@ -245,7 +249,7 @@ for (const backend of BACKENDS) {
     });
 
     test('under a logistic model trained on the demo: the same, and its reference is a typical customer (most groups of a quiet one at 0)', async () => {
-      const history = await gatherHistory(localRunner(database.db, historyUnits), {
+      const history = await gatherHistory(localRunner(database.db, historyUnits, DEFAULT_SETTINGS), {
         orgId,
         today: TODAY,
         horizonDays: 90,

@@ -8,6 +8,7 @@ import { gatherHistory, historyUnits } from '../../src/modules/predictions/histo
 import { churnDays, snapshotDays } from '../../src/modules/predictions/labels.ts';
 import { countEvents } from '../../src/modules/predictions/training.ts';
 import { insertRow, BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const TODAY = '2026-11-26';
 const QUERY = { today: TODAY, horizonDays: 90, graceDays: 30, lookbackDays: 730 };
@@ -65,7 +66,7 @@ for (const backend of BACKENDS) {
     });
 
     test('a snapshot is positive when the churn falls within the horizon after it', async () => {
-      const { rows: snapshots } = await gatherHistory(localRunner(database.db, historyUnits), {
+      const { rows: snapshots } = await gatherHistory(localRunner(database.db, historyUnits, DEFAULT_SETTINGS), {
         orgId,
         ...QUERY,
         days: snapshotDays(QUERY),

@@ -13,7 +13,8 @@ import { queryText } from '../../src/db/client.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
 import { expireActions, wakeSnoozedActions } from '../../src/modules/agent-actions/service.ts';
-import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
 import { endpointAdminUnits } from '../../src/modules/agent-actions/endpoints.ts';
 import { BUTTONS } from '../../src/modules/slack/messages.ts';
@@ -75,7 +76,8 @@ for (const backend of BACKENDS) {
     let orgName: string;
     let clock: number | null = null;
     const team = randomTeam();
-    const before = actionSettings();
+    /** What the worker's chat.send jobs run with: the fake Slack, the SECRET_KEY that opens the bot tokens. */
+    const settings = { ...DEFAULT_SETTINGS, actions: { ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base } };
 
     const owner = { email: `ana.${newId('csm').slice(4, 12).toLowerCase()}@vendor.example`, user: randomUser(), name: 'Ana' };
     const other = { email: `bo.${newId('csm').slice(4, 12).toLowerCase()}@vendor.example`, user: randomUser(), name: 'Bo' };
@@ -83,7 +85,7 @@ for (const backend of BACKENDS) {
 
     const post = (path: string, body?: unknown) => call(app, 'POST', path, { key, body });
     const get = (path: string) => call(app, 'GET', path, { key });
-    const drain = () => drainJobs(database.db, [chatSendJob], { clock: () => Date.now() + 3 * 3600_000 });
+    const drain = () => drainJobs(database.db, [chatSendJob], { clock: () => Date.now() + 3 * 3600_000, settings });
     const webhook = (body: string, headers: Record<string, string>) => call(app, 'POST', PATH, { rawBody: body, headers });
 
     async function install(orgIdOf: string, teamId: string): Promise<string> {
@@ -161,7 +163,6 @@ for (const backend of BACKENDS) {
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, slackApiBase: slack.base });
       const config = testConfig({
         databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
         secretKey: SECRET_KEY,
@@ -185,7 +186,6 @@ for (const backend of BACKENDS) {
     });
     afterAll(async () => {
       slack.stop();
-      useActionSettings(before);
       await database?.dispose();
     });
 
@@ -399,7 +399,9 @@ for (const backend of BACKENDS) {
       expect(updates[0]!.body.text).toContain(`Snoozed until ${detail.snoozed_until.slice(0, 10)}`);
       // The snooze ends: the copy gets its buttons back (the same nonce), the CSM is reminded in its
       // thread, and the old buttons decide again.
-      await database.db.transaction((tx) => wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000)));
+      await database.db.transaction((tx) =>
+        wakeSnoozedActions(tx as never, new Date(Date.parse(detail.snoozed_until) + 1000), undefined, DEFAULT_ACTION_SETTINGS),
+      );
       await drain();
       const reopened = slack.callsOf('chat.update').filter((c) => JSON.stringify(c.body.blocks).includes(actionId));
       expect(reopened).toHaveLength(2);

@@ -27,6 +27,7 @@ import { drainQueue, hubSignature, makeConnector, TEST_SECRET_KEY } from '../hel
 import type { Platform } from '../../src/modules/tickets/platforms.ts';
 import { extractTickets } from '../../src/modules/tickets/adapters/index.ts';
 import { INTELLIGENCE_METHOD } from '../../src/modules/tickets/intelligence.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 
 const fixtureText = (name: string) => readFileSync(new URL(`../fixtures/platforms/${name}`, import.meta.url), 'utf8');
 const SIGNED = JSON.parse(fixtureText('signatures.json')) as { fixture: string; secret: string; headers: Record<string, string> }[];
@@ -405,7 +406,7 @@ for (const backend of BACKENDS) {
     test('two workers claiming at once never take the same event; a lease taken over is not applied twice', async () => {
       const connector = await makeConnector(database, orgId);
       for (let i = 0; i < 40; i++) await post(connector.id, JSON.stringify({ ticket: { id: `W-${i}`, subject: `ticket ${i}` } }));
-      const units = localRunner(database.db, workerUnits);
+      const units = localRunner(database.db, workerUnits, DEFAULT_SETTINGS);
       const [a, b] = await Promise.all([
         units.run('tickets.claim', { owner: 'worker-a', limit: 25, leaseSeconds: 60 }),
         units.run('tickets.claim', { owner: 'worker-b', limit: 25, leaseSeconds: 60 }),

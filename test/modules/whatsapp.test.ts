@@ -13,7 +13,8 @@ import { readFileSync } from 'node:fs';
 import { queryText } from '../../src/db/client.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { sealSecret } from '../../src/lib/secret-box.ts';
-import { actionSettings, DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 import { chatAdminUnits } from '../../src/modules/chat/installations.ts';
 import { chatSendJob } from '../../src/modules/chat/platforms.ts';
 import { whatsappInboundJob } from '../../src/modules/whatsapp/inbound.ts';
@@ -132,7 +133,11 @@ for (const backend of BACKENDS) {
     let key: string;
     let orgId: string;
     const phoneNumberId = `9${digits(14)}`;
-    const before = actionSettings();
+    /** What the worker's jobs run with: the fake Graph API and Slack, the SECRET_KEY that opens the tokens. */
+    const settings = {
+      ...DEFAULT_SETTINGS,
+      actions: { ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, whatsappApiBase: meta.base, slackApiBase: slack.base },
+    };
 
     const tag = () => newId('csm').slice(4, 12).toLowerCase();
     const owner = { email: `ana.${tag()}@vendor.example`, number: randomNumber(), name: 'Ana' };
@@ -148,7 +153,7 @@ for (const backend of BACKENDS) {
 
     const post = (path: string, body?: unknown) => call(app, 'POST', path, { key, body });
     const get = (path: string) => call(app, 'GET', path, { key });
-    const drain = () => drainJobs(database.db, [chatSendJob, whatsappInboundJob], { clock: () => Date.now() + 3 * 3600_000 });
+    const drain = () => drainJobs(database.db, [chatSendJob, whatsappInboundJob], { clock: () => Date.now() + 3 * 3600_000, settings });
     const webhook = (body: string, headers: Record<string, string> = sign(body)) => call(app, 'POST', PATH, { rawBody: body, headers });
     const deliver = async (value: Parameters<typeof delivery>[1]) => {
       const res = await webhook(delivery(phoneNumberId, value));
@@ -192,7 +197,6 @@ for (const backend of BACKENDS) {
 
     beforeAll(async () => {
       database = await openTestDatabase(backend);
-      useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: SECRET_KEY, whatsappApiBase: meta.base, slackApiBase: slack.base });
       const config = testConfig({
         databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : null,
         secretKey: SECRET_KEY,
@@ -258,7 +262,6 @@ for (const backend of BACKENDS) {
     afterAll(async () => {
       meta.stop();
       slack.stop();
-      useActionSettings(before);
       await database?.dispose();
     });
 
@@ -573,7 +576,7 @@ for (const backend of BACKENDS) {
         [orgId],
       );
       expect(events).toEqual([{ raw: body, body: { phone_number_id: phoneNumberId, items: 5_000, pieces: 1, done: 0 } }]);
-      await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000 });
+      await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000, settings });
       const [copy] = (await get(`/api/agent-actions/${actionId}`)).body.data.notifications;
       expect(copy).toMatchObject({ platform_status: 'read', platform_status_at: new Date((t0 + 2) * 1000).toISOString() });
       const stored = async () =>
@@ -618,7 +621,7 @@ for (const backend of BACKENDS) {
           whatsappBatchJob,
           { eventId: event!.id, partWeight: 400 },
           { orgId },
-          { failAfter: 4, seen: (unit, args) => unit === 'part' && parts.push((args as { from: number }).from) },
+          { failAfter: 4, settings, seen: (unit, args) => unit === 'part' && parts.push((args as { from: number }).from) },
         ),
       ).rejects.toThrow('the worker died');
       // load and the text's one piece, then two parts committed before the worker died.
@@ -638,12 +641,12 @@ for (const backend of BACKENDS) {
         whatsappBatchJob,
         { eventId: event!.id, partWeight: 400 },
         { orgId },
-        { seen: (unit, args) => unit === 'part' && parts.push((args as { from: number }).from) },
+        { settings, seen: (unit, args) => unit === 'part' && parts.push((args as { from: number }).from) },
       );
       expect(parts).toEqual([800, 1_200, 1_600, 2_000, 2_400]);
       expect(await progress()).toEqual({ done: 2_500, outcome: 'processed' });
       // The job queued by the webhook finds the event settled.
-      await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000 });
+      await drainJobs(database.db, [whatsappBatchJob], { clock: () => Date.now() + 3 * 3600_000, settings });
       const [row] = await queryText<{ n: number; distinct: number }>(
         database.db,
         `select count(*)::int as n, count(distinct dedupe_key)::int as distinct from chat_inbound_events where org_id = $1 and type = 'status' and dedupe_key like 'status:wamid.HALF%'`,
@@ -659,7 +662,7 @@ for (const backend of BACKENDS) {
       const body = delivery(phoneNumberId, { messages });
       expect((await webhook(body)).status).toBe(200);
       expect((await webhook(body)).status).toBe(200);
-      await drainJobs(database.db, [whatsappBatchJob, chatSendJob], { clock: () => Date.now() + 3 * 3600_000 });
+      await drainJobs(database.db, [whatsappBatchJob, chatSendJob], { clock: () => Date.now() + 3 * 3600_000, settings });
       const notes = (await get(`/api/customers/${customerId}/notes?limit=200`)).body.data
         .map((n: { body: string }) => n.body)
         .filter((b: string) => b.includes('bulk note'));

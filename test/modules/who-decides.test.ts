@@ -11,6 +11,7 @@ import { decisionRefusal } from '../../src/modules/agent-actions/who-decides.ts'
 import { createUser } from '../../src/modules/users/service.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { CONSOLE_ORIGIN, CONSOLE_PASSWORD } from '../helpers/sessions.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 
 // The rule itself, every cell: role × owning the customer or not × action type × decision. The
 // channels above (and the chat platforms' tests) show each is the one applied.
@@ -25,6 +26,7 @@ for (const role of ['csm', 'manager', 'admin'] as const) {
             { csmId: 'csm_me', role },
             { csm_id: owns ? 'csm_me' : 'csm_other', type, params: PARAMS[type] ?? {} },
             decision,
+            DEFAULT_ACTION_SETTINGS,
           );
           const expected =
             role !== 'csm'
@@ -47,15 +49,18 @@ test("the rule: a plain CSM approves their own customer's discount of exactly DI
       { csmId: 'csm_me', role: 'csm' },
       { csm_id: 'csm_me', type: 'discount_offer', params: { percent: 15, months: 3 } },
       'approve',
+      DEFAULT_ACTION_SETTINGS,
     ),
   ).toBeNull();
 });
 
 test('the rule: an action without a CSM is decided by managers and admins only', () => {
-  expect(decisionRefusal({ csmId: 'csm_me', role: 'csm' }, { csm_id: null, type: 'check_in', params: {} }, 'approve')).toContain(
-    'Only the customer',
-  );
-  expect(decisionRefusal({ csmId: null, role: 'admin' }, { csm_id: null, type: 'check_in', params: {} }, 'approve')).toBeNull();
+  expect(
+    decisionRefusal({ csmId: 'csm_me', role: 'csm' }, { csm_id: null, type: 'check_in', params: {} }, 'approve', DEFAULT_ACTION_SETTINGS),
+  ).toContain('Only the customer');
+  expect(
+    decisionRefusal({ csmId: null, role: 'admin' }, { csm_id: null, type: 'check_in', params: {} }, 'approve', DEFAULT_ACTION_SETTINGS),
+  ).toBeNull();
 });
 
 for (const backend of BACKENDS) {

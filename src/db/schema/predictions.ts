@@ -18,6 +18,7 @@ import {
 import { organisations } from './organisations.ts';
 import { customers } from './customers.ts';
 import { timestamptz } from './columns.ts';
+import { runColumns } from './runs.ts';
 
 export const MODEL_STATUSES = ['active', 'rejected', 'retired'] as const;
 export type ModelStatus = (typeof MODEL_STATUSES)[number];
@@ -102,8 +103,7 @@ export const predictions = pgTable(
 
 export type Prediction = typeof predictions.$inferSelect;
 
-export const BACKTEST_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
-export type BacktestStatus = (typeof BACKTEST_STATUSES)[number];
+export { BACKTEST_STATUSES, type BacktestStatus } from './runs.ts';
 export const BACKTEST_METHODS = ['out_of_time', 'cross_validation'] as const;
 export type BacktestMethod = (typeof BACKTEST_METHODS)[number];
 
@@ -112,11 +112,7 @@ export type BacktestMethod = (typeof BACKTEST_METHODS)[number];
 export const predictionBacktests = pgTable(
   'prediction_backtests',
   {
-    id: text('id').primaryKey(),
-    orgId: text('org_id')
-      .notNull()
-      .references(() => organisations.id, { onDelete: 'cascade' }),
-    status: text('status').$type<BacktestStatus>().notNull().default('queued'),
+    ...runColumns(),
     method: text('method').$type<BacktestMethod>().notNull(),
     horizonDays: integer('horizon_days').notNull(),
     /** cross_validation: the snapshot day. */
@@ -128,12 +124,6 @@ export const predictionBacktests = pgTable(
     model: jsonb('model').$type<Record<string, unknown>>(),
     metrics: jsonb('metrics').$type<Record<string, unknown>>(),
     warning: text('warning'),
-    error: text('error'),
-    /** Who asked: `api`, `cli` or `nightly`. */
-    requestedBy: text('requested_by').notNull(),
-    createdAt: timestamptz('created_at').notNull().defaultNow(),
-    startedAt: timestamptz('started_at'),
-    finishedAt: timestamptz('finished_at'),
   },
   (table) => [
     uniqueIndex('prediction_backtests_one_open').on(table.orgId).where(sql`${table.status} in ('queued', 'running')`),

@@ -9,7 +9,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { recordAudit } from '../audit/service.ts';
 import { findOrg } from '../orgs/service.ts';
 import { endpointUrlProblem, listDeliveries, presentDelivery, refusedAsWritten, retryDeliveries } from './outbox.ts';
-import { actionSettings } from './settings.ts';
+import type { Settings } from '../../settings.ts';
 import { listChatSends, retryChatSends } from '../chat/outbox.ts';
 
 export interface EndpointView {
@@ -27,6 +27,7 @@ export const endpointAdminUnits = {
   'endpoints.add': async (
     db: Db,
     input: { id: string; org: string; url: string; events: string[] | null; secretSealed: string; actor: string },
+    settings: Settings,
   ) => {
     const org = await findOrg(db, input.org);
     const unknown = input.events?.find((e) => !(OUTBOUND_EVENT_TYPES as readonly string[]).includes(e));
@@ -36,7 +37,7 @@ export const endpointAdminUnits = {
     // checks it again as written, under its own ALLOW_PRIVATE_ENDPOINTS.
     const problem = endpointUrlProblem(input.url);
     if (problem) throw new AppError('unprocessable', problem);
-    const refused = refusedAsWritten(new URL(input.url), actionSettings().allowPrivateEndpoints);
+    const refused = refusedAsWritten(new URL(input.url), settings.actions.allowPrivateEndpoints);
     if (refused) throw new AppError('unprocessable', `--url: ${refused.message}`);
     await db.execute(sql`
       insert into webhook_endpoints (id, org_id, url, events, secret_sealed)

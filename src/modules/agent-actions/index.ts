@@ -51,6 +51,7 @@ import type { DeliveryStatus, OutboundEventType } from '../../db/schema/index.ts
 import { actionDetail, decideAction, listActions, proposeAction } from './service.ts';
 import type { Decision } from '../chat/port.ts';
 import { approvalOnProposalRefusal, decisionRefusal, deciderOfPrincipal, type DecidedAction } from './who-decides.ts';
+import type { ActionSettings } from './settings.ts';
 import { enumOf } from '../../lib/record-fields.ts';
 import { CSM_ROLES } from '../../db/schema/index.ts';
 
@@ -74,13 +75,13 @@ const deciderOf = (principal: Principal) =>
 
 /** Refuses (403) a caller whom the rule of who-decides.ts, the chat platforms' too, does not let
  * take `decision` on the action; an action the organisation does not have is decideAction's 404. */
-async function checkMayDecide(db: Db, principal: Principal, actionId: string, decision: Decision): Promise<void> {
+async function checkMayDecide(db: Db, principal: Principal, actionId: string, decision: Decision, settings: ActionSettings): Promise<void> {
   const decider = await deciderOfPrincipal(db, principal);
   if (!decider) throw new AppError('forbidden', 'Only a CSM of this organisation may decide: no active CSM has your e-mail');
   const [action] = rowsOf<DecidedAction>(
     await db.execute(sql`select csm_id, type, params from agent_actions where org_id = ${principal.org.id} and id = ${actionId}`),
   );
-  const refusal = action ? decisionRefusal(decider, action, decision) : null;
+  const refusal = action ? decisionRefusal(decider, action, decision, settings) : null;
   if (refusal) throw new AppError('forbidden', refusal);
 }
 
@@ -181,7 +182,13 @@ export const ACTION_ROUTES = {
   },
 } as const satisfies Record<string, RouteDeclaration>;
 
-export function agentActionsModule(deps: { database: Database; states: RequestStates; config: Config; wakeJobs?: () => void }) {
+export function agentActionsModule(deps: {
+  database: Database;
+  states: RequestStates;
+  config: Config;
+  settings: ActionSettings;
+  wakeJobs?: () => void;
+}) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   const checkDecision = validator(DecisionBody);
@@ -199,7 +206,7 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { comment, days } = body as { comment?: string; days?: number };
       const action = await inTransaction(async (tx) => {
-        await checkMayDecide(tx, principal, params.id, decision);
+        await checkMayDecide(tx, principal, params.id, decision, deps.settings);
         const decided = await decideAction(tx, {
           orgId: principal.org.id,
           actionId: params.id,
@@ -234,28 +241,37 @@ export function agentActionsModule(deps: { database: Database; states: RequestSt
           { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', ACTION_ROUTES.propose.path, body) },
           async (tx) => {
             if (input.requires_approval === false) {
-              const refusal = await approvalOnProposalRefusal(tx, principal, {
-                customerId: input.customer_id,
-                type: input.type as ActionType,
-                params: input.params,
-              });
+              const refusal = await approvalOnProposalRefusal(
+                tx,
+                principal,
+                {
+                  customerId: input.customer_id,
+                  type: input.type as ActionType,
+                  params: input.params,
+                },
+                deps.settings,
+              );
               if (refusal)
                 throw new AppError('forbidden', `${refusal}: propose it for approval instead (requires_approval true, the default)`);
             }
-            const outcome = await proposeAction(tx, {
-              orgId,
-              customerId: input.customer_id,
-              type: input.type as ActionType,
-              params: input.params,
-              reason: (input.reason ?? 'manual') as ActionReason,
-              rationale: input.rationale,
-              priority: input.priority as never,
-              requiresApproval: input.requires_approval,
-              source: 'api',
-              force: input.force,
-              actor:
-                principal.kind === 'key' ? { kind: 'api_key', key_id: principal.key.id } : { kind: 'user', user_id: principal.user.id },
-            });
+            const outcome = await proposeAction(
+              tx,
+              {
+                orgId,
+                customerId: input.customer_id,
+                type: input.type as ActionType,
+                params: input.params,
+                reason: (input.reason ?? 'manual') as ActionReason,
+                rationale: input.rationale,
+                priority: input.priority as never,
+                requiresApproval: input.requires_approval,
+                source: 'api',
+                force: input.force,
+                actor:
+                  principal.kind === 'key' ? { kind: 'api_key', key_id: principal.key.id } : { kind: 'user', user_id: principal.user.id },
+              },
+              deps.settings,
+            );
             return {
               status: outcome.outcome === 'created' ? 201 : 200,
               body: ok({ ...outcome.action, deduplicated: outcome.outcome !== 'created' }),

@@ -149,7 +149,7 @@ export const ActionDetail = t.Composite([Action, t.Object({ notifications: t.Arr
 // --- CSMs, tasks, notes -------------------------------------------------------------------------
 
 const phone = t.String({ pattern: '^\\+[1-9][0-9]{6,14}$', error: 'must be a phone number in E.164 form, e.g. +4915112345678' });
-const channels = t.Array(enumOf(CHAT_PLATFORMS), { uniqueItems: true, maxItems: 3 });
+const channels = t.Array(enumOf(CHAT_PLATFORMS), { uniqueItems: true, maxItems: CHAT_PLATFORMS.length });
 const csmFields = {
   name: t.Optional(nullable(label(200))),
   phone: t.Optional(nullable(phone)),

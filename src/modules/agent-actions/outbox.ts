@@ -25,7 +25,7 @@ import { openSecret } from '../../lib/secret-box.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
 import { type AttemptResult, OUTBOX_TIMEOUT_MS, retryAfterOf, settleAttempt } from '../../queue/outbox-attempts.ts';
-import { actionSettings } from './settings.ts';
+import type { ActionSettings } from './settings.ts';
 
 // --- Standard Webhooks ----------------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ async function recordAttempt(
 /** Sends one delivery: the answer's status, or why there was none. Never throws. */
 export async function attemptDelivery(
   pending: Pending,
-  settings = actionSettings(),
+  settings: ActionSettings,
   now = Date.now(),
   network: Network = SYSTEM_NETWORK,
 ): Promise<AttemptResult> {
@@ -285,7 +285,7 @@ export const deliverEventJob = defineJobKind({
     if (!ctx.job.orgId) throw new PermanentJobError('outbox.deliver needs an organisation');
     const pending = await ctx.run('load', payload);
     if (!pending) return { skipped: true };
-    const result = await attemptDelivery(pending);
+    const result = await attemptDelivery(pending, ctx.settings.actions);
     const recorded = await ctx.run('record', { deliveryId: payload.deliveryId, result, now: new Date().toISOString() });
     return { status: recorded.status, attempts: recorded.attempts, http_status: result.status, error: result.error, detail: result.detail };
   },

@@ -11,6 +11,7 @@ import { validator } from '../../lib/validation.ts';
 import { RULES, type Rule } from './model.ts';
 import { emitOutboundEvent } from './events.ts';
 import { paramsProblem, proposeAction, type ProposeOutcome } from './service.ts';
+import type { ActionSettings } from './settings.ts';
 
 export type StoredRule = Rule;
 
@@ -93,23 +94,28 @@ async function fire(
   rule: EffectiveRule,
   reason: 'risk_rise' | 'churn_signal' | 'renewal_due',
   rationale: string,
+  settings: ActionSettings,
 ): Promise<ProposeOutcome | null> {
   // A customer that churned or is gone meanwhile is no one to act for: the rule does nothing.
   const [customer] = rowsOf<{ status: string }>(
     await db.execute(sql`select status from customers where org_id = ${orgId} and id = ${customerId} and deleted_at is null`),
   );
   if (!customer || customer.status === 'churned') return null;
-  return proposeAction(db, {
-    orgId,
-    customerId,
-    type: rule.action,
-    params: rule.params,
-    reason,
-    rationale,
-    priority: rule.priority,
-    source: 'rule',
-    actor: { kind: 'rule', trigger: rule.trigger },
-  });
+  return proposeAction(
+    db,
+    {
+      orgId,
+      customerId,
+      type: rule.action,
+      params: rule.params,
+      reason,
+      rationale,
+      priority: rule.priority,
+      source: 'rule',
+      actor: { kind: 'rule', trigger: rule.trigger },
+    },
+    settings,
+  );
 }
 
 // --- risk rises (from the predictions' scoring) -------------------------------------------------
@@ -138,6 +144,7 @@ export interface ScoredCustomer {
 export async function fireRiskRises(
   db: Db,
   args: { orgId: string; changed: string[]; scores: ScoredCustomer[]; bands: readonly [number, number, number] },
+  settings: ActionSettings,
 ): Promise<number> {
   const changed = new Set(args.changed);
   const candidates = args.scores.filter((s) => changed.has(s.customer_id));
@@ -191,7 +198,7 @@ export async function fireRiskRises(
       .map((d) => d.label);
     const rationale = `Churn risk rose from ${previous} to ${score.risk} (${Math.round(score.probability * 1000) / 10} %)${drivers.length ? `: ${drivers.join('; ')}` : ''}`;
     for (const rule of matching.filter((r) => bandIndex(r.band!) === top)) {
-      if (await fire(db, args.orgId, score.customer_id, rule, 'risk_rise', rationale)) fired++;
+      if (await fire(db, args.orgId, score.customer_id, rule, 'risk_rise', rationale, settings)) fired++;
     }
   }
   return fired;
@@ -202,7 +209,7 @@ export async function fireRiskRises(
 /** Fires churn-signal rules for tickets just written (created or changed) that carry a signal and
  * are linked to a customer. A re-delivered ticket that changes nothing is not written, so fires
  * nothing. */
-export async function fireTicketSignals(db: Db, ticketIds: string[]): Promise<number> {
+export async function fireTicketSignals(db: Db, ticketIds: string[], settings: ActionSettings): Promise<number> {
   if (ticketIds.length === 0) return 0;
   const tickets = rowsOf<{ id: string; org_id: string; customer_id: string; churn_signals: string[]; subject: string | null }>(
     await db.execute(sql`
@@ -225,7 +232,7 @@ export async function fireTicketSignals(db: Db, ticketIds: string[]): Promise<nu
     for (const rule of rules) {
       if (!ticket.churn_signals.includes(rule.signal!)) continue;
       const rationale = `Ticket ${ticket.id}${ticket.subject ? ` ("${ticket.subject.slice(0, 120)}")` : ''} carries the churn signal "${rule.signal}"`;
-      if (await fire(db, ticket.org_id, ticket.customer_id, rule, 'churn_signal', rationale)) fired++;
+      if (await fire(db, ticket.org_id, ticket.customer_id, rule, 'churn_signal', rationale, settings)) fired++;
     }
   }
   return fired;
@@ -266,6 +273,7 @@ export interface RenewalBatch {
 export async function fireRenewalsDueBatch(
   db: Db,
   args: { orgId: string; today: string; rule: number; after: RenewalCursor | null; limit: number },
+  settings: ActionSettings,
 ): Promise<RenewalBatch> {
   const renewalRules = (await rulesOf(db, args.orgId)).rules.filter((r) => r.enabled && r.trigger === 'renewal_due');
   const rule = renewalRules[args.rule];
@@ -287,7 +295,7 @@ export async function fireRenewalsDueBatch(
     );
     if (claimed.length === 0) continue;
     const rationale = `Contract ${contract.id} ends on ${contract.end_date} without auto-renew`;
-    if (await fire(db, args.orgId, contract.customer_id, rule, 'renewal_due', rationale)) fired++;
+    if (await fire(db, args.orgId, contract.customer_id, rule, 'renewal_due', rationale, settings)) fired++;
   }
   const last = due.at(-1);
   return {
@@ -322,6 +330,6 @@ export async function fireRenewalsDueInBatches(
 }
 
 /** Renewal rules of every organisation, in batches of `limit` on `db` (in its transaction if it is one). */
-export async function fireRenewalsDue(db: Db, today: string, limit = 500): Promise<number> {
-  return fireRenewalsDueInBatches(await renewalRuleOrgs(db), (args) => fireRenewalsDueBatch(db, { ...args, today, limit }));
+export async function fireRenewalsDue(db: Db, today: string, settings: ActionSettings, limit = 500): Promise<number> {
+  return fireRenewalsDueInBatches(await renewalRuleOrgs(db), (args) => fireRenewalsDueBatch(db, { ...args, today, limit }, settings));
 }

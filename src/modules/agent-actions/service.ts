@@ -33,7 +33,7 @@ import {
   type NotificationRow,
   type PresentedAction,
 } from './rows.ts';
-import { actionSettings } from './settings.ts';
+import type { ActionSettings } from './settings.ts';
 import { CHAT_PLATFORMS } from '../chat/platforms.ts';
 import type { CopyUpdate, Decision } from '../chat/port.ts';
 
@@ -52,10 +52,10 @@ export function paramsProblem(type: ActionType, params: unknown, field = 'params
 }
 
 /** The platforms of `platforms` this organisation can be sent copies on now. */
-async function sendablePlatforms(db: Db, orgId: string, platforms: ChatPlatform[]): Promise<Set<ChatPlatform>> {
+async function sendablePlatforms(db: Db, orgId: string, platforms: ChatPlatform[], settings: ActionSettings): Promise<Set<ChatPlatform>> {
   const sendable = new Set<ChatPlatform>();
   for (const platform of new Set(platforms)) {
-    if (await CHAT_PLATFORMS[platform].available(db, orgId)) sendable.add(platform);
+    if (await CHAT_PLATFORMS[platform].available(db, orgId, settings)) sendable.add(platform);
   }
   return sendable;
 }
@@ -117,7 +117,7 @@ async function readAction(db: Db, orgId: string, id: string): Promise<ActionRow 
 }
 
 /** Proposes an action, in `db`'s transaction (the caller wakes the job loop after it commits). */
-export async function proposeAction(db: Db, input: ProposeInput): Promise<ProposeOutcome> {
+export async function proposeAction(db: Db, input: ProposeInput, settings: ActionSettings): Promise<ProposeOutcome> {
   const problem = paramsProblem(input.type, input.params);
   if (problem) throw new AppError('validation_failed', problem);
   const customer = await customerFacts(db, input.orgId, input.customerId);
@@ -126,7 +126,6 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
   if (customer.status === 'churned')
     throw new AppError('unprocessable', `Customer ${customer.id} has churned: no action is proposed for a churned customer`);
   const now = input.now ?? new Date();
-  const settings = actionSettings();
 
   for (let round = 0; round < 2; round++) {
     const [open] = rowsOf<{ id: string }>(
@@ -167,6 +166,7 @@ export async function proposeAction(db: Db, input: ProposeInput): Promise<Propos
       db,
       input.orgId,
       routing.copies.map((copy) => copy.platform),
+      settings,
     );
     const sendable = routing.copies.some((copy) => platforms.has(copy.platform));
     // Nowhere to send it but the inbox: it waits there for a decision at once.
@@ -407,11 +407,11 @@ export async function expireActions(db: Db, now: Date = new Date(), limit?: numb
 /** Snoozed actions whose snooze ended wait for a decision again, with a new time to live; their
  * copies show the buttons again and the CSM is reminded. The `limit` (all when absent) whose snooze
  * ended first. */
-export async function wakeSnoozedActions(db: Db, now: Date = new Date(), limit?: number): Promise<number> {
+export async function wakeSnoozedActions(db: Db, now: Date, limit: number | undefined, settings: ActionSettings): Promise<number> {
   const rows = rowsOf<{ id: string; org_id: string }>(
     await db.execute(sql`
       update agent_actions set status = 'pending_approval', snoozed_until = null, updated_at = ${now.toISOString()}::timestamptz,
-        expires_at = ${now.toISOString()}::timestamptz + make_interval(hours => ${actionSettings().ttlHours})
+        expires_at = ${now.toISOString()}::timestamptz + make_interval(hours => ${settings.ttlHours})
       where id in (
         select id from agent_actions
         where status = 'snoozed' and snoozed_until <= ${now.toISOString()}::timestamptz

@@ -1,6 +1,5 @@
-// The agent actions' settings (docs/agent-actions.md → Settings), as the process was started with
-// them: set once at start-up — by `serve` from its configuration, by the worker threads from their
-// init message, by the CLI — and read where they are used (job kinds are declared once per build).
+// The agent actions' settings (docs/agent-actions.md → Settings), read from the configuration and
+// passed down with the prediction settings as one value (src/settings.ts).
 import type { Config } from '../../config.ts';
 
 export interface ActionSettings {
@@ -59,11 +58,3 @@ export const actionSettingsOf = (config: Config, secretKey: string | null = conf
   whatsappApprovalTemplate: config.whatsappApprovalTemplate,
   whatsappTemplateLanguage: config.whatsappTemplateLanguage,
 });
-
-let current: ActionSettings = DEFAULT_ACTION_SETTINGS;
-
-export const actionSettings = (): ActionSettings => current;
-
-export function useActionSettings(settings: ActionSettings): void {
-  current = settings;
-}

@@ -16,7 +16,7 @@ import { rowsOf, type Db } from '../../db/client.ts';
 import type { ActionType, CsmRole } from '../../db/schema/index.ts';
 import type { Principal } from '../keys/service.ts';
 import type { Decision } from '../chat/port.ts';
-import { actionSettings } from './settings.ts';
+import type { ActionSettings } from './settings.ts';
 
 /** Whoever decides, in the rule's terms: the CSM they act as (null: none, an admin acting as such)
  * and that CSM's role. */
@@ -32,22 +32,27 @@ export interface DecidedAction {
   params: Record<string, unknown>;
 }
 
+/** What the rule reads of the settings. */
+export type DecisionSettings = Pick<ActionSettings, 'discountMaxNoManager'>;
+
 const mayDecideAny = (role: CsmRole) => role === 'manager' || role === 'admin';
 
 /** The decisions on an action type that only a manager or admin may take, beyond ownership: for
  * each type, why `decision` with these params needs one (null: it does not). */
-const MANAGER_ONLY: Partial<Record<ActionType, (decision: Decision, params: Record<string, unknown>) => string | null>> = {
-  discount_offer: (decision, params) => {
-    const limit = actionSettings().discountMaxNoManager;
+const MANAGER_ONLY: Partial<
+  Record<ActionType, (decision: Decision, params: Record<string, unknown>, settings: DecisionSettings) => string | null>
+> = {
+  discount_offer: (decision, params, settings) => {
+    const limit = settings.discountMaxNoManager;
     return decision === 'approve' && Number(params.percent) > limit ? `A discount above ${limit}% needs a manager's approval` : null;
   },
 };
 
 /** Why `decider` may not take `decision` on `action` (null: they may). */
-export function decisionRefusal(decider: Decider, action: DecidedAction, decision: Decision): string | null {
+export function decisionRefusal(decider: Decider, action: DecidedAction, decision: Decision, settings: DecisionSettings): string | null {
   if (mayDecideAny(decider.role)) return null;
   if (action.csm_id === null || action.csm_id !== decider.csmId) return "Only the customer's CSM or a manager may decide this action";
-  return MANAGER_ONLY[action.type as ActionType]?.(decision, action.params) ?? null;
+  return MANAGER_ONLY[action.type as ActionType]?.(decision, action.params, settings) ?? null;
 }
 
 /** The decider a caller of the API is (null: a member of the console with no active CSM of their
@@ -70,6 +75,7 @@ export async function approvalOnProposalRefusal(
   db: Db,
   principal: Principal,
   proposal: { customerId: string; type: ActionType; params: Record<string, unknown> },
+  settings: DecisionSettings,
 ): Promise<string | null> {
   const decider = await deciderOfPrincipal(db, principal);
   if (!decider) return 'Only a CSM of this organisation may approve: no active CSM has your e-mail';
@@ -79,5 +85,5 @@ export async function approvalOnProposalRefusal(
       sql`select m.id from customers c join csms m on m.org_id = c.org_id and m.email = lower(c.csm->>'email') where c.org_id = ${principal.org.id} and c.id = ${proposal.customerId}`,
     ),
   );
-  return decisionRefusal(decider, { csm_id: owner?.id ?? null, type: proposal.type, params: proposal.params }, 'approve');
+  return decisionRefusal(decider, { csm_id: owner?.id ?? null, type: proposal.type, params: proposal.params }, 'approve', settings);
 }

@@ -1,7 +1,7 @@
 // What `revintel billing` asks of the database, as units of work (the CLI's own connection, or the
 // running server's admin socket on the embedded database). Secrets arrive sealed by the CLI.
 import type { Db } from '../../db/client.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
+import type { Settings } from '../../settings.ts';
 import { applyPendingEvents } from './apply.ts';
 import {
   connectorStatus,
@@ -33,7 +33,7 @@ export const billingAdminUnits = {
     billingConnectorStatus(db, await findBillingConnector(db, input.connector, { org: input.org }), input.publicUrl),
   'billing.replay': (db: Db, input: { connector: string; org?: string; eventRef: string; actor: string }) => replayDeadEvent(db, input),
   /** One run's worth of the connector's pending events applied. */
-  'billing.apply': (db: Db, input: { connectorId: string; stripeApiBase?: string }) =>
-    applyPendingEvents(db, input.connectorId, { stripeApiBase: input.stripeApiBase, secretKey: actionSettings().secretKey }),
+  'billing.apply': (db: Db, input: { connectorId: string; stripeApiBase?: string }, settings: Settings) =>
+    applyPendingEvents(db, input.connectorId, { stripeApiBase: input.stripeApiBase, secretKey: settings.actions.secretKey }),
   ...syncUnits,
 };

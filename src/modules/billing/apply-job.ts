@@ -4,7 +4,6 @@
 // pending and looks again in half a minute, until they are dead.
 import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../../db/client.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
 import { applyPendingEvents } from './apply.ts';
 import { defineJobKind, enqueueJob } from './queue.ts';
 
@@ -18,10 +17,10 @@ export const billingApplyJob = defineJobKind({
     stripeApiBase: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
   }),
   retry: { maxAttempts: 5 },
-  perform: async (db, payload, job) => {
+  perform: async (db, payload, job, settings) => {
     const report = await applyPendingEvents(db, payload.connectorId, {
       stripeApiBase: payload.stripeApiBase,
-      secretKey: actionSettings().secretKey,
+      secretKey: settings.actions.secretKey,
     });
     if (report.remaining > 0) {
       await enqueueJob(db, billingApplyJob, payload, {

@@ -5,7 +5,6 @@
 import { Type as t } from '@sinclair/typebox';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
 import { defineJobKind, enqueueJob } from './queue.ts';
 import { presentSync, runBackfill, startSync, syncUnits, type SyncSettings } from './sync.ts';
 
@@ -31,7 +30,7 @@ export const billingSyncJob = defineJobKind({
       syncId: payload.syncId,
       settings: payload,
       // The worker thread is given SECRET_KEY with the actions' settings.
-      secretKey: actionSettings().secretKey,
+      secretKey: ctx.settings.actions.secretKey,
       run: (unit, args) => ctx.run(unit, args as never) as never,
     });
     return presentSync(sync);

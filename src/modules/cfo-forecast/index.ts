@@ -15,7 +15,7 @@ import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import { isIsoCurrency } from '../cfo-history/currencies.ts';
 import { reportingCurrencyOf } from '../cfo-history/fx.ts';
-import { predictionSettings } from '../predictions/settings.ts';
+import type { PredictionSettings } from '../predictions/settings.ts';
 import { cfoForecast } from './forecast.ts';
 import { Forecast, ForecastBacktestBody, ForecastBacktestParams, ForecastBacktestRun, ForecastQuery } from './model.ts';
 import { forecastBacktestJob } from './jobs/backtest.ts';
@@ -88,6 +88,7 @@ export function cfoForecastModule(deps: {
   database: Database;
   states: RequestStates;
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  settings: PredictionSettings;
   wakeJobs?: () => void;
 }) {
   const principalOf = principalAccessor(deps.states);
@@ -125,7 +126,7 @@ export function cfoForecastModule(deps: {
           'unprocessable',
           'Invalid query parameter "currency": the organisation has no reporting currency (PUT /api/cfo/reporting-currency)',
         );
-      const settings = predictionSettings();
+      const settings = deps.settings;
       return ok(
         await cfoForecast(db, {
           orgId,

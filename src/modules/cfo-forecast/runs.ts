@@ -12,7 +12,7 @@ import type { JobKind } from '../../queue/job-kind.ts';
 import { featuresAt } from '../predictions/features.ts';
 import { HISTORY_CHUNK_CUSTOMERS } from '../predictions/history.ts';
 import { churnDays } from '../predictions/labels.ts';
-import { predictionSettings } from '../predictions/settings.ts';
+import type { PredictionSettings } from '../predictions/settings.ts';
 import { arrAt, backtestWith, featureQuery, type ForecastBacktest } from './backtest.ts';
 
 export const FORECAST_BACKTEST_JOB = 'cfo.forecast-backtest';
@@ -161,10 +161,10 @@ export type ForecastBacktestUnits = typeof forecastBacktestUnits;
 export async function runForecastBacktestWith(
   units: UnitRunner<ForecastBacktestUnits>,
   args: { orgId: string; id: string; today: string },
+  settings: PredictionSettings,
 ): Promise<ForecastBacktest | null> {
   const question = await units.run('cfo.forecast-backtest-start', { orgId: args.orgId, id: args.id });
   if (!question) return null;
-  const settings = predictionSettings();
   const { orgId } = args;
   const graceDays = settings.graceDays;
   // A day's features and churn read a chunk of customers per unit, as the retrain's history does:

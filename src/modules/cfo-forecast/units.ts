@@ -3,15 +3,15 @@
 import type { Db } from '../../db/client.ts';
 import { importTarget } from '../imports/service.ts';
 import { reportingCurrencyOf } from '../cfo-history/fx.ts';
-import { predictionSettings } from '../predictions/settings.ts';
+import type { Settings } from '../../settings.ts';
 import { forecastBacktestJob } from './jobs/backtest.ts';
 import { forecastBacktestUnits, getForecastBacktest, requestForecastBacktest, type BacktestQuestion } from './runs.ts';
 import { cfoForecast } from './forecast.ts';
 
 export const cfoForecastAdminUnits = {
-  'cfo.forecast': async (db: Db, input: { org?: string; months: number; currency?: string; today: string }) => {
+  'cfo.forecast': async (db: Db, input: { org?: string; months: number; currency?: string; today: string }, both: Settings) => {
     const org = await importTarget(db, { org: input.org });
-    const settings = predictionSettings();
+    const settings = both.predictions;
     return cfoForecast(db, {
       orgId: org.id,
       today: input.today,

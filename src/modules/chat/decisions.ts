@@ -11,7 +11,7 @@ import { recordAudit } from '../audit/service.ts';
 import { tryDecideAction } from '../agent-actions/service.ts';
 import type { Decision } from './port.ts';
 import type { PresentedAction } from '../agent-actions/rows.ts';
-import { decisionRefusal } from '../agent-actions/who-decides.ts';
+import { decisionRefusal, type DecisionSettings } from '../agent-actions/who-decides.ts';
 
 /** The CSM behind a platform's user. */
 export interface ChatDecider {
@@ -49,6 +49,7 @@ export async function decideFromChat(
     responseUrl?: string | null;
     place: string;
   },
+  settings: DecisionSettings,
 ): Promise<ChatDecisionOutcome> {
   const copies = rowsOf<{ id: string; nonce: string }>(
     await db.execute(
@@ -59,11 +60,15 @@ export async function decideFromChat(
   if (!copy)
     return { ok: false, why: `This button does not belong to a current approval request of this ${input.place}: nothing was changed.` };
   if (!input.csm) return { ok: false, why: 'Only a CSM of this organisation may decide: nothing was changed.' };
-  const decided = await decideAsCsm(db, {
-    ...input,
-    csm: input.csm,
-    via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null },
-  });
+  const decided = await decideAsCsm(
+    db,
+    {
+      ...input,
+      csm: input.csm,
+      via: { notificationId: copy.id, responseUrl: input.responseUrl ?? null },
+    },
+    settings,
+  );
   return decided.ok ? { ...decided, copyId: copy.id, csmId: input.csm.id } : decided;
 }
 
@@ -84,6 +89,7 @@ export async function decideAsCsm(
     comment?: string | null;
     via?: { notificationId: string; responseUrl: string | null } | null;
   },
+  settings: DecisionSettings,
 ): Promise<{ ok: true; action: PresentedAction } | { ok: false; why: string }> {
   const { orgId, actionId, decision, csm } = input;
   // The action is read once, by the decision itself: who may decide and whether it expired are
@@ -98,7 +104,7 @@ export async function decideAsCsm(
     now: input.now,
     via: input.via,
     refusal: (action, now) => {
-      const refusal = decisionRefusal({ csmId: csm.id, role: csm.role as CsmRole }, action, decision);
+      const refusal = decisionRefusal({ csmId: csm.id, role: csm.role as CsmRole }, action, decision, settings);
       if (refusal) return refusal;
       const expired = action.expires_at !== null && Date.parse(action.expires_at) <= now.getTime();
       if (expired && (action.status === 'proposed' || action.status === 'pending_approval'))

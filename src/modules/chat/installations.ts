@@ -62,7 +62,7 @@ export const chatAdminUnits = {
     input: {
       id: string;
       org: string;
-      platform: 'slack' | 'google_chat' | 'whatsapp';
+      platform: ChatPlatform;
       externalId: string;
       credentialsSealed: string | null;
       actor: string;

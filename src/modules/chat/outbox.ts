@@ -103,14 +103,12 @@ async function recordSend(
   });
   if (!row) return { status: 'delivered', attempts: 0 };
   if (row.notification_id && row.kind === 'post')
-    await settlePost(db, platforms, {
-      ...row,
-      notificationId: row.notification_id,
-      error: args.result.error,
-      target: args.target,
-      channel: args.channel,
-      ts: args.ts,
-    });
+    await settlePost(
+      db,
+      platforms[row.platform],
+      { ...row, notificationId: row.notification_id, error: args.result.error },
+      { target: args.target, channel: args.channel, messageId: args.ts },
+    );
   if (row.notification_id && row.kind === 'update' && row.status === 'delivered') {
     await db.execute(sql`update action_notifications set status = 'updated', updated_at = now() where id = ${row.notification_id}`);
   }
@@ -125,55 +123,52 @@ interface SendRow {
   action_id: string | null;
 }
 
-/** A post's outcome on its copy: sent (its channel and ts kept; the action now waits for a
- * decision, and a decision taken meanwhile updates it at once), or failed with the reason (when no
- * copy is left on its way, the action waits in the inbox). */
-async function settlePost(
+/** A post's outcome on its copy, on any platform: sent — where the message is kept (Slack's channel
+ * and ts, Google's space and message name, WhatsApp's wamid), the action now waits for a decision,
+ * and a decision taken meanwhile is shown at once (the platform's `decidedBeforePosted`) — or
+ * failed with the reason (when no copy is left on its way, the action waits in the inbox). */
+export async function settlePost(
   db: Db,
-  platforms: Platforms,
+  platform: ChatPlatform,
   row: {
     org_id: string;
-    platform: ChatPlatformName;
     installation_id: string;
     action_id: string | null;
     attempts: number;
     notificationId: string;
     status: string;
     error: string | null;
-    target?: string;
-    channel?: string;
-    ts?: string;
   },
+  placed: { target?: string; channel?: string; messageId?: string | null },
 ) {
   if (row.status === 'delivered') {
+    // platform_status is what the platform last said of the message (WhatsApp's statuses): none yet of this one.
     await db.execute(sql`
-      update action_notifications set status = 'sent', target = coalesce(target, ${row.target ?? null}), platform_channel = ${row.channel ?? null}, platform_message_id = ${row.ts ?? null},
-        attempts = ${row.attempts}, last_error = null, updated_at = now()
-      where id = ${row.notificationId}`);
-    // A CSM found by e-mail is known by the Slack user id from now on (their clicks are matched by it).
-    if (row.target && row.platform === 'slack')
-      await db.execute(
-        sql`update csms set slack_user_id = ${row.target}, updated_at = now() where id = (select csm_id from action_notifications where id = ${row.notificationId}) and slack_user_id is null`,
-      );
+      update action_notifications set status = 'sent', target = coalesce(target, ${placed.target ?? null}), platform_channel = ${placed.channel ?? null},
+        platform_message_id = ${placed.messageId ?? null}, platform_status = null, platform_status_at = null, attempts = ${row.attempts}, last_error = null, updated_at = now()
+      where org_id = ${row.org_id} and id = ${row.notificationId}`);
+    if (placed.target) await platform.postedTo?.(db, { orgId: row.org_id, notificationId: row.notificationId, target: placed.target });
     if (!row.action_id) return;
     await db.execute(
       sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`,
     );
-    const [action] = rowsOf<{ status: string }>(await db.execute(sql`select status from agent_actions where id = ${row.action_id}`));
+    const [action] = rowsOf<{ status: string }>(
+      await db.execute(sql`select status from agent_actions where org_id = ${row.org_id} and id = ${row.action_id}`),
+    );
     if (action && !['proposed', 'pending_approval'].includes(action.status)) {
-      await platforms[row.platform].decidedBeforePosted(db, {
+      await platform.decidedBeforePosted(db, {
         orgId: row.org_id,
         actionId: row.action_id,
         installationId: row.installation_id,
         notificationId: row.notificationId,
-        messageId: row.ts ?? null,
+        messageId: placed.messageId ?? null,
       });
     }
     return;
   }
   await db.execute(sql`
     update action_notifications set status = ${row.status === 'dead' ? 'failed' : 'pending'}, attempts = ${row.attempts}, last_error = ${row.error}, updated_at = now()
-    where id = ${row.notificationId}`);
+    where org_id = ${row.org_id} and id = ${row.notificationId}`);
   if (row.status === 'dead' && row.action_id) {
     await db.execute(sql`
       update agent_actions a set status = 'pending_approval', updated_at = now()
@@ -205,13 +200,13 @@ export function chatSendJobOf<Row, Answer extends AttemptResult>(platforms: Plat
         const orgId = ctx.job.orgId;
         const row = await ctx.run('own.load', { orgId, sendId: payload.sendId });
         if (!row) return { skipped: true };
-        const answer = await own.attempt(row);
+        const answer = await own.attempt(row, ctx.settings.actions);
         const recorded = await ctx.run('own.record', { orgId, sendId: payload.sendId, answer, now: new Date().toISOString() });
         return { status: recorded.status, attempts: recorded.attempts, http_status: answer.status };
       }
       const attempt = platforms[pending.platform].attempt;
       if (!attempt) throw new PermanentJobError(`${pending.platform} rows are not sent from the shared outbox`);
-      const sent = await attempt(pending);
+      const sent = await attempt(pending, ctx.settings.actions);
       const recorded = await ctx.run('record', {
         sendId: payload.sendId,
         target: sent.target,

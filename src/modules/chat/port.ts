@@ -8,6 +8,7 @@
 import type { Db } from '../../db/client.ts';
 import type { ChatPlatform as ChatPlatformName, ChatSendKind } from '../../db/schema/index.ts';
 import type { AttemptResult } from '../../queue/outbox-attempts.ts';
+import type { ActionSettings } from '../agent-actions/settings.ts';
 import type { ActionFacts } from './facts.ts';
 
 export type { ChatPlatformName };
@@ -28,7 +29,7 @@ export interface CopyUpdate {
 /** The outbound half of a platform, as agent actions use it. */
 export interface ChatSender {
   /** The organisation can be sent copies here now (an installation, and what else it needs). */
-  available(db: Db, orgId: string): Promise<boolean>;
+  available(db: Db, orgId: string, settings: ActionSettings): Promise<boolean>;
   /** Queues the post of one copy of an action. */
   queueSend(db: Db, input: { orgId: string; actionId: string; notificationId: string }): Promise<void>;
   /** Queues the update of every copy already posted; how many copies there were. */
@@ -65,7 +66,10 @@ export type SendAnswer = AttemptResult & { target?: string; channel?: string; ts
  * rows need more than `Pending` (WhatsApp's 24-hour window) has no `attempt`: it brings its own
  * rows (`OwnOutboxRows`, given to the `chat.send` job in platforms.ts). */
 export interface ChatPlatform extends ChatSender {
-  attempt: ((pending: Pending) => Promise<SendAnswer>) | null;
+  attempt: ((pending: Pending, settings: ActionSettings) => Promise<SendAnswer>) | null;
+  /** A copy just posted to `target`, a recipient the platform looked up (Slack's user found by the
+   * CSM's e-mail): remember it, if the platform matches the CSM's clicks by it. */
+  postedTo?(db: Db, copy: { orgId: string; notificationId: string; target: string }): Promise<void>;
   /** A copy just posted whose action was decided meanwhile: queue what shows the decision. */
   decidedBeforePosted(
     db: Db,
@@ -84,6 +88,6 @@ export interface RecordedSend {
  * `attempt` between them in the worker. */
 export interface OwnOutboxRows<Row, Answer extends AttemptResult> {
   load(db: Db, args: { orgId: string; sendId: string }): Promise<Row | null>;
-  attempt(row: Row): Promise<Answer>;
+  attempt(row: Row, settings: ActionSettings): Promise<Answer>;
   record(db: Db, args: { orgId: string; sendId: string; answer: Answer; now: string }): Promise<RecordedSend>;
 }

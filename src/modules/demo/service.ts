@@ -17,6 +17,8 @@ import {
 import { newConnectorId } from '../../lib/ids.ts';
 import { queryRows, queryText, type Db } from '../../db/client.ts';
 import { DEFAULT_RULES, fireTicketSignals, putRules, rulesOf, type EffectiveRule } from '../agent-actions/rules.ts';
+import type { ActionSettings } from '../agent-actions/settings.ts';
+import type { Settings } from '../../settings.ts';
 import { nextSizeByTime, timed, type UnitRegistry, type UnitRunner } from '../../db/units-of-work.ts';
 import { AppError } from '../../lib/errors.ts';
 import { createKey, type PublicKey } from '../keys/service.ts';
@@ -261,7 +263,7 @@ const DEMO_RULES: readonly EffectiveRule[] = [
 /** The inbox a newcomer finds: the organisation's churn-signal rules fired for the latest
  * DEMO_SIGNAL_TICKETS tickets that carry one of their signals, from customers not churned — as the
  * worker fires them when such a ticket comes in. */
-async function proposeForLatestSignals(db: Db, orgId: string): Promise<number> {
+async function proposeForLatestSignals(db: Db, orgId: string, settings: ActionSettings): Promise<number> {
   let { rules, defaults } = await rulesOf(db, orgId);
   if (defaults) rules = await putRules(db, orgId, [...DEMO_RULES]);
   const signals = [...new Set(rules.filter((r) => r.enabled && r.trigger === 'churn_signal' && r.signal).map((r) => r.signal!))];
@@ -276,6 +278,7 @@ async function proposeForLatestSignals(db: Db, orgId: string): Promise<number> {
   await fireTicketSignals(
     db,
     latest.map((t) => t.id),
+    settings,
   );
   // Two tickets of one customer make one action (one open per customer and type).
   const [open] = await queryText<{ n: number }>(
@@ -291,11 +294,12 @@ async function proposeForLatestSignals(db: Db, orgId: string): Promise<number> {
 export async function finishDemo(
   db: Db,
   input: { orgId: string; actor: string },
+  settings: ActionSettings,
 ): Promise<Pick<DemoResult, 'key' | 'secret' | 'recomputeJobId' | 'admin' | 'signInToken' | 'pendingActions'>> {
   const { key, plaintext } = await createKey(db, { org: input.orgId, name: 'demo', actor: input.actor });
   // Its churn predictions: scored by the worker once this commits.
   const recompute = await enqueueJob(db, recomputePredictionsJob, {}, { orgId: input.orgId, dedupeKey: 'all' });
-  const pendingActions = await proposeForLatestSignals(db, input.orgId);
+  const pendingActions = await proposeForLatestSignals(db, input.orgId, settings);
   return { key, secret: plaintext, recomputeJobId: recompute.id, pendingActions, ...(await demoAdmin(db, input.orgId, input.actor)) };
 }
 
@@ -317,7 +321,12 @@ const countRows = (counts: DemoResult['counts'], chunk: DemoData) => {
  * 2-core machine where the 3-month demo took 151 s and 111 MB. One transaction (the command's own
  * database); through a running server, loadDemoInUnits. `chunkCustomers` is for tests.
  */
-export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustomers?: number } = {}): Promise<DemoResult> {
+export async function loadDemo(
+  db: Db,
+  input: DemoInput,
+  settings: ActionSettings,
+  options: { chunkCustomers?: number } = {},
+): Promise<DemoResult> {
   const { org, connector } = await beginDemo(db, input);
   // A refresh replaces the organisation's ARR data (contracts and invoices go with their customers)
   // and the demo help desk's tickets.
@@ -350,7 +359,7 @@ export async function loadDemo(db: Db, input: DemoInput, options: { chunkCustome
   }
   await inserting;
   await db.execute(sql.raw(`analyze ${DEMO_TABLES.join(', ')}`));
-  return { org, connector, counts, ...(await finishDemo(db, { orgId: org.id, actor: input.actor })) };
+  return { org, connector, counts, ...(await finishDemo(db, { orgId: org.id, actor: input.actor }, settings)) };
 }
 
 /** The units of a demo load through a running server (admin/cli-units.ts). */
@@ -362,7 +371,7 @@ export const demoUnits = {
     return {};
   }),
   'demo.analyze': (db: Db, input: { table: (typeof DEMO_TABLES)[number]; sample?: 'full' | 'small' }) => analyzeDemoTable(db, input),
-  'demo.finish': (db: Db, input: { orgId: string; actor: string }) => finishDemo(db, input),
+  'demo.finish': (db: Db, input: { orgId: string; actor: string }, settings: Settings) => finishDemo(db, input, settings.actions),
 } satisfies UnitRegistry;
 
 /** Chunks of customers (and all their rows) sized by the time the last one took to store, aiming at

@@ -4,7 +4,6 @@
 // sends them). The copy a click decided is not patched: the click's own answer updated it.
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
 import { installedPlatformSender, queueChatSend } from '../chat/outbox.ts';
 import type { ChatPlatform, CopyUpdate } from '../chat/port.ts';
 import { attemptGoogleChatSend } from './transport.ts';
@@ -66,8 +65,8 @@ const installed = installedPlatformSender('google_chat', queueGoogleChatUpdates)
  * account besides the space. */
 export const googleChatPlatform: ChatPlatform = {
   ...installed,
-  available: async (db, orgId) => actionSettings().gchatServiceAccountFile !== null && (await installed.available(db, orgId)),
-  attempt: (pending) => attemptGoogleChatSend(pending),
+  available: async (db, orgId, settings) => settings.gchatServiceAccountFile !== null && (await installed.available(db, orgId, settings)),
+  attempt: (pending, settings) => attemptGoogleChatSend(pending, settings),
   // The card just posted is patched to show the decision taken meanwhile.
   async decidedBeforePosted(db, copy) {
     if (!copy.messageId) return;

@@ -13,7 +13,7 @@ import { importPKCS8, SignJWT } from 'jose';
 import { OPEN_ACTION_STATUSES } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered } from '../../queue/outbox-attempts.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
+import type { ActionSettings } from '../agent-actions/settings.ts';
 import type { Pending, SendAnswer } from '../chat/port.ts';
 import { approvalCard, decidedCard } from './cards.ts';
 
@@ -85,8 +85,7 @@ export function forgetAccessToken(): void {
 
 /** An access token for the Chat API, from the cache or one exchange (shared by concurrent sends);
  * an Answer when it could not be had. */
-export function accessToken(now = Date.now()): Promise<string | Answer> {
-  const settings = actionSettings();
+export function accessToken(settings: ActionSettings, now = Date.now()): Promise<string | Answer> {
   const file = settings.gchatServiceAccountFile;
   if (!file) return Promise.resolve(permanent('GCHAT_SERVICE_ACCOUNT_FILE is not set: the app has no credentials'));
   const key = `${file}\n${settings.googleTokenUrl}`;
@@ -181,12 +180,17 @@ async function exchange(file: string, tokenUrl: string, cacheKey: string): Promi
 // --- calls ----------------------------------------------------------------------------------------
 
 /** One call to the Chat API with the app's token. Never throws. */
-export async function callGoogleChat(method: 'POST' | 'PATCH', path: string, body: Record<string, unknown>): Promise<Answer> {
-  const token = await accessToken();
+export async function callGoogleChat(
+  settings: ActionSettings,
+  method: 'POST' | 'PATCH',
+  path: string,
+  body: Record<string, unknown>,
+): Promise<Answer> {
+  const token = await accessToken(settings);
   if (typeof token !== 'string') return token;
   const started = performance.now();
   try {
-    const response = await fetch(`${actionSettings().gchatApiBase}/${path}`, {
+    const response = await fetch(`${settings.gchatApiBase}/${path}`, {
       method,
       headers: {
         authorization: `Bearer ${token}`,
@@ -242,7 +246,7 @@ export async function callGoogleChat(method: 'POST' | 'PATCH', path: string, bod
 }
 
 /** Sends one Google Chat row of the chat outbox; for a post, where the message is. */
-export async function attemptGoogleChatSend(pending: Pending): Promise<Answer> {
+export async function attemptGoogleChatSend(pending: Pending, settings: ActionSettings): Promise<Answer> {
   switch (pending.kind) {
     case 'post': {
       if (!pending.facts || !pending.nonce || !pending.notification_id) return permanent('the action or its copy is gone');
@@ -252,7 +256,12 @@ export async function attemptGoogleChatSend(pending: Pending): Promise<Answer> {
       const space = pending.installation_external_id;
       const card = approvalCard(pending.facts, pending.nonce, pending.target ?? pending.csm_email);
       // The copy's id is the request id: a retry of a create Google already did returns that message.
-      const sent = await callGoogleChat('POST', `${space}/messages?requestId=${encodeURIComponent(pending.notification_id)}`, card);
+      const sent = await callGoogleChat(
+        settings,
+        'POST',
+        `${space}/messages?requestId=${encodeURIComponent(pending.notification_id)}`,
+        card,
+      );
       if (sent.error) return sent;
       const name = typeof sent.data?.name === 'string' ? sent.data.name : '';
       if (!name.startsWith(`${space}/messages/`)) return { ...sent, error: 'the answer names no message of the space', final: false };
@@ -265,11 +274,11 @@ export async function attemptGoogleChatSend(pending: Pending): Promise<Answer> {
       // A card of an action waiting for a decision again (its snooze ended) gets its buttons back.
       const waiting = pending.facts.status === 'pending_approval' && pending.nonce;
       const card = waiting ? approvalCard(pending.facts, pending.nonce!, pending.target ?? pending.csm_email) : decidedCard(pending.facts);
-      return callGoogleChat('PATCH', `${name}?updateMask=cardsV2`, { cardsV2: card.cardsV2 });
+      return callGoogleChat(settings, 'PATCH', `${name}?updateMask=cardsV2`, { cardsV2: card.cardsV2 });
     }
     case 'reply': {
       // The send's own id is the request id: a retried reminder is posted once.
-      return callGoogleChat('POST', `${pending.installation_external_id}/messages?requestId=${encodeURIComponent(pending.id)}`, {
+      return callGoogleChat(settings, 'POST', `${pending.installation_external_id}/messages?requestId=${encodeURIComponent(pending.id)}`, {
         text: String(pending.request.text ?? ''),
       });
     }

@@ -27,6 +27,7 @@ import { parseStorableJson } from '../../db/storable.ts';
 import { decidedCard, GCHAT_FUNCTIONS } from './cards.ts';
 import { type GoogleChatInstallation, googleChatInstallationBySpace } from './installations.ts';
 import { type ChatEvent, type Format, formatOf, parseChatEvent } from './payloads.ts';
+import type { DecisionSettings } from '../agent-actions/who-decides.ts';
 import { addOnSigner, CHAT_ISSUER, googleKeySet, KeysUnavailable, TokenRejected, verifyChatToken } from './verify.ts';
 
 export const WORKSPACE_CHAT_PATH = '/api/webhooks/workspace-chat';
@@ -103,7 +104,13 @@ function dedupeKey(event: ChatEvent): string {
   return `${event.type}:${event.space}:${who}:${event.eventTime}`;
 }
 
-async function handleClick(db: Db, installation: GoogleChatInstallation, event: ChatEvent, now: Date): Promise<unknown> {
+async function handleClick(
+  db: Db,
+  installation: GoogleChatInstallation,
+  event: ChatEvent,
+  now: Date,
+  settings: DecisionSettings,
+): Promise<unknown> {
   const eventId = await storeOnce(db, {
     platform: 'google_chat',
     dedupeKey: dedupeKey(event),
@@ -121,17 +128,21 @@ async function handleClick(db: Db, installation: GoogleChatInstallation, event: 
   const orgId = installation.org_id;
   const actionId = event.parameters.action_id ?? '';
   const csm = event.user.email ? await csmByEmail(db, orgId, event.user.email) : null;
-  const outcome = await decideFromChat(db, {
-    orgId,
-    actionId,
-    nonce: event.parameters.nonce ?? '',
-    platform: 'google_chat',
-    decision,
-    csm,
-    actor: `google_chat:${event.user.email || event.user.name}`,
-    now,
-    place: 'space',
-  });
+  const outcome = await decideFromChat(
+    db,
+    {
+      orgId,
+      actionId,
+      nonce: event.parameters.nonce ?? '',
+      platform: 'google_chat',
+      decision,
+      csm,
+      actor: `google_chat:${event.user.email || event.user.name}`,
+      now,
+      place: 'space',
+    },
+    settings,
+  );
   if (!outcome.ok) {
     await settle(db, eventId, 'denied', outcome.why);
     return privately(event.format, event.user.name, outcome.why);
@@ -183,6 +194,7 @@ export interface WorkspaceChatDeps {
     | 'gchatAudience'
     | 'gchatProjectNumber'
   >;
+  settings: DecisionSettings;
   clock?: () => number;
   wakeJobs?: () => void;
 }
@@ -295,7 +307,7 @@ export function workspaceChatModule(deps: WorkspaceChatDeps) {
           );
         }
         let body: unknown = {};
-        if (event.kind === 'click') body = await inTransaction((tx) => handleClick(tx, installation, event, new Date(now)));
+        if (event.kind === 'click') body = await inTransaction((tx) => handleClick(tx, installation, event, new Date(now), deps.settings));
         else if (event.kind === 'message') body = await inTransaction((tx) => handleMessage(tx, installation, event));
         else {
           const stored = await storeOnce(db, {

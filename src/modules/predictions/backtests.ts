@@ -12,7 +12,7 @@ import { backtestDays, planBacktest, runBacktest, type BacktestReport } from './
 import { gatherHistory, type HistoryUnits } from './history.ts';
 import type { UnitRunner } from '../../db/units-of-work.ts';
 import { addDays } from './training.ts';
-import { predictionSettings } from './settings.ts';
+import type { PredictionSettings } from './settings.ts';
 
 export interface BacktestRequest {
   method?: BacktestMethod;
@@ -51,8 +51,7 @@ const present = (row: Row): BacktestView => ({
 });
 
 /** Checks the request against today: labels must be known for the days it tests. */
-export function checkBacktestRequest(request: BacktestRequest, today: string) {
-  const settings = predictionSettings();
+export function checkBacktestRequest(request: BacktestRequest, today: string, settings: PredictionSettings) {
   if (request.method === 'cross_validation' && request.cutoff !== undefined)
     throw new AppError('validation_failed', 'Invalid field "cutoff": it splits an out_of_time backtest; cross_validation takes as_of');
   if (request.method !== 'cross_validation' && request.asOf !== undefined)
@@ -107,8 +106,9 @@ export async function requestBacktest(
   db: Db,
   job: JobKind | null,
   args: { orgId: string; request: BacktestRequest; today: string; requestedBy: string },
+  settings: PredictionSettings,
 ): Promise<BacktestView> {
-  const plan = checkBacktestRequest(args.request, args.today);
+  const plan = checkBacktestRequest(args.request, args.today, settings);
   await closeAbandoned(db, args.orgId);
   const [open] = await queryText<{ id: string }>(
     db,
@@ -206,10 +206,11 @@ export type BacktestUnits = typeof backtestUnits & HistoryUnits;
 export async function runBacktestWith(
   units: UnitRunner<BacktestUnits>,
   args: { orgId: string; id: string; today: string; onProgress?: (share: number) => void },
+  served: PredictionSettings,
 ): Promise<BacktestReport | null> {
   const row = await units.run('predictions.backtest-start', { orgId: args.orgId, id: args.id });
   if (!row) return null;
-  const settings = { ...predictionSettings(), horizonDays: row.horizon_days };
+  const settings = { ...served, horizonDays: row.horizon_days };
   const plan = { method: row.method, horizonDays: row.horizon_days, asOf: row.as_of, cutoff: row.cutoff };
   let reported = 0;
   const history = await gatherHistory(

@@ -33,6 +33,7 @@ import { getBacktest, latestBacktest, requestBacktest } from './backtests.ts';
 import { backtestJob } from './jobs/backtest.ts';
 import { requestRecompute } from './requests.ts';
 import { utcToday } from '../../lib/today.ts';
+import type { PredictionSettings } from './settings.ts';
 import {
   getModel,
   getPrediction,
@@ -152,7 +153,8 @@ function probabilityBound(raw: string | undefined): number | undefined {
 export function predictionsModule(deps: {
   database: Database;
   states: RequestStates;
-  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'predictionHorizonDays'>;
+  config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  settings: PredictionSettings;
   listCache: ListCache;
   wakeJobs?: () => void;
 }) {
@@ -162,7 +164,7 @@ export function predictionsModule(deps: {
   const checkBacktest = validator(BacktestBody);
   const recomputeLimit = bodyLimit(PREDICTION_ROUTES.recompute.body, deps.config);
   const backtestLimit = bodyLimit(PREDICTION_ROUTES.backtest.body, deps.config);
-  const horizonDays = deps.config.predictionHorizonDays;
+  const horizonDays = deps.settings.horizonDays;
   return new Elysia({ name: 'revintel/predictions' })
     .get(
       PREDICTION_ROUTES.list.path,
@@ -237,12 +239,17 @@ export function predictionsModule(deps: {
       if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
       const { method, horizon_days: horizonDays, as_of: asOf, cutoff } = body as BacktestBody;
       const backtest = await transaction(db, (tx) =>
-        requestBacktest(tx, backtestJob, {
-          orgId,
-          request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff },
-          today: utcToday(),
-          requestedBy: 'api',
-        }),
+        requestBacktest(
+          tx,
+          backtestJob,
+          {
+            orgId,
+            request: { method: method as BacktestMethod | undefined, horizonDays, asOf, cutoff },
+            today: utcToday(),
+            requestedBy: 'api',
+          },
+          deps.settings,
+        ),
       );
       deps.wakeJobs?.();
       set.status = 202;

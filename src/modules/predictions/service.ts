@@ -14,7 +14,8 @@ import { featuresAt, PRIOR_SCORECARD, type Source } from './features.ts';
 import { groupedDrivers } from './drivers.ts';
 import type { AdditiveModel } from './logistic.ts';
 import { priorModel } from './training.ts';
-import { predictionSettings, type PredictionSettings } from './settings.ts';
+import type { PredictionSettings } from './settings.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../settings.ts';
 import { fireRiskRises } from '../agent-actions/rules.ts';
 
 export function riskBand(probability: number, bands: PredictionSettings['riskBands']): RiskBand {
@@ -94,7 +95,6 @@ export interface ChunkArgs {
   /** Where the chunk before this one started (null or absent: this is the first). */
   since?: string | null;
   limit: number;
-  settings?: PredictionSettings;
 }
 
 export interface ChunkResult extends RecomputeResult {
@@ -160,8 +160,8 @@ async function chunkIds(db: Db, args: ChunkArgs): Promise<string[]> {
  * renewed meanwhile, or after the chunk, survives for the next run). Safe to repeat: a chunk run
  * twice writes what the data says at the time.
  */
-export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> {
-  const settings = args.settings ?? predictionSettings();
+export async function scoreChunk(db: Db, args: ChunkArgs, both: Settings): Promise<ChunkResult> {
+  const settings = both.predictions;
   // The marks the chunk before this one deleted are read once more, now that their deletion has
   // committed: the embedded database then marks their index entries dead. It runs no autovacuum,
   // and every later scan from an organisation's first mark (the next stale recompute's first
@@ -202,7 +202,11 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
       missing_signals: row.missing satisfies Source[],
     };
   });
-  await fireRiskRises(db, { orgId: args.orgId, changed: marks.map((m) => m.customer_id), scores: items, bands: settings.riskBands });
+  await fireRiskRises(
+    db,
+    { orgId: args.orgId, changed: marks.map((m) => m.customer_id), scores: items, bands: settings.riskBands },
+    both.actions,
+  );
   // The writes take the organisation's locks in the order a record write does (its triggers: the
   // data version, then the stale marks, then the prediction version), or the two deadlock: a
   // contract written while a chunk ran held a mark the chunk was deleting, waiting for the
@@ -232,8 +236,7 @@ export async function scoreChunk(db: Db, args: ChunkArgs): Promise<ChunkResult> 
  * next ones (PGlite, 50,000 customers, a busy machine), all of it holding every tenant's requests.
  * `serve` runs it before it listens.
  */
-export async function warmScoring(db: Db): Promise<void> {
-  const settings = predictionSettings();
+export async function warmScoring(db: Db, settings: PredictionSettings): Promise<void> {
   const none: string[] = [];
   await transaction(db, async (t) => {
     await featuresAt(t, {
@@ -283,18 +286,18 @@ export async function recomputeInChunks(
 
 /** Scores `customerIds` (every customer when absent; the stale ones for `'stale'`) of the
  * organisation as of `today`, chunk after chunk on `db` (in its transaction if it is one; the job
- * kinds run each chunk as a transaction of its own). Customers no longer scored lose their
- * prediction. */
+ * kinds run each chunk as a transaction of its own), with `settings` (default: the defaults).
+ * Customers no longer scored lose their prediction. */
 export async function recomputePredictions(
   db: Db,
-  args: { orgId: string; today: string; customerIds?: string[] | 'stale'; settings?: PredictionSettings; chunkSize?: number },
+  args: { orgId: string; today: string; customerIds?: string[] | 'stale'; settings?: Settings; chunkSize?: number },
 ): Promise<RecomputeResult> {
   const scope: RecomputeScope = args.customerIds === 'stale' ? 'stale' : args.customerIds ? { customerIds: args.customerIds } : 'all';
-  const { chunks: _chunks, ...result } = await recomputeInChunks((chunk) => scoreChunk(db, chunk), {
+  const settings = args.settings ?? DEFAULT_SETTINGS;
+  const { chunks: _chunks, ...result } = await recomputeInChunks((chunk) => scoreChunk(db, chunk, settings), {
     orgId: args.orgId,
     today: args.today,
     scope,
-    settings: args.settings,
     chunkSize: args.chunkSize,
   });
   return result;

@@ -1,7 +1,5 @@
-// The churn predictions' settings (docs/predictions.md → Settings), as the process was
-// started with them. Set once at start-up — by `serve` from its configuration, by the worker
-// threads from their init message — and read where they are used, so that job kinds, which are
-// declared once for the whole build, follow them.
+// The churn predictions' settings (docs/predictions.md → Settings), read from the configuration and
+// passed down with the agent actions' settings as one value (src/settings.ts).
 import type { Config } from '../../config.ts';
 
 export interface PredictionSettings {
@@ -47,11 +45,3 @@ export const predictionSettingsOf = (config: Config): PredictionSettings => ({
   debounceSeconds: config.predictionDebounceS,
   nightlyAt: config.predictionNightlyAt,
 });
-
-let current: PredictionSettings = DEFAULT_PREDICTION_SETTINGS;
-
-export const predictionSettings = (): PredictionSettings => current;
-
-export function usePredictionSettings(settings: PredictionSettings): void {
-  current = settings;
-}

@@ -5,7 +5,7 @@
 import { queryText, type Db } from '../../db/client.ts';
 import { recomputeStaleJob } from './jobs/recompute-stale.ts';
 import { markDebounced } from '../../queue/job-queue.ts';
-import { predictionSettings } from './settings.ts';
+import type { PredictionSettings } from './settings.ts';
 
 const MARK = `
   insert into risk_input_changes (org_id, customer_id, changed_at)
@@ -13,10 +13,14 @@ const MARK = `
   on conflict (org_id, customer_id) do update set changed_at = excluded.changed_at`;
 
 /** Marks `pairs` stale and schedules their organisations' recomputes. */
-export async function markStale(db: Db, pairs: { orgId: string; customerId: string }[]): Promise<void> {
+export async function markStale(
+  db: Db,
+  pairs: { orgId: string; customerId: string }[],
+  settings: Pick<PredictionSettings, 'debounceSeconds'>,
+): Promise<void> {
   if (pairs.length === 0) return;
   await queryText(db, MARK, [pairs.map((p) => p.orgId), pairs.map((p) => p.customerId)]);
   for (const orgId of new Set(pairs.map((p) => p.orgId))) {
-    await markDebounced(db, recomputeStaleJob, 'stale', predictionSettings().debounceSeconds, { orgId });
+    await markDebounced(db, recomputeStaleJob, 'stale', settings.debounceSeconds, { orgId });
   }
 }

@@ -12,7 +12,7 @@ import { OPEN_ACTION_STATUSES } from '../../db/schema/index.ts';
 import { messageOf } from '../../lib/errors.ts';
 import { openSecret } from '../../lib/secret-box.ts';
 import { type AttemptResult, OUTBOX_TIMEOUT_MS, retryAfterOf, unanswered } from '../../queue/outbox-attempts.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
+import type { ActionSettings } from '../agent-actions/settings.ts';
 import { slackInstallationOfOrg } from '../chat/installations.ts';
 import { installedPlatformSender, queueChatSend } from '../chat/outbox.ts';
 import type { ChatPlatform, CopyUpdate, Pending, SendAnswer } from '../chat/port.ts';
@@ -20,8 +20,9 @@ import { approvalBlocks, decidedBlocks } from './messages.ts';
 
 const queue = queueChatSend;
 
-/** `response_url` is used only on Slack's host (or the configured API's, for local fakes). */
-export function responseUrlAllowed(raw: string | null | undefined, apiBase = actionSettings().slackApiBase): raw is string {
+/** `response_url` is used only on Slack's host (or the configured API's, for local fakes): the
+ * webhook keeps a click's only when this allows it, so what reaches the outbox below is allowed. */
+export function responseUrlAllowed(raw: string | null | undefined, apiBase: string): raw is string {
   if (!raw) return false;
   try {
     const url = new URL(raw);
@@ -45,7 +46,7 @@ export const queueSlackReply = (
     request: { channel: input.channel, thread_ts: input.threadTs, text: input.text },
   });
 
-/** A notice only `user` sees: through the click's response_url when allowed, else chat.postEphemeral. */
+/** A notice only `user` sees: through the click's response_url (an allowed one) when given, else chat.postEphemeral. */
 export const queueSlackEphemeral = (
   db: Db,
   input: { orgId: string; installationId: string; channel: string | null; user: string; text: string; responseUrl?: string | null },
@@ -54,7 +55,7 @@ export const queueSlackEphemeral = (
     orgId: input.orgId,
     installationId: input.installationId,
     kind: 'ephemeral',
-    request: responseUrlAllowed(input.responseUrl)
+    request: input.responseUrl
       ? { response_url: input.responseUrl, text: input.text }
       : { channel: input.channel, user: input.user, text: input.text },
   });
@@ -81,7 +82,7 @@ export async function queueSlackUpdates(db: Db, input: CopyUpdate): Promise<numb
   for (const copy of copies) {
     const installationId = copy.installation_id ?? fallback?.id;
     if (!installationId) continue;
-    const viaClick = input.via?.notificationId === copy.id && responseUrlAllowed(input.via.responseUrl);
+    const viaClick = input.via?.notificationId === copy.id && Boolean(input.via.responseUrl);
     await queue(db, {
       orgId: input.orgId,
       installationId,
@@ -110,7 +111,12 @@ export async function queueSlackUpdates(db: Db, input: CopyUpdate): Promise<numb
 /** Slack behind the chat core's port (chat/platforms.ts). */
 export const slackPlatform: ChatPlatform = {
   ...installedPlatformSender('slack', queueSlackUpdates),
-  attempt: (pending) => attemptSend(pending),
+  attempt: (pending, settings) => attemptSend(pending, settings),
+  // A CSM found by e-mail is known by the Slack user id from now on (their clicks are matched by it).
+  postedTo: async (db, copy) =>
+    void (await db.execute(
+      sql`update csms set slack_user_id = ${copy.target}, updated_at = now() where org_id = ${copy.orgId} and id = (select csm_id from action_notifications where org_id = ${copy.orgId} and id = ${copy.notificationId}) and slack_user_id is null`,
+    )),
   // Every Slack copy of the action shows the decision (this one included, now that it has a ts).
   decidedBeforePosted: async (db, copy) => void (await queueSlackUpdates(db, { orgId: copy.orgId, actionId: copy.actionId })),
 };
@@ -133,10 +139,11 @@ export interface SlackData {
 export async function callSlack(
   target: { method: string; token: string } | { responseUrl: string },
   body: Record<string, unknown>,
+  apiBase: string,
 ): Promise<SlackAnswer> {
   const started = performance.now();
   const done = (partial: Omit<SlackAnswer, 'ms'>): SlackAnswer => ({ ...partial, ms: Math.round(performance.now() - started) });
-  const url = 'responseUrl' in target ? target.responseUrl : `${actionSettings().slackApiBase}/${target.method}`;
+  const url = 'responseUrl' in target ? target.responseUrl : `${apiBase}/${target.method}`;
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'revintel-slack/1' };
   if ('token' in target) headers.authorization = `Bearer ${target.token}`;
   try {
@@ -190,8 +197,9 @@ export async function callSlack(
 const permanent = (error: string): SlackAnswer => ({ status: null, error, ms: 0, retryAfterSeconds: null, final: true, data: null });
 
 /** Sends one row of the chat outbox; what came of it, and for a post the message's place. */
-export async function attemptSend(pending: Pending): Promise<SendAnswer> {
-  const key = actionSettings().secretKey;
+export async function attemptSend(pending: Pending, settings: ActionSettings): Promise<SendAnswer> {
+  const key = settings.secretKey;
+  const call = (target: Parameters<typeof callSlack>[0], body: Record<string, unknown>) => callSlack(target, body, settings.slackApiBase);
   if (!key) return { ...permanent('SECRET_KEY is not available: the bot token cannot be opened'), final: false };
   if (!pending.credentials_sealed) return permanent('the Slack installation was removed');
   let token: string;
@@ -210,13 +218,13 @@ export async function attemptSend(pending: Pending): Promise<SendAnswer> {
       let target = pending.target;
       if (!target) {
         if (!pending.csm_email) return permanent('the CSM has no Slack user id and no e-mail');
-        const found = await callSlack({ method: 'users.lookupByEmail', token }, { email: pending.csm_email });
+        const found = await call({ method: 'users.lookupByEmail', token }, { email: pending.csm_email });
         if (found.error) return { ...found, error: `users.lookupByEmail ${pending.csm_email}: ${found.error}` };
         target = String(found.data?.user?.id ?? '');
         if (!target) return permanent(`users.lookupByEmail ${pending.csm_email}: no user id in the answer`);
       }
       const message = approvalBlocks(pending.facts, pending.nonce);
-      const sent = await callSlack({ method: 'chat.postMessage', token }, { channel: target, text: message.text, blocks: message.blocks });
+      const sent = await call({ method: 'chat.postMessage', token }, { channel: target, text: message.text, blocks: message.blocks });
       return { ...sent, target, channel: sent.data?.channel, ts: sent.data?.ts };
     }
     case 'update': {
@@ -225,23 +233,17 @@ export async function attemptSend(pending: Pending): Promise<SendAnswer> {
       const waiting = pending.facts.status === 'pending_approval' && pending.nonce;
       const message = waiting ? approvalBlocks(pending.facts, pending.nonce!) : decidedBlocks(pending.facts);
       if (typeof request.response_url === 'string')
-        return callSlack({ responseUrl: request.response_url }, { replace_original: true, text: message.text, blocks: message.blocks });
-      return callSlack(
+        return call({ responseUrl: request.response_url }, { replace_original: true, text: message.text, blocks: message.blocks });
+      return call(
         { method: 'chat.update', token },
         { channel: request.channel, ts: request.ts, text: message.text, blocks: message.blocks },
       );
     }
     case 'reply':
-      return callSlack(
-        { method: 'chat.postMessage', token },
-        { channel: request.channel, thread_ts: request.thread_ts, text: request.text },
-      );
+      return call({ method: 'chat.postMessage', token }, { channel: request.channel, thread_ts: request.thread_ts, text: request.text });
     case 'ephemeral':
       if (typeof request.response_url === 'string')
-        return callSlack(
-          { responseUrl: request.response_url },
-          { response_type: 'ephemeral', replace_original: false, text: request.text },
-        );
-      return callSlack({ method: 'chat.postEphemeral', token }, { channel: request.channel, user: request.user, text: request.text });
+        return call({ responseUrl: request.response_url }, { response_type: 'ephemeral', replace_original: false, text: request.text });
+      return call({ method: 'chat.postEphemeral', token }, { channel: request.channel, user: request.user, text: request.text });
   }
 }

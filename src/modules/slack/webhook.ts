@@ -25,7 +25,8 @@ import { runCommand } from '../chat/commands.ts';
 import { type SlackInstallation, slackInstallationByTeam } from '../chat/installations.ts';
 import { BUTTONS } from './messages.ts';
 import { type SlackBlockActions, type SlackEventCallback, type SlackPayload, slackPayloadOf, slackTeamOf } from './payloads.ts';
-import { queueSlackEphemeral, queueSlackReply } from './sender.ts';
+import { queueSlackEphemeral, queueSlackReply, responseUrlAllowed } from './sender.ts';
+import type { ActionSettings } from '../agent-actions/settings.ts';
 
 export const TEAM_CHAT_ROUTE = {
   method: 'POST',
@@ -98,7 +99,13 @@ export async function csmBySlackUser(db: Db, orgId: string, slackUserId: string)
 const DECISIONS: Record<string, Decision> = { [BUTTONS.approve]: 'approve', [BUTTONS.reject]: 'reject', [BUTTONS.snooze]: 'snooze' };
 
 /** A button click, decided in `db`'s transaction. */
-async function handleClick(db: Db, installation: SlackInstallation, payload: typeof SlackBlockActions.static, now: Date): Promise<void> {
+async function handleClick(
+  db: Db,
+  installation: SlackInstallation,
+  payload: typeof SlackBlockActions.static,
+  now: Date,
+  settings: ActionSettings,
+): Promise<void> {
   const button = payload.actions?.[0];
   const dedupeKey = `block_actions:${button?.action_id ?? ''}:${payload.trigger_id ?? button?.action_ts ?? ''}`;
   const eventId = await storeOnce(db, {
@@ -111,7 +118,8 @@ async function handleClick(db: Db, installation: SlackInstallation, payload: typ
   });
   if (!eventId) return;
   const user = payload.user?.id ?? '';
-  const responseUrl = payload.response_url ?? null;
+  // Kept only on Slack's host (or the configured API's): the outbox then answers through it.
+  const responseUrl = responseUrlAllowed(payload.response_url, settings.slackApiBase) ? payload.response_url : null;
   const channel = payload.container?.channel_id ?? payload.channel?.id ?? null;
   const orgId = installation.org_id;
   const deny = async (why: string) => {
@@ -122,18 +130,22 @@ async function handleClick(db: Db, installation: SlackInstallation, payload: typ
   if (!button || !decision) return void (await settle(db, eventId, 'ignored', `not one of our buttons (${button?.action_id ?? 'none'})`));
   const [actionId = '', nonce = ''] = (button.value ?? '').split(':');
   const csm = await csmBySlackUser(db, orgId, user);
-  const outcome = await decideFromChat(db, {
-    orgId,
-    actionId,
-    nonce,
-    platform: 'slack',
-    decision,
-    csm,
-    actor: `slack:${user}`,
-    now,
-    responseUrl,
-    place: 'workspace',
-  });
+  const outcome = await decideFromChat(
+    db,
+    {
+      orgId,
+      actionId,
+      nonce,
+      platform: 'slack',
+      decision,
+      csm,
+      actor: `slack:${user}`,
+      now,
+      responseUrl,
+      place: 'workspace',
+    },
+    settings,
+  );
   if (!outcome.ok) return deny(outcome.why);
   await settle(db, eventId, 'processed', `${decision} by ${outcome.csmId}`);
 }
@@ -194,6 +206,7 @@ export interface TeamChatDeps {
     Config,
     'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook' | 'publicUrl' | 'slackSigningSecret' | 'slackSigningSecretPrevious'
   >;
+  settings: ActionSettings;
   clock?: () => number;
   wakeJobs?: () => void;
 }
@@ -235,7 +248,8 @@ export function teamChatModule(deps: TeamChatDeps) {
           });
           return empty;
         }
-        if (event.kind === 'block_actions') await inTransaction((tx) => handleClick(tx, installation, event.payload, new Date(now)));
+        if (event.kind === 'block_actions')
+          await inTransaction((tx) => handleClick(tx, installation, event.payload, new Date(now), deps.settings));
         else if (event.kind === 'event_callback') await inTransaction((tx) => handleEvent(tx, installation, event.payload));
         else
           await storeOnce(db, {

@@ -16,6 +16,7 @@ import { queryText, type Db } from '../../db/client.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
 import { markStale } from '../predictions/stale.ts';
+import type { Settings } from '../../settings.ts';
 import type { TicketPriority } from './adapters/types.ts';
 import { analyseTicket, INTELLIGENCE_METHOD, INTELLIGENCE_VERSION, type TicketIntelligence } from './intelligence.ts';
 
@@ -74,7 +75,11 @@ const WRITE_CHUNK = `
 
 /** Writes the chunk's analyses (those whose ticket did not change meanwhile) and marks stale the
  * customers whose tickets' first intelligence changed, as a processed ticket does. */
-export async function writeChunk(db: Db, args: { orgId: string; analysed: Analysed[] }): Promise<{ written: number; rescored: number }> {
+export async function writeChunk(
+  db: Db,
+  args: { orgId: string; analysed: Analysed[] },
+  settings: Settings,
+): Promise<{ written: number; rescored: number }> {
   if (args.analysed.length === 0) return { written: 0, rescored: 0 };
   const a = args.analysed;
   const written = await queryText<{ id: string }>(db, WRITE_CHUNK, [
@@ -95,6 +100,7 @@ export async function writeChunk(db: Db, args: { orgId: string; analysed: Analys
   await markStale(
     db,
     customers.map((customerId) => ({ orgId: args.orgId, customerId })),
+    settings.predictions,
   );
   return { written: written.length, rescored: customers.length };
 }

@@ -23,6 +23,8 @@ import { newId } from '../../lib/ids.ts';
 import { defineJobKind, PermanentJobError } from '../../queue/job-kind.ts';
 import { enqueueJob } from '../../queue/job-queue.ts';
 import { processInbound, STATUS_ORDER } from './inbound.ts';
+import type { DecisionSettings } from '../agent-actions/who-decides.ts';
+import type { Settings } from '../../settings.ts';
 import { isJsonObject } from '../signed-webhooks/payload.ts';
 import { itemsOf, parseBody, type Item, type StatusBody } from './items.ts';
 import { queueWhatsAppTemplate, WINDOW_CLOSED } from './sender.ts';
@@ -202,7 +204,7 @@ async function recordStatuses(db: Db, event: Event, statuses: Row[], now: Date):
 }
 
 /** The part's new items stored once and acted on, in `db`'s transaction. */
-async function storeItems(db: Db, event: Event, part: Item[], now: Date): Promise<number> {
+async function storeItems(db: Db, event: Event, part: Item[], now: Date, settings: DecisionSettings): Promise<number> {
   // Which items are new: looked up by the unique key, before anything is written.
   const keys = [...new Set(part.map((item) => String(item.dedupeKey).slice(0, 300)))];
   const seen = new Set(
@@ -247,7 +249,7 @@ async function storeItems(db: Db, event: Event, part: Item[], now: Date): Promis
   );
   const stored = new Set(inserted.map((r) => r.id));
   for (const row of rows)
-    if (row.type === 'message' && stored.has(row.id)) await processInbound(db, { orgId: event.org_id, eventId: row.id, now });
+    if (row.type === 'message' && stored.has(row.id)) await processInbound(db, { orgId: event.org_id, eventId: row.id, now }, settings);
   return rows.length;
 }
 
@@ -289,6 +291,7 @@ const units = {
     async (
       db: Db,
       args: { orgId: string; eventId: string; from: number; items: Item[]; total: number },
+      settings: Settings,
     ): Promise<{ done: number | null; new: number }> => {
       const [event] = rowsOf<Event>(
         await db.execute(sql`select ${EVENT_COLUMNS} from chat_inbound_events ${eventWhere(args.orgId, args.eventId)} for update`),
@@ -296,7 +299,7 @@ const units = {
       if (!event) return { done: null, new: 0 };
       const done = event.body?.done ?? 0;
       if (done !== args.from) return { done, new: 0 };
-      const fresh = await storeItems(db, event, args.items, new Date());
+      const fresh = await storeItems(db, event, args.items, new Date(), settings.actions);
       const now = args.from + args.items.length;
       if (now < args.total) {
         await db.execute(

@@ -21,6 +21,7 @@ import type { Decision } from '../chat/port.ts';
 import type { MessageBody, StatusBody } from './items.ts';
 import { decisionWords, HELP_TEXT, parsePayload } from './messages.ts';
 import { queueWhatsAppTemplate, queueWhatsAppText, WINDOW_CLOSED } from './sender.ts';
+import type { DecisionSettings } from '../agent-actions/who-decides.ts';
 
 /** A status only moves forward: Meta does not promise order. */
 export const STATUS_ORDER = ['sent', 'delivered', 'read', 'failed'] as const;
@@ -139,7 +140,7 @@ async function addNote(db: Db, orgId: string, customerId: string, csm: Decider, 
   );
 }
 
-async function handleMessage(db: Db, event: StoredEvent, now: Date): Promise<void> {
+async function handleMessage(db: Db, event: StoredEvent, now: Date, settings: DecisionSettings): Promise<void> {
   const message = event.body.message ?? {};
   const from = String(message.from ?? '');
   const orgId = event.org_id;
@@ -164,17 +165,21 @@ async function handleMessage(db: Db, event: StoredEvent, now: Date): Promise<voi
   );
 
   const decide = async (copy: Copy, decision: Decision, snoozeDays?: number) => {
-    const decided = await decideAsCsm(db, {
-      orgId,
-      actionId: copy.action_id,
-      decision,
-      csm,
-      platform: 'whatsapp',
-      actor: `whatsapp:${from}`,
-      now,
-      snoozeDays,
-      via: { notificationId: copy.id, responseUrl: null },
-    });
+    const decided = await decideAsCsm(
+      db,
+      {
+        orgId,
+        actionId: copy.action_id,
+        decision,
+        csm,
+        platform: 'whatsapp',
+        actor: `whatsapp:${from}`,
+        now,
+        snoozeDays,
+        via: { notificationId: copy.id, responseUrl: null },
+      },
+      settings,
+    );
     if (!decided.ok) {
       await settle(db, event, 'denied', decided.why);
       return void (await tell(decided.why));
@@ -247,7 +252,11 @@ async function handleMessage(db: Db, event: StoredEvent, now: Date): Promise<voi
 }
 
 /** Processes one stored event, in `db`'s transaction (the job's). */
-export async function processInbound(db: Db, input: { orgId: string; eventId: string; now?: Date }): Promise<{ outcome: string }> {
+export async function processInbound(
+  db: Db,
+  input: { orgId: string; eventId: string; now?: Date },
+  settings: DecisionSettings,
+): Promise<{ outcome: string }> {
   const [event] = rowsOf<StoredEvent>(
     await db.execute(sql`
       select id, org_id, installation_id, type, body from chat_inbound_events
@@ -256,7 +265,7 @@ export async function processInbound(db: Db, input: { orgId: string; eventId: st
   if (!event) return { outcome: 'already processed' };
   const now = input.now ?? new Date();
   if (event.type === 'status') await recordStatus(db, event, now);
-  else await handleMessage(db, event, now);
+  else await handleMessage(db, event, now, settings);
   const [row] = rowsOf<{ outcome: string }>(
     await db.execute(sql`select outcome from chat_inbound_events where org_id = ${event.org_id} and id = ${event.id}`),
   );
@@ -269,8 +278,8 @@ export const whatsappInboundJob = defineJobKind({
   kind: 'whatsapp.inbound',
   payload: t.Object({ eventId: t.String({ minLength: 1, maxLength: 100 }) }),
   retry: { maxAttempts: 8, baseSeconds: 2, maxSeconds: 300 },
-  perform: async (db, payload, job) => {
+  perform: async (db, payload, job, settings) => {
     if (!job.orgId) throw new PermanentJobError('whatsapp.inbound needs an organisation');
-    return processInbound(db, { orgId: job.orgId, eventId: payload.eventId });
+    return processInbound(db, { orgId: job.orgId, eventId: payload.eventId }, settings.actions);
   },
 });

@@ -14,10 +14,10 @@ import { OPEN_ACTION_STATUSES, type ChatSendKind } from '../../db/schema/index.t
 import { messageOf } from '../../lib/errors.ts';
 import { openSecret } from '../../lib/secret-box.ts';
 import { OUTBOX_TIMEOUT_MS, retryAfterOf, settleAttempt, unanswered, type AttemptResult } from '../../queue/outbox-attempts.ts';
-import { actionSettings } from '../agent-actions/settings.ts';
+import type { ActionSettings } from '../agent-actions/settings.ts';
 import type { ActionFacts } from '../chat/facts.ts';
 import { actionFacts } from '../chat/facts.ts';
-import { CHAT_SEND, installedPlatformSender, queueChatSend } from '../chat/outbox.ts';
+import { CHAT_SEND, installedPlatformSender, queueChatSend, settlePost } from '../chat/outbox.ts';
 import type { ChatPlatform, OwnOutboxRows, RecordedSend } from '../chat/port.ts';
 import { isJsonObject } from '../signed-webhooks/payload.ts';
 import { whatsappInstallationOfOrg } from './installations.ts';
@@ -115,8 +115,8 @@ export async function queueWhatsAppTemplate(
 export const whatsappPlatform: ChatPlatform = {
   ...installedPlatformSender('whatsapp', queueWhatsAppUpdates),
   attempt: null,
-  // A WhatsApp copy is a message, not edited: a decision is a follow-up, queued with the others.
-  decidedBeforePosted: async () => {},
+  // A WhatsApp copy is a message, not edited: a decision taken before it was posted is a follow-up.
+  decidedBeforePosted: async (db, copy) => void (await queueWhatsAppUpdates(db, { orgId: copy.orgId, actionId: copy.actionId })),
 };
 
 // --- one attempt --------------------------------------------------------------------------------
@@ -161,10 +161,15 @@ interface GraphAnswer {
 export type WhatsAppAnswer = AttemptResult & { wamid: string | null; code: number | null };
 
 /** One `POST {base}/{phone_number_id}/messages` with the access token. Never throws. */
-export async function callGraph(phoneNumberId: string, token: string, body: Record<string, unknown>): Promise<WhatsAppAnswer> {
+export async function callGraph(
+  apiBase: string,
+  phoneNumberId: string,
+  token: string,
+  body: Record<string, unknown>,
+): Promise<WhatsAppAnswer> {
   const started = performance.now();
   const done = (partial: Omit<WhatsAppAnswer, 'ms'>): WhatsAppAnswer => ({ ...partial, ms: Math.round(performance.now() - started) });
-  const url = `${actionSettings().whatsappApiBase}/${encodeURIComponent(phoneNumberId)}/messages`;
+  const url = `${apiBase}/${encodeURIComponent(phoneNumberId)}/messages`;
   try {
     const response = await fetch(url, {
       method: 'POST',
@@ -226,8 +231,7 @@ const permanent = (error: string): WhatsAppAnswer => ({
 export type WhatsAppAttempt = WhatsAppAnswer & { template: boolean };
 
 /** Sends one row of the outbox: what came of it (for a post, whether it went as the template). */
-export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAppAttempt> {
-  const settings = actionSettings();
+export async function attemptWhatsApp(pending: WhatsAppPending, settings: ActionSettings): Promise<WhatsAppAttempt> {
   if (!settings.secretKey)
     return { ...permanent('SECRET_KEY is not available: the access token cannot be opened'), final: false, template: false };
   if (!pending.credentials_sealed) return { ...permanent('the WhatsApp installation was removed'), template: false };
@@ -237,7 +241,7 @@ export async function attemptWhatsApp(pending: WhatsAppPending): Promise<WhatsAp
   } catch (error) {
     return { ...permanent(`the access token does not open: ${messageOf(error)}`), template: false };
   }
-  const send = (body: Record<string, unknown>) => callGraph(pending.phone_number_id, token, body);
+  const send = (body: Record<string, unknown>) => callGraph(settings.whatsappApiBase, pending.phone_number_id, token, body);
   const request = pending.request;
   switch (pending.kind) {
     case 'post': {
@@ -287,7 +291,7 @@ async function recordWhatsApp(
   const { answer } = args;
   const row = await settleAttempt<
     typeof CHAT_SEND.payload,
-    { kind: ChatSendKind; notification_id: string | null; action_id: string | null }
+    { kind: ChatSendKind; installation_id: string; notification_id: string | null; action_id: string | null }
   >(db, {
     table: 'chat_sends',
     id: args.sendId,
@@ -296,12 +300,13 @@ async function recordWhatsApp(
     payload: { sendId: args.sendId },
     result: answer,
     now: args.now,
-    columns: sql`, kind, notification_id, action_id`,
+    columns: sql`, kind, installation_id, notification_id, action_id`,
     extra: sql`, request = case when ${answer.template} then request || '{"template": true}'::jsonb else request end`,
   });
   if (!row) return { status: 'delivered', attempts: 0 };
   const copy = row.notification_id;
-  if (copy && row.kind === 'post') await settlePost(db, { ...row, notificationId: copy, error: answer.error, wamid: answer.wamid });
+  if (copy && row.kind === 'post')
+    await settlePost(db, whatsappPlatform, { ...row, notificationId: copy, error: answer.error }, { messageId: answer.wamid });
   if (copy && row.kind === 'update') {
     const status = row.status === 'delivered' ? 'updated' : answer.code === WINDOW_CLOSED ? 'window_closed' : null;
     if (status)
@@ -310,47 +315,6 @@ async function recordWhatsApp(
       );
   }
   return { status: row.status, attempts: row.attempts };
-}
-
-/** A post's outcome on its copy: sent (its wamid kept: replies and statuses name it; the action
- * now waits for a decision, and one taken meanwhile is followed up at once), or failed with the
- * reason (when no copy is left on its way, the action waits in the inbox). */
-async function settlePost(
-  db: Db,
-  row: {
-    org_id: string;
-    action_id: string | null;
-    attempts: number;
-    notificationId: string;
-    status: string;
-    error: string | null;
-    wamid: string | null;
-  },
-) {
-  if (row.status === 'delivered') {
-    await db.execute(sql`
-      update action_notifications set status = 'sent', platform_message_id = ${row.wamid}, platform_status = null, platform_status_at = null, attempts = ${row.attempts}, last_error = null, updated_at = now()
-      where org_id = ${row.org_id} and id = ${row.notificationId}`);
-    if (!row.action_id) return;
-    await db.execute(
-      sql`update agent_actions set status = 'pending_approval', updated_at = now() where org_id = ${row.org_id} and id = ${row.action_id} and status = 'proposed'`,
-    );
-    const [action] = rowsOf<{ status: string }>(
-      await db.execute(sql`select status from agent_actions where org_id = ${row.org_id} and id = ${row.action_id}`),
-    );
-    if (action && !['proposed', 'pending_approval'].includes(action.status))
-      await queueWhatsAppUpdates(db, { orgId: row.org_id, actionId: row.action_id });
-    return;
-  }
-  await db.execute(sql`
-    update action_notifications set status = ${row.status === 'dead' ? 'failed' : 'pending'}, attempts = ${row.attempts}, last_error = ${row.error}, updated_at = now()
-    where org_id = ${row.org_id} and id = ${row.notificationId}`);
-  if (row.status === 'dead' && row.action_id) {
-    await db.execute(sql`
-      update agent_actions a set status = 'pending_approval', updated_at = now()
-      where a.org_id = ${row.org_id} and a.id = ${row.action_id} and a.status = 'proposed'
-        and not exists (select 1 from action_notifications n where n.action_id = a.id and n.status in ('pending', 'sent', 'updated'))`);
-  }
 }
 
 /** WhatsApp's rows of the chat outbox, loaded, sent and recorded here (given to the `chat.send` job

@@ -4,7 +4,8 @@
 // both reasons; once the customer's currency arrives by webhook, replaying the dead events applies them.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { BILLING_JOB_KINDS } from '../../../src/modules/billing/jobs.ts';
-import { DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../../src/settings.ts';
 import { startFakeStripe, stripeAccount } from '../../fakes/billing.ts';
 import {
   BACKENDS,
@@ -26,12 +27,13 @@ import { checkBillingEvent } from '../../../src/modules/billing/payloads.ts';
 const PUBLIC_URL = 'https://rev.example.com';
 const API_KEY = 'rk_test_fake_0123456789';
 
-useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: TEST_SECRET_KEY });
+/** What the billing jobs run with: the SECRET_KEY that opens the connectors' API keys. */
+const settings: Settings = { ...DEFAULT_SETTINGS, actions: { ...DEFAULT_ACTION_SETTINGS, secretKey: TEST_SECRET_KEY } };
 
 /** The job loop until nothing is due an hour from now: the apply job's retries (30 s apart) run
  * until their events are dead. */
 const drainWithRetries = (database: TestDatabase) =>
-  drainJobs(database.db, [...BILLING_JOB_KINDS], { clock: () => Date.now() + 3_600_000 });
+  drainJobs(database.db, [...BILLING_JOB_KINDS], { clock: () => Date.now() + 3_600_000, settings });
 
 for (const backend of BACKENDS) {
   describe(`billing connector status (${backend})`, () => {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText, type Db } from '../../../src/db/client.ts';
 import { localRunner } from '../../../src/db/units-of-work.ts';
-import { DEFAULT_ACTION_SETTINGS, useActionSettings } from '../../../src/modules/agent-actions/settings.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../../src/modules/agent-actions/settings.ts';
 import { BILLING_JOB_KINDS } from '../../../src/modules/billing/jobs.ts';
 import { runBackfill, startSync, syncUnits } from '../../../src/modules/billing/sync.ts';
 import { chargebeeSite, startFakeChargebee, startFakeStripe, stripeAccount } from '../../fakes/billing.ts';
@@ -23,12 +23,14 @@ import {
 import { drainJobs } from '../../helpers/jobs.ts';
 import { consoleSession } from '../../helpers/sessions.ts';
 import { TEST_SECRET_KEY } from '../../helpers/tickets.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../../src/settings.ts';
 
 const PUBLIC_URL = 'https://rev.example.com';
 const API_KEY = 'rk_test_fake_0123456789';
 const DAYS = { from: '2026-01-14', to: '2026-01-16' };
 
-useActionSettings({ ...DEFAULT_ACTION_SETTINGS, secretKey: TEST_SECRET_KEY });
+/** What the billing jobs run with: the SECRET_KEY that opens the connectors' API keys. */
+const jobSettings: Settings = { ...DEFAULT_SETTINGS, actions: { ...DEFAULT_ACTION_SETTINGS, secretKey: TEST_SECRET_KEY } };
 
 const countsOf = async (db: Db, orgId: string) =>
   (
@@ -96,7 +98,7 @@ for (const backend of BACKENDS) {
         const started = await call(app, 'POST', `/api/billing/connectors/${connector.id}/sync`, { headers: admin });
         expect(started.status).toBe(202);
         expect(started.body.data).toMatchObject({ state: 'running', phase: 'customer' });
-        await drainJobs(database.db, [...BILLING_JOB_KINDS]);
+        await drainJobs(database.db, [...BILLING_JOB_KINDS], { settings: jobSettings });
 
         const shown = await call(app, 'GET', `/api/billing/connectors/${connector.id}`, { headers: admin });
         expect(shown.status).toBe(200);
@@ -114,7 +116,7 @@ for (const backend of BACKENDS) {
 
         const again = await call(app, 'POST', `/api/billing/connectors/${connector.id}/sync`, { headers: admin });
         expect(again.status).toBe(202);
-        await drainJobs(database.db, [...BILLING_JOB_KINDS]);
+        await drainJobs(database.db, [...BILLING_JOB_KINDS], { settings: jobSettings });
         const second = (await call(app, 'GET', `/api/billing/connectors/${connector.id}`, { headers: admin })).body.data;
         expect(second.last_sync.report.customers).toEqual({ read: 30, new: 0, unchanged: 30 });
         expect(second.events.applied).toBe(90);
@@ -135,7 +137,7 @@ for (const backend of BACKENDS) {
       const fake = startFakeStripe({ apiKey: API_KEY, ...account, rateLimitOn: new Set([2]), retryAfter: true });
       try {
         const connector = await makeBillingConnector(database.db, { platform: 'stripe', apiKey: API_KEY });
-        const runner = localRunner(database.db, syncUnits);
+        const runner = localRunner(database.db, syncUnits, jobSettings);
         const settings = { stripeApiBase: fake.url, chargebeeApiBase: fake.url, maxRps: 100, pageSize: 10 };
         const { sync } = await database.db.transaction((tx) => startSync(tx as unknown as Db, { connectorId: connector.id }));
         // The process dies after its third page is stored: nothing more reaches the database.
@@ -185,7 +187,7 @@ for (const backend of BACKENDS) {
           [connector.id],
         );
         expect(events).toEqual({ n: 120, objects: 120 });
-        await drainJobs(database.db, [...BILLING_JOB_KINDS]);
+        await drainJobs(database.db, [...BILLING_JOB_KINDS], { settings: jobSettings });
         expect(await countsOf(database.db, connector.orgId)).toEqual({ customers: 40, contracts: 40, invoices: 40 });
       } finally {
         fake.stop();
@@ -197,7 +199,7 @@ for (const backend of BACKENDS) {
       const fake = startFakeChargebee({ apiKey: API_KEY, ...site });
       try {
         const connector = await makeBillingConnector(database.db, { platform: 'chargebee', apiKey: API_KEY });
-        const runner = localRunner(database.db, syncUnits);
+        const runner = localRunner(database.db, syncUnits, jobSettings);
         const { sync } = await database.db.transaction((tx) => startSync(tx as unknown as Db, { connectorId: connector.id }));
         const done = await runBackfill({
           syncId: sync.id,
@@ -206,7 +208,7 @@ for (const backend of BACKENDS) {
           run: (unit, args) => runner.run(unit, args as never) as never,
         });
         expect(done).toMatchObject({ state: 'done', pages: 9, error: null });
-        await drainJobs(database.db, [...BILLING_JOB_KINDS]);
+        await drainJobs(database.db, [...BILLING_JOB_KINDS], { settings: jobSettings });
         expect(await countsOf(database.db, connector.orgId)).toEqual({ customers: 30, contracts: 30, invoices: 30 });
         const [first] = await queryText<{ name: string; amount: string; seats: number; customer: string }>(
           database.db,

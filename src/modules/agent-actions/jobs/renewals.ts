@@ -8,13 +8,14 @@ import { utcToday } from '../../../lib/today.ts';
 import { fireRenewalsDueBatch, fireRenewalsDueInBatches, renewalRuleOrgs, type RenewalCursor } from '../rules.ts';
 import { BatchSize } from '../../../queue/batches.ts';
 import { defineJobKind } from '../../../queue/job-kind.ts';
+import type { Settings } from '../../../settings.ts';
 
 const SIZING = { targetMs: 50, min: 5, max: 500 };
 
 const units = {
   orgs: (db: Db) => renewalRuleOrgs(db),
-  batch: (db: Db, args: { orgId: string; today: string; rule: number; after: RenewalCursor | null; limit: number }) =>
-    fireRenewalsDueBatch(db, args),
+  batch: (db: Db, args: { orgId: string; today: string; rule: number; after: RenewalCursor | null; limit: number }, settings: Settings) =>
+    fireRenewalsDueBatch(db, args, settings.actions),
 };
 
 export const renewalsDueJob = defineJobKind({

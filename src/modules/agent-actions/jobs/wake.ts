@@ -3,4 +3,6 @@
 import { sweepKind } from '../../../queue/batches.ts';
 import { wakeSnoozedActions } from '../service.ts';
 
-export const wakeActionsJob = sweepKind('actions.wake', 'woken', wakeSnoozedActions);
+export const wakeActionsJob = sweepKind('actions.wake', 'woken', (db, now, limit, settings) =>
+  wakeSnoozedActions(db, now, limit, settings.actions),
+);

@@ -18,7 +18,11 @@ export const forecastBacktestJob = defineJobKind({
     const orgId = ctx.job.orgId;
     if (!orgId) throw new PermanentJobError(`${FORECAST_BACKTEST_JOB} needs an organisation`);
     try {
-      const report = await runForecastBacktestWith({ run: ctx.run }, { orgId, id: payload.runId, today: utcToday() });
+      const report = await runForecastBacktestWith(
+        { run: ctx.run },
+        { orgId, id: payload.runId, today: utcToday() },
+        ctx.settings.predictions,
+      );
       return report ? { series: report.series.length } : { skipped: 'no longer open' };
     } catch (error) {
       if (isLastFailure(forecastBacktestJob, ctx.job, error))

@@ -18,7 +18,11 @@ export const backtestJob = defineJobKind({
     const orgId = ctx.job.orgId;
     if (!orgId) throw new PermanentJobError('predictions.backtest needs an organisation');
     try {
-      const report = await runBacktestWith({ run: ctx.run }, { orgId, id: payload.backtestId, today: utcToday() });
+      const report = await runBacktestWith(
+        { run: ctx.run },
+        { orgId, id: payload.backtestId, today: utcToday() },
+        ctx.settings.predictions,
+      );
       return report ? { auc: report.metrics.auc, rows: report.metrics.rows, events: report.metrics.events } : { skipped: 'no longer open' };
     } catch (error) {
       if (isLastFailure(backtestJob, ctx.job, error))

@@ -4,7 +4,6 @@
 // retrain is its own job (a queued one absorbs this one), and each retrain ends in a rescore.
 import { Type as t } from '@sinclair/typebox';
 import { queryText } from '../../../db/client.ts';
-import { predictionSettings } from '../settings.ts';
 import { defineJobKind } from '../../../queue/job-kind.ts';
 import { enqueueJob } from '../../../queue/job-queue.ts';
 import { trainJob } from './train.ts';
@@ -12,10 +11,8 @@ import { trainJob } from './train.ts';
 export const nightlyJob = defineJobKind({
   kind: 'predictions.nightly',
   payload: t.Object({}),
-  // Read when the job loop starts: after the process has its settings.
-  get schedule() {
-    return { dailyAt: predictionSettings().nightlyAt };
-  },
+  // Read when the job loop starts, from the loop's settings.
+  schedule: (settings) => ({ dailyAt: settings.predictions.nightlyAt }),
   retry: { maxAttempts: 3 },
   perform: async (db) => {
     // By organisation, a probe of its customers each: `select distinct org_id from customers` read

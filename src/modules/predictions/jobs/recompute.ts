@@ -8,9 +8,10 @@ import { timed } from '../../../db/units-of-work.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { recomputeInChunks, scoreChunk, type ChunkArgs, type RecomputeScope } from '../service.ts';
 import { defineJobKind, PermanentJobError, type JobContext } from '../../../queue/job-kind.ts';
+import type { Settings } from '../../../settings.ts';
 
 /** The unit both recompute kinds score with. */
-export const recomputeUnits = { 'score-chunk': timed((db: Db, args: ChunkArgs) => scoreChunk(db, args)) };
+export const recomputeUnits = { 'score-chunk': timed((db: Db, args: ChunkArgs, settings: Settings) => scoreChunk(db, args, settings)) };
 
 /** `chunkSize` is for tests and benches (default RECOMPUTE_CHUNK). */
 export const ChunkSize = t.Optional(t.Integer({ minimum: 1, maximum: 100_000 }));

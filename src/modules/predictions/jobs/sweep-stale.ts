@@ -8,11 +8,11 @@
 // customer it wrote (80,000 marks: 430 ms holding the embedded database, every 15 s).
 import { Type as t } from '@sinclair/typebox';
 import { queryText, type Db } from '../../../db/client.ts';
-import { predictionSettings } from '../settings.ts';
 import { BatchSize, inBatches } from '../../../queue/batches.ts';
 import { defineJobKind } from '../../../queue/job-kind.ts';
 import { markDebounced } from '../../../queue/job-queue.ts';
 import { recomputeStaleJob } from './recompute-stale.ts';
+import type { Settings } from '../../../settings.ts';
 
 /** Up to $2 organisations with marks after $1, in order: a skip scan, each step the first
  * organisation after the last one (an index probe), however many marks each has. */
@@ -26,11 +26,11 @@ const ORGS_WITH_MARKS = `
 
 const units = {
   /** Asks for the recompute of up to `limit` organisations with marks after `after`. */
-  ask: async (db: Db, args: { after: string; limit: number }) => {
+  ask: async (db: Db, args: { after: string; limit: number }, settings: Settings) => {
     const orgs = await queryText<{ org_id: string }>(db, ORGS_WITH_MARKS, [args.after, args.limit]);
     let asked = 0;
     for (const { org_id: orgId } of orgs)
-      if ((await markDebounced(db, recomputeStaleJob, 'stale', predictionSettings().debounceSeconds, { orgId })).created) asked++;
+      if ((await markDebounced(db, recomputeStaleJob, 'stale', settings.predictions.debounceSeconds, { orgId })).created) asked++;
     return { organisations: orgs.length, asked, last: orgs.at(-1)?.org_id ?? null };
   },
 };

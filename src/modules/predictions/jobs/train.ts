@@ -9,7 +9,7 @@ import { utcToday } from '../../../lib/today.ts';
 import { retrain, trainingDays } from '../fitting.ts';
 import { gatherHistory, historyUnits } from '../history.ts';
 import { saveRetrain } from '../save-retrain.ts';
-import { predictionSettings, YEAR_HORIZON_DAYS } from '../settings.ts';
+import { type PredictionSettings, YEAR_HORIZON_DAYS } from '../settings.ts';
 import type { ModelKind } from '../training.ts';
 import { defineJobKind, PermanentJobError, type JobContext } from '../../../queue/job-kind.ts';
 import { recomputePredictionsJob } from './recompute.ts';
@@ -37,18 +37,28 @@ export const trainJob = defineJobKind({
     const orgId = ctx.job.orgId;
     if (!orgId) throw new PermanentJobError('predictions.train needs an organisation');
     const today = utcToday();
-    const daily = await retrainAt(ctx, { orgId, today, horizonDays: predictionSettings().horizonDays, jobId: ctx.job.id });
+    const scored = ctx.settings.predictions;
+    const daily = await retrainAt(ctx, { orgId, today, horizonDays: scored.horizonDays, jobId: ctx.job.id }, scored);
     // The CFO forecast's model (churn within a year), kept by the same rules: the tier the history
     // allows, judged out of time, promoted or rejected. It scores no prediction, so no rescore.
-    if (predictionSettings().horizonDays === YEAR_HORIZON_DAYS) return daily;
-    const year = await retrainAt(ctx, { orgId, today, horizonDays: YEAR_HORIZON_DAYS, jobId: `${ctx.job.id}/${YEAR_HORIZON_DAYS}` });
+    if (scored.horizonDays === YEAR_HORIZON_DAYS) return daily;
+    const year = await retrainAt(
+      ctx,
+      { orgId, today, horizonDays: YEAR_HORIZON_DAYS, jobId: `${ctx.job.id}/${YEAR_HORIZON_DAYS}` },
+      scored,
+    );
     return { ...daily, year: { modelId: year.modelId, status: year.status, kind: year.kind } };
   },
 });
 
 /** One horizon's retrain: its history gathered in short units, fitted here, saved in one last unit. */
-async function retrainAt(ctx: JobContext<TrainUnits>, args: { orgId: string; today: string; horizonDays: number; jobId: string }) {
-  const settings = { ...predictionSettings(), horizonDays: args.horizonDays };
+/** `scored`: the settings of the predictions served (their horizon is the one rescored). */
+async function retrainAt(
+  ctx: JobContext<TrainUnits>,
+  args: { orgId: string; today: string; horizonDays: number; jobId: string },
+  scored: PredictionSettings,
+) {
+  const settings = { ...scored, horizonDays: args.horizonDays };
   const { orgId, today } = args;
   // No active model yet: the scorecard is what scores the organisation.
   const incumbent = await ctx.run('predictions.active-model', { orgId, horizonDays: settings.horizonDays });
@@ -70,7 +80,7 @@ async function retrainAt(ctx: JobContext<TrainUnits>, args: { orgId: string; tod
     horizonDays: settings.horizonDays,
     judgedAgainst: incumbent?.id ?? null,
     result,
-    scoresPredictions: args.horizonDays === predictionSettings().horizonDays,
+    scoresPredictions: args.horizonDays === scored.horizonDays,
   });
   return { ...saved, kind: result.candidate.kind, rows: history.rows.length, auc: result.backtest.candidate.auc };
 }

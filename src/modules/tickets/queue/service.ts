@@ -11,6 +11,7 @@ import { isFinal, retryDelaySeconds, type FailedOutcome } from './retry.ts';
 import { storableText } from '../../../db/storable.ts';
 import { markStale } from '../../predictions/stale.ts';
 import { fireTicketSignals } from '../../agent-actions/rules.ts';
+import type { Settings } from '../../../settings.ts';
 
 export interface ClaimedEvent {
   id: string;
@@ -226,6 +227,7 @@ export interface ApplyResult {
 export async function applyOutcomes(
   db: Db,
   args: { owner: string; outcomes: EventOutcome[]; newTicketId: () => string },
+  settings: Settings,
 ): Promise<ApplyResult> {
   const held = await stillHeld(
     db,
@@ -291,10 +293,12 @@ export async function applyOutcomes(
     await markStale(
       db,
       linked.map((t) => ({ orgId: t.org_id, customerId: t.customer_id! })),
+      settings.predictions,
     );
     await fireTicketSignals(
       db,
       linked.map((t) => t.id),
+      settings.actions,
     );
   }
   const idOfKey = new Map<string, string>();

@@ -3,6 +3,7 @@
 import type { Db } from '../../../db/client.ts';
 import type { UnitRegistry } from '../../../db/units-of-work.ts';
 import { newId } from '../../../lib/ids.ts';
+import type { Settings } from '../../../settings.ts';
 import { applyOutcomes, claimEvents, oldestDueWaitMs, recentContacts, releaseAllLeases, type EventOutcome } from './service.ts';
 
 export const ticketUnits = {
@@ -14,9 +15,9 @@ export const ticketUnits = {
   'tickets.recent-contacts': (db: Db, args: { pairs: { orgId: string; email: string }[] }) => recentContacts(db, args.pairs),
   /** Tickets, customer links, risk inputs and the events' new states, in one transaction; `ms`,
    * how long the writes took on the database's side (the ticket loop sizes its batches by it). */
-  'tickets.apply': async (db: Db, args: { owner: string; outcomes: EventOutcome[] }) => {
+  'tickets.apply': async (db: Db, args: { owner: string; outcomes: EventOutcome[] }, settings: Settings) => {
     const started = performance.now();
-    const result = await applyOutcomes(db, { ...args, newTicketId: () => newId('tkt') });
+    const result = await applyOutcomes(db, { ...args, newTicketId: () => newId('tkt') }, settings);
     return { ...result, ms: performance.now() - started };
   },
   /** Embedded database only: leases held at start-up belong to a run that is gone. */
