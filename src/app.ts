@@ -40,7 +40,8 @@ import {
 } from './modules/webhooks/index.ts';
 import { CONNECTOR_ROUTES, connectorsModule } from './modules/tickets/connectors/index.ts';
 import { BILLING_ROUTES, billingModule } from './modules/billing/index.ts';
-import { BILLING_WEBHOOK_ROUTE, billingWebhookModule } from './modules/billing/webhook.ts';
+import { createBillingConnectorLookup, type BillingConnectorLookup } from './modules/billing/connector-lookup.ts';
+import { BILLING_WEBHOOK_ROUTE, billingWebhookModule, createBillingWebhookReceiver } from './modules/billing/webhook.ts';
 import { TICKET_ROUTES, ticketsModule } from './modules/tickets/api/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/tickets/import/index.ts';
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
@@ -59,6 +60,7 @@ import { createConnectorLookup, type ConnectorLookup } from './modules/webhooks/
 import { createEventWriter, type EventWriter } from './modules/tickets/queue/writer.ts';
 import { createListCache, type ListCache } from './lib/list-cache.ts';
 import { type WebhookBudgets, webhookBudgets } from './modules/signed-webhooks/budgets.ts';
+import type { SignedWebhookReceiver } from './modules/signed-webhooks/index.ts';
 
 export interface AppDeps {
   config: Config;
@@ -95,6 +97,8 @@ export interface App {
   declarations: readonly RouteDeclaration[];
   /** Webhook connectors as this process knows them (forget after an admin change). */
   connectors: ConnectorLookup;
+  /** Billing connectors as the billing webhook knows them (forget after an admin change). */
+  billingConnectors: BillingConnectorLookup;
   /** Where inbound ticket events are written (group commit). */
   events: EventWriter;
 }
@@ -133,7 +137,15 @@ const SCOPES = [API_SCOPE, WEBHOOK_SCOPE];
 function createRoutes(
   deps: AppDeps,
   states: RequestStates,
-  shared: { listCache: ListCache; webhooks: WebhookReceiver; metrics: Metrics; connectors: ConnectorLookup; budgets: WebhookBudgets },
+  shared: {
+    listCache: ListCache;
+    webhooks: WebhookReceiver;
+    billingWebhook: SignedWebhookReceiver;
+    metrics: Metrics;
+    connectors: ConnectorLookup;
+    billingConnectors: BillingConnectorLookup;
+    budgets: WebhookBudgets;
+  },
 ) {
   // What the routes read of the settings: the configuration's (SECRET_KEY the one in force).
   const settings = settingsOf(deps.config);
@@ -167,7 +179,15 @@ function createRoutes(
         secretsChanged: shared.connectors.invalidate,
       }),
     )
-    .use(billingModule({ database: deps.database, states, config: deps.config, wakeJobs: deps.wakeJobs }))
+    .use(
+      billingModule({
+        database: deps.database,
+        states,
+        config: deps.config,
+        wakeJobs: deps.wakeJobs,
+        connectorsChanged: shared.billingConnectors.invalidate,
+      }),
+    )
     .use(ticketsModule({ database: deps.database, states }))
     .use(ticketImportModule({ database: deps.database, states, config: deps.config, wakeWorker: deps.wakeWorker }))
     .use(
@@ -212,16 +232,7 @@ function createRoutes(
       }),
     )
     .use(messagingModule({ database: deps.database, states, config: deps.config, budgets: shared.budgets, wakeJobs: deps.wakeJobs }))
-    .use(
-      billingWebhookModule({
-        database: deps.database,
-        states,
-        config: deps.config,
-        budgets: shared.budgets,
-        clock: deps.clock,
-        wakeJobs: deps.wakeJobs,
-      }),
-    );
+    .use(billingWebhookModule(shared.billingWebhook, states));
   const declarations = [...DECLARED_ROUTES];
   const bare = new Set<string>();
   for (const module of deps.modules ?? []) {
@@ -268,8 +279,30 @@ export function createApp(deps: AppDeps): App {
   // Every signed webhook's budgets: its senders' (as each route declares) and refused signatures'.
   const budgets = webhookBudgets(deps.limiter, deps.config);
   const webhooks = createWebhookReceiver({ config: deps.config, budgets, connectors, writer: events, clock: deps.clock });
+  const billingConnectors = createBillingConnectorLookup(deps.database.db, deps.config.secretKey);
+  const billingWebhook = createBillingWebhookReceiver({
+    database: deps.database,
+    config: deps.config,
+    budgets,
+    connectors: billingConnectors,
+    clock: deps.clock,
+    wakeJobs: deps.wakeJobs,
+  });
+  // The webhooks that take bursts of events: straight to their receiver (see handle).
+  const directReceivers = new Map<Rules, SignedWebhookReceiver>([
+    [TICKET_WEBHOOK_ROUTE, webhooks],
+    [BILLING_WEBHOOK_ROUTE, billingWebhook],
+  ]);
   const metrics = deps.metrics ?? createMetrics(deps.database);
-  const { routes, table, declarations } = createRoutes(deps, states, { listCache, webhooks, metrics, connectors, budgets });
+  const { routes, table, declarations } = createRoutes(deps, states, {
+    listCache,
+    webhooks,
+    billingWebhook,
+    metrics,
+    connectors,
+    billingConnectors,
+    budgets,
+  });
   const sessions =
     deps.sessions ??
     createSessionAuthenticator(deps.database.db, (error) => deps.log.warn('session last_seen_at not written', { error: String(error) }));
@@ -344,10 +377,12 @@ export function createApp(deps: AppDeps): App {
       return failed(state, request, error);
     }
     const rules = (state.rules = table.rulesFor(request.method, path));
-    // Every platform's ticket events come here, thousands a second in a burst: straight to the
-    // receiver, which counts the delivery itself (the gate has nothing to do for it).
-    if (rules === TICKET_WEBHOOK_ROUTE && request.method === 'POST') {
-      const received = webhooks.receive(request, state).then(
+    // Every platform's ticket events and every billing system's events come here, thousands a
+    // second in a burst: straight to the receiver, which counts the delivery itself (the gate has
+    // nothing to do for it).
+    const direct = request.method === 'POST' ? directReceivers.get(rules) : undefined;
+    if (direct) {
+      const received = direct.receive(request, state).then(
         (response) => {
           logOnce(state, request, response.status);
           return response;
@@ -371,5 +406,5 @@ export function createApp(deps: AppDeps): App {
     }
   }
 
-  return { handle, routes, declarations, connectors, events };
+  return { handle, routes, declarations, connectors, billingConnectors, events };
 }

@@ -341,6 +341,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
         onAccessChange: () => {
           authenticator.invalidate();
           app.connectors.invalidate();
+          app.billingConnectors.invalidate();
         },
         onJobsQueued: () => supervisor.wakeJobs(),
         turns: turns ?? undefined,

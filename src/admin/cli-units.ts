@@ -210,12 +210,15 @@ export const adminUnits = {
 
 export type AdminUnits = typeof adminUnits;
 
-/** Units that change who may call the API or how much: the server forgets cached keys after them. */
+/** Units that change who may call the API or how much, or a webhook's sender: the server forgets
+ * cached keys and connectors after them. */
 export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set([
   'orgs.update',
   'keys.revoke',
   'connectors.update',
   'connectors.rotate-secret',
+  'billing.add',
+  'billing.remove-named',
 ]);
 
 /** Units that queue jobs: the server's worker looks for them at once. */

@@ -1,8 +1,9 @@
 // A fake Stripe API and a fake Chargebee API for the billing backfill: their list endpoints
-// (customers, subscriptions, invoices; Stripe's retrieve of one too) over objects in the platforms' shapes (made from the fixtures
-// in test/fixtures/billing/), with their paging (Stripe: newest first, `starting_after`; Chargebee:
-// an opaque `next_offset`), their authentication, and a 429 on the requests a test names. Started
-// on port 0 by the tests.
+// (customers, subscriptions, invoices; Stripe's retrieve of one too) over objects in the platforms'
+// shapes (made from the fixtures in test/fixtures/billing/), with their paging (Stripe: newest first,
+// `starting_after`, as the demo's Stripe serves it; Chargebee: an opaque `next_offset`), their
+// authentication, and a 429 on the requests a test names. Started on port 0 by the tests.
+import { stripeAccountApi } from '../../src/modules/demo/stripe-account.ts';
 import { billingFixture } from '../helpers/billing.ts';
 
 type Json = any;
@@ -51,35 +52,17 @@ function serve(options: FakeOptions, handle: (url: URL, request: Request) => Res
   };
 }
 
+/** Stripe's API as the demo serves it (stripeAccountApi), with the fake's 429s and one check more:
+ * a subscriptions list must ask for `status=all` (Stripe leaves canceled ones out otherwise). */
 export function startFakeStripe(options: FakeOptions): FakeBillingApi {
-  const lists: Record<string, Json[]> = {
-    '/v1/customers': options.customers,
-    '/v1/subscriptions': options.subscriptions,
-    '/v1/invoices': options.invoices,
-  };
+  const api = stripeAccountApi(options, options.apiKey);
   const tooMany = () => json(billingFixture('stripe/error.429.json'), 429, options.retryAfter ? { 'retry-after': '0' } : {});
   return serve(
     options,
     (url, request) => {
-      if (request.headers.get('authorization') !== `Bearer ${options.apiKey}`)
-        return json({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }, 401);
-      // Retrieve one object: GET /v1/{customers|subscriptions|invoices}/:id.
-      const one = /^(\/v1\/(?:customers|subscriptions|invoices))\/([^/]+)$/.exec(url.pathname);
-      if (one) {
-        const found = lists[one[1]!]?.find((object) => object.id === decodeURIComponent(one[2]!));
-        return found ? json(found) : json({ error: { type: 'invalid_request_error', message: `No such object: '${one[2]}'` } }, 404);
-      }
-      const all = lists[url.pathname];
-      if (!all) return json({ error: { type: 'invalid_request_error', message: 'Unrecognized request URL' } }, 404);
       if (url.pathname === '/v1/subscriptions' && url.searchParams.get('status') !== 'all')
         return json({ error: { message: 'the backfill must ask for status=all' } }, 400);
-      const limit = Math.min(100, Number(url.searchParams.get('limit') ?? 10));
-      // Newest first, as Stripe lists.
-      const ordered = [...all].reverse();
-      const after = url.searchParams.get('starting_after');
-      const start = after ? ordered.findIndex((o) => o.id === after) + 1 : 0;
-      const data = ordered.slice(start, start + limit);
-      return json({ object: 'list', data, has_more: start + limit < ordered.length, url: url.pathname });
+      return api(request);
     },
     tooMany,
   );

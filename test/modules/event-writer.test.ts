@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText } from '../../src/db/client.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { createEventWriter, OVERLAP_AT, type InboundEvent } from '../../src/modules/tickets/queue/writer.ts';
+import { OVERLAP_AT } from '../../src/db/group-commit.ts';
+import { createEventWriter, type InboundEvent } from '../../src/modules/tickets/queue/writer.ts';
 import { BACKENDS, createOrgWithKey, openTestDatabase, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector } from '../helpers/tickets.ts';
 

@@ -88,6 +88,9 @@ export const billingEvents = pgTable(
     index('billing_events_pending_idx').on(table.connectorId, table.state),
     index('billing_events_customer_idx').on(table.connectorId, table.customerRef),
     index('billing_events_subscription_idx').on(table.connectorId, table.subscriptionRef),
+    // The status's last event (`order by received_at desc, id desc limit 1`) and a backfill's events
+    // (received while it ran): read from the end of the connector's range, not sorted from all of it.
+    index('billing_events_received_idx').on(table.connectorId, table.receivedAt, table.id),
     check('billing_events_state_check', sql`${table.state} in ('pending', 'applied', 'ignored', 'dead')`),
   ],
 );

@@ -220,26 +220,64 @@ export function presentBillingConnector(row: BillingConnector, publicUrl: string
   };
 }
 
+/** The connector's sealed secrets opened (throws when this server's SECRET_KEY cannot open one):
+ * what the webhook's connector cache keeps, so a delivery decrypts nothing. */
+export interface OpenedBillingSecrets {
+  webhookSecret: string | null;
+  previousWebhookSecret: string | null;
+  /** The previous secret did not open: refused only while it is in its grace (as before a cache). */
+  previousUnreadable: boolean;
+  basicAuth: string | null;
+  apiKey: string | null;
+}
+
+export function openBillingSecrets(row: BillingConnector, secretKey: string | null): OpenedBillingSecrets {
+  const open = (sealed: string | null) => {
+    if (sealed === null) return null;
+    if (!secretKey) throw new AppError('not_configured', 'SECRET_KEY is not set on this server: billing secrets cannot be opened');
+    return openSecret(sealed, secretKey, row.id);
+  };
+  let previousWebhookSecret: string | null = null;
+  let previousUnreadable = false;
+  try {
+    previousWebhookSecret = open(row.previousWebhookSecretSealed);
+  } catch {
+    previousUnreadable = true;
+  }
+  return {
+    webhookSecret: open(row.webhookSecretSealed),
+    previousWebhookSecret,
+    previousUnreadable,
+    basicAuth: open(row.basicAuthSealed),
+    apiKey: open(row.apiKeySealed),
+  };
+}
+
+/** The credentials valid at `now`: the previous webhook secret only within its grace. */
+export function billingCredentialsAt(
+  row: BillingConnector,
+  secrets: OpenedBillingSecrets,
+  now: number,
+): OpenedBillingConnector & { apiKey: string | null } {
+  const inGrace = row.previousWebhookSecretSealed !== null && (row.previousSecretExpiresAt?.getTime() ?? 0) > now;
+  if (inGrace && secrets.previousUnreadable)
+    throw new AppError('not_configured', 'the previous webhook secret does not open with this SECRET_KEY');
+  const previousValid = inGrace && secrets.previousWebhookSecret !== null;
+  return {
+    platform: row.platform,
+    webhookSecrets: [secrets.webhookSecret, previousValid ? secrets.previousWebhookSecret : null].filter((s): s is string => s !== null),
+    basicAuth: secrets.basicAuth,
+    apiKey: secrets.apiKey,
+  };
+}
+
 /** The connector's credentials in the clear, for verifying a webhook or calling the platform. */
 export function openBillingConnector(
   row: BillingConnector,
   secretKey: string | null,
   now = Date.now(),
 ): OpenedBillingConnector & { apiKey: string | null } {
-  const open = (sealed: string | null) => {
-    if (sealed === null) return null;
-    if (!secretKey) throw new AppError('not_configured', 'SECRET_KEY is not set on this server: billing secrets cannot be opened');
-    return openSecret(sealed, secretKey, row.id);
-  };
-  const previousValid = row.previousWebhookSecretSealed !== null && (row.previousSecretExpiresAt?.getTime() ?? 0) > now;
-  return {
-    platform: row.platform,
-    webhookSecrets: [open(row.webhookSecretSealed), previousValid ? open(row.previousWebhookSecretSealed) : null].filter(
-      (s): s is string => s !== null,
-    ),
-    basicAuth: open(row.basicAuthSealed),
-    apiKey: open(row.apiKeySealed),
-  };
+  return billingCredentialsAt(row, openBillingSecrets(row, secretKey), now);
 }
 
 /** The connector's events by state, and its last backfill's id. */

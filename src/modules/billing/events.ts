@@ -3,8 +3,7 @@
 // order. Storing is idempotent on the platform's event id, so a redelivery stores nothing; an event
 // of the other mode (live/test) or of a type the sync does not map is stored as `ignored`, so it is
 // acknowledged and never asked for again. `billing.apply` then brings the records up to date.
-import { sql } from 'drizzle-orm';
-import { rowsOf, type Db } from '../../db/client.ts';
+import { queryText, type Db } from '../../db/client.ts';
 import type { BillingConnector, BillingEventState, BillingObjectType, BillingPlatform } from '../../db/schema/index.ts';
 import { randomBase62 } from '../../lib/ids.ts';
 import { sha256Hex } from '../../lib/digest.ts';
@@ -119,41 +118,91 @@ export interface StoredBillingEvent {
   state: BillingEventState;
 }
 
-/** Stores one event for the connector and, when it is new and to be applied, queues `billing.apply`
- * in the same transaction: an event acknowledged is an event that will be applied. */
-export async function storeBillingEvent(
+export interface BillingEventToStore {
+  connector: Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>;
+  body: BillingEventBody;
+  source: 'webhook' | 'sync';
+  /** `body.event` as JSON text, when the caller has it (the webhook's raw body): not written again. */
+  text?: string;
+}
+
+/** One statement for a whole batch: the columns as arrays, unnested into rows; a redelivery (or a
+ * second copy within the batch) is skipped by the connector's event-id constraint. */
+const INSERT_EVENTS = `
+  insert into billing_events (id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
+    occurred_at, object_version, source, body, state, detail)
+  select e.id, e.org_id, e.connector_id, e.event_id, e.type, e.object_type, e.object_id, e.customer_ref, e.subscription_ref,
+    to_timestamp(e.occurred_at::float8), e.object_version::bigint, e.source, e.body::jsonb, e.state, e.detail
+  from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+    as e(id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
+      occurred_at, object_version, source, body, state, detail)
+  on conflict (connector_id, event_id) do nothing
+  returning id`;
+
+/** The stored copies of events whose id was taken. */
+const FIND_STORED = `
+  select e.connector_id, e.event_id, e.id, e.state from billing_events e
+  join unnest($1::text[], $2::text[]) as k(connector_id, event_id) on e.connector_id = k.connector_id and e.event_id = k.event_id`;
+
+/** Stores events (in `db`'s transaction: call it in one) and, for each connector with a new event to
+ * apply, queues `billing.apply` once in the same transaction: an event acknowledged is an event that
+ * will be applied. The webhook's group commit and a backfill's page each store many at once. */
+export async function storeBillingEvents(
   db: Db,
-  args: {
-    connector: Pick<BillingConnector, 'id' | 'orgId' | 'platform' | 'mode'>;
-    body: BillingEventBody;
-    source: 'webhook' | 'sync';
+  events: BillingEventToStore[],
+  options: {
     /** Where Stripe's API is, for the apply job's re-reads of ties. */
     stripeApiBase?: string;
-    /** False: the caller queues `billing.apply` once for many events (a backfill's page). */
-    queueApply?: boolean;
-  },
-): Promise<StoredBillingEvent> {
-  if (args.body.platform !== args.connector.platform)
-    throw new Error(`a ${args.body.platform} event for a ${args.connector.platform} connector`);
-  const event = classifyEvent(args.connector, args.body);
-  const state: BillingEventState = event.ignored ? 'ignored' : 'pending';
-  const id = `bev_${randomBase62(20)}`;
-  const inserted = rowsOf<{ id: string }>(
-    await db.execute(sql`
-      insert into billing_events (id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
-        occurred_at, object_version, source, body, state, detail)
-      values (${id}, ${args.connector.orgId}, ${args.connector.id}, ${event.eventId}, ${event.type}, ${event.objectType}, ${event.objectId},
-        ${event.customerRef}, ${event.subscriptionRef}, to_timestamp(${event.occurredAt}), ${event.objectVersion}, ${args.source},
-        ${JSON.stringify(args.body.event)}::jsonb, ${state}, ${event.ignored})
-      on conflict (connector_id, event_id) do nothing
-      returning id`),
-  );
-  if (inserted[0]) {
-    if (state === 'pending' && args.queueApply !== false) await queueBillingApply(db, args.connector, args.stripeApiBase);
-    return { id, created: true, state };
+  } = {},
+): Promise<StoredBillingEvent[]> {
+  if (events.length === 0) return [];
+  const rows = events.map(({ connector, body, source, text }) => {
+    if (body.platform !== connector.platform) throw new Error(`a ${body.platform} event for a ${connector.platform} connector`);
+    const event = classifyEvent(connector, body);
+    const state: BillingEventState = event.ignored ? 'ignored' : 'pending';
+    return { id: `bev_${randomBase62(20)}`, connector, source, text: text ?? JSON.stringify(body.event), event, state };
+  });
+  const column = (pick: (row: (typeof rows)[number]) => string | null) => rows.map(pick);
+  const inserted = await queryText<{ id: string }>(db, INSERT_EVENTS, [
+    column((r) => r.id),
+    column((r) => r.connector.orgId),
+    column((r) => r.connector.id),
+    column((r) => r.event.eventId),
+    column((r) => r.event.type),
+    column((r) => r.event.objectType),
+    column((r) => r.event.objectId),
+    column((r) => r.event.customerRef),
+    column((r) => r.event.subscriptionRef),
+    column((r) => String(r.event.occurredAt)),
+    column((r) => String(r.event.objectVersion)),
+    column((r) => r.source),
+    column((r) => r.text),
+    column((r) => r.state),
+    column((r) => r.event.ignored),
+  ]);
+  const fresh = new Set(inserted.map((row) => row.id));
+  const repeated = rows.filter((r) => !fresh.has(r.id));
+  const storedBefore = new Map<string, { id: string; state: BillingEventState }>();
+  if (repeated.length > 0) {
+    const found = await queryText<{ connector_id: string; event_id: string; id: string; state: BillingEventState }>(db, FIND_STORED, [
+      repeated.map((r) => r.connector.id),
+      repeated.map((r) => r.event.eventId),
+    ]);
+    for (const row of found) storedBefore.set(`${row.connector_id}\0${row.event_id}`, row);
   }
-  const [existing] = rowsOf<{ id: string; state: BillingEventState }>(
-    await db.execute(sql`select id, state from billing_events where connector_id = ${args.connector.id} and event_id = ${event.eventId}`),
-  );
-  return { id: existing!.id, created: false, state: existing!.state };
+  const toApply = new Map(rows.filter((r) => r.state === 'pending' && fresh.has(r.id)).map((r) => [r.connector.id, r.connector]));
+  for (const connector of toApply.values()) await queueBillingApply(db, connector, options.stripeApiBase);
+  return rows.map((r) => {
+    if (fresh.has(r.id)) return { id: r.id, created: true, state: r.state };
+    const first = storedBefore.get(`${r.connector.id}\0${r.event.eventId}`);
+    if (!first) throw new Error(`billing event ${r.event.eventId} was neither stored nor found stored`);
+    return { id: first.id, created: false, state: first.state };
+  });
+}
+
+/** Stores one event (storeBillingEvents for one). */
+export async function storeBillingEvent(db: Db, args: BillingEventToStore & { stripeApiBase?: string }): Promise<StoredBillingEvent> {
+  const [stored] = await storeBillingEvents(db, [args], { stripeApiBase: args.stripeApiBase });
+  return stored!;
 }

@@ -125,6 +125,8 @@ export function billingModule(deps: {
   config: Config;
   /** After a commit that queued jobs: the job loop looks at once. */
   wakeJobs?: () => void;
+  /** After a change to a connector's secrets, mode or existence: the webhook's cache forgets it. */
+  connectorsChanged?: () => void;
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
@@ -161,6 +163,7 @@ export function billingModule(deps: {
             actor: actorOf(principal),
           }),
         );
+        deps.connectorsChanged?.(); // an id asked for before it existed is remembered as unknown
         set.status = 201;
         return ok(present(row));
       },
@@ -197,6 +200,7 @@ export function billingModule(deps: {
             actor: actorOf(principal),
           });
         });
+        deps.connectorsChanged?.();
         return ok(present(row));
       },
       { body: BillingConnectorPatch, params: BillingConnectorParams, parse: jsonBody(BILLING_ROUTES.change, deps.config) },
@@ -208,6 +212,7 @@ export function billingModule(deps: {
         const row = await inTransaction((tx) =>
           deleteBillingConnector(tx, { connector: params.id, orgId: principal.org.id, actor: actorOf(principal) }),
         );
+        deps.connectorsChanged?.();
         return ok(present(row));
       },
       { params: BillingConnectorParams },

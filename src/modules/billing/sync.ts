@@ -10,7 +10,7 @@ import { billingSyncs, type BillingConnector, type BillingObjectType, type Billi
 import { AppError, notFound } from '../../lib/errors.ts';
 import { randomBase62 } from '../../lib/ids.ts';
 import { openBillingConnector } from './connectors.ts';
-import { storeBillingEvent, syncEventOf } from './events.ts';
+import { storeBillingEvents, syncEventOf } from './events.ts';
 import { chargebeeList, chargebeeObjects, stripeList, stripeObjects } from './payloads.ts';
 import type { JsonObject } from '../signed-webhooks/payload.ts';
 
@@ -93,18 +93,17 @@ export async function storeSyncPage(db: Db, args: PageArgs): Promise<{ stored: n
   );
   if (current?.state !== 'running' || current.phase !== args.fromPhase || current.cursor !== args.fromCursor)
     throw new AppError('conflict', `billing sync ${args.syncId} moved on without this run (another run is doing it)`);
-  let stored = 0;
-  let unchanged = 0;
-  let queued = false;
-  for (const object of args.objects) {
-    const livemode = typeof object.livemode === 'boolean' ? object.livemode : connector.mode === 'live';
-    const body = syncEventOf(connector.platform, args.objectType, object, args.readAt, livemode);
-    // One apply queued for the page (by its first event to apply), not a deduplicated one per object.
-    const result = await storeBillingEvent(db, { connector, body, source: 'sync', stripeApiBase: args.stripeApiBase, queueApply: !queued });
-    if (result.created) stored++;
-    else unchanged++;
-    if (result.created && result.state === 'pending') queued = true;
-  }
+  // The page in one statement, with one apply queued for it.
+  const results = await storeBillingEvents(
+    db,
+    args.objects.map((object) => {
+      const livemode = typeof object.livemode === 'boolean' ? object.livemode : connector.mode === 'live';
+      return { connector, body: syncEventOf(connector.platform, args.objectType, object, args.readAt, livemode), source: 'sync' as const };
+    }),
+    { stripeApiBase: args.stripeApiBase },
+  );
+  const stored = results.filter((r) => r.created).length;
+  const unchanged = results.length - stored;
   const key = `${args.objectType}s`;
   const [sync] = await db
     .update(billingSyncs)

@@ -2,21 +2,21 @@
 // Stripe or Chargebee events, on the shared signed-webhook path. The connector named in the query is
 // counted at once on its own budget; the body is read within the webhook limit, proved by the
 // connector's scheme (signatures.ts), checked against its platform's schema of its kind
-// (payloads.ts), stored once with its `billing.apply` job, and answered 200 at once.
-import { eq } from 'drizzle-orm';
+// (payloads.ts), stored once with its `billing.apply` job, and answered 200 once committed.
 import { t } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/client.ts';
-import { billingConnectors, type BillingConnector } from '../../db/schema/index.ts';
+import { createGroupCommit } from '../../db/group-commit.ts';
 import { transaction } from '../../db/transaction.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseJsonBody } from '../../lib/json.ts';
 import type { RouteDeclaration } from '../../lib/routes.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
 import type { WebhookBudgets } from '../signed-webhooks/budgets.ts';
-import { signedWebhook, signedWebhookModule } from '../signed-webhooks/index.ts';
-import { openBillingConnector } from './connectors.ts';
-import { storeBillingEvent } from './events.ts';
+import { type SignedWebhookReceiver, signedWebhook, signedWebhookModule } from '../signed-webhooks/index.ts';
+import type { BillingConnectorLookup, BillingSender } from './connector-lookup.ts';
+import { billingCredentialsAt } from './connectors.ts';
+import { type BillingEventToStore, type StoredBillingEvent, storeBillingEvents } from './events.ts';
 import { checkBillingEvent, type BillingEventBody } from './payloads.ts';
 import { billingVerifier } from './signatures.ts';
 
@@ -47,40 +47,62 @@ export const BILLING_WEBHOOK_ROUTE = {
 
 export interface BillingWebhookDeps {
   database: Database;
-  states: RequestStates;
   config: Pick<
     Config,
     'billingToleranceS' | 'stripeApiBase' | 'secretKey' | 'publicUrl' | 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'
   >;
   budgets: WebhookBudgets;
+  /** The connectors as this process knows them (kept two seconds; cleared on a change here). */
+  connectors: BillingConnectorLookup;
   clock?: () => number;
   /** After a commit that queued the apply job: the job loop looks at once. */
   wakeJobs?: () => void;
 }
 
-export function billingWebhookModule(deps: BillingWebhookDeps) {
+/** A proven, checked event, with its body's text as received (stored as it came). */
+interface BillingDelivery {
+  body: BillingEventBody;
+  text: string;
+}
+
+const fatalUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The receiver of the billing webhook (app.ts hands it a POST directly, as it does the ticket
+ * webhook's): the connector from the cache, its events stored by group commit (db/group-commit.ts),
+ * so a burst costs a few transactions rather than one per delivery. */
+export function createBillingWebhookReceiver(deps: BillingWebhookDeps): SignedWebhookReceiver {
   const { db } = deps.database;
   const clock = deps.clock ?? Date.now;
   const verifier = billingVerifier({ toleranceSeconds: deps.config.billingToleranceS, clock });
+  const writer = createGroupCommit<BillingEventToStore, StoredBillingEvent>({
+    writeBatch: (events) => transaction(db, (tx) => storeBillingEvents(tx, events, { stripeApiBase: deps.config.stripeApiBase })),
+    onCommitted: (stored) => {
+      if (stored.some((s) => s.created && s.state === 'pending')) deps.wakeJobs?.();
+    },
+    sizeOf: (event) => event.text?.length ?? 0,
+    parallel: deps.database.kind === 'postgres' ? 2 : 1,
+  });
 
-  const receiver = signedWebhook<BillingConnector, BillingEventBody>(
+  return signedWebhook<BillingSender, BillingDelivery>(
     {
       route: BILLING_WEBHOOK_ROUTE,
       async identify(request) {
         const connectorId = new URL(request.url).searchParams.get('connectorId');
         if (!connectorId) return new AppError('bad_request', 'Query parameter "connectorId" is required');
-        const [connector] =
-          connectorId.length <= 100 ? await db.select().from(billingConnectors).where(eq(billingConnectors.id, connectorId)) : [];
+        const found = connectorId.length <= 100 ? deps.connectors.find(connectorId) : null;
+        const connector = found instanceof Promise ? await found : found;
         return connector ?? new AppError('not_found', `Billing connector ${connectorId.slice(0, 100)} not found`);
       },
       verify(delivery, connector, now) {
         if (!connector) return { ok: false, reason: 'no connector' };
-        let opened: ReturnType<typeof openBillingConnector>;
+        // A secret this server cannot open refuses everything (never accepts unproven events).
+        const unreadable = { ok: false, reason: 'the connector secret cannot be read by this server' } as const;
+        if (!connector.secrets) return unreadable;
+        let opened: ReturnType<typeof billingCredentialsAt>;
         try {
-          opened = openBillingConnector(connector, deps.config.secretKey, now);
+          opened = billingCredentialsAt(connector.row, connector.secrets, now);
         } catch {
-          // A secret this server cannot open refuses everything (never accepts unproven events).
-          return { ok: false, reason: 'the connector secret cannot be read by this server' };
+          return unreadable;
         }
         return verifier.verify(delivery, delivery.rawBody, opened);
       },
@@ -89,18 +111,15 @@ export function billingWebhookModule(deps: BillingWebhookDeps) {
         if (!connector) throw new Error('the billing webhook parses only deliveries of a known connector');
         let text: string;
         try {
-          text = new TextDecoder('utf-8', { fatal: true }).decode(delivery.rawBody);
+          text = fatalUtf8.decode(delivery.rawBody);
         } catch {
           throw new AppError('malformed_json', 'Request body is not valid UTF-8 JSON');
         }
-        return checkBillingEvent(connector.platform, parseJsonBody(text));
+        return { body: checkBillingEvent(connector.row.platform, parseJsonBody(text)), text };
       },
-      async handle(body, { identified: connector }) {
+      async handle({ body, text }, { identified: connector }) {
         if (!connector) throw new Error('the billing webhook stores only deliveries of a known connector');
-        const stored = await transaction(db, (tx) =>
-          storeBillingEvent(tx, { connector, body, source: 'webhook', stripeApiBase: deps.config.stripeApiBase }),
-        );
-        if (stored.created && stored.state === 'pending') deps.wakeJobs?.();
+        const stored = await writer.write({ connector: connector.row, body, source: 'webhook', text });
         const status = !stored.created ? 'duplicate' : stored.state === 'ignored' ? 'ignored' : 'received';
         return { body: JSON.stringify({ ok: true, status, event_id: body.event.id }) };
       },
@@ -109,5 +128,9 @@ export function billingWebhookModule(deps: BillingWebhookDeps) {
     },
     { budgets: deps.budgets, config: deps.config, clock },
   );
-  return signedWebhookModule('revintel/billing-webhook', receiver, deps.states);
 }
+
+/** The route, for the route table (a GET is told 405, not 404); the server hands a POST straight to
+ * the receiver (app.ts). */
+export const billingWebhookModule = (receiver: SignedWebhookReceiver, states: RequestStates) =>
+  signedWebhookModule('revintel/billing-webhook', receiver, states);

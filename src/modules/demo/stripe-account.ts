@@ -2,7 +2,8 @@
 // Stripe API serving it from this process (on 127.0.0.1, never the network), so the demo's records
 // arrive through the real backfill and apply code instead of generated rows. The objects carry the
 // fields the sync reads, in the shapes of Stripe's API (2025-03-31 and later: periods on items,
-// the invoice's subscription under `parent`); list endpoints page newest first with `starting_after`.
+// the invoice's subscription under `parent`); list endpoints page newest first with `starting_after`
+// (the tests' fake Stripe serves its accounts with the same function).
 import { seededRandom } from './generate.ts';
 
 const DAY = 86_400;
@@ -158,30 +159,49 @@ export interface ServedStripe {
   stop(): void;
 }
 
-/** Stripe's list endpoints over `account` for `apiKey`, on 127.0.0.1 and a free port. */
-export function serveStripeAccount(account: StripeAccount, apiKey: string): ServedStripe {
-  const lists: Record<string, StripeObject[]> = {
-    '/v1/customers': [...account.customers].reverse(),
-    '/v1/subscriptions': [...account.subscriptions].reverse(),
-    '/v1/invoices': [...account.invoices].reverse(),
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+/**
+ * Stripe's API over `account` for `apiKey`, as far as the backfill and the apply job read it: the
+ * list endpoints (newest first, `limit` up to 100, `starting_after` an object id) and the retrieve of
+ * one object, behind Bearer authentication. The objects are read as they are at each request (a test
+ * may change one), but the accounts are fixed: the order is indexed once (a 100,000-customer account
+ * pages without a scan per page).
+ */
+export function stripeAccountApi(account: StripeAccount, apiKey: string): (request: Request) => Response {
+  const lists: Record<string, { ordered: StripeObject[]; position: Map<unknown, number> }> = {};
+  for (const [path, objects] of [
+    ['/v1/customers', account.customers],
+    ['/v1/subscriptions', account.subscriptions],
+    ['/v1/invoices', account.invoices],
+  ] as const) {
+    const ordered = [...objects].reverse();
+    lists[path] = { ordered, position: new Map(ordered.map((object, index) => [object.id, index])) };
+  }
+  return (request) => {
+    const url = new URL(request.url);
+    if (request.headers.get('authorization') !== `Bearer ${apiKey}`)
+      return json({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }, 401);
+    // Retrieve one object: GET /v1/{customers|subscriptions|invoices}/:id.
+    const one = /^(\/v1\/(?:customers|subscriptions|invoices))\/([^/]+)$/.exec(url.pathname);
+    if (one) {
+      const list = lists[one[1]!]!;
+      const found = list.ordered[list.position.get(decodeURIComponent(one[2]!)) ?? -1];
+      return found ? json(found) : json({ error: { type: 'invalid_request_error', message: `No such object: '${one[2]}'` } }, 404);
+    }
+    const list = lists[url.pathname];
+    if (!list) return json({ error: { type: 'invalid_request_error', message: 'Unrecognized request URL' } }, 404);
+    const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 10)));
+    const after = url.searchParams.get('starting_after');
+    const start = after ? (list.position.get(after) ?? -1) + 1 : 0;
+    const data = list.ordered.slice(start, start + limit);
+    return json({ object: 'list', data, has_more: start + limit < list.ordered.length, url: url.pathname });
   };
-  const json = (body: unknown, status = 200) =>
-    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    fetch(request) {
-      const url = new URL(request.url);
-      if (request.headers.get('authorization') !== `Bearer ${apiKey}`)
-        return json({ error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }, 401);
-      const ordered = lists[url.pathname];
-      if (!ordered) return json({ error: { type: 'invalid_request_error', message: 'Unrecognized request URL' } }, 404);
-      const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 10)));
-      const after = url.searchParams.get('starting_after');
-      const start = after ? ordered.findIndex((object) => object.id === after) + 1 : 0;
-      const data = ordered.slice(start, start + limit);
-      return json({ object: 'list', data, has_more: start + limit < ordered.length, url: url.pathname });
-    },
-  });
+}
+
+/** `stripeAccountApi` on 127.0.0.1 and a free port. */
+export function serveStripeAccount(account: StripeAccount, apiKey: string): ServedStripe {
+  const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: stripeAccountApi(account, apiKey) });
   return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
 }

@@ -1,10 +1,12 @@
-// The connector a webhook names, with its secrets opened, kept for a moment: a platform posting
-// thousands of events a minute costs one query every two seconds, not one per event. A rotation or
-// a change reaches every instance within that time (at once on the instance that made it).
+// The ticket connector a webhook names, with its secrets opened, kept for a moment (lib/ttl-cache.ts):
+// a platform posting thousands of events a minute costs one query every two seconds, not one per
+// event. A rotation or a change reaches every instance within that time (at once on the instance
+// that made it).
 import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import type { Logger } from '../../lib/log.ts';
 import { openSecret } from '../../lib/secret-box.ts';
+import { createTtlCache, SENDER_CACHE } from '../../lib/ttl-cache.ts';
 import type { Platform } from '../tickets/platforms.ts';
 
 export interface WebhookConnector {
@@ -26,10 +28,6 @@ export interface ConnectorLookup {
   invalidate(): void;
 }
 
-const TTL_MS = 2_000;
-/** Unknown ids are remembered too (a flood of made-up ids costs no more queries), within bounds. */
-const MAX_ENTRIES = 10_000;
-
 interface Row {
   id: string;
   org_id: string;
@@ -42,8 +40,6 @@ interface Row {
 }
 
 export function createConnectorLookup(db: Db, secretKey: string | null, log: Logger): ConnectorLookup {
-  const cache = new Map<string, { at: number; value: Promise<WebhookConnector | null> | WebhookConnector | null }>();
-
   const open = (row: Row): WebhookConnector => {
     const sealed = [row.secret_sealed, row.previous_valid ? row.previous_secret_sealed : null].filter((s): s is string => s !== null);
     const secrets: string[] = [];
@@ -72,25 +68,6 @@ export function createConnectorLookup(db: Db, secretKey: string | null, log: Log
     return row ? open(row) : null;
   };
 
-  return {
-    find(id) {
-      const now = Date.now();
-      const hit = cache.get(id);
-      if (hit && now - hit.at < TTL_MS) return hit.value;
-      if (cache.size >= MAX_ENTRIES) cache.clear();
-      const pending = load(id).then(
-        (value) => {
-          if (cache.get(id)?.value === pending) cache.set(id, { at: now, value });
-          return value;
-        },
-        (error) => {
-          cache.delete(id); // a failed query is not remembered
-          throw error;
-        },
-      );
-      cache.set(id, { at: now, value: pending });
-      return pending;
-    },
-    invalidate: () => cache.clear(),
-  };
+  const cache = createTtlCache(load, SENDER_CACHE);
+  return { find: cache.get, invalidate: cache.clear };
 }

@@ -2,14 +2,25 @@
 // signed with the connector's secret (or, during a rotation, the previous one) is stored once and
 // answered 200; an expired, v0-only or altered signature and Chargebee's wrong credentials are a 401
 // with nothing stored; a redelivery, an other-mode event and an unmapped type are acknowledged
-// without anything to apply; a payload off its platform's schema is a 400 naming the field.
+// without anything to apply; a payload off its platform's schema is a 400 naming the field. A burst
+// is stored by group commit, and a change made through the API reaches the connector cache at once.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { queryText, type Db } from '../../../src/db/client.ts';
 import type { BillingConnector } from '../../../src/db/schema/index.ts';
 import { sealSecret } from '../../../src/lib/secret-box.ts';
 import { updateBillingConnector } from '../../../src/modules/billing/connectors.ts';
 import { stripeSignature } from '../../../src/modules/billing/signatures.ts';
-import { BACKENDS, buildApp, call, openTestDatabase, TEST_DATABASE_URL, testConfig, type TestDatabase } from '../../helpers/harness.ts';
+import {
+  BACKENDS,
+  buildApp,
+  call,
+  createOrgWithKey,
+  openTestDatabase,
+  TEST_DATABASE_URL,
+  testConfig,
+  type TestDatabase,
+} from '../../helpers/harness.ts';
+import { consoleSession } from '../../helpers/sessions.ts';
 import { BILLING_WEBHOOK_SECRET, billingFixture, makeBillingConnector } from '../../helpers/billing.ts';
 import { TEST_SECRET_KEY } from '../../helpers/tickets.ts';
 
@@ -182,6 +193,45 @@ for (const backend of BACKENDS) {
       expect(answer.status).toBe(400);
       expect(answer.body.error).toContain('"items.data"');
       expect(await stored(connector)).toEqual([]);
+    });
+
+    test('a burst of deliveries goes in a few transactions (group commit): each new event stored once, each redelivery answered "duplicate", one apply job', async () => {
+      const connector = await makeBillingConnector(database.db, { platform: 'stripe' });
+      const bodies = Array.from({ length: 60 }, () => stripeEvent('stripe/customer.subscription.created.json'));
+      // The first 20 again, within the same burst.
+      const answers = await Promise.all([...bodies, ...bodies.slice(0, 20)].map((body) => signedPost(connector, body)));
+      expect(answers.map((a) => a.status)).toEqual(Array(80).fill(200));
+      const statuses = answers.map((a) => a.body.status as string);
+      expect(statuses.filter((s) => s === 'received')).toHaveLength(60);
+      expect(statuses.filter((s) => s === 'duplicate')).toHaveLength(20);
+      const rows = await stored(connector);
+      expect(rows.map((r) => r.event_id).sort()).toEqual(bodies.map((b) => JSON.parse(b).id).sort());
+      // Events one transaction stored share received_at (its start): one per delivery without it.
+      const [transactions] = await queryText<{ n: number }>(
+        database.db,
+        'select count(distinct received_at)::int as n from billing_events where connector_id = $1',
+        [connector.id],
+      );
+      expect(transactions!.n).toBeLessThan(20);
+      expect(await applyJobs(connector)).toBe(1);
+    });
+
+    test('a webhook secret rotated through the API with no grace refuses the old one at the next delivery (the connector cache forgets)', async () => {
+      const owner = await createOrgWithKey(database);
+      const connector = await makeBillingConnector(database.db, { platform: 'stripe', orgId: owner.org.id });
+      expect((await signedPost(connector, stripeEvent('stripe/customer.created.json'))).status).toBe(200);
+      const admin = (await consoleSession(app, database, owner.org.id, 'admin')).headers;
+      const changed = await call(app, 'PATCH', `/api/billing/connectors/${connector.id}`, {
+        headers: admin,
+        body: { webhook_secret: NEW_SECRET, grace_seconds: 0 },
+      });
+      expect(changed.status).toBe(200);
+      expect((await signedPost(connector, stripeEvent('stripe/customer.created.json'))).status).toBe(401);
+      expect((await signedPost(connector, stripeEvent('stripe/customer.created.json'), NEW_SECRET)).status).toBe(200);
+      expect(await stored(connector)).toHaveLength(2);
+      const removed = await call(app, 'DELETE', `/api/billing/connectors/${connector.id}`, { headers: admin });
+      expect(removed.status).toBe(200);
+      expect((await signedPost(connector, stripeEvent('stripe/customer.created.json'), NEW_SECRET)).status).toBe(404);
     });
 
     test('a connector nobody has is a 404', async () => {

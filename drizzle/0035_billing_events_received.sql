@@ -1,0 +1,1 @@
+CREATE INDEX "billing_events_received_idx" ON "billing_events" USING btree ("connector_id","received_at","id");
