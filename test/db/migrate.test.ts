@@ -4,12 +4,12 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import postgres from 'postgres';
 import { connectPostgres, type Database, type Db } from '../../src/db/client.ts';
 import { isMigrated, knownMigrations, migrationsFolder, runMigrations } from '../../src/db/migrate.ts';
+import { emptyPglite } from '../helpers/empty-pglite.ts';
 import { BACKENDS, openTestDatabase, TEST_DATABASE_URL, tempDir } from '../helpers/harness.ts';
 
 const dirs: string[] = [];
@@ -34,7 +34,7 @@ async function behindDatabase(
   count: number,
 ): Promise<{ database: Database; url: string | null; dispose(): Promise<void> }> {
   if (backend === 'embedded') {
-    const pglite = await PGlite.create();
+    const { pglite, dispose } = await emptyPglite();
     await migratePglite(drizzlePglite(pglite), { migrationsFolder: firstMigrations(count) });
     const db = drizzlePglite(pglite) as unknown as Db;
     const database: Database = {
@@ -44,9 +44,9 @@ async function behindDatabase(
       pglite,
       ping: async () => {},
       failure: () => null,
-      close: () => pglite.close(),
+      close: dispose,
     };
-    return { database, url: null, dispose: () => pglite.close() };
+    return { database, url: null, dispose };
   }
   const name = `test_migrate_${process.pid}_${Date.now()}`;
   const admin = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });

@@ -4,13 +4,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { migrationsFolder } from '../../src/db/migrate.ts';
+import { emptyPglite } from '../helpers/empty-pglite.ts';
 import { BACKENDS, TEST_DATABASE_URL, tempDir } from '../helpers/harness.ts';
 
 /** The migrations folder as it was before the point-in-time migration. */
@@ -36,12 +36,12 @@ interface Fresh {
 
 async function freshDatabase(backend: string): Promise<Fresh> {
   if (backend === 'embedded') {
-    const pglite = await PGlite.create();
+    const { pglite, dispose } = await emptyPglite();
     return {
       run: async <T>(text: string) => (await pglite.query<T>(text)).rows,
       exec: async (text) => void (await pglite.exec(text)),
       migrate: (folder) => migratePglite(drizzlePglite(pglite), { migrationsFolder: folder }),
-      close: () => pglite.close(),
+      close: dispose,
     };
   }
   const name = `test_pit_backfill_${process.pid}_${Date.now()}`;

@@ -56,12 +56,17 @@ async function crashAndRecover(setup: Setup) {
 
   server = await startServe(setup.env, { cwd: setup.cwd });
   servers.push(server);
-  // Every acknowledged event is done after the restart.
-  const done = await waitFor(async () => {
-    const rows = await events(setup, connector);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    return [...acked.values()].every((id) => byId.get(id)?.status === 'done') ? rows : null;
-  }, 60_000);
+  // Every acknowledged event is done after the restart. (Polled every half second: each look is a
+  // CLI process, and back to back they took the CPU the server under test needed to get there.)
+  const done = await waitFor(
+    async () => {
+      const rows = await events(setup, connector);
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return [...acked.values()].every((id) => byId.get(id)?.status === 'done') ? rows : null;
+    },
+    60_000,
+    500,
+  );
   const byId = new Map(done.map((r) => [r.id, r]));
   for (const [ticketId, eventId] of acked) {
     const event = byId.get(eventId)!;
@@ -100,10 +105,14 @@ describe('a burst of ticket webhooks with the server killed by SIGKILL', () => {
       const { connector } = await makeConnector(setup);
       const acked = await burst([a.url, b.url], connector, 0, 1000, 32);
       expect(acked.size).toBe(1000);
-      const rows = await waitFor(async () => {
-        const listed = await events(setup, connector);
-        return listed.length === 1000 && listed.every((r) => r.status === 'done') ? listed : null;
-      }, 60_000);
+      const rows = await waitFor(
+        async () => {
+          const listed = await events(setup, connector);
+          return listed.length === 1000 && listed.every((r) => r.status === 'done') ? listed : null;
+        },
+        60_000,
+        500,
+      );
       // Claimed once each: no event was processed by both servers.
       expect(rows.filter((r) => r.attempts !== 1)).toEqual([]);
       const ticketIds = rows.flatMap((r) => r.ticket_ids ?? []);

@@ -65,6 +65,13 @@ async function killMidTraining(setup: Setup) {
 
   server = await startServe(setup.env, { cwd: setup.cwd });
   servers.push(server);
+  // The retrain's model is watched through the API (a request), not the CLI: every `jobs show` is a
+  // new process, taking CPU from the server it waits for; the job's state is read once it is there.
+  const jobModels = async () =>
+    ((await api(server, key, '/api/cfo/models?limit=100')).body.data as { status: string; metrics: { job_id?: string } }[]).filter(
+      (m) => m.metrics.job_id === jobId,
+    );
+  await waitFor(async () => (await jobModels()).length > 0, 120_000, 250);
   const done = await waitFor(
     async () => {
       const shown = await job(setup, jobId);
@@ -74,9 +81,7 @@ async function killMidTraining(setup: Setup) {
     500,
   );
   expect(done.attempts).toBe(2);
-  const models = await api(server, key, '/api/cfo/models?limit=100');
-  const fromJob = (models.body.data as { status: string; metrics: { job_id?: string } }[]).filter((m) => m.metrics.job_id === jobId);
-  expect(fromJob.map((m) => m.status)).toEqual(['active']);
+  expect((await jobModels()).map((m) => m.status)).toEqual(['active']);
   // A backtest from the command line while the server runs (embedded: its fitting thread runs it;
   // one snapshot day is enough to see it go through).
   const report = await runCli(['backtest', '--org', name, '--method', 'cross_validation', '--json'], setup.env, { cwd: setup.cwd });
