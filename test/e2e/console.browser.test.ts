@@ -2,7 +2,8 @@
 // in-process on a free port, with the demo organisation's data: the first sign-in from a one-time
 // link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
 // and a signed ticket seen among its deliveries, actions approved, rejected and snoozed in the inbox,
-// a customer's drivers in plain words with points, a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
+// a customer's drivers in plain words with points, a key with an expiry, a failed backtest on the CFO page, the
+// CFO page's cohorts heat map, a member without Settings → API and one
 // made admin, a billing connector added in Settings → Billing and synced from a fake Stripe with a
 // dead event replayed, a cross-origin form post refused, and sign-out ending the session. Screenshots of
 // every page at 1280 and 375 px go to test-output/screenshots/.
@@ -17,6 +18,8 @@ import { utcToday } from '../../src/lib/today.ts';
 import { transaction } from '../../src/db/transaction.ts';
 import { applyPendingEvents } from '../../src/modules/billing/apply.ts';
 import { startFakeStripe, stripeAccount, type FakeBillingApi } from '../fakes/billing.ts';
+import type { Static } from '@sinclair/typebox';
+import type { Cohorts as CohortsModel } from '../../src/modules/cfo-history/model.ts';
 import {
   BROWSER_REQUIRED,
   CHROMIUM,
@@ -68,6 +71,14 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     });
     expect(response.status).toBeLessThan(300);
     return ((await response.json()) as { data: T }).data;
+  };
+  /** Waits for what the page shows to come true, polling (a render follows an event in a frame). */
+  const waitUntil = async (what: string, check: () => Promise<boolean>, ms = 15_000) => {
+    const deadline = Date.now() + ms;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+      await Bun.sleep(100);
+    }
   };
   /** A new action waiting for approval, proposed over the API with the demo key for the first
    * customer without an open one of its type (the API would answer that one instead). */
@@ -410,6 +421,57 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('cell', { name: adminEmail, exact: true }).waitFor();
     await screenshots(page, 'users');
+  });
+
+  test("the CFO page shows cohorts as a heat map per currency whose cells are the API's retention, net ARR or customers kept; at 375 px the table says how many columns are out of sight, at 1280 px it fits (screenshots at 1280 and 375 px)", async () => {
+    const { page } = admin;
+    const answer = await asDemo<Static<typeof CohortsModel>>('/api/cfo/cohorts');
+    // The longest-followed cohort that lost a customer (its cells are not all 100 %), else the longest.
+    const longest = [...answer.cohorts].sort((a, b) => b.ages.length - a.ages.length);
+    const cohort = longest.find((c) => c.ages.some((a) => a.logo_retention < 1)) ?? longest[0];
+    if (!cohort) throw new Error('the demo has no cohort in the last twelve months');
+    const percent = (ratio: number) => `${Math.round(ratio * 100)} %`;
+    await page.goto(`${app.url}/cfo`);
+    const table = page.getByTestId(`cohorts-${cohort.currency}`);
+    const row = table.locator(`tr[data-month="${cohort.month}"]`);
+    await row.waitFor();
+    expect(await table.locator('tbody tr').count()).toBe(answer.cohorts.filter((c) => c.currency === cohort.currency).length);
+    // Customers, the ARR at start, then a cell per month since the first (empty past this month).
+    const cells = row.locator('td');
+    expect(await cells.nth(0).textContent()).toBe(String(cohort.customers));
+    const width = (await table.locator('thead th').count()) - 3;
+    const shown = async () => (await cells.allTextContents()).slice(2);
+    const expected = (metric: 'net_arr_retention' | 'logo_retention') => [
+      ...cohort.ages.map((a) => percent(a[metric])),
+      ...Array.from({ length: width - cohort.ages.length }, () => ''),
+    ];
+    // The shade repeats the figure: under 50 %, 50–70, 70–85, 85–95, 95–105, and 105 % and over.
+    const shade = (ratio: number) => `heat-${[0.5, 0.7, 0.85, 0.95, 1.05, Number.POSITIVE_INFINITY].findIndex((below) => ratio < below)}`;
+    const shades = async () =>
+      (await cells.evaluateAll((tds) => tds.map((td) => (td as unknown as { className: string }).className))).slice(
+        2,
+        2 + cohort.ages.length,
+      );
+    expect(await shown()).toEqual(expected('net_arr_retention'));
+    expect(await shades()).toEqual(cohort.ages.map((a) => `num ${shade(a.net_arr_retention)}`));
+    expect(cohort.ages[0]!.net_arr_retention).toBe(1);
+    await page.getByLabel('Show', { exact: true }).selectOption('logo_retention');
+    await waitUntil(
+      'the cells show customers kept',
+      async () => JSON.stringify(await shown()) === JSON.stringify(expected('logo_retention')),
+    );
+    expect(await shades()).toEqual(cohort.ages.map((a) => `num ${shade(a.logo_retention)}`));
+    const region = page.getByRole('region', { name: `Cohorts in ${cohort.currency}` });
+    expect(await region.getAttribute('aria-describedby')).toBeNull(); // fits at 1280 px: no hint
+    await page.setViewportSize({ width: 375, height: 812 });
+    try {
+      await waitUntil('the cohort table says it scrolls', async () => (await region.getAttribute('aria-describedby')) !== null);
+      const hint = page.locator(`#${await region.getAttribute('aria-describedby')}`);
+      expect(await hint.textContent()).toMatch(/^\d+ more columns?: scroll the table sideways →$/);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    await screenshots(page, 'cfo-cohorts');
   });
 
   test("a customer's page shows its drivers as groups in plain words with points (not logits), none at the reference customer's values; the CFO table names the main drivers", async () => {

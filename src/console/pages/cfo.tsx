@@ -1,4 +1,4 @@
-// CFO: the ARR history and retention, the forecast with its bands, ARR at risk by band and currency
+// CFO: the ARR history and retention, cohorts, the forecast with its bands, ARR at risk by band and currency
 // (the predictions' summary), the renewals of the next 90 days against their churn risk, and the
 // latest backtest's AUC and calibration plot.
 import { useMemo } from 'preact/hooks';
@@ -10,6 +10,7 @@ import { points, Renewal, visibleDrivers } from './customers.tsx';
 import { againstScorecard, explainWarning, interval } from '../../modules/predictions/backtest-words.ts';
 import type { Backtest, Prediction, PredictionSummary } from '../models.ts';
 import { ArrHistorySection, ForecastSection } from './cfo-forecast.tsx';
+import { CohortsSection } from './cfo-cohorts.tsx';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
 
@@ -280,6 +281,8 @@ export function CfoPage() {
       <PageTitle>CFO</PageTitle>
       <h2>ARR history and retention</h2>
       <ArrHistorySection />
+      <h2>Cohorts</h2>
+      <CohortsSection />
       <h2>Forecast of today's book</h2>
       <ForecastSection />
       <h2>ARR at risk by band and currency</h2>
