@@ -3,7 +3,7 @@
 // link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
 // and a signed ticket seen among its deliveries, actions approved, rejected and snoozed in the inbox,
 // a customer's drivers in plain words with points, a key with an expiry, a failed backtest on the CFO page, the
-// CFO page's cohorts heat map, a member without Settings → API and one
+// CFO page's cohorts heat map and its reporting-currency switch (a missing rate named), a member without Settings → API and one
 // made admin, a billing connector added in Settings → Billing and synced from a fake Stripe with a
 // dead event replayed, a cross-origin form post refused, and sign-out ending the session. Screenshots of
 // every page at 1280 and 375 px go to test-output/screenshots/.
@@ -19,7 +19,7 @@ import { transaction } from '../../src/db/transaction.ts';
 import { applyPendingEvents } from '../../src/modules/billing/apply.ts';
 import { startFakeStripe, stripeAccount, type FakeBillingApi } from '../fakes/billing.ts';
 import type { Static } from '@sinclair/typebox';
-import type { Cohorts as CohortsModel } from '../../src/modules/cfo-history/model.ts';
+import type { ArrHistory as ArrHistoryModel, Cohorts as CohortsModel } from '../../src/modules/cfo-history/model.ts';
 import {
   BROWSER_REQUIRED,
   CHROMIUM,
@@ -472,6 +472,79 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
       await page.setViewportSize({ width: 1280, height: 800 });
     }
     await screenshots(page, 'cfo-cohorts');
+  });
+
+  test('with a reporting currency and its rates, the CFO page offers a switch: the history and forecast in that currency, a month without a rate named (that answer stays per currency), the choice kept on reload (screenshots at 1280 and 375 px)', async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/cfo`, { waitUntil: 'networkidle' });
+    const historyCharts = page.getByRole('img', { name: /^ARR movements by month in / });
+    await historyCharts.first().waitFor();
+    const switchGroup = page.getByRole('group', { name: 'Show the figures' });
+    expect(await switchGroup.count()).toBe(0); // no reporting currency: no switch
+    const history = await asDemo<Static<typeof ArrHistoryModel>>('/api/cfo/arr');
+    const currencies = history.series.map((s) => s.currency);
+    expect(currencies.length).toBeGreaterThan(1);
+    const reporting = currencies.includes('EUR') ? 'EUR' : currencies[0]!;
+    const others = currencies.filter((c) => c !== reporting);
+    const months = history.series[0]!.months.map((m) => m.month);
+    const gap = { currency: others[0]!, month: months[3]! };
+    const rate = (currency: string) => (currency === 'USD' ? '0.9234' : '1.1712');
+    const put = (path: string, body: unknown) => asDemo(path, { method: 'PUT', body: JSON.stringify(body) });
+    await put('/api/cfo/reporting-currency', { reporting_currency: reporting });
+    try {
+      await put('/api/cfo/fx-rates', {
+        rates: others.flatMap((currency) =>
+          months
+            .filter((month) => !(currency === gap.currency && month === gap.month))
+            .map((month) => ({ month, currency, rate: rate(currency) })),
+        ),
+      });
+      await page.reload();
+      const inReporting = page.getByLabel(`In ${reporting}, the reporting currency`);
+      await inReporting.check();
+      expect(new URL(page.url()).searchParams.get('currency')).toBe('reporting');
+      // The history lacks one month's rate: it says which, and stays per currency; the forecast
+      // needs only this month's rates, so it is converted (and says its bands are not backtested so).
+      const missing = page.getByTestId('missing-rates');
+      await missing.first().waitFor();
+      expect(await missing.count()).toBe(1);
+      const gapLabel = await page.evaluate(
+        (month) =>
+          new Intl.DateTimeFormat(undefined, { month: 'short', year: 'numeric', timeZone: 'UTC' }).format(
+            new Date(`${month}-01T00:00:00Z`),
+          ),
+        gap.month,
+      );
+      expect(await missing.textContent()).toStartWith(
+        `Not converted to ${reporting}: rates are missing for ${gap.currency}: ${gapLabel}. The figures stay in each currency`,
+      );
+      expect(await historyCharts.count()).toBe(currencies.length);
+      const forecasts = page.getByRole('img', { name: /^Forecast of today's [A-Z]{3} book/ });
+      await waitUntil('one forecast, in the reporting currency', async () => (await forecasts.count()) === 1);
+      expect(await forecasts.getAttribute('aria-label')).toStartWith(`Forecast of today's ${reporting} book`);
+      await page.getByText(`the bands of the book converted to ${reporting} are not backtested`, { exact: false }).waitFor();
+      // The rate set: after a reload (the choice kept) the history is one series in the reporting currency.
+      await put('/api/cfo/fx-rates', { rates: [{ month: gap.month, currency: gap.currency, rate: rate(gap.currency) }] });
+      await page.reload();
+      await waitUntil('one history chart', async () => (await historyCharts.count()) === 1 && (await missing.count()) === 0);
+      expect(await inReporting.isChecked()).toBe(true);
+      expect(await historyCharts.getAttribute('aria-label')).toStartWith(`ARR movements by month in ${reporting}`);
+      const converted = await asDemo<Static<typeof ArrHistoryModel>>('/api/cfo/arr?currency=reporting');
+      expect(converted.converted).toBe(true);
+      const close = converted.series[0]!.months.at(-1)!.end_arr;
+      const arrNow = page
+        .locator('section.panel', { has: page.locator(`#history-${reporting}`) })
+        .locator('dd.big')
+        .first();
+      expect((await arrNow.textContent())!.replace(/\D/g, '')).toBe(String(Math.round(close / 100)));
+      await screenshots(page, 'cfo-reporting');
+      // Back to each currency: the address forgets the choice.
+      await page.getByLabel('In each currency').check();
+      await waitUntil('a history chart per currency', async () => (await historyCharts.count()) === currencies.length);
+      expect(new URL(page.url()).searchParams.get('currency')).toBeNull();
+    } finally {
+      await put('/api/cfo/reporting-currency', { reporting_currency: null });
+    }
   });
 
   test("a customer's page shows its drivers as groups in plain words with points (not logits), none at the reference customer's values; the CFO table names the main drivers", async () => {

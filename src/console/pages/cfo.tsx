@@ -11,6 +11,7 @@ import { againstScorecard, explainWarning, interval } from '../../modules/predic
 import type { Backtest, Prediction, PredictionSummary } from '../models.ts';
 import { ArrHistorySection, ForecastSection } from './cfo-forecast.tsx';
 import { CohortsSection } from './cfo-cohorts.tsx';
+import { CurrencySwitch, useCurrencyMode } from './cfo-currency.tsx';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
 
@@ -256,6 +257,7 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
 }
 
 export function CfoPage() {
+  const currency = useCurrencyMode();
   const summary = useLoad(
     () =>
       api<Prediction[]>('GET', '/api/cfo/predictions?limit=1').then((r) => ({
@@ -279,12 +281,13 @@ export function CfoPage() {
   return (
     <section>
       <PageTitle>CFO</PageTitle>
+      <CurrencySwitch fx={currency.fx} mode={currency.mode} onChoose={currency.choose} />
       <h2>ARR history and retention</h2>
-      <ArrHistorySection />
+      {currency.mode === null ? <Spinner /> : <ArrHistorySection mode={currency.mode} />}
       <h2>Cohorts</h2>
       <CohortsSection />
       <h2>Forecast of today's book</h2>
-      <ForecastSection />
+      {currency.mode === null ? <Spinner /> : <ForecastSection mode={currency.mode} />}
       <h2>ARR at risk by band and currency</h2>
       <Loading state={summary}>
         {({ summary: rows, model }) => (
