@@ -16,7 +16,7 @@ import type {
 } from '../modules/predictions/model.ts';
 import type { AucFigures } from '../modules/predictions/backtest-words.ts';
 import type { InvitedUser, UserView } from '../modules/users/model.ts';
-import type { ArrHistory as ArrHistoryModel } from '../modules/cfo-history/model.ts';
+import type { ArrHistory as ArrHistoryModel, Cohorts as CohortsModel, FxRates as FxRatesModel } from '../modules/cfo-history/model.ts';
 import type {
   Forecast as ForecastModel,
   ForecastBacktest as ForecastBacktestModel,
@@ -58,6 +58,10 @@ export type Connector = Static<typeof ConnectorView>;
 export type TicketEvent = Static<typeof TicketEventModel>;
 
 export type ArrHistory = Static<typeof ArrHistoryModel>;
+/** GET /api/cfo/cohorts */
+export type Cohorts = Static<typeof CohortsModel>;
+/** GET /api/cfo/fx-rates: the reporting currency and the monthly rates. */
+export type FxRates = Static<typeof FxRatesModel>;
 export type Forecast = Static<typeof ForecastModel>;
 export type ForecastBacktest = Static<typeof ForecastBacktestModel>;
 export type BillingConnector = Static<typeof BillingConnectorView>;

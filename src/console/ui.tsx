@@ -1,8 +1,9 @@
-// Small pieces every page uses: loading and error states, a confirm dialog, a copy button, and
-// formatters that show money in its currency and times in the viewer's time zone.
-import type { ComponentChildren } from 'preact';
+// Small pieces every page uses: loading and error states, a confirm dialog, a copy button, a
+// labelled field, a value to copy, a table of webhook events with replay, and formatters that show
+// money in its currency and times in the viewer's time zone.
+import type { ComponentChildren, InputHTMLAttributes } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { errorMessage } from './api.ts';
+import { api, errorMessage } from './api.ts';
 
 export interface Loaded<T> {
   data: T | null;
@@ -231,6 +232,172 @@ export function TableScroll({ label, children }: { label: string; children: Comp
       >
         {children}
       </div>
+    </>
+  );
+}
+
+/** A label and its input (and a help line the input is described by), as siblings: the caller
+ * wraps them in a `<div>` where its form lays fields out side by side. */
+export function Field({
+  id,
+  label,
+  value,
+  onValue,
+  help,
+  ...input
+}: Omit<InputHTMLAttributes<HTMLInputElement>, 'id' | 'value' | 'onInput' | 'label'> & {
+  id: string;
+  label: ComponentChildren;
+  value: string;
+  onValue: (value: string) => void;
+  help?: ComponentChildren;
+}) {
+  const helpId = help ? `${id}-help` : undefined;
+  return (
+    <>
+      <label for={id}>{label}</label>
+      <input {...input} id={id} value={value} aria-describedby={helpId} onInput={(e) => onValue(e.currentTarget.value)} />
+      {help ? (
+        <p class="muted" id={helpId}>
+          {help}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+/** A read-only value to copy, such as a webhook URL to paste into a platform. */
+export function CopyField({
+  id,
+  label,
+  value,
+  testId,
+  copyLabel,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  testId: string;
+  copyLabel: string;
+}) {
+  return (
+    <>
+      <label for={id}>{label}</label>
+      <div class="secret">
+        <input id={id} readOnly value={value} data-testid={testId} />
+        <CopyButton text={value} label={copyLabel} />
+      </div>
+    </>
+  );
+}
+
+/** A secret the server shows this once, with its copy button (and whatever else goes beside it). */
+export function ShownOnce({
+  value,
+  testId,
+  id,
+  copyLabel,
+  children,
+}: {
+  value: string;
+  testId: string;
+  id?: string;
+  copyLabel: string;
+  children?: ComponentChildren;
+}) {
+  return (
+    <div class="secret">
+      <code id={id} data-testid={testId}>
+        {value}
+      </code>
+      <CopyButton text={value} label={copyLabel} />
+      {children}
+    </div>
+  );
+}
+
+export interface EventColumn<E> {
+  header: string;
+  cell: (event: E) => ComponentChildren;
+}
+
+/** Webhook events (ticket deliveries, billing events): when each was received, the page's own
+ * columns, its last error, and Replay where `replay.when` allows; a failed replay shows the API's
+ * message above the table, and the list is reloaded either way. */
+export function EventsTable<E extends { id: string; received_at: string }>({
+  label,
+  caption,
+  testId,
+  events,
+  columns,
+  lastError,
+  replay,
+}: {
+  label: string;
+  caption: ComponentChildren;
+  testId: string;
+  events: E[];
+  /** The columns between "Received" and "Last error". */
+  columns: EventColumn<E>[];
+  lastError: (event: E) => string | null | undefined;
+  replay: { label: (event: E) => string; path: (event: E) => string; when?: (event: E) => boolean; done: () => void };
+}) {
+  const [replayError, setReplayError] = useState<string | null>(null);
+  return (
+    <>
+      <ErrorBox message={replayError} />
+      <TableScroll label={label}>
+        <table data-testid={testId}>
+          <caption class="sr-only">{caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Received</th>
+              {columns.map((column) => (
+                <th scope="col" key={column.header}>
+                  {column.header}
+                </th>
+              ))}
+              <th scope="col">Last error</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.map((event) => (
+              <tr key={event.id}>
+                <td>
+                  <Time iso={event.received_at} />
+                </td>
+                {columns.map((column) => (
+                  <td key={column.header}>{column.cell(event)}</td>
+                ))}
+                <td>{lastError(event) ?? '—'}</td>
+                <td>
+                  {replay.when && !replay.when(event) ? null : (
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-label={replay.label(event)}
+                      onClick={async () => {
+                        setReplayError(null);
+                        try {
+                          await api('POST', replay.path(event));
+                        } catch (e) {
+                          setReplayError(errorMessage(e));
+                        }
+                        replay.done();
+                      }}
+                    >
+                      Replay
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
     </>
   );
 }

@@ -2,7 +2,8 @@
 // in-process on a free port, with the demo organisation's data: the first sign-in from a one-time
 // link, keys made and revoked in the page and used with fetch, a connector's secret set in the page
 // and a signed ticket seen among its deliveries, actions approved, rejected and snoozed in the inbox,
-// a customer's drivers in plain words with points, a key with an expiry, a failed backtest on the CFO page, a member without Settings → API and one
+// a customer's drivers in plain words with points, a key with an expiry, a failed backtest on the CFO page, the
+// CFO page's cohorts heat map and its reporting-currency switch (a missing rate named), a member without Settings → API and one
 // made admin, a billing connector added in Settings → Billing and synced from a fake Stripe with a
 // dead event replayed, a cross-origin form post refused, and sign-out ending the session. Screenshots of
 // every page at 1280 and 375 px go to test-output/screenshots/.
@@ -17,6 +18,8 @@ import { utcToday } from '../../src/lib/today.ts';
 import { transaction } from '../../src/db/transaction.ts';
 import { applyPendingEvents } from '../../src/modules/billing/apply.ts';
 import { startFakeStripe, stripeAccount, type FakeBillingApi } from '../fakes/billing.ts';
+import type { Static } from '@sinclair/typebox';
+import type { ArrHistory as ArrHistoryModel, Cohorts as CohortsModel } from '../../src/modules/cfo-history/model.ts';
 import {
   BROWSER_REQUIRED,
   CHROMIUM,
@@ -69,6 +72,14 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     });
     expect(response.status).toBeLessThan(300);
     return ((await response.json()) as { data: T }).data;
+  };
+  /** Waits for what the page shows to come true, polling (a render follows an event in a frame). */
+  const waitUntil = async (what: string, check: () => Promise<boolean>, ms = 15_000) => {
+    const deadline = Date.now() + ms;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+      await Bun.sleep(100);
+    }
   };
   /** A new action waiting for approval, proposed over the API with the demo key for the first
    * customer without an open one of its type (the API would answer that one instead). */
@@ -415,6 +426,131 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('cell', { name: adminEmail, exact: true }).waitFor();
     await screenshots(page, 'users');
+    // Its own deadline: the forecast backtest above may take 120 s on a loaded machine.
+  }, 180_000);
+
+  test("the CFO page shows cohorts as a heat map per currency whose cells are the API's retention, net ARR or customers kept; at 375 px the table says how many columns are out of sight, at 1280 px it fits (screenshots at 1280 and 375 px)", async () => {
+    const { page } = admin;
+    const answer = await asDemo<Static<typeof CohortsModel>>('/api/cfo/cohorts');
+    // The longest-followed cohort that lost a customer (its cells are not all 100 %), else the longest.
+    const longest = [...answer.cohorts].sort((a, b) => b.ages.length - a.ages.length);
+    const cohort = longest.find((c) => c.ages.some((a) => a.logo_retention < 1)) ?? longest[0];
+    if (!cohort) throw new Error('the demo has no cohort in the last twelve months');
+    const percent = (ratio: number) => `${Math.round(ratio * 100)} %`;
+    await page.goto(`${app.url}/cfo`);
+    const table = page.getByTestId(`cohorts-${cohort.currency}`);
+    const row = table.locator(`tr[data-month="${cohort.month}"]`);
+    await row.waitFor();
+    expect(await table.locator('tbody tr').count()).toBe(answer.cohorts.filter((c) => c.currency === cohort.currency).length);
+    // Customers, the ARR at start, then a cell per month since the first (empty past this month).
+    const cells = row.locator('td');
+    expect(await cells.nth(0).textContent()).toBe(String(cohort.customers));
+    const width = (await table.locator('thead th').count()) - 3;
+    const shown = async () => (await cells.allTextContents()).slice(2);
+    const expected = (metric: 'net_arr_retention' | 'logo_retention') => [
+      ...cohort.ages.map((a) => percent(a[metric])),
+      ...Array.from({ length: width - cohort.ages.length }, () => ''),
+    ];
+    // The shade repeats the figure: under 50 %, 50–70, 70–85, 85–95, 95–105, and 105 % and over.
+    const shade = (ratio: number) => `heat-${[0.5, 0.7, 0.85, 0.95, 1.05, Number.POSITIVE_INFINITY].findIndex((below) => ratio < below)}`;
+    const shades = async () =>
+      (await cells.evaluateAll((tds) => tds.map((td) => (td as unknown as { className: string }).className))).slice(
+        2,
+        2 + cohort.ages.length,
+      );
+    expect(await shown()).toEqual(expected('net_arr_retention'));
+    expect(await shades()).toEqual(cohort.ages.map((a) => `num ${shade(a.net_arr_retention)}`));
+    expect(cohort.ages[0]!.net_arr_retention).toBe(1);
+    await page.getByLabel('Show', { exact: true }).selectOption('logo_retention');
+    await waitUntil(
+      'the cells show customers kept',
+      async () => JSON.stringify(await shown()) === JSON.stringify(expected('logo_retention')),
+    );
+    expect(await shades()).toEqual(cohort.ages.map((a) => `num ${shade(a.logo_retention)}`));
+    const region = page.getByRole('region', { name: `Cohorts in ${cohort.currency}` });
+    expect(await region.getAttribute('aria-describedby')).toBeNull(); // fits at 1280 px: no hint
+    await page.setViewportSize({ width: 375, height: 812 });
+    try {
+      await waitUntil('the cohort table says it scrolls', async () => (await region.getAttribute('aria-describedby')) !== null);
+      const hint = page.locator(`#${await region.getAttribute('aria-describedby')}`);
+      expect(await hint.textContent()).toMatch(/^\d+ more columns?: scroll the table sideways →$/);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    await screenshots(page, 'cfo-cohorts');
+  });
+
+  test('with a reporting currency and its rates, the CFO page offers a switch: the history and forecast in that currency, a month without a rate named (that answer stays per currency), the choice kept on reload (screenshots at 1280 and 375 px)', async () => {
+    const { page } = admin;
+    await page.goto(`${app.url}/cfo`, { waitUntil: 'networkidle' });
+    const historyCharts = page.getByRole('img', { name: /^ARR movements by month in / });
+    await historyCharts.first().waitFor();
+    const switchGroup = page.getByRole('group', { name: 'Show the figures' });
+    expect(await switchGroup.count()).toBe(0); // no reporting currency: no switch
+    const history = await asDemo<Static<typeof ArrHistoryModel>>('/api/cfo/arr');
+    const currencies = history.series.map((s) => s.currency);
+    expect(currencies.length).toBeGreaterThan(1);
+    const reporting = currencies.includes('EUR') ? 'EUR' : currencies[0]!;
+    const others = currencies.filter((c) => c !== reporting);
+    const months = history.series[0]!.months.map((m) => m.month);
+    const gap = { currency: others[0]!, month: months[3]! };
+    const rate = (currency: string) => (currency === 'USD' ? '0.9234' : '1.1712');
+    const put = (path: string, body: unknown) => asDemo(path, { method: 'PUT', body: JSON.stringify(body) });
+    await put('/api/cfo/reporting-currency', { reporting_currency: reporting });
+    try {
+      await put('/api/cfo/fx-rates', {
+        rates: others.flatMap((currency) =>
+          months
+            .filter((month) => !(currency === gap.currency && month === gap.month))
+            .map((month) => ({ month, currency, rate: rate(currency) })),
+        ),
+      });
+      await page.reload();
+      const inReporting = page.getByLabel(`In ${reporting}, the reporting currency`);
+      await inReporting.check();
+      expect(new URL(page.url()).searchParams.get('currency')).toBe('reporting');
+      // The history lacks one month's rate: it says which, and stays per currency; the forecast
+      // needs only this month's rates, so it is converted (and says its bands are not backtested so).
+      const missing = page.getByTestId('missing-rates');
+      await missing.first().waitFor();
+      expect(await missing.count()).toBe(1);
+      const gapLabel = await page.evaluate(
+        (month) =>
+          new Intl.DateTimeFormat(undefined, { month: 'short', year: 'numeric', timeZone: 'UTC' }).format(
+            new Date(`${month}-01T00:00:00Z`),
+          ),
+        gap.month,
+      );
+      expect(await missing.textContent()).toStartWith(
+        `Not converted to ${reporting}: rates are missing for ${gap.currency}: ${gapLabel}. The figures stay in each currency`,
+      );
+      expect(await historyCharts.count()).toBe(currencies.length);
+      const forecasts = page.getByRole('img', { name: /^Forecast of today's [A-Z]{3} book/ });
+      await waitUntil('one forecast, in the reporting currency', async () => (await forecasts.count()) === 1);
+      expect(await forecasts.getAttribute('aria-label')).toStartWith(`Forecast of today's ${reporting} book`);
+      await page.getByText(`the bands of the book converted to ${reporting} are not backtested`, { exact: false }).waitFor();
+      // The rate set: after a reload (the choice kept) the history is one series in the reporting currency.
+      await put('/api/cfo/fx-rates', { rates: [{ month: gap.month, currency: gap.currency, rate: rate(gap.currency) }] });
+      await page.reload();
+      await waitUntil('one history chart', async () => (await historyCharts.count()) === 1 && (await missing.count()) === 0);
+      expect(await inReporting.isChecked()).toBe(true);
+      expect(await historyCharts.getAttribute('aria-label')).toStartWith(`ARR movements by month in ${reporting}`);
+      const converted = await asDemo<Static<typeof ArrHistoryModel>>('/api/cfo/arr?currency=reporting');
+      expect(converted.converted).toBe(true);
+      const close = converted.series[0]!.months.at(-1)!.end_arr;
+      const arrNow = page
+        .locator('section.panel', { has: page.locator(`#history-${reporting}`) })
+        .locator('dd.big')
+        .first();
+      expect((await arrNow.textContent())!.replace(/\D/g, '')).toBe(String(Math.round(close / 100)));
+      await screenshots(page, 'cfo-reporting');
+      // Back to each currency: the address forgets the choice.
+      await page.getByLabel('In each currency').check();
+      await waitUntil('a history chart per currency', async () => (await historyCharts.count()) === currencies.length);
+      expect(new URL(page.url()).searchParams.get('currency')).toBeNull();
+    } finally {
+      await put('/api/cfo/reporting-currency', { reporting_currency: null });
+    }
   });
 
   test("a customer's page shows its drivers as groups in plain words with points (not logits), none at the reference customer's values; the CFO table names the main drivers", async () => {

@@ -4,10 +4,23 @@
 // each connector's status: events by state, the lag, the last backfill's outcome, a sync started
 // from here, and dead events replayed.
 import { useState } from 'preact/hooks';
-import { api, errorMessage } from '../api.ts';
+import { api } from '../api.ts';
 import type { BillingConnector, BillingStatus } from '../models.ts';
 import { isAdmin, useSession } from '../session.ts';
-import { CopyButton, Empty, ErrorBox, Loading, PageTitle, TableScroll, Time, useLoad, useSubmit } from '../ui.tsx';
+import {
+  CopyField,
+  Empty,
+  ErrorBox,
+  type EventColumn,
+  EventsTable,
+  Field,
+  Loading,
+  PageTitle,
+  TableScroll,
+  Time,
+  useLoad,
+  useSubmit,
+} from '../ui.tsx';
 
 /** The URL to paste into the platform: the server's own when it has no PUBLIC_URL. */
 const absolute = (url: string) => new URL(url, location.origin).href;
@@ -53,30 +66,27 @@ function AddForm({ onAdded }: { onAdded: () => void }) {
           </select>
         </div>
         <div>
-          <label for="billing-name">Connector name</label>
-          <input
+          <Field
             id="billing-name"
+            label="Connector name"
             required
             maxLength={200}
             value={name}
-            onInput={(e) => setName(e.currentTarget.value)}
+            onValue={setName}
             placeholder={stripe ? 'e.g. Stripe' : 'e.g. Chargebee acme'}
           />
         </div>
         {stripe ? null : (
           <div>
-            <label for="billing-site">Chargebee site</label>
-            <input
+            <Field
               id="billing-site"
+              label="Chargebee site"
               required
               pattern="[a-z0-9][a-z0-9\-]{0,62}"
               value={site}
-              aria-describedby="billing-site-help"
-              onInput={(e) => setSite(e.currentTarget.value)}
+              onValue={setSite}
+              help="acme of acme.chargebee.com"
             />
-            <p class="muted" id="billing-site-help">
-              acme of acme.chargebee.com
-            </p>
           </div>
         )}
       </div>
@@ -85,50 +95,44 @@ function AddForm({ onAdded }: { onAdded: () => void }) {
         {stripe ? 'Test mode: take test-mode events and ignore live ones' : 'A test site'}
       </label>
       {stripe ? (
-        <>
-          <label for="billing-webhook-secret">Webhook signing secret (whsec_…, from the endpoint in Stripe)</label>
-          <input
-            id="billing-webhook-secret"
-            type="password"
-            autocomplete="off"
-            minLength={8}
-            value={webhookSecret}
-            onInput={(e) => setWebhookSecret(e.currentTarget.value)}
-          />
-        </>
+        <Field
+          id="billing-webhook-secret"
+          label="Webhook signing secret (whsec_…, from the endpoint in Stripe)"
+          type="password"
+          autocomplete="off"
+          minLength={8}
+          value={webhookSecret}
+          onValue={setWebhookSecret}
+        />
       ) : (
         <div class="inline-form">
           <div>
-            <label for="billing-basic-user">Webhook user</label>
-            <input id="billing-basic-user" required autocomplete="off" value={user} onInput={(e) => setUser(e.currentTarget.value)} />
+            <Field id="billing-basic-user" label="Webhook user" required autocomplete="off" value={user} onValue={setUser} />
           </div>
           <div>
-            <label for="billing-basic-password">Webhook password</label>
-            <input
+            <Field
               id="billing-basic-password"
+              label="Webhook password"
               type="password"
               required
               minLength={8}
               autocomplete="new-password"
               value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
+              onValue={setPassword}
             />
           </div>
         </div>
       )}
-      <label for="billing-api-key">{stripe ? 'API key (a restricted rk_… key with read access will do)' : 'API key (read-only)'}</label>
-      <input
+      <Field
         id="billing-api-key"
+        label={stripe ? 'API key (a restricted rk_… key with read access will do)' : 'API key (read-only)'}
         type="password"
         autocomplete="off"
         minLength={8}
         value={apiKey}
-        aria-describedby="billing-api-key-help"
-        onInput={(e) => setApiKey(e.currentTarget.value)}
+        onValue={setApiKey}
+        help="The backfill reads what the account already holds with it. Secrets are sealed on the server and never shown again."
       />
-      <p class="muted" id="billing-api-key-help">
-        The backfill reads what the account already holds with it. Secrets are sealed on the server and never shown again.
-      </p>
       <div>
         <button type="submit" disabled={submit.busy}>
           {submit.busy ? 'Adding…' : 'Add connector'}
@@ -175,6 +179,12 @@ function lag(seconds: number): string {
   return `${Math.round(seconds / 3600)} h`;
 }
 
+const DEAD_COLUMNS: EventColumn<BillingStatus['dead'][number]>[] = [
+  { header: 'Event', cell: (event) => event.type },
+  { header: 'Object', cell: (event) => event.object_id ?? '—' },
+  { header: 'Attempts', cell: (event) => event.attempts },
+];
+
 function Status({ connector }: { connector: BillingConnector }) {
   const id = connector.id;
   const status = useLoad(
@@ -183,7 +193,6 @@ function Status({ connector }: { connector: BillingConnector }) {
   );
   const sync = useSubmit();
   const [note, setNote] = useState<string | null>(null);
-  const [replayError, setReplayError] = useState<string | null>(null);
   return (
     <div class="stack" data-testid={`billing-status-${id}`}>
       <div class="inline-form">
@@ -309,61 +318,22 @@ function Status({ connector }: { connector: BillingConnector }) {
               <Empty>No sync yet.</Empty>
             )}
             <h4>Dead events</h4>
-            <ErrorBox message={replayError} />
             {s.dead.length === 0 ? (
               <Empty>No dead events.</Empty>
             ) : (
-              <TableScroll label="Dead events table">
-                <table data-testid={`billing-dead-${id}`}>
-                  <caption class="sr-only">Dead events of {connector.name}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Received</th>
-                      <th scope="col">Event</th>
-                      <th scope="col">Object</th>
-                      <th scope="col">Attempts</th>
-                      <th scope="col">Last error</th>
-                      <th scope="col">
-                        <span class="sr-only">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {s.dead.map((event) => (
-                      <tr key={event.id}>
-                        <td>
-                          <Time iso={event.received_at} />
-                        </td>
-                        <td>{event.type}</td>
-                        <td>{event.object_id ?? '—'}</td>
-                        <td>{event.attempts}</td>
-                        <td>{event.detail ?? '—'}</td>
-                        <td>
-                          <button
-                            type="button"
-                            class="secondary"
-                            aria-label={`Replay event ${event.id}`}
-                            onClick={async () => {
-                              setReplayError(null);
-                              try {
-                                await api(
-                                  'POST',
-                                  `/api/billing/connectors/${encodeURIComponent(id)}/events/${encodeURIComponent(event.id)}/replay`,
-                                );
-                              } catch (e) {
-                                setReplayError(errorMessage(e));
-                              }
-                              status.reload();
-                            }}
-                          >
-                            Replay
-                          </button>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableScroll>
+              <EventsTable
+                label="Dead events table"
+                caption={`Dead events of ${connector.name}`}
+                testId={`billing-dead-${id}`}
+                events={s.dead}
+                columns={DEAD_COLUMNS}
+                lastError={(event) => event.detail}
+                replay={{
+                  label: (event) => `Replay event ${event.id}`,
+                  path: (event) => `/api/billing/connectors/${encodeURIComponent(id)}/events/${encodeURIComponent(event.id)}/replay`,
+                  done: status.reload,
+                }}
+              />
             )}
             {s.dead_more ? <p class="muted">… and {s.dead_more} more (revintel billing status lists them too).</p> : null}
           </>
@@ -405,16 +375,13 @@ export function BillingPage() {
                       <h3>
                         {connector.name} <span class="badge">{connector.platform}</span> <span class="badge">{connector.mode}</span>
                       </h3>
-                      <label for={`billing-url-${connector.id}`}>Webhook URL</label>
-                      <div class="secret">
-                        <input
-                          id={`billing-url-${connector.id}`}
-                          readOnly
-                          value={absolute(connector.webhook_url)}
-                          data-testid="billing-webhook-url"
-                        />
-                        <CopyButton text={absolute(connector.webhook_url)} label="Copy URL" />
-                      </div>
+                      <CopyField
+                        id={`billing-url-${connector.id}`}
+                        label="Webhook URL"
+                        value={absolute(connector.webhook_url)}
+                        testId="billing-webhook-url"
+                        copyLabel="Copy URL"
+                      />
                       <p class="muted">
                         {connector.platform === 'stripe'
                           ? `Signing secret: ${connector.webhook_secret ? 'set' : 'not set: deliveries cannot be verified until it is'}`

@@ -3,10 +3,13 @@
 // band followed by its backtest's coverage in words.
 import { useMemo } from 'preact/hooks';
 import uPlot from 'uplot';
-import { api, ApiError } from '../api.ts';
+import { api, ApiError, query } from '../api.ts';
 import { Chart } from '../chart.tsx';
 import { Empty, Loading, money, percent, useLoad } from '../ui.tsx';
 import type { ArrHistory, Forecast, ForecastBacktest, ForecastBacktestRun } from '../models.ts';
+import { type CurrencyMode, MissingRates } from './cfo-currency.tsx';
+
+const reportingParam = (mode: CurrencyMode) => (mode === 'reporting' ? 'reporting' : undefined);
 
 type Options = Omit<uPlot.Options, 'width' | 'height'> & { height: number };
 type ArrSeries = ArrHistory['series'][number];
@@ -173,27 +176,39 @@ function FanChart({ series, coverage }: { series: ForecastSeries; coverage: stri
   );
 }
 
-export function ArrHistorySection() {
-  const history = useLoad(() => api<ArrHistory>('GET', '/api/cfo/arr').then((r) => r.data), []);
+export function ArrHistorySection({ mode }: { mode: CurrencyMode }) {
+  const history = useLoad(
+    () => api<ArrHistory>('GET', `/api/cfo/arr${query({ currency: reportingParam(mode) })}`).then((r) => r.data),
+    [mode],
+  );
   return (
     <Loading state={history}>
       {(h) =>
         h.series.length === 0 ? (
           <Empty>No ARR in the last twelve months.</Empty>
         ) : (
-          <div class="grid">
-            {h.series.map((s) => (
-              <HistoryChart key={s.currency} series={s} />
-            ))}
-          </div>
+          <>
+            <MissingRates answer={h} />
+            {h.converted ? (
+              <p class="muted">Converted to {h.reporting_currency}, each month at its own rate, its opening and close alike.</p>
+            ) : null}
+            <div class="grid">
+              {h.series.map((s) => (
+                <HistoryChart key={s.currency} series={s} />
+              ))}
+            </div>
+          </>
         )
       }
     </Loading>
   );
 }
 
-export function ForecastSection() {
-  const forecast = useLoad(() => api<Forecast>('GET', '/api/cfo/forecast?months=12').then((r) => r.data), []);
+export function ForecastSection({ mode }: { mode: CurrencyMode }) {
+  const forecast = useLoad(
+    () => api<Forecast>('GET', `/api/cfo/forecast${query({ months: 12, currency: reportingParam(mode) })}`).then((r) => r.data),
+    [mode],
+  );
   // The backtest is a job (it trains a model per past month): the page quotes the latest finished
   // report, and a 404 only means none has run yet.
   const backtest = useLoad(
@@ -206,14 +221,17 @@ export function ForecastSection() {
         }),
     [],
   );
-  const coverage = (currency: string) =>
-    backtest.error
-      ? `The backtest could not be read: ${backtest.error}`
-      : backtest.loading
-        ? 'Reading the latest backtest…'
-        : !backtest.data?.report
-          ? 'No forecast backtest has run yet: `revintel forecast backtest` (or POST /api/cfo/forecast-backtests) runs one.'
-          : `${coverageWords(backtest.data.report.series.find((b) => b.currency === currency))} (Backtest of ${backtest.data.finished_at?.slice(0, 10)}.)`;
+  const coverage = (currency: string, converted: boolean) =>
+    // The backtest runs per currency: a converted book's bands have no backtest of their own.
+    converted
+      ? `The forecast backtest runs in each currency: the bands of the book converted to ${currency} are not backtested (each currency's are, shown in each currency).`
+      : backtest.error
+        ? `The backtest could not be read: ${backtest.error}`
+        : backtest.loading
+          ? 'Reading the latest backtest…'
+          : !backtest.data?.report
+            ? 'No forecast backtest has run yet: `revintel forecast backtest` (or POST /api/cfo/forecast-backtests) runs one.'
+            : `${coverageWords(backtest.data.report.series.find((b) => b.currency === currency))} (Backtest of ${backtest.data.finished_at?.slice(0, 10)}.)`;
   return (
     <Loading state={forecast}>
       {(f) =>
@@ -221,13 +239,15 @@ export function ForecastSection() {
           <Empty>No customer has ARR today: nothing to forecast.</Empty>
         ) : (
           <>
+            <MissingRates answer={f} />
             <p class="muted">
               Today's customers only (no new ones), each with its chance to churn within a year ({f.model.kind} model); bands are exact
               quantiles of the ARR kept.
+              {f.converted ? ` Converted to ${f.reporting_currency} at this month's rates, kept for the months ahead.` : ''}
             </p>
             <div class="grid">
               {f.series.map((s) => (
-                <FanChart key={s.currency} series={s} coverage={coverage(s.currency)} />
+                <FanChart key={s.currency} series={s} coverage={coverage(s.currency, f.converted)} />
               ))}
             </div>
           </>

@@ -1,4 +1,4 @@
-// CFO: the ARR history and retention, the forecast with its bands, ARR at risk by band and currency
+// CFO: the ARR history and retention, cohorts, the forecast with its bands, ARR at risk by band and currency
 // (the predictions' summary), the renewals of the next 90 days against their churn risk, and the
 // latest backtest's AUC and calibration plot.
 import { useMemo } from 'preact/hooks';
@@ -10,6 +10,8 @@ import { points, Renewal, visibleDrivers } from './customers.tsx';
 import { againstScorecard, explainWarning, interval } from '../../modules/predictions/backtest-words.ts';
 import type { Backtest, Prediction, PredictionSummary } from '../models.ts';
 import { ArrHistorySection, ForecastSection } from './cfo-forecast.tsx';
+import { CohortsSection } from './cfo-cohorts.tsx';
+import { CurrencySwitch, useCurrencyMode } from './cfo-currency.tsx';
 
 const BANDS = ['low', 'medium', 'high', 'critical'] as const;
 
@@ -255,6 +257,7 @@ function Calibration({ backtest }: { backtest: Backtest | null }) {
 }
 
 export function CfoPage() {
+  const currency = useCurrencyMode();
   const summary = useLoad(
     () =>
       api<Prediction[]>('GET', '/api/cfo/predictions?limit=1').then((r) => ({
@@ -278,10 +281,13 @@ export function CfoPage() {
   return (
     <section>
       <PageTitle>CFO</PageTitle>
+      <CurrencySwitch fx={currency.fx} mode={currency.mode} onChoose={currency.choose} />
       <h2>ARR history and retention</h2>
-      <ArrHistorySection />
+      {currency.mode === null ? <Spinner /> : <ArrHistorySection mode={currency.mode} />}
+      <h2>Cohorts</h2>
+      <CohortsSection />
       <h2>Forecast of today's book</h2>
-      <ForecastSection />
+      {currency.mode === null ? <Spinner /> : <ForecastSection mode={currency.mode} />}
       <h2>ARR at risk by band and currency</h2>
       <Loading state={summary}>
         {({ summary: rows, model }) => (

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, errorMessage } from '../api.ts';
 import type { CreatedKey, Key } from '../models.ts';
 import { isAdmin, useSession } from '../session.ts';
-import { ConfirmDialog, CopyButton, Empty, ErrorBox, Loading, PageTitle, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
+import { ConfirmDialog, Empty, ErrorBox, Field, Loading, PageTitle, ShownOnce, Time, useLoad, useSubmit, TableScroll } from '../ui.tsx';
 
 function GenerateForm({ onCreated }: { onCreated: (secret: string, name: string) => void }) {
   const [name, setName] = useState('');
@@ -26,19 +26,10 @@ function GenerateForm({ onCreated }: { onCreated: (secret: string, name: string)
       }}
     >
       <div>
-        <label for="key-name">Key name</label>
-        <input
-          id="key-name"
-          required
-          maxLength={200}
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-          placeholder="e.g. CRM sync"
-        />
+        <Field id="key-name" label="Key name" required maxLength={200} value={name} onValue={setName} placeholder="e.g. CRM sync" />
       </div>
       <div>
-        <label for="key-expires">Expires on (optional)</label>
-        <input id="key-expires" type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
+        <Field id="key-expires" label="Expires on (optional)" type="date" value={expires} onValue={setExpires} />
       </div>
       <button type="submit" disabled={submit.busy}>
         {submit.busy ? 'Generating…' : 'Generate key'}
@@ -83,15 +74,11 @@ function AdminKeysPage() {
           <p>
             <strong>Your new key “{secret.name}”.</strong> Copy it now: it is shown only this once.
           </p>
-          <div class="secret">
-            <code id="new-secret" data-testid="new-secret">
-              {secret.value}
-            </code>
-            <CopyButton text={secret.value} label="Copy key" />
+          <ShownOnce value={secret.value} id="new-secret" testId="new-secret" copyLabel="Copy key">
             <button type="button" class="secondary" onClick={() => setSecret(null)}>
               Done
             </button>
-          </div>
+          </ShownOnce>
         </div>
       ) : null}
       <h2>Keys</h2>
