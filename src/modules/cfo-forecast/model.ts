@@ -37,7 +37,7 @@ export const ForecastMonth = t.Object(
       description: 'labelled apart: expected_arr grown at net_expansion_rate_12m (null without twelve months of history)',
     }),
     error_bound: minor('the most any band reported differs from the exact quantile (0: exact)'),
-    grid_step: minor('the amounts were counted on multiples of this (at most 0.1 % of the book)'),
+    grid_step: minor('the amounts were counted on multiples of this (their common divisor when exact)'),
   },
   { additionalProperties: false },
 );
