@@ -14,6 +14,7 @@ import { utcToday } from '../../src/lib/today.ts';
 import { arrAt, forecastBacktest, type ForecastBacktest } from '../../src/modules/cfo-forecast/backtest.ts';
 import { retainedDistribution } from '../../src/modules/cfo-forecast/distribution.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { TRUTH_HORIZON_DAYS } from '../../src/modules/demo/truth.ts';
 import { BACKENDS, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
@@ -32,7 +33,11 @@ for (const backend of BACKENDS) {
     beforeAll(async () => {
       database = await openTestDatabase(backend);
       const demo = await database.db.transaction((tx) =>
-        loadDemo(tx as never, { orgName: uniqueName('demo-truth'), customers: 400, seed: 23, today, actor: 'test' }),
+        loadDemo(
+          tx as never,
+          { orgName: uniqueName('demo-truth'), customers: 400, seed: 23, today, actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        ),
       );
       orgId = demo.org.id;
     }, 300_000);

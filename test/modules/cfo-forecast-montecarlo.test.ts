@@ -12,6 +12,7 @@ import { utcToday } from '../../src/lib/today.ts';
 import { lastDayOf } from '../../src/modules/cfo-history/months.ts';
 import { LEVELS } from '../../src/modules/cfo-forecast/distribution.ts';
 import { bookAt, cfoForecast, forecastModel, survival, type ForecastSeries } from '../../src/modules/cfo-forecast/forecast.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { seededRandom } from '../../src/modules/demo/generate.ts';
 import { openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
@@ -84,7 +85,7 @@ describe('the forecast of the demo book against a Monte Carlo of 200,000 draws',
   beforeAll(async () => {
     database = await openTestDatabase('embedded');
     const demo = await database.db.transaction((tx) =>
-      loadDemo(tx as never, { orgName: uniqueName('demo-mc'), customers: 400, seed: 11, today, actor: 'test' }),
+      loadDemo(tx as never, { orgName: uniqueName('demo-mc'), customers: 400, seed: 11, today, actor: 'test' }, DEFAULT_ACTION_SETTINGS),
     );
     const orgId = demo.org.id;
     const input = { orgId, today, months: MONTHS, reportingCurrency: null, ...SETTINGS };
