@@ -221,7 +221,7 @@ for (const target of targets) {
       expect(retried.json).toEqual({ retried: [deliveryId] });
       hook.answer([{ status: 429, headers: { 'retry-after': '7200' } }]);
       await withApp(async (app, database) => {
-        await drainJobs(database.db, [deliverEventJob]); // by the real clock: one attempt, then not due for two hours
+        await drainJobs(database.db, [deliverEventJob], { settings }); // by the real clock: one attempt, then not due for two hours
         const [again] = (await deliveries(app, `?status=pending`)).body.data;
         expect(again).toMatchObject({ id: deliveryId, attempts: 1, last_status: 429 });
         expect(Date.parse(again.next_attempt_at) - Date.now()).toBeGreaterThan(7000 * 1000);
