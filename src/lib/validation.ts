@@ -1,8 +1,9 @@
 // How a value that breaks its TypeBox schema is described to the client: one sentence naming the
 // field the way the client wrote it (`csm.email`, not `/csm/email`). The API's validation errors
 // (plugins/errors.ts) and the import's rejected rows (modules/imports) say it the same way.
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { AppError } from './errors.ts';
 
 export interface SchemaError {
   path?: string;
@@ -50,5 +51,18 @@ export function validator(schema: TSchema): (value: unknown) => string | null {
   return (value) => {
     if (compiled.Check(value)) return null;
     return describeSchemaError(compiled.Errors(value).First() as SchemaError | undefined, 'field', 'record');
+  };
+}
+
+/**
+ * A request body checked by hand (read with its size limit first, so Elysia does not parse it): the
+ * body as its schema's type, or a 400 `validation_failed` naming the field.
+ */
+export function requestBody<T extends TSchema>(schema: T): (value: unknown) => Static<T> {
+  const check = validator(schema);
+  return (value) => {
+    const problem = check(value);
+    if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
+    return value as Static<T>;
   };
 }

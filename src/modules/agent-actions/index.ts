@@ -12,7 +12,7 @@ import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { listResponse } from '../../lib/list-response.ts';
 import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts';
-import { validator } from '../../lib/validation.ts';
+import { requestBody } from '../../lib/validation.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import { jsonBody, readJsonBody } from '../../plugins/body.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
@@ -191,9 +191,9 @@ export function agentActionsModule(deps: {
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const checkDecision = validator(DecisionBody);
-  const checkSnooze = validator(SnoozeBody);
-  const checkRules = validator(RulesBody);
+  const decisionBody = requestBody(DecisionBody);
+  const snoozeBody = requestBody(SnoozeBody);
+  const rulesBody = requestBody(RulesBody);
   const decisionLimit = bodyLimit('api', deps.config);
   const inTransaction = <T>(work: (tx: Db) => Promise<T>) => transaction(db, work);
 
@@ -202,9 +202,7 @@ export function agentActionsModule(deps: {
     async ({ request, params }: { request: Request; params: { id: string } }) => {
       const principal = principalOf(request);
       const body = (await readJsonBody(request, decisionLimit)) ?? {};
-      const problem = (decision === 'snooze' ? checkSnooze : checkDecision)(body);
-      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-      const { comment, days } = body as { comment?: string; days?: number };
+      const { comment, days } = decision === 'snooze' ? snoozeBody(body) : { ...decisionBody(body), days: undefined };
       const action = await inTransaction(async (tx) => {
         await checkMayDecide(tx, principal, params.id, decision, deps.settings);
         const decided = await decideAction(tx, {
@@ -235,7 +233,7 @@ export function agentActionsModule(deps: {
       async ({ request, body, set }) => {
         const principal = principalOf(request);
         const orgId = principal.org.id;
-        const input = body as ActionCreate;
+        const input = body;
         const answer = await answerOnce(
           db,
           { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', ACTION_ROUTES.propose.path, body) },
@@ -326,9 +324,7 @@ export function agentActionsModule(deps: {
       ACTION_ROUTES.putRules.path,
       async ({ request, body }) => {
         const principal = principalOf(request);
-        const problem = checkRules(body);
-        if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-        const rules = parseRules((body as { rules: unknown[] }).rules);
+        const rules = parseRules(rulesBody(body).rules);
         const saved = await inTransaction(async (tx) => {
           const stored = await putRules(tx, principal.org.id, rules);
           await recordAudit(tx, {
@@ -375,7 +371,7 @@ export function agentActionsModule(deps: {
       async ({ request, body, set }) => {
         const principal = principalOf(request);
         const csm = await inTransaction(async (tx) => {
-          const created = await createCsm(tx, principal.org.id, body as CsmCreate);
+          const created = await createCsm(tx, principal.org.id, body);
           await recordAudit(tx, {
             orgId: principal.org.id,
             actor: actorOf(principal),
@@ -396,14 +392,14 @@ export function agentActionsModule(deps: {
       async ({ request, params, body }) => {
         const principal = principalOf(request);
         const csm = await inTransaction(async (tx) => {
-          const changed = await patchCsm(tx, principal.org.id, params.id, body as CsmPatch);
+          const changed = await patchCsm(tx, principal.org.id, params.id, body);
           await recordAudit(tx, {
             orgId: principal.org.id,
             actor: actorOf(principal),
             action: 'csm.updated',
             targetType: 'csm',
             targetId: changed.id,
-            details: { fields: Object.keys(body as object) },
+            details: { fields: Object.keys(body) },
           });
           return changed;
         });

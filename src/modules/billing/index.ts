@@ -146,7 +146,7 @@ export function billingModule(deps: {
       BILLING_ROUTES.create.path,
       async ({ request, body, set }) => {
         const principal = principalOf(request);
-        const input = body as BillingConnectorCreate;
+        const input = body;
         const id = newBillingConnectorId();
         const seal = (secret: string | undefined) => (secret === undefined ? null : sealSecret(secret, sealingKey(), id));
         const row = await inTransaction((tx) =>
@@ -184,7 +184,7 @@ export function billingModule(deps: {
       BILLING_ROUTES.change.path,
       async ({ request, params, body }) => {
         const principal = principalOf(request);
-        const input = body as BillingConnectorPatch;
+        const input = body;
         const row = await inTransaction(async (tx) => {
           const current = await findBillingConnector(tx, params.id, { orgId: principal.org.id });
           const seal = (secret: string | undefined) => (secret === undefined ? undefined : sealSecret(secret, sealingKey(), current.id));

@@ -6,7 +6,7 @@ import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { refuseUnknownParams } from '../../lib/query.ts';
 import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts';
-import { validator } from '../../lib/validation.ts';
+import { requestBody } from '../../lib/validation.ts';
 import { readJsonBody } from '../../plugins/body.ts';
 import { transaction } from '../../db/transaction.ts';
 import type { Config } from '../../config.ts';
@@ -93,15 +93,12 @@ export function cfoForecastModule(deps: {
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const checkBacktest = validator(ForecastBacktestBody);
+  const backtestBody = requestBody(ForecastBacktestBody);
   const backtestLimit = bodyLimit(CFO_FORECAST_ROUTES.requestBacktest.body, deps.config);
   return new Elysia({ name: 'revintel/cfo-forecast' })
     .post(CFO_FORECAST_ROUTES.requestBacktest.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
-      const body = (await readJsonBody(request, backtestLimit)) ?? {};
-      const problem = checkBacktest(body);
-      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-      const { origins = 12, horizon = 12, currency = null } = body as ForecastBacktestBody;
+      const { origins = 12, horizon = 12, currency = null } = backtestBody((await readJsonBody(request, backtestLimit)) ?? {});
       const { run } = await transaction(db, (tx) =>
         requestForecastBacktest(tx, forecastBacktestJob, { orgId, question: { origins, horizon, currency }, requestedBy: 'api' }),
       );

@@ -9,7 +9,7 @@ import { AppError } from '../../lib/errors.ts';
 import { refuseUnknownParams } from '../../lib/query.ts';
 import { bodyLimit, type RouteDeclaration } from '../../lib/routes.ts';
 import { utcToday } from '../../lib/today.ts';
-import { validator } from '../../lib/validation.ts';
+import { requestBody } from '../../lib/validation.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import { readJsonBody } from '../../plugins/body.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
@@ -95,16 +95,10 @@ export function cfoHistoryModule(deps: {
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const checkRates = validator(SetRatesBody);
-  const checkReporting = validator(ReportingCurrencyBody);
+  const ratesBody = requestBody(SetRatesBody);
+  const reportingBody = requestBody(ReportingCurrencyBody);
   const limit = bodyLimit('api', deps.config);
   const readSums = keepSums();
-  const body = async (request: Request, check: (value: unknown) => string | null) => {
-    const value = await readJsonBody(request, limit);
-    const problem = check(value ?? undefined);
-    if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-    return value;
-  };
   return new Elysia({ name: 'revintel/cfo-history' })
     .get(CFO_HISTORY_ROUTES.arr.path, async ({ request, query }) => {
       refuseUnknownParams(request.url, HISTORY_PARAMS);
@@ -138,12 +132,12 @@ export function cfoHistoryModule(deps: {
       return ok({ reporting_currency: await reportingCurrencyOf(db, orgId), rates: await listRates(db, { orgId, ...filters }) });
     })
     .put(CFO_HISTORY_ROUTES.setRates.path, async ({ request }) => {
-      const { rates } = (await body(request, checkRates)) as SetRatesBody;
+      const { rates } = ratesBody((await readJsonBody(request, limit)) ?? undefined);
       const orgId = principalOf(request).org.id;
       return ok(await transaction(db, (tx) => setRates(tx, { orgId, rates })));
     })
     .put(CFO_HISTORY_ROUTES.setReportingCurrency.path, async ({ request }) => {
-      const { reporting_currency: currency } = (await body(request, checkReporting)) as ReportingCurrencyBody;
+      const { reporting_currency: currency } = reportingBody((await readJsonBody(request, limit)) ?? undefined);
       const orgId = principalOf(request).org.id;
       return ok({ reporting_currency: await setReportingCurrency(db, { orgId, currency }) });
     });

@@ -11,7 +11,7 @@ import { listResponse } from '../../lib/list-response.ts';
 import type { ListCache } from '../../lib/list-cache.ts';
 import { bodyLimit, optional, type RouteDeclaration } from '../../lib/routes.ts';
 import type { Config } from '../../config.ts';
-import { validator } from '../../lib/validation.ts';
+import { requestBody } from '../../lib/validation.ts';
 import { readJsonBody } from '../../plugins/body.ts';
 import { principalAccessor } from '../../plugins/auth.ts';
 import type { RequestStates } from '../../plugins/request-state.ts';
@@ -160,8 +160,8 @@ export function predictionsModule(deps: {
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const checkRecompute = validator(RecomputeBody);
-  const checkBacktest = validator(BacktestBody);
+  const recomputeBody = requestBody(RecomputeBody);
+  const backtestBody = requestBody(BacktestBody);
   const recomputeLimit = bodyLimit(PREDICTION_ROUTES.recompute.body, deps.config);
   const backtestLimit = bodyLimit(PREDICTION_ROUTES.backtest.body, deps.config);
   const horizonDays = deps.settings.horizonDays;
@@ -203,10 +203,7 @@ export function predictionsModule(deps: {
     )
     .post(PREDICTION_ROUTES.recompute.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
-      const body = (await readJsonBody(request, recomputeLimit)) ?? {};
-      const problem = checkRecompute(body);
-      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-      const { customer_ids: customerIds, retrain } = body as RecomputeBody;
+      const { customer_ids: customerIds, retrain } = recomputeBody((await readJsonBody(request, recomputeLimit)) ?? {});
       const job = await transaction(db, (tx) => requestRecompute(tx, { orgId, customerIds, retrain }));
       deps.wakeJobs?.();
       set.status = 202;
@@ -234,10 +231,7 @@ export function predictionsModule(deps: {
     )
     .post(PREDICTION_ROUTES.backtest.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
-      const body = (await readJsonBody(request, backtestLimit)) ?? {};
-      const problem = checkBacktest(body);
-      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-      const { method, horizon_days: horizonDays, as_of: asOf, cutoff } = body as BacktestBody;
+      const { method, horizon_days: horizonDays, as_of: asOf, cutoff } = backtestBody((await readJsonBody(request, backtestLimit)) ?? {});
       const backtest = await transaction(db, (tx) =>
         requestBacktest(
           tx,

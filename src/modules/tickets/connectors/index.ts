@@ -16,7 +16,7 @@ import { listResponse } from '../../../lib/list-response.ts';
 import { decodeCursor } from '../../../lib/pagination.ts';
 import { bodyLimit, optional, type RouteDeclaration } from '../../../lib/routes.ts';
 import { sealSecret } from '../../../lib/secret-box.ts';
-import { validator } from '../../../lib/validation.ts';
+import { requestBody } from '../../../lib/validation.ts';
 import { principalAccessor } from '../../../plugins/auth.ts';
 import { jsonBody, readJsonBody } from '../../../plugins/body.ts';
 import type { RequestStates } from '../../../plugins/request-state.ts';
@@ -90,7 +90,7 @@ export function connectorsModule(deps: {
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
-  const checkSecret = validator(SecretBody);
+  const secretBody = requestBody(SecretBody);
   const secretBodyLimit = bodyLimit('api', deps.config);
   const inTransaction = <T>(work: (tx: Db) => Promise<T>) => transaction(db, work);
   const present = (row: Parameters<typeof presentConnector>[0]) => presentConnector(row, deps.config.publicUrl);
@@ -119,7 +119,7 @@ export function connectorsModule(deps: {
       CONNECTOR_ROUTES.create.path,
       async ({ request, body, set }) => {
         const principal = principalOf(request);
-        const input = body as ConnectorCreate;
+        const input = body;
         const row = await inTransaction((tx) =>
           createConnector(tx, {
             id: newConnectorId(),
@@ -140,10 +140,7 @@ export function connectorsModule(deps: {
       CONNECTOR_ROUTES.secret.path,
       async ({ request, params }) => {
         const principal = principalOf(request);
-        const body = (await readJsonBody(request, secretBodyLimit)) ?? {};
-        const problem = checkSecret(body);
-        if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-        const input = body as SecretBody;
+        const input = secretBody((await readJsonBody(request, secretBodyLimit)) ?? {});
         const key = sealingKey();
         const generated = input.secret === undefined ? `whsec_${randomBase62(40)}` : null;
         const row = await inTransaction(async (tx) => {

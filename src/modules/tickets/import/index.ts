@@ -4,7 +4,7 @@ import type { Config } from '../../../config.ts';
 import type { Database } from '../../../db/client.ts';
 import { ok } from '../../../lib/envelope.ts';
 import { AppError } from '../../../lib/errors.ts';
-import { validator } from '../../../lib/validation.ts';
+import { requestBody } from '../../../lib/validation.ts';
 import { readJsonBody } from '../../../plugins/body.ts';
 import { principalAccessor } from '../../../plugins/auth.ts';
 import type { RequestStates } from '../../../plugins/request-state.ts';
@@ -41,7 +41,7 @@ export function ticketImportModule(deps: {
   wakeWorker?: (events: number) => void;
 }) {
   const principalOf = principalAccessor(deps.states);
-  const check = validator(TicketImportBody);
+  const importBody = requestBody(TicketImportBody);
   const limit = bodyLimit(TICKET_IMPORT_ROUTES.import.body, deps.config);
   return new Elysia({ name: 'revintel/ticket-import' })
     .post(TICKET_IMPORT_ROUTES.import.path, async ({ request, set }) => {
@@ -50,9 +50,7 @@ export function ticketImportModule(deps: {
       // webhook's body is.
       const body = await readJsonBody(request, limit, { storedAsText: true });
       if (body === null) throw new AppError('validation_failed', 'Request body is required: {"tickets": [ … ]}');
-      const problem = check(body);
-      if (problem) throw new AppError('validation_failed', problem.replace('Invalid record', 'Invalid request body'));
-      const outcome = await importTickets(deps.database.db, orgId, body as TicketImportBody);
+      const outcome = await importTickets(deps.database.db, orgId, importBody(body));
       if (outcome.accepted > 0) deps.wakeWorker?.(outcome.accepted);
       set.status = 202;
       return ok(outcome);
