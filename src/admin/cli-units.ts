@@ -39,8 +39,8 @@ import { scoreChunk, type ChunkArgs } from '../modules/predictions/service.ts';
 import type { RiskBand } from '../db/schema/index.ts';
 import { endpointAdminUnits } from '../modules/agent-actions/endpoints.ts';
 import { chatAdminUnits } from '../modules/chat/installations.ts';
-import { cfoAdminUnits } from '../modules/cfo-history/units.ts';
-import { cfoForecastAdminUnits } from '../modules/cfo-forecast/units.ts';
+import { cfoAdminUnits } from '../modules/cfo-history/admin.ts';
+import { cfoForecastAdminUnits } from '../modules/cfo-forecast/admin.ts';
 import { billingAdminUnits } from '../modules/billing/admin.ts';
 
 /** A unit's transaction as a backup's session: `attempt` is a savepoint (a nested transaction). */
