@@ -11,6 +11,7 @@ import { findOrg } from '../orgs/service.ts';
 import { endpointUrlProblem, listDeliveries, presentDelivery, refusedAsWritten, retryDeliveries } from './outbox.ts';
 import type { Settings } from '../../settings.ts';
 import { listChatSends, retryChatSends } from '../chat/outbox.ts';
+import { CHAT_PLATFORMS } from '../chat/platforms.ts';
 
 export interface EndpointView {
   id: string;
@@ -82,7 +83,7 @@ export const endpointAdminUnits = {
     const events = (await listDeliveries(db, { orgId, status: input.status, limit: input.limit }))
       .slice(0, input.limit)
       .map(presentDelivery);
-    const chat = await listChatSends(db, { orgId, status: input.status, limit: input.limit });
+    const chat = await listChatSends(db, CHAT_PLATFORMS, { orgId, status: input.status, limit: input.limit });
     return [...events, ...chat]
       .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1))
       .slice(0, input.limit);

@@ -223,14 +223,19 @@ export function chatSendJobOf<Row, Answer extends AttemptResult>(platforms: Plat
 // --- the operator's view (revintel outbox list|retry) ---------------------------------------------
 
 /** Chat sends in the outbox's shape: `endpoint_id` is the installation, `url` names the platform
- * and the call, `event_id` the action's copy (or the action). Newest first. */
-export async function listChatSends(db: Db, input: { orgId?: string; status?: string; limit: number }) {
-  return rowsOf<{
+ * and the call (each platform's `callOf`), `event_id` the action's copy (or the action). Newest first. */
+export async function listChatSends(
+  db: Db,
+  platforms: Record<ChatPlatformName, Pick<ChatPlatform, 'callOf'>>,
+  input: { orgId?: string; status?: string; limit: number },
+) {
+  const rows = rowsOf<{
     id: string;
     endpoint_id: string;
-    url: string;
+    platform: ChatPlatformName;
+    kind: ChatSendKind;
+    request: Record<string, unknown>;
     event_id: string;
-    event_type: string;
     status: string;
     attempts: number;
     next_attempt_at: string | null;
@@ -241,16 +246,19 @@ export async function listChatSends(db: Db, input: { orgId?: string; status?: st
     created_at: string;
   }>(
     await db.execute(sql`
-      select s.id, s.installation_id as endpoint_id, s.platform || ':' || (case when s.platform = 'google_chat' then (case s.kind when 'update' then 'spaces.messages.patch' else 'spaces.messages.create' end)
-          when s.platform = 'whatsapp' then 'messages'
-          else (case s.kind when 'post' then 'chat.postMessage' when 'update' then coalesce(s.request->>'response_url', 'chat.update') when 'reply' then 'chat.postMessage' else coalesce(s.request->>'response_url', 'chat.postEphemeral') end) end) as url,
-        coalesce(s.notification_id, s.action_id, '') as event_id, s.platform || '.' || s.kind as event_type, s.status, s.attempts,
+      select s.id, s.installation_id as endpoint_id, s.platform, s.kind, s.request,
+        coalesce(s.notification_id, s.action_id, '') as event_id, s.status, s.attempts,
         to_char(s.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as next_attempt_at, s.last_status, s.last_error, s.history,
         to_char(s.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as delivered_at, to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
       from chat_sends s
       where (${input.orgId ?? null}::text is null or s.org_id = ${input.orgId ?? null}) and (${input.status ?? null}::text is null or s.status = ${input.status ?? null})
       order by s.created_at desc, s.id desc limit ${input.limit}`),
   );
+  return rows.map(({ platform, kind, request, ...row }) => ({
+    ...row,
+    url: `${platform}:${platforms[platform].callOf(kind, request ?? {})}`,
+    event_type: `${platform}.${kind}`,
+  }));
 }
 
 /** Dead chat sends back to pending with fresh attempts, due now (a dead post's copy waits again). */

@@ -66,6 +66,9 @@ export type SendAnswer = AttemptResult & { target?: string; channel?: string; ts
  * rows need more than `Pending` (WhatsApp's 24-hour window) has no `attempt`: it brings its own
  * rows (`OwnOutboxRows`, given to the `chat.send` job in platforms.ts). */
 export interface ChatPlatform extends ChatSender {
+  /** The platform's API call a row of this kind makes (`chat.postMessage`, a response_url…), as
+   * the operator's outbox listing names it. */
+  callOf(kind: ChatSendKind, request: Record<string, unknown>): string;
   attempt: ((pending: Pending, settings: ActionSettings) => Promise<SendAnswer>) | null;
   /** A copy just posted to `target`, a recipient the platform looked up (Slack's user found by the
    * CSM's e-mail): remember it, if the platform matches the CSM's clicks by it. */

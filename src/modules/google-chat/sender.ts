@@ -65,6 +65,7 @@ const installed = installedPlatformSender('google_chat', queueGoogleChatUpdates)
  * account besides the space. */
 export const googleChatPlatform: ChatPlatform = {
   ...installed,
+  callOf: (kind) => (kind === 'update' ? 'spaces.messages.patch' : 'spaces.messages.create'),
   available: async (db, orgId, settings) => settings.gchatServiceAccountFile !== null && (await installed.available(db, orgId, settings)),
   attempt: (pending, settings) => attemptGoogleChatSend(pending, settings),
   // The card just posted is patched to show the decision taken meanwhile.

@@ -111,6 +111,11 @@ export async function queueSlackUpdates(db: Db, input: CopyUpdate): Promise<numb
 /** Slack behind the chat core's port (chat/platforms.ts). */
 export const slackPlatform: ChatPlatform = {
   ...installedPlatformSender('slack', queueSlackUpdates),
+  callOf: (kind, request) => {
+    const responseUrl = typeof request.response_url === 'string' ? request.response_url : null;
+    if (kind === 'post' || kind === 'reply') return 'chat.postMessage';
+    return responseUrl ?? (kind === 'update' ? 'chat.update' : 'chat.postEphemeral');
+  },
   attempt: (pending, settings) => attemptSend(pending, settings),
   // A CSM found by e-mail is known by the Slack user id from now on (their clicks are matched by it).
   postedTo: async (db, copy) =>

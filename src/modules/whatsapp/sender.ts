@@ -114,6 +114,7 @@ export async function queueWhatsAppTemplate(
  * window, so the chat.send job loads, sends and records them with whatsappOutboxRows. */
 export const whatsappPlatform: ChatPlatform = {
   ...installedPlatformSender('whatsapp', queueWhatsAppUpdates),
+  callOf: () => 'messages',
   attempt: null,
   // A WhatsApp copy is a message, not edited: a decision taken before it was posted is a follow-up.
   decidedBeforePosted: async (db, copy) => void (await queueWhatsAppUpdates(db, { orgId: copy.orgId, actionId: copy.actionId })),
