@@ -10,7 +10,7 @@
 // known for certain.
 import { Elysia, type AnyElysia } from 'elysia';
 import type { Config } from './config.ts';
-import { settingsOf } from './settings.ts';
+import { type Settings, settingsOf } from './settings.ts';
 import type { Database } from './db/client.ts';
 import type { Logger } from './lib/log.ts';
 import type { RateLimiter } from './lib/rate-limiter.ts';
@@ -64,6 +64,8 @@ import type { SignedWebhookReceiver } from './modules/signed-webhooks/index.ts';
 
 export interface AppDeps {
   config: Config;
+  /** The settings the server built from `config` (default: built here, as tests' apps do). */
+  settings?: Settings;
   database: Database;
   limiter: RateLimiter;
   authenticator: Authenticator;
@@ -148,7 +150,7 @@ function createRoutes(
   },
 ) {
   // What the routes read of the settings: the configuration's (SECRET_KEY the one in force).
-  const settings = settingsOf(deps.config);
+  const settings = deps.settings ?? settingsOf(deps.config);
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));

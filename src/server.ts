@@ -267,16 +267,16 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     for (const fn of cleanups.reverse()) await fn().catch((error) => log.error('shutdown step failed', { error: String(error) }));
   };
   try {
+    // On the embedded database a SECRET_KEY is made at first start; the app, the worker and the
+    // admin socket all read the one settings object built here, with whichever key is in force.
+    config = { ...config, secretKey: ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null) };
+    const settings = settingsOf(config);
     const migration = await runMigrations(database, config.databaseUrl);
     phase('migrations_ms');
     if (database.kind === 'embedded') {
-      await warmScoring(database.db, settingsOf(config).predictions);
+      await warmScoring(database.db, settings.predictions);
       phase('warm_up_ms');
     }
-    // On the embedded database a SECRET_KEY is made at first start; the app opens connector
-    // secrets with whichever key is in force.
-    config = { ...config, secretKey: ensureSecretKey(config.secretKey, database.kind === 'embedded' ? config.dataDir : null) };
-    const settings = settingsOf(config);
     if (!config.secretKey && database.kind === 'postgres') {
       log.warn('SECRET_KEY is not set: connectors with webhook secrets cannot be created until it is');
     }
@@ -321,6 +321,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     const app = createApp({
       metrics,
       config,
+      settings,
       database,
       limiter,
       authenticator,
