@@ -16,7 +16,7 @@ describe('deadlines on every route (embedded, the database held by a unit)', () 
   beforeAll(async () => {
     database = await openTestDatabase('embedded');
     key = (await createOrgWithKey(database)).secret;
-    const built = buildApp(database, { config: testConfig({ databaseUrl: null, secretKey: TEST_SECRET_KEY, requestTimeoutMs: 300 }) });
+    const built = buildApp(database, { config: testConfig({ databaseUrl: null, secretKey: TEST_SECRET_KEY, requestTimeoutMs: 100 }) });
     app = built.app;
     declarations = built.app.declarations;
     // Keys answered once are cached: the key is known before the database is held.

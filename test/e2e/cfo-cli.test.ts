@@ -1,19 +1,21 @@
-// `revintel fx` and `revintel arr` from source, on the embedded database (the CLI takes DATA_DIR)
+// `revintel fx` and `revintel arr` through the compiled binary, on the embedded database (the CLI takes DATA_DIR)
 // and on PostgreSQL: a reporting currency and rates typed in and imported from a CSV, the history
 // converted, the cohorts, and a bad month as a usage error.
-import { afterAll, describe, expect, test } from 'bun:test';
-import { rmSync, writeFileSync } from 'node:fs';
+import { describe, expect, test } from 'bun:test';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectPostgres, openEmbedded, type Database } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { utcToday } from '../../src/lib/today.ts';
 import { createOrg } from '../../src/modules/orgs/service.ts';
 import { monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
-import { runSourceCli } from '../helpers/binary.ts';
+import { runCli } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { insertRow, tempDir, TEST_DATABASE_URL, uniqueName } from '../helpers/harness.ts';
 
+const { dirs } = e2eFile();
 const dataDir = tempDir('revintel-cfo-cli-');
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+dirs.push(dataDir);
 const T = monthIndex(utcToday().slice(0, 7));
 const m = (j: number) => monthOf(T - j);
 
@@ -25,7 +27,7 @@ if (TEST_DATABASE_URL)
 
 for (const target of targets) {
   describe(`arr and fx CLI (${target.label})`, () => {
-    const cli = (args: string[], json = true) => runSourceCli(json ? [...args, '--json'] : args, { LOG_LEVEL: 'silent', ...target.env });
+    const cli = (args: string[], json = true) => runCli(json ? [...args, '--json'] : args, { LOG_LEVEL: 'silent', ...target.env });
 
     test('rates set and imported, the history converted, the cohorts, a bad month refused', async () => {
       const name = uniqueName('cfo');

@@ -3,18 +3,19 @@
 // holds the plaintext), refuses a malformed id or token, a workspace or number already installed
 // and a second Slack workspace; `chat add google-chat` keeps a space without a token; `chat list`
 // shows no token; `chat remove` erases it.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { rmSync } from 'node:fs';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { openSecret } from '../../src/lib/secret-box.ts';
 import { ensureSecretKey } from '../../src/lib/secret-key.ts';
-import { runSourceCli } from '../helpers/binary.ts';
+import { runCli } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { createOrgWithKey, tempDir, TEST_DATABASE_URL } from '../helpers/harness.ts';
 
 const SECRET_KEY = 'slack-install-test-secret-key-0123456789ab';
+const { dirs } = e2eFile();
 const dataDir = tempDir('revintel-chat-');
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+dirs.push(dataDir);
 
 interface Target {
   label: string;
@@ -42,7 +43,7 @@ if (TEST_DATABASE_URL) {
 
 for (const target of targets) {
   describe(`chat installations (${target.label})`, () => {
-    const cli = (args: string[]) => runSourceCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env });
+    const cli = (args: string[]) => runCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env });
     let orgName = '';
     const teamId = `T${Math.random().toString(36).slice(2, 12).toUpperCase()}`;
     const phoneNumberId = `8${Date.now()}${Math.floor(Math.random() * 1000)}`;

@@ -2,12 +2,13 @@
 // and its default; backup keeps an existing file unless told; a command that cannot run beside the
 // server says what to do instead; usage errors quote cleanly; the demo prints commands that paste
 // into any shell; the demo from a Stripe account arrives through the billing sync, with its history.
-import { afterAll, describe, expect, test } from 'bun:test';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { describe, expect, test } from 'bun:test';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { settingHelp, flagName, SETTING_NAMES } from '../../src/config.ts';
 import { lockDataDir } from '../../src/db/data-dir-lock.ts';
-import { runSourceCli } from '../helpers/binary.ts';
+import { runCli } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { tempDir } from '../helpers/harness.ts';
 import { openEmbedded, queryText } from '../../src/db/client.ts';
 
@@ -16,8 +17,7 @@ const COMMANDS = [...readFileSync(new URL('../../src/index.ts', import.meta.url)
   .map((m) => m[1]!)
   .filter((name) => name !== 'help');
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const { dirs } = e2eFile();
 const scratch = () => {
   const dir = tempDir('revintel-cli-');
   dirs.push(dir);
@@ -40,7 +40,7 @@ function optionsOf(help: string): Map<string, string> {
 
 describe('revintel --help', () => {
   test('every command describes each of its options', async () => {
-    const helps = await Promise.all(COMMANDS.map(async (command) => [command, await runSourceCli([command, '--help'], {})] as const));
+    const helps = await Promise.all(COMMANDS.map(async (command) => [command, await runCli([command, '--help'], {})] as const));
     for (const [command, result] of helps) {
       expect({ command, code: result.code }).toEqual({ command, code: 0 });
       expect(result.stdout).toStartWith(`Usage: revintel ${command === 'serve' ? '[serve]' : command}`);
@@ -53,7 +53,7 @@ describe('revintel --help', () => {
   });
 
   test('serve lists every setting as its flag, with the variable, the description and the default', async () => {
-    const options = optionsOf((await runSourceCli(['serve', '--help'], {})).stdout);
+    const options = optionsOf((await runCli(['serve', '--help'], {})).stdout);
     for (const name of SETTING_NAMES) {
       const { description, default: fallback } = settingHelp(name);
       const shown = options.get(`--${flagName(name)}`);
@@ -64,19 +64,19 @@ describe('revintel --help', () => {
       if (fallback !== undefined) expect(shown).toEndWith(`(default: ${fallback})`);
     }
     expect(options.get('--port')).toContain('(default: 3000)');
-    const help = (await runSourceCli(['serve', '--help'], {})).stdout;
+    const help = (await runCli(['serve', '--help'], {})).stdout;
     expect(help).toContain('  --port PORT ');
     expect(help).toContain('  --data-dir DATA_DIR ');
   });
 
   test("a command's own options show their defaults; database commands show where the database is", async () => {
-    const connectors = optionsOf((await runSourceCli(['connectors', '--help'], {})).stdout);
+    const connectors = optionsOf((await runCli(['connectors', '--help'], {})).stdout);
     expect(connectors.get('--grace')).toContain('(default: 86400, one day)');
     expect(connectors.get('--data-dir')).toContain('(default: ./data)');
-    const demo = optionsOf((await runSourceCli(['demo', '--help'], {})).stdout);
+    const demo = optionsOf((await runCli(['demo', '--help'], {})).stdout);
     expect(demo.get('--customers')).toContain('(default: 600)');
     expect(demo.get('--seed')).toContain('(default: 42)');
-    const backup = optionsOf((await runSourceCli(['backup', '--help'], {})).stdout);
+    const backup = optionsOf((await runCli(['backup', '--help'], {})).stdout);
     expect(backup.get('--force')).toContain('replace FILE');
   });
 });
@@ -88,7 +88,7 @@ describe('usage errors', () => {
       [['keys', 'list', '--org'], 'option "--org" needs a value'],
       [['version', '--json=yes'], 'option "--json" takes no value'],
     ] as const) {
-      const result = await runSourceCli([...args], {});
+      const result = await runCli([...args], {});
       expect(result.code).toBe(2);
       const first = result.stderr.split('\n')[0]!;
       expect(first).toStartWith(`revintel: ${message}`);
@@ -103,13 +103,13 @@ describe('backup, restore and export on a DATA_DIR', () => {
     const dir = scratch();
     const file = join(dir, 'nightly.rvb');
     writeFileSync(file, 'the only good backup');
-    const refused = await runSourceCli(['backup', file, '--data-dir', join(dir, 'data')], {});
+    const refused = await runCli(['backup', file, '--data-dir', join(dir, 'data')], {});
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`${file} exists: name another file, or add --force to replace it`);
     expect(readFileSync(file, 'utf8')).toBe('the only good backup');
     expect(existsSync(join(dir, 'data'))).toBe(false); // refused before opening anything
 
-    const replaced = await runSourceCli(['backup', file, '--force', '--data-dir', join(dir, 'data'), '--json'], {});
+    const replaced = await runCli(['backup', file, '--force', '--data-dir', join(dir, 'data'), '--json'], {});
     expect(replaced.code).toBe(0);
     expect(replaced.json).toMatchObject({ file });
     expect(readFileSync(file).subarray(0, 20).toString()).not.toBe('the only good backup');
@@ -120,13 +120,13 @@ describe('backup, restore and export on a DATA_DIR', () => {
     // This process holds DATA_DIR as a server does (the lock is what a second process meets).
     const release = lockDataDir(dataDir, 'serve');
     try {
-      const restore = await runSourceCli(['restore', join(dataDir, '..', 'any.rvb'), '--data-dir', dataDir], {});
+      const restore = await runCli(['restore', join(dataDir, '..', 'any.rvb'), '--data-dir', dataDir], {});
       expect(restore.code).not.toBe(0);
       expect(restore.stderr).toContain('revintel serve');
       expect(restore.stderr).toContain('Stop the server first: a restore replaces the database it has open');
       expect(restore.stderr).not.toContain('while it serves');
 
-      const exported = await runSourceCli(['export', '--to', 'postgres://postgres@127.0.0.1:1/none', '--data-dir', dataDir], {});
+      const exported = await runCli(['export', '--to', 'postgres://postgres@127.0.0.1:1/none', '--data-dir', dataDir], {});
       expect(exported.code).not.toBe(0);
       expect(exported.stderr).toContain('Stop the server first: export copies a database nothing writes to meanwhile');
       expect(exported.stderr).toContain('revintel backup FILE');
@@ -140,7 +140,7 @@ describe('backup, restore and export on a DATA_DIR', () => {
 describe('revintel demo', () => {
   test('prints each URL quoted, so a command pastes into zsh as into bash', async () => {
     const dir = scratch();
-    const result = await runSourceCli(['demo', '--customers', '3', '--data-dir', join(dir, 'data')], {
+    const result = await runCli(['demo', '--customers', '3', '--data-dir', join(dir, 'data')], {
       PUBLIC_URL: 'https://revenue.example.org',
     });
     if (result.code !== 0) throw new Error(result.stderr);
@@ -157,16 +157,13 @@ describe('revintel demo', () => {
 
   test("--billing stripe: customers, contracts and invoices arrive through the backfill, with revisions at Stripe's dates; billing status says what the sync did", async () => {
     const dataDir = join(scratch(), 'data');
-    const demo = await runSourceCli(
-      ['demo', '--billing', 'stripe', '--customers', '25', '--seed', '3', '--data-dir', dataDir, '--json'],
-      {},
-    );
+    const demo = await runCli(['demo', '--billing', 'stripe', '--customers', '25', '--seed', '3', '--data-dir', dataDir, '--json'], {});
     if (demo.code !== 0) throw new Error(demo.stderr);
     const loaded = JSON.parse(demo.stdout) as { org_id: string; billing_connector_id: string; customers: number; contracts: number };
     expect(loaded).toMatchObject({ customers: 25, contracts: 25 });
     expect(loaded.billing_connector_id).toStartWith('bcn_');
 
-    const shown = await runSourceCli(['billing', 'status', loaded.billing_connector_id, '--data-dir', dataDir, '--json'], {});
+    const shown = await runCli(['billing', 'status', loaded.billing_connector_id, '--data-dir', dataDir, '--json'], {});
     if (shown.code !== 0) throw new Error(shown.stderr);
     const status = JSON.parse(shown.stdout);
     expect(status.events).toMatchObject({ pending: 0, ignored: 0, dead: 0 });

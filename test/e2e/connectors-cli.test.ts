@@ -1,18 +1,17 @@
-// `revintel connectors` and `revintel events` from source, on the embedded database (the CLI takes
+// `revintel connectors` and `revintel events` through the compiled binary, on the embedded database (the CLI takes
 // DATA_DIR) and on PostgreSQL: secrets sealed by the CLI open in the server with the same key, are
 // never printed unless generated, rotation keeps the old secret for the grace period, and dead
 // events are listed, shown and replayed.
-import { afterAll, describe, expect, test } from 'bun:test';
-import { rmSync } from 'node:fs';
+import { describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { runSourceCli } from '../helpers/binary.ts';
+import { runCli } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { buildApp, call, tempDir, testConfig, TEST_DATABASE_URL, uniqueName } from '../helpers/harness.ts';
 import { openEmbedded, connectPostgres, type Database } from '../../src/db/client.ts';
 import { ensureSecretKey } from '../../src/lib/secret-key.ts';
 import { drainQueue } from '../helpers/tickets.ts';
 
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const { dirs } = e2eFile();
 
 const sign = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 const SECRET_KEY = 'cli-test-secret-key-0123456789abcdefghij';
@@ -46,7 +45,7 @@ if (TEST_DATABASE_URL) {
 
 for (const target of targets) {
   describe(`connectors and events CLI (${target.label})`, () => {
-    const cli = (args: string[]) => runSourceCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env });
+    const cli = (args: string[]) => runCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env });
     /** The app on the target's database, as a server would run it, for the time of `fn`. */
     async function withApp<T>(fn: (app: ReturnType<typeof buildApp>['app'], database: Database) => Promise<T>): Promise<T> {
       const database = await target.open();
@@ -61,7 +60,7 @@ for (const target of targets) {
     }
 
     test('create, list, rotate with a grace period, update; secrets work in the server and are never shown again', async () => {
-      if (target.label === 'postgres') expect((await runSourceCli(['migrate'], { LOG_LEVEL: 'silent', ...target.env })).code).toBe(0);
+      if (target.label === 'postgres') expect((await runCli(['migrate'], { LOG_LEVEL: 'silent', ...target.env })).code).toBe(0);
       const org = uniqueName('cli');
       expect((await cli(['orgs', 'create', '--name', org, '--plan', 'enterprise'])).code).toBe(0);
       const created = await cli([

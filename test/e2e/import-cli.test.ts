@@ -1,16 +1,19 @@
-// `revintel import` through the CLI (run from source) on both backends: good, bad and mixed rows
+// `revintel import` through the CLI (the compiled binary) on both backends: good, bad and mixed rows
 // with their report, references between records, dates, re-runs, and files that cannot be read.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { openEmbedded, rowsOf } from '../../src/db/client.ts';
-import { runSourceCli } from '../helpers/binary.ts';
+import { runCli } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { BACKENDS, createOrgWithKey, openTestDatabase, TEST_DATABASE_URL, tempDir } from '../helpers/harness.ts';
 
 const FIXTURES = join(import.meta.dir, '../fixtures/import');
 
-const cli = (args: string[], env: Record<string, string>) => runSourceCli(args, { LOG_LEVEL: 'silent', ...env });
+e2eFile();
+
+const cli = (args: string[], env: Record<string, string>) => runCli(args, { LOG_LEVEL: 'silent', ...env });
 
 for (const backend of BACKENDS) {
   describe(`revintel import (${backend})`, () => {

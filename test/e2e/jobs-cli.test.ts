@@ -1,19 +1,20 @@
-// `revintel jobs` from source, on the embedded database (the CLI takes DATA_DIR) and on PostgreSQL:
+// `revintel jobs` through the compiled binary, on the embedded database (the CLI takes DATA_DIR) and on PostgreSQL:
 // a dead job is listed and shown with its reason, retried (audited) and queued again; what cannot be
 // retried is said; a bad option is a usage error.
-import { afterAll, describe, expect, test } from 'bun:test';
-import { rmSync } from 'node:fs';
+import { describe, expect, test } from 'bun:test';
 import { t } from 'elysia';
 import { connectPostgres, openEmbedded, queryText, type Database } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { defineJobKind } from '../../src/queue/job-kind.ts';
 import { claimJobs, enqueueJob, settleJobs } from '../../src/queue/job-queue.ts';
 import { randomBase62 } from '../../src/lib/ids.ts';
-import { runSourceCli } from '../helpers/binary.ts';
+import { runCli } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { tempDir, TEST_DATABASE_URL } from '../helpers/harness.ts';
 
+const { dirs } = e2eFile();
 const dataDir = tempDir('revintel-jobs-cli-');
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+dirs.push(dataDir);
 
 const targets: { label: string; env: Record<string, string>; open: () => Promise<Database> }[] = [
   { label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test') },
@@ -23,7 +24,7 @@ if (TEST_DATABASE_URL)
 
 for (const target of targets) {
   describe(`jobs CLI (${target.label})`, () => {
-    const cli = (args: string[]) => runSourceCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env });
+    const cli = (args: string[]) => runCli([...args, '--json'], { LOG_LEVEL: 'silent', ...target.env });
 
     /** A job of a kind of its own, failed for good on its one attempt. */
     async function deadJob(): Promise<{ id: string; kind: string }> {

@@ -1,8 +1,7 @@
-// `revintel predictions` from source, on the embedded database (the CLI takes DATA_DIR) and on
+// `revintel predictions` through the compiled binary, on the embedded database (the CLI takes DATA_DIR) and on
 // PostgreSQL: a recompute is queued once, the list shows the riskiest first with the summary, a
 // prediction shows every driver, bad options are usage errors.
-import { afterAll, describe, expect, test } from 'bun:test';
-import { rmSync } from 'node:fs';
+import { describe, expect, test } from 'bun:test';
 import { connectPostgres, openEmbedded, type Database } from '../../src/db/client.ts';
 import { runMigrations } from '../../src/db/migrate.ts';
 import { recomputePredictions } from '../../src/modules/predictions/service.ts';
@@ -10,11 +9,13 @@ import { FEATURE_KEYS } from '../../src/modules/predictions/features.ts';
 import { DRIVER_GROUPS } from '../../src/modules/predictions/model.ts';
 import { addDays } from '../../src/modules/predictions/training.ts';
 import { utcToday } from '../../src/lib/today.ts';
-import { runSourceCli } from '../helpers/binary.ts';
+import { runCli } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { insertRow, tempDir, TEST_DATABASE_URL, uniqueName } from '../helpers/harness.ts';
 
+const { dirs } = e2eFile();
 const dataDir = tempDir('revintel-predictions-cli-');
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+dirs.push(dataDir);
 
 const targets: { label: string; env: Record<string, string>; open: () => Promise<Database> }[] = [
   { label: 'embedded', env: { DATA_DIR: dataDir }, open: () => openEmbedded(dataDir, 'test') },
@@ -24,7 +25,7 @@ if (TEST_DATABASE_URL)
 
 for (const target of targets) {
   describe(`predictions CLI (${target.label})`, () => {
-    const cli = (args: string[], json = true) => runSourceCli(json ? [...args, '--json'] : args, { LOG_LEVEL: 'silent', ...target.env });
+    const cli = (args: string[], json = true) => runCli(json ? [...args, '--json'] : args, { LOG_LEVEL: 'silent', ...target.env });
     async function withDatabase<T>(fn: (database: Database) => Promise<T>): Promise<T> {
       const database = await target.open();
       try {

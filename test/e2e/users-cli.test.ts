@@ -1,17 +1,16 @@
-// `revintel users` from source against a running server (in-process, as `serve` runs it): on the
+// `revintel users` through the compiled binary against a running server (in-process, as `serve` runs it): on the
 // embedded database the CLI goes through the server's admin socket, on PostgreSQL on its own
 // connection. The printed link signs in; list shows the user; disable ends their sessions.
-import { afterAll, describe, expect, test } from 'bun:test';
-import { rmSync } from 'node:fs';
+import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { startServer } from '../../src/server.ts';
 import { createLogger } from '../../src/lib/log.ts';
-import { runSourceCli } from '../helpers/binary.ts';
+import { runCli } from '../helpers/binary.ts';
+import { e2eFile } from '../helpers/e2e.ts';
 import { BACKENDS, tempDir, testConfig, TEST_DATABASE_URL, uniqueName } from '../helpers/harness.ts';
 
 const WORKER_URL = new URL('../../src/jobs/worker.ts', import.meta.url);
-const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const { dirs } = e2eFile();
 
 for (const backend of BACKENDS) {
   describe(`users CLI against a running server (${backend})`, () => {
@@ -33,7 +32,7 @@ for (const backend of BACKENDS) {
           PUBLIC_URL: base,
           ...(backend === 'postgres' ? { DATABASE_URL: TEST_DATABASE_URL! } : { DATA_DIR: dataDir }),
         };
-        const cli = (args: string[]) => runSourceCli([...args, '--json'], env);
+        const cli = (args: string[]) => runCli([...args, '--json'], env);
         const org = uniqueName('users-cli');
         expect((await cli(['orgs', 'create', '--name', org, '--plan', 'growth_agents'])).code).toBe(0);
 
