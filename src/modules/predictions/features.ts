@@ -7,6 +7,7 @@
 // reads, and its value; a customer without invoices or tickets gets neutral values and the source
 // is named in `missing`.
 import { queryText, type Db } from '../../db/client.ts';
+import { withoutJit } from '../../db/transaction.ts';
 import { DRIVER_GROUPS, type DriverGroup } from './model.ts';
 
 /** The churn signals that speak of leaving (not an outage or a billing dispute, which a fix ends). */
@@ -528,7 +529,7 @@ export async function featuresAt(db: Db, query: FeatureQuery): Promise<FeatureRo
   const params = [query.orgId, query.day, query.horizonDays, [...LEAVING_SIGNALS], query.population === 'scored', query.graceDays];
   const rows = query.customerIds
     ? await queryText<Raw>(db, FEATURES_SQL.customers, [...params, query.customerIds])
-    : await queryText<Raw>(db, FEATURES_SQL.organisation, params);
+    : await withoutJit(db, (tx) => queryText<Raw>(tx, FEATURES_SQL.organisation, params));
   const labelled = query.labels !== false;
   return rows.map((raw) => {
     const numeric: Raw = {
