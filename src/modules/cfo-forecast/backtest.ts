@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
 import { featuresAt, FEATURE_KEYS, PRIOR_SCORECARD, type FeatureRow } from '../predictions/features.ts';
 import { churnDays, labelled } from '../predictions/labels.ts';
-import { addDays, chooseKind, fittable, trainModel, type Snapshot } from '../predictions/training.ts';
+import { addDays, chooseKind, fittable, trainModel, type FitStarts, type Snapshot } from '../predictions/training.ts';
 import { lastDayOf, monthIndex, monthOf } from '../cfo-history/months.ts';
 import { bookOf, FORECAST_HORIZON_DAYS, forecastBook, type ForecastMonth } from './forecast.ts';
 
@@ -130,6 +130,8 @@ export async function backtestWith(reader: BacktestReader, input: BacktestInput)
     return rows;
   };
   const closes = new Map<string, Map<string, number>>();
+  // Each origin's fits start from the origin before's: their snapshots mostly overlap.
+  const starts: FitStarts = new Map();
   const byCurrency = new Map<string, OriginResult[]>();
   for (let j = input.origins; j >= 1; j--) {
     const origin = `${monthOf(current - j)}-01`;
@@ -142,7 +144,7 @@ export async function backtestWith(reader: BacktestReader, input: BacktestInput)
       for (const row of await featuresOf(day)) rows.push(labelled(row, day, churn.get(row.customerId), FORECAST_HORIZON_DAYS));
     const kind = rows.length > 0 ? fittable(chooseKind(rows), rows) : 'prior';
     const training = { horizonDays: FORECAST_HORIZON_DAYS, priorAnnualChurn: input.settings.priorAnnualChurn, seed: 42 };
-    const model = trainModel(kind, FEATURE_KEYS, PRIOR_SCORECARD, rows, training);
+    const model = trainModel(kind, FEATURE_KEYS, PRIOR_SCORECARD, rows, training, starts);
     // The origin is a month start, as the training days are: its features are usually read already.
     const book = bookOf(await featuresOf(origin), model.additive);
     const currencies = [...new Set(book.map((c) => c.currency))].filter((c) => input.currency === undefined || c === input.currency).sort();
