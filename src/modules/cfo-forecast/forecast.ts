@@ -136,7 +136,8 @@ export function forecastBook(
   const current = monthIndex(input.today.slice(0, 7));
   // Each customer's term ends over the whole horizon, once: date arithmetic per customer and month
   // was half the forecast's CPU at 100,000 customers.
-  const ends = book.map((c) => (c.termEnd === null ? null : termEndsBefore(c.termEnd, lastDayOf(monthOf(current + input.months)))));
+  const lastClose = lastDayOf(monthOf(current + input.months));
+  const ends = book.map((c) => (c.termEnd === null ? null : termEndsBefore(c.termEnd, lastClose)));
   const out: ForecastMonth[] = [];
   for (let m = 1; m <= input.months; m++) {
     const month = monthOf(current + m);
