@@ -3,7 +3,7 @@
 import { transaction } from '../../db/transaction.ts';
 import { Elysia } from 'elysia';
 import type { Config } from '../../config.ts';
-import type { Database, Db } from '../../db/client.ts';
+import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { refuseUnknownParams } from '../../lib/query.ts';
