@@ -239,6 +239,13 @@ export async function cfoForecast(
   },
   readSums?: SumsReader,
 ): Promise<Forecast> {
+  // With kept sums (the routes, whose `db` is a pool), the history read for the expansion rate starts
+  // now, beside the features read — on PostgreSQL two connections at once; the embedded database
+  // runs them one after the other — and expansionRates below finds it under way.
+  if (readSums)
+    readSums(db, { orgId: input.orgId, today: input.today, currency: input.currency === 'reporting' ? undefined : input.currency }).catch(
+      () => {},
+    );
   const model = await forecastModel(db, input.orgId, input.priorAnnualChurn);
   const book = await bookAt(db, { orgId: input.orgId, day: input.today, graceDays: input.graceDays, model: model.parameters });
   const answer: Forecast = {

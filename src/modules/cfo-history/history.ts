@@ -159,7 +159,9 @@ export type SumsReader = (db: Db, input: { orgId: string; today: string; currenc
  * move with it.
  */
 export function keepSums(keep = 32): SumsReader {
-  const kept = new Map<string, MonthSums[]>();
+  // Promises, so that a read asked for while the same one runs waits for it rather than running it
+  // again (the forecast starts its history read early, beside its features read).
+  const kept = new Map<string, Promise<MonthSums[]>>();
   return async (db, input) => {
     const [row] = await queryRows<{ version: string | number }>(
       db,
@@ -172,9 +174,13 @@ export function keepSums(keep = 32): SumsReader {
       kept.set(key, hit);
       return hit;
     }
-    const sums = await monthSums(db, input);
+    const sums = monthSums(db, input);
     kept.set(key, sums);
     if (kept.size > keep) kept.delete(kept.keys().next().value!);
+    // A failed read is not kept: the next asks again.
+    sums.catch(() => {
+      if (kept.get(key) === sums) kept.delete(key);
+    });
     return sums;
   };
 }
