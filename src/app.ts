@@ -46,6 +46,7 @@ import { TICKET_ROUTES, ticketsModule } from './modules/tickets/api/index.ts';
 import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/tickets/import/index.ts';
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
 import { CFO_HISTORY_ROUTES, cfoHistoryModule } from './modules/cfo-history/index.ts';
+import { keepSums } from './modules/cfo-history/history.ts';
 import { CFO_FORECAST_ROUTES, cfoForecastModule } from './modules/cfo-forecast/index.ts';
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
@@ -151,6 +152,8 @@ function createRoutes(
 ) {
   // What the routes read of the settings: the configuration's (SECRET_KEY the one in force).
   const settings = deps.settings ?? settingsOf(deps.config);
+  // The ARR history's month sums, kept for the history's routes and the forecast's expansion rate alike.
+  const cfoSums = keepSums();
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));
@@ -202,9 +205,16 @@ function createRoutes(
         wakeJobs: deps.wakeJobs,
       }),
     )
-    .use(cfoHistoryModule({ database: deps.database, states, config: deps.config }))
+    .use(cfoHistoryModule({ database: deps.database, states, config: deps.config, readSums: cfoSums }))
     .use(
-      cfoForecastModule({ database: deps.database, states, config: deps.config, settings: settings.predictions, wakeJobs: deps.wakeJobs }),
+      cfoForecastModule({
+        database: deps.database,
+        states,
+        config: deps.config,
+        settings: settings.predictions,
+        wakeJobs: deps.wakeJobs,
+        readSums: cfoSums,
+      }),
     )
     .use(agentActionsModule({ database: deps.database, states, config: deps.config, settings: settings.actions, wakeJobs: deps.wakeJobs }))
     .use(webhooksModule(shared.webhooks, states))

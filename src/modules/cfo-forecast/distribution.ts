@@ -201,14 +201,15 @@ function convolve(a: Grid, b: Grid, state: Product): Grid {
   while (size < length) size <<= 1;
   const [short, long] = a.mass.length <= b.mass.length ? [a.mass, b.mass] : [b.mass, a.mass];
   let nonzero = 0;
-  for (const m of short) if (m !== 0) nonzero++;
+  for (let i = 0; i < short.length; i++) if (short[i] !== 0) nonzero++;
   const offset = a.offset + b.offset;
   if (nonzero * long.length <= 12 * size * Math.log2(size)) {
     const mass = new Float64Array(length);
+    const longLength = long.length;
     for (let i = 0; i < short.length; i++) {
       const m = short[i]!;
       if (m === 0) continue;
-      for (let j = 0; j < long.length; j++) mass[i + j] = mass[i + j]! + m * long[j]!;
+      for (let j = 0; j < longLength; j++) mass[i + j] = mass[i + j]! + m * long[j]!;
     }
     return { offset, mass };
   }
@@ -252,8 +253,27 @@ function truncate(grid: Grid, state: Product): Grid {
   return { offset: grid.offset + lo, mass: mass.slice(lo, hi + 1) };
 }
 
-/** cos and sin of 2πk/N for the largest N transformed yet (k < N/2); smaller sizes stride through it. */
-let twiddles = { size: 0, cos: new Float64Array(0), sin: new Float64Array(0) };
+/** cos and sin of 2πk/N (k < N/2) for each size N transformed, every level's in one contiguous run:
+ * level `length` reads entries [length/2, length) — no strided reads through one large table. */
+const twiddles = new Map<number, { cos: Float64Array; sin: Float64Array }>();
+
+function twiddlesOf(n: number) {
+  let table = twiddles.get(n);
+  if (!table) {
+    const cos = new Float64Array(n);
+    const sin = new Float64Array(n);
+    for (let length = 2; length <= n; length <<= 1) {
+      const half = length >> 1;
+      for (let k = 0; k < half; k++) {
+        cos[half + k] = Math.cos((2 * Math.PI * k) / length);
+        sin[half + k] = Math.sin((2 * Math.PI * k) / length);
+      }
+    }
+    table = { cos, sin };
+    twiddles.set(n, table);
+  }
+  return table;
+}
 
 /** In place, radix 2 (`re.length` a power of two); the inverse unscaled. */
 function fft(re: Float64Array, im: Float64Array, inverse: boolean): void {
@@ -271,22 +291,14 @@ function fft(re: Float64Array, im: Float64Array, inverse: boolean): void {
       im[j] = m;
     }
   }
-  if (twiddles.size < n) {
-    twiddles = { size: n, cos: new Float64Array(n >> 1), sin: new Float64Array(n >> 1) };
-    for (let k = 0; k < n >> 1; k++) {
-      twiddles.cos[k] = Math.cos((2 * Math.PI * k) / n);
-      twiddles.sin[k] = Math.sin((2 * Math.PI * k) / n);
-    }
-  }
-  const table = twiddles;
+  const { cos, sin } = twiddlesOf(n);
   const sign = inverse ? 1 : -1;
   for (let length = 2; length <= n; length <<= 1) {
     const half = length >> 1;
-    const stride = table.size / length;
     for (let start = 0; start < n; start += length)
       for (let k = 0; k < half; k++) {
-        const wr = table.cos[k * stride]!;
-        const wi = sign * table.sin[k * stride]!;
+        const wr = cos[half + k]!;
+        const wi = sign * sin[half + k]!;
         const a = start + k;
         const b = a + half;
         const xr = re[b]! * wr - im[b]! * wi;

@@ -12,7 +12,7 @@ import { YEAR_HORIZON_DAYS } from '../predictions/settings.ts';
 import { priorModel, probabilityOf } from '../predictions/training.ts';
 import { convertExact, roundExact } from '../cfo-history/currencies.ts';
 import { ratesFor, type MissingRate } from '../cfo-history/fx.ts';
-import { arrHistory } from '../cfo-history/history.ts';
+import { arrHistory, type SumsReader } from '../cfo-history/history.ts';
 import { lastDayOf, monthIndex, monthOf, type Month } from '../cfo-history/months.ts';
 import { DEFAULT_LIMITS, retainedDistribution, type GridLimits, type Quantiles } from './distribution.ts';
 
@@ -88,15 +88,24 @@ function addMonths(day: string, months: number): string {
   return candidate > last ? last : candidate;
 }
 
+/** A committed term's end and its yearly renewals after it that fall before `close`, in order.
+ * Renewed terms are taken as a year each; 24 months ahead hold at most three ends. */
+function termEndsBefore(termEnd: string, close: string): string[] {
+  const ends: string[] = [];
+  for (let k = 0; k < 30; k++) {
+    const end = addMonths(termEnd, 12 * k);
+    if (end >= close) break;
+    ends.push(end);
+  }
+  return ends;
+}
+
 /** The chance a customer still has its ARR at a close: a term's end before the close (a contract
  * counts through its end date) is one draw of p; a monthly customer draws every month. */
 export function survival(customer: Pick<BookCustomer, 'probability' | 'termEnd'>, close: string, m: number): number {
   const keep = 1 - customer.probability;
   if (customer.termEnd === null) return keep ** (m / 12);
-  // Renewed terms are taken as a year each; 24 months ahead hold at most three ends.
-  let ends = 0;
-  while (ends < 30 && addMonths(customer.termEnd, 12 * ends) < close) ends++;
-  return keep ** ends;
+  return keep ** termEndsBefore(customer.termEnd, close).length;
 }
 
 export interface ForecastMonth {
@@ -125,11 +134,23 @@ export function forecastBook(
   const total = book.reduce((s, c) => s + c.arr, 0);
   const amounts = book.map((c) => c.arr);
   const current = monthIndex(input.today.slice(0, 7));
+  // Each customer's term ends over the whole horizon, once: date arithmetic per customer and month
+  // was half the forecast's CPU at 100,000 customers.
+  const lastClose = lastDayOf(monthOf(current + input.months));
+  const ends = book.map((c) => (c.termEnd === null ? null : termEndsBefore(c.termEnd, lastClose)));
   const out: ForecastMonth[] = [];
   for (let m = 1; m <= input.months; m++) {
     const month = monthOf(current + m);
     const close = lastDayOf(month);
-    const keep = book.map((c) => survival(c, close, m));
+    // As survival(c, close, m).
+    const keep = book.map((c, i) => {
+      const kept = 1 - c.probability;
+      const before = ends[i];
+      if (!before) return kept ** (m / 12);
+      let n = 0;
+      while (n < before.length && before[n]! < close) n++;
+      return kept ** n;
+    });
     let expected = 0;
     let churned = 0;
     keep.forEach((s, i) => {
@@ -173,25 +194,35 @@ export interface Forecast {
   series: ForecastSeries[];
 }
 
-/** The trailing twelve full months' net expansion of a currency (or of the reporting currency). */
-async function expansionRate(
+/** The trailing twelve full months' net expansion of each currency (or of the reporting currency,
+ * under its name): one read of the history for every currency, kept by `readSums` when given. */
+async function expansionRates(
   db: Db,
-  input: { orgId: string; today: string; currency: string; reportingCurrency: string | null },
-): Promise<number | null> {
+  input: { orgId: string; today: string; currency: string | undefined; reportingCurrency: string | null },
+  readSums?: SumsReader,
+): Promise<Map<string, number | null>> {
   const current = monthIndex(input.today.slice(0, 7));
-  const history = await arrHistory(db, {
-    orgId: input.orgId,
-    from: monthOf(current - 12),
-    to: monthOf(current - 1),
-    today: input.today,
-    currency: input.currency,
-    reportingCurrency: input.reportingCurrency,
-  });
-  const months = history.converted || input.currency !== 'reporting' ? (history.series[0]?.months ?? []) : [];
-  const opening = months[0]?.start_arr ?? 0;
-  if (opening <= 0) return null;
-  const net = months.reduce((s, x) => s + x.expansion - x.contraction, 0);
-  return Math.round((net / opening) * 1e6) / 1e6;
+  const reporting = input.currency === 'reporting';
+  const history = await arrHistory(
+    db,
+    {
+      orgId: input.orgId,
+      from: monthOf(current - 12),
+      to: monthOf(current - 1),
+      today: input.today,
+      ...(input.currency === undefined ? {} : { currency: input.currency }),
+      reportingCurrency: input.reportingCurrency,
+    },
+    readSums,
+  );
+  const rates = new Map<string, number | null>();
+  if (reporting && !history.converted) return rates;
+  for (const series of history.series) {
+    const opening = series.months[0]?.start_arr ?? 0;
+    const net = series.months.reduce((s, x) => s + x.expansion - x.contraction, 0);
+    rates.set(series.currency, opening > 0 ? Math.round((net / opening) * 1e6) / 1e6 : null);
+  }
+  return rates;
 }
 
 export async function cfoForecast(
@@ -206,7 +237,15 @@ export async function cfoForecast(
     priorAnnualChurn: number;
     limits?: GridLimits;
   },
+  readSums?: SumsReader,
 ): Promise<Forecast> {
+  // With kept sums (the routes, whose `db` is a pool), the history read for the expansion rate starts
+  // now, beside the features read — on PostgreSQL two connections at once; the embedded database
+  // runs them one after the other — and expansionRates below finds it under way.
+  if (readSums)
+    readSums(db, { orgId: input.orgId, today: input.today, currency: input.currency === 'reporting' ? undefined : input.currency }).catch(
+      () => {},
+    );
   const model = await forecastModel(db, input.orgId, input.priorAnnualChurn);
   const book = await bookAt(db, { orgId: input.orgId, day: input.today, graceDays: input.graceDays, model: model.parameters });
   const answer: Forecast = {
@@ -219,8 +258,8 @@ export async function cfoForecast(
     model: { id: model.id, kind: model.kind, horizon_days: FORECAST_HORIZON_DAYS },
     series: [],
   };
-  const seriesOf = async (currency: string, customers: BookCustomer[], historyCurrency: string): Promise<ForecastSeries> => {
-    const rate = await expansionRate(db, { ...input, currency: historyCurrency });
+  const seriesOf = (currency: string, customers: BookCustomer[], rates: Map<string, number | null>): ForecastSeries => {
+    const rate = rates.get(currency) ?? null;
     return {
       currency,
       customers: customers.length,
@@ -232,10 +271,15 @@ export async function cfoForecast(
   const byCurrency = new Map<string, BookCustomer[]>();
   for (const c of book) {
     if (input.currency && input.currency !== 'reporting' && c.currency !== input.currency) continue;
-    byCurrency.set(c.currency, [...(byCurrency.get(c.currency) ?? []), c]);
+    const list = byCurrency.get(c.currency);
+    if (list) list.push(c);
+    else byCurrency.set(c.currency, [c]);
   }
   const currencies = [...byCurrency.keys()].sort();
-  const perCurrency = async () => Promise.all(currencies.map((c) => seriesOf(c, byCurrency.get(c)!, c)));
+  const perCurrency = async () => {
+    const rates = await expansionRates(db, { ...input, currency: input.currency === 'reporting' ? undefined : input.currency }, readSums);
+    return currencies.map((c) => seriesOf(c, byCurrency.get(c)!, rates));
+  };
   if (input.currency !== 'reporting' || !input.reportingCurrency) return { ...answer, series: await perCurrency() };
 
   // Converted at this month's rate, kept for the months ahead (constant currency: no FX forecast).
@@ -250,5 +294,6 @@ export async function cfoForecast(
       const rate = rates.get(`${c.currency} ${month}`);
       return rate === undefined ? c : { ...c, arr: roundExact(convertExact(c.arr, rate, c.currency, reporting)), currency: reporting };
     });
-  return { ...answer, converted: true, series: [await seriesOf(reporting, converted, 'reporting')] };
+  const expansion = await expansionRates(db, { ...input, currency: 'reporting' }, readSums);
+  return { ...answer, converted: true, series: [seriesOf(reporting, converted, expansion)] };
 }

@@ -20,6 +20,7 @@ import { cfoForecast } from './forecast.ts';
 import { Forecast, ForecastBacktestBody, ForecastBacktestParams, ForecastBacktestRun, ForecastQuery } from './model.ts';
 import { forecastBacktestJob } from './jobs/backtest.ts';
 import { getForecastBacktest, latestForecastBacktest, requestForecastBacktest } from './runs.ts';
+import type { SumsReader } from '../cfo-history/history.ts';
 
 export const CFO_FORECAST_ROUTES = {
   forecast: {
@@ -90,6 +91,8 @@ export function cfoForecastModule(deps: {
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
   settings: PredictionSettings;
   wakeJobs?: () => void;
+  /** The ARR history's month sums kept between requests (the expansion rate reads them). */
+  readSums?: SumsReader;
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
@@ -125,15 +128,19 @@ export function cfoForecastModule(deps: {
         );
       const settings = deps.settings;
       return ok(
-        await cfoForecast(db, {
-          orgId,
-          today: utcToday(),
-          months,
-          currency,
-          reportingCurrency,
-          graceDays: settings.graceDays,
-          priorAnnualChurn: settings.priorAnnualChurn,
-        }),
+        await cfoForecast(
+          db,
+          {
+            orgId,
+            today: utcToday(),
+            months,
+            currency,
+            reportingCurrency,
+            graceDays: settings.graceDays,
+            priorAnnualChurn: settings.priorAnnualChurn,
+          },
+          deps.readSums,
+        ),
       );
     });
 }

@@ -3,6 +3,7 @@
 // reactivation included) and how many of its customers still have ARR, against month 0.
 import { sql } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
+import { withoutJit } from '../../db/transaction.ts';
 import { currentMonthSql, stepsSql } from './steps.ts';
 import { monthIndex, monthOf, type Month } from './months.ts';
 
@@ -41,9 +42,10 @@ export async function cohorts(
   input: { orgId: string; from: Month; to: Month; today: string; currency?: string },
 ): Promise<Cohorts> {
   const current = currentMonthSql(input.today);
-  const rows = await queryRows<{ currency: string; cohort: number; age: number; arr: string | number; customers: number }>(
-    db,
-    sql`with ${stepsSql(input.orgId, input.today, input.currency)},
+  const rows = await withoutJit(db, (tx) =>
+    queryRows<{ currency: string; cohort: number; age: number; arr: string | number; customers: number }>(
+      tx,
+      sql`with ${stepsSql(input.orgId, input.today, input.currency)},
     runs as (
       select customer_id, currency, k as from_k, coalesce(lead(k) over (partition by customer_id, currency order by k), ${current} + 1) as until_k, arr_after as arr
       from steps
@@ -61,6 +63,7 @@ export async function cohorts(
     )
     select currency, cohort, age, sum(arr)::bigint as arr, sum(customers)::int as customers
     from cohort_changes group by currency, cohort, age order by currency, cohort, age`,
+    ),
   );
   const currentK = monthIndex(input.today.slice(0, 7));
   const byCohort = new Map<string, { currency: string; cohort: number; changes: Map<number, { arr: number; customers: number }> }>();

@@ -3,6 +3,7 @@
 // retention, from one set-wise query over the organisation's contract revisions.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Db } from '../../db/client.ts';
+import { withoutJit } from '../../db/transaction.ts';
 import { currentMonthSql, stepsSql } from './steps.ts';
 import { monthIndex, monthOf, type Month } from './months.ts';
 import { convertExact, roundExact } from './currencies.ts';
@@ -98,7 +99,7 @@ const NUMERIC_FIELDS = [
  * months before was a and is now b. Those runs are few per customer, so the pairs are too.
  */
 export async function monthSums(db: Db, input: { orgId: string; today: string; currency?: string }): Promise<MonthSums[]> {
-  const rows = await queryRows<Record<string, unknown>>(db, monthSumsSql(input));
+  const rows = await withoutJit(db, (tx) => queryRows<Record<string, unknown>>(tx, monthSumsSql(input)));
   return rows.map((row) => {
     const out = { ...row } as Record<string, unknown>;
     for (const field of NUMERIC_FIELDS) out[field] = Number(row[field]);
@@ -110,15 +111,14 @@ export function monthSumsSql(input: { orgId: string; today: string; currency?: s
   const current = currentMonthSql(input.today);
   return sql`with ${stepsSql(input.orgId, input.today, input.currency)},
     moves as (
-      select currency, k, arr_after - delta as before, arr_after as after,
-             count(*) filter (where arr_after = delta) over (partition by customer_id, currency order by k) as starts
+      -- One window pass over the steps, in their order: the movements and the runs of constant ARR.
+      select customer_id, currency, k, arr_after - delta as before, arr_after as after,
+             count(*) filter (where arr_after = delta) over w as starts,
+             coalesce(lead(k) over w, ${current} + 1) as until_k
       from steps
+      window w as (partition by customer_id, currency order by k)
     ),
-    runs as (
-      select customer_id, currency, k as from_k, coalesce(lead(k) over (partition by customer_id, currency order by k), ${current} + 1) as until_k, arr_after as arr
-      from steps
-    ),
-    positive as (select * from runs where arr > 0),
+    positive as (select customer_id, currency, k as from_k, until_k, after as arr from moves where after > 0),
     pairs as (
       select a.currency, greatest(a.from_k + 12, b.from_k) as lo, least(a.until_k + 12, b.until_k) as hi, b.arr as retained, least(a.arr, b.arr) as capped
       from positive a join positive b on b.customer_id = a.customer_id and b.currency = a.currency
@@ -159,7 +159,9 @@ export type SumsReader = (db: Db, input: { orgId: string; today: string; currenc
  * move with it.
  */
 export function keepSums(keep = 32): SumsReader {
-  const kept = new Map<string, MonthSums[]>();
+  // Promises, so that a read asked for while the same one runs waits for it rather than running it
+  // again (the forecast starts its history read early, beside its features read).
+  const kept = new Map<string, Promise<MonthSums[]>>();
   return async (db, input) => {
     const [row] = await queryRows<{ version: string | number }>(
       db,
@@ -172,9 +174,13 @@ export function keepSums(keep = 32): SumsReader {
       kept.set(key, hit);
       return hit;
     }
-    const sums = await monthSums(db, input);
+    const sums = monthSums(db, input);
     kept.set(key, sums);
     if (kept.size > keep) kept.delete(kept.keys().next().value!);
+    // A failed read is not kept: the next asks again.
+    sums.catch(() => {
+      if (kept.get(key) === sums) kept.delete(key);
+    });
     return sums;
   };
 }

@@ -3,7 +3,7 @@
 import { transaction } from '../../db/transaction.ts';
 import { Elysia } from 'elysia';
 import type { Config } from '../../config.ts';
-import type { Database, Db } from '../../db/client.ts';
+import type { Database } from '../../db/client.ts';
 import { ok } from '../../lib/envelope.ts';
 import { AppError } from '../../lib/errors.ts';
 import { refuseUnknownParams } from '../../lib/query.ts';
@@ -16,7 +16,7 @@ import type { RequestStates } from '../../plugins/request-state.ts';
 import { cohorts } from './cohorts.ts';
 import { isIsoCurrency } from './currencies.ts';
 import { listRates, reportingCurrencyOf, setRates, setReportingCurrency } from './fx.ts';
-import { arrHistory, keepSums } from './history.ts';
+import { arrHistory, keepSums, type SumsReader } from './history.ts';
 import { ArrHistory, Cohorts, FxRate, FxRates, FxRatesQuery, HistoryQuery, ReportingCurrencyBody, SetRatesBody } from './model.ts';
 import { monthRange, parseMonth } from './months.ts';
 import { t } from 'elysia';
@@ -92,13 +92,15 @@ export function cfoHistoryModule(deps: {
   database: Database;
   states: RequestStates;
   config: Pick<Config, 'bodyLimitApi' | 'bodyLimitImport' | 'bodyLimitWebhook'>;
+  /** The month sums kept between requests (the forecast reads the same). */
+  readSums?: SumsReader;
 }) {
   const principalOf = principalAccessor(deps.states);
   const { db } = deps.database;
   const ratesBody = requestBody(SetRatesBody);
   const reportingBody = requestBody(ReportingCurrencyBody);
   const limit = bodyLimit('api', deps.config);
-  const readSums = keepSums();
+  const readSums = deps.readSums ?? keepSums();
   return new Elysia({ name: 'revintel/cfo-history' })
     .get(CFO_HISTORY_ROUTES.arr.path, async ({ request, query }) => {
       refuseUnknownParams(request.url, HISTORY_PARAMS);

@@ -150,14 +150,28 @@ export function foldsByCustomer(rows: readonly Snapshot[], folds: number, seed: 
   return new Map(customers.map((c, i) => [c, i % folds]));
 }
 
-function fitLogisticTier(keys: readonly string[], rows: readonly Snapshot[], settings: TrainingSettings) {
+/** The solutions of a training's fits (each fold's and the full one's, in standardised terms), to
+ * start the next training of a nearby problem from: the forecast backtest trains a model at each of
+ * its origins on snapshots that mostly overlap, and Newton then needs fewer steps to the same
+ * optimum (within its tolerance). */
+export type FitStarts = Map<string, number[]>;
+
+function fitLogisticTier(
+  keys: readonly string[],
+  rows: readonly Snapshot[],
+  settings: TrainingSettings,
+  starts?: FitStarts,
+  name = 'full',
+) {
   const lambda = settings.lambda ?? 1;
   const standard = standardiser(rows.map((r) => r.values));
+  const start = starts?.get(name);
   const fit = fitLogistic(
     rows.map((r) => standardise(standard, r.values)),
     rows.map((r) => r.outcome),
-    { lambda },
+    { lambda, ...(start ? { start } : {}) },
   );
+  starts?.set(name, [fit.intercept, ...fit.coefficients]);
   return { fit, standard, lambda, raw: additiveFromFit(keys, fit, standard) };
 }
 
@@ -168,6 +182,7 @@ export function trainModel(
   prior: readonly PriorFeature[],
   rows: readonly Snapshot[],
   settings: TrainingSettings,
+  starts?: FitStarts,
 ): TrainedModel {
   const trainedOn = { rows: rows.length, events: countEvents(rows), customers: countCustomers(rows) };
   const base = priorModel(prior, settings);
@@ -186,7 +201,7 @@ export function trainModel(
   for (let k = 0; k < folds; k++) {
     const train = rows.filter((r) => foldOf.get(r.customerId) !== k);
     if (train.length === 0 || train.every((r) => r.outcome === train[0]!.outcome)) continue;
-    const { raw } = fitLogisticTier(keys, train, settings);
+    const { raw } = fitLogisticTier(keys, train, settings, starts, `fold ${k}`);
     rows.forEach((r, i) => {
       if (foldOf.get(r.customerId) === k) oofScores[i] = scoreLogit(raw, r.values);
     });
@@ -195,7 +210,7 @@ export function trainModel(
     oofScores,
     rows.map((r) => r.outcome),
   );
-  const { fit, lambda, raw } = fitLogisticTier(keys, rows, settings);
+  const { fit, lambda, raw } = fitLogisticTier(keys, rows, settings, starts);
   return {
     kind,
     horizonDays: settings.horizonDays,
