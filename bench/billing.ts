@@ -183,6 +183,7 @@ async function measure(backend: 'embedded' | 'postgres') {
   });
   const backfillSeconds = (performance.now() - backfillFrom) / 1000;
   clearInterval(sampler);
+  if (done.error) console.error(`backfill ${done.state}: ${done.error}`);
   await server.stop();
   stripe.stop();
 

@@ -1,43 +1,76 @@
-// `billing.apply`: a connector's pending billing events applied to the records (apply.ts), in the
-// job's own transaction, queued in the transaction that stored the events (at most one queued per
-// connector). More than one run's worth queues the next run at once; a failure leaves the events
-// pending and looks again in half a minute, until they are dead.
+// `billing.apply`: a connector's pending billing events applied to the records (apply.ts), queued in
+// the transaction that stored the events (at most one queued per connector). The worker runs it in
+// parts, each its own transaction sized to a few tens of milliseconds (applyInParts), so a webhook's
+// acknowledgement never waits long behind applying on the embedded database, and while the
+// connector's webhooks arrive the parts wait (up to half a minute a run). A run that ends with
+// events failed and nothing applied looks again in half a minute, until they are dead.
 import { Type as t } from '@sinclair/typebox';
 import type { Db } from '../../db/client.ts';
-import { applyPendingEvents } from './apply.ts';
+import { timed } from '../../db/units-of-work.ts';
+import type { Settings } from '../../settings.ts';
+import { type ApplyCursor, applyInParts, applyPendingEvents, webhookIngestBusy } from './apply.ts';
 import { defineJobKind, enqueueJob } from './queue.ts';
 
 const RETRY_FAILED_AFTER_SECONDS = 30;
 
+const ApplyPayload = t.Object({
+  connectorId: t.String({ minLength: 1, maxLength: 100 }),
+  // The server that queued it says where Stripe's API is, for re-reading ties (apply.ts).
+  stripeApiBase: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
+  // Events a part at most (tests); absent: sized by time.
+  partSize: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
+});
+
+export interface ApplyPartArgs {
+  connectorId: string;
+  stripeApiBase?: string;
+  limit: number;
+  after: ApplyCursor | null;
+}
+
+/** One part of a pass, in its own transaction, timed in the database (db/units-of-work.ts). */
+export const applyPart = timed((db: Db, args: ApplyPartArgs, settings: Settings) =>
+  applyPendingEvents(db, args.connectorId, {
+    limit: args.limit,
+    after: args.after,
+    stripeApiBase: args.stripeApiBase,
+    secretKey: settings.actions.secretKey,
+  }),
+);
+
 export const billingApplyJob = defineJobKind({
   kind: 'billing.apply',
-  // The server that queued it says where Stripe's API is, for re-reading ties (apply.ts).
-  payload: t.Object({
-    connectorId: t.String({ minLength: 1, maxLength: 100 }),
-    stripeApiBase: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
-  }),
+  payload: ApplyPayload,
   retry: { maxAttempts: 5 },
-  perform: async (db, payload, job, settings) => {
-    const report = await applyPendingEvents(db, payload.connectorId, {
-      stripeApiBase: payload.stripeApiBase,
-      secretKey: settings.actions.secretKey,
+  units: {
+    'apply-part': applyPart,
+    'ingest-busy': async (db: Db, args: { connectorId: string }) => ({ busy: await webhookIngestBusy(db, args.connectorId) }),
+    'retry-later': async (db: Db, args: { connectorId: string; orgId: string; stripeApiBase?: string }): Promise<{ queued: true }> => {
+      await queueBillingApply(db, { id: args.connectorId, orgId: args.orgId }, args.stripeApiBase, RETRY_FAILED_AFTER_SECONDS);
+      return { queued: true };
+    },
+  },
+  handle: async (payload, ctx) => {
+    const { connectorId, stripeApiBase } = payload;
+    const totals = await applyInParts((part) => ctx.run('apply-part', { connectorId, stripeApiBase, ...part }), {
+      limit: payload.partSize,
+      ingestBusy: async () => (await ctx.run('ingest-busy', { connectorId })).busy,
     });
-    if (report.remaining > 0) {
-      await enqueueJob(db, billingApplyJob, payload, {
-        orgId: job.orgId,
-        dedupeKey: payload.connectorId,
-        delaySeconds: report.failed > 0 && report.applied === 0 ? RETRY_FAILED_AFTER_SECONDS : 0,
-      });
-    }
-    return report;
+    if (totals.remaining > 0 && ctx.job.orgId) await ctx.run('retry-later', { connectorId, orgId: ctx.job.orgId, stripeApiBase });
+    return totals;
   },
 });
 
 /** Queues the connector's apply run (one queued at a time), in `db`'s transaction. */
-export const queueBillingApply = (db: Db, connector: { id: string; orgId: string }, stripeApiBase?: string) =>
+export const queueBillingApply = (
+  db: Db,
+  connector: { id: string; orgId: string },
+  stripeApiBase?: string,
+  delaySeconds = 0,
+): Promise<{ id: string }> =>
   enqueueJob(
     db,
     billingApplyJob,
     { connectorId: connector.id, ...(stripeApiBase ? { stripeApiBase } : {}) },
-    { orgId: connector.orgId, dedupeKey: connector.id },
+    { orgId: connector.orgId, dedupeKey: connector.id, delaySeconds },
   );
