@@ -5,13 +5,14 @@
 // connector's webhooks arrive the parts wait (up to half a minute a run). A run that ends with
 // events failed and nothing applied looks again in half a minute, until they are dead.
 import { Type as t } from '@sinclair/typebox';
-import type { Db } from '../../db/client.ts';
+import { queryText, type Db } from '../../db/client.ts';
 import { timed } from '../../db/units-of-work.ts';
 import type { Settings } from '../../settings.ts';
 import { type ApplyCursor, applyInParts, applyPendingEvents, webhookIngestBusy } from './apply.ts';
-import { defineJobKind, enqueueJob } from './queue.ts';
+import { defineJobKind, enqueueJob, PermanentJobError } from './queue.ts';
 
 const RETRY_FAILED_AFTER_SECONDS = 30;
+const OTHER_RUN_RETRY_SECONDS = 1;
 
 const ApplyPayload = t.Object({
   connectorId: t.String({ minLength: 1, maxLength: 100 }),
@@ -45,19 +46,40 @@ export const billingApplyJob = defineJobKind({
   units: {
     'apply-part': applyPart,
     'ingest-busy': async (db: Db, args: { connectorId: string }) => ({ busy: await webhookIngestBusy(db, args.connectorId) }),
-    'retry-later': async (db: Db, args: { connectorId: string; orgId: string; stripeApiBase?: string }): Promise<{ queued: true }> => {
-      await queueBillingApply(db, { id: args.connectorId, orgId: args.orgId }, args.stripeApiBase, RETRY_FAILED_AFTER_SECONDS);
+    'others-running': async (db: Db, args: { connectorId: string; jobId: string }) => {
+      const [row] = await queryText<{ n: number }>(
+        db,
+        `select count(*)::int as n from jobs where kind = 'billing.apply' and state = 'running' and dedupe_key = $1 and id <> $2`,
+        [args.connectorId, args.jobId],
+      );
+      return { others: row?.n ?? 0 };
+    },
+    'retry-later': async (
+      db: Db,
+      args: { connectorId: string; orgId: string; stripeApiBase?: string; delaySeconds: number },
+    ): Promise<{ queued: true }> => {
+      await queueBillingApply(db, { id: args.connectorId, orgId: args.orgId }, args.stripeApiBase, args.delaySeconds);
       return { queued: true };
     },
   },
   handle: async (payload, ctx) => {
     const { connectorId, stripeApiBase } = payload;
+    const orgId = ctx.job.orgId;
+    if (!orgId) throw new PermanentJobError('billing.apply is queued for an organisation');
+    // One run per connector at a time: a run's passes go on until nothing is pending, so events
+    // stored meanwhile are its own, and two runs would share the database's time between them
+    // (and wait for each other's parts). The job queued meanwhile looks again in a second, in case
+    // the running one is already ending.
+    if ((await ctx.run('others-running', { connectorId, jobId: ctx.job.id })).others > 0) {
+      await ctx.run('retry-later', { connectorId, orgId, stripeApiBase, delaySeconds: OTHER_RUN_RETRY_SECONDS });
+      return { applied: 0, failed: 0, dead: 0, remaining: 0, parts: 0, deferredMs: 0, waitedForAnotherRun: true };
+    }
     const totals = await applyInParts((part) => ctx.run('apply-part', { connectorId, stripeApiBase, ...part }), {
       limit: payload.partSize,
       ingestBusy: async () => (await ctx.run('ingest-busy', { connectorId })).busy,
     });
-    if (totals.remaining > 0 && ctx.job.orgId) await ctx.run('retry-later', { connectorId, orgId: ctx.job.orgId, stripeApiBase });
-    return totals;
+    if (totals.remaining > 0) await ctx.run('retry-later', { connectorId, orgId, stripeApiBase, delaySeconds: RETRY_FAILED_AFTER_SECONDS });
+    return { ...totals, waitedForAnotherRun: false };
   },
 });
 
