@@ -89,7 +89,7 @@ export const queueBillingApply = (
   connector: { id: string; orgId: string },
   stripeApiBase?: string,
   delaySeconds = 0,
-): Promise<{ id: string }> =>
+): Promise<{ id: string; created: boolean }> =>
   enqueueJob(
     db,
     billingApplyJob,

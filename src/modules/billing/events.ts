@@ -116,6 +116,9 @@ export interface StoredBillingEvent {
   /** False when the event id was stored before (a redelivery): nothing changed. */
   created: boolean;
   state: BillingEventState;
+  /** Storing it queued its connector's `billing.apply` (none was queued yet): the job loop is to
+   * be woken. One already queued is the loop's to take, with no wake for every commit of a burst. */
+  applyQueued: boolean;
 }
 
 export interface BillingEventToStore {
@@ -194,12 +197,14 @@ export async function storeBillingEvents(
     for (const row of found) storedBefore.set(`${row.connector_id}\0${row.event_id}`, row);
   }
   const toApply = new Map(rows.filter((r) => r.state === 'pending' && fresh.has(r.id)).map((r) => [r.connector.id, r.connector]));
-  for (const connector of toApply.values()) await queueBillingApply(db, connector, options.stripeApiBase);
+  const queued = new Set<string>();
+  for (const connector of toApply.values())
+    if ((await queueBillingApply(db, connector, options.stripeApiBase)).created) queued.add(connector.id);
   return rows.map((r) => {
-    if (fresh.has(r.id)) return { id: r.id, created: true, state: r.state };
+    if (fresh.has(r.id)) return { id: r.id, created: true, state: r.state, applyQueued: queued.has(r.connector.id) };
     const first = storedBefore.get(`${r.connector.id}\0${r.event.eventId}`);
     if (!first) throw new Error(`billing event ${r.event.eventId} was neither stored nor found stored`);
-    return { id: first.id, created: false, state: first.state };
+    return { id: first.id, created: false, state: first.state, applyQueued: false };
   });
 }
 
