@@ -58,7 +58,17 @@ export const billingApplyJob = defineJobKind({
       db: Db,
       args: { connectorId: string; orgId: string; stripeApiBase?: string; delaySeconds: number },
     ): Promise<{ queued: true }> => {
-      await queueBillingApply(db, { id: args.connectorId, orgId: args.orgId }, args.stripeApiBase, args.delaySeconds);
+      const job = await queueBillingApply(db, { id: args.connectorId, orgId: args.orgId }, args.stripeApiBase, args.delaySeconds);
+      // A twin queued by a delivery meanwhile is due now: it waits as long too. Otherwise, while one
+      // run went on, the twin was taken at once, found it running, was queued again as the next
+      // delivery's twin… a job every few milliseconds, each four transactions on the database the
+      // deliveries were waiting for.
+      if (!job.created)
+        await queryText(
+          db,
+          `update jobs set run_at = greatest(run_at, now() + make_interval(secs => $2)) where id = $1 and state = 'queued'`,
+          [job.id, args.delaySeconds],
+        );
       return { queued: true };
     },
   },

@@ -115,7 +115,13 @@ for (const backend of BACKENDS) {
       await store(connector, 3, 'twice');
       const running = await transaction(database.db, (tx) => queueBillingApply(tx, connector));
       await queryText(database.db, `update jobs set state = 'running' where id = $1`, [running.id]);
-      const result = await runHandler(database.db, billingApplyJob, { connectorId: connector.id }, { orgId: connector.orgId });
+      let result: Awaited<ReturnType<typeof billingApplyJob.handle>>;
+      try {
+        result = await runHandler(database.db, billingApplyJob, { connectorId: connector.id }, { orgId: connector.orgId });
+      } finally {
+        // A job left running would keep every other test's job loop waiting for it.
+        await queryText(database.db, `update jobs set state = 'done', finished_at = now() where id = $1`, [running.id]);
+      }
       expect(result).toMatchObject({ applied: 0, waitedForAnotherRun: true });
       expect(await pending(connector)).toBe(3);
       const queued = await queryText<{ later: boolean }>(
