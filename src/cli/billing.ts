@@ -136,7 +136,12 @@ export async function billingCommand(argv: string[]) {
             }
           },
         });
-        const { parts: _parts, ...applied } = await applyInParts((part) =>
+        const {
+          parts: _parts,
+          passes: _passes,
+          deferredMs: _deferredMs,
+          ...applied
+        } = await applyInParts((part) =>
           s.runner.run('billing.apply', { connectorId: connector.id, stripeApiBase: config.stripeApiBase, ...part }),
         );
         return { sync: presentSync(sync), applied };

@@ -27,6 +27,7 @@ export interface ApplyPartArgs {
   stripeApiBase?: string;
   limit: number;
   after: ApplyCursor | null;
+  freshOnly?: boolean;
 }
 
 /** One part of a pass, in its own transaction, timed in the database (db/units-of-work.ts). */
@@ -34,6 +35,7 @@ export const applyPart = timed((db: Db, args: ApplyPartArgs, settings: Settings)
   applyPendingEvents(db, args.connectorId, {
     limit: args.limit,
     after: args.after,
+    freshOnly: args.freshOnly,
     stripeApiBase: args.stripeApiBase,
     secretKey: settings.actions.secretKey,
   }),
@@ -82,7 +84,7 @@ export const billingApplyJob = defineJobKind({
     // the running one is already ending.
     if ((await ctx.run('others-running', { connectorId, jobId: ctx.job.id })).others > 0) {
       await ctx.run('retry-later', { connectorId, orgId, stripeApiBase, delaySeconds: OTHER_RUN_RETRY_SECONDS });
-      return { applied: 0, failed: 0, dead: 0, remaining: 0, parts: 0, deferredMs: 0, waitedForAnotherRun: true };
+      return { applied: 0, failed: 0, dead: 0, remaining: 0, parts: 0, passes: 0, deferredMs: 0, waitedForAnotherRun: true };
     }
     const totals = await applyInParts((part) => ctx.run('apply-part', { connectorId, stripeApiBase, ...part }), {
       limit: payload.partSize,

@@ -539,6 +539,8 @@ export interface ApplyOptions {
   limit?: number;
   /** The part takes the pending events after this one (null or absent: from the first). */
   after?: ApplyCursor | null;
+  /** Only events never tried yet (a run's later passes: what was stored meanwhile). */
+  freshOnly?: boolean;
   /** Where Stripe's API is, and the key that opens the connector's API key: with both, ties are re-read. */
   stripeApiBase?: string | null;
   secretKey?: string | null;
@@ -614,6 +616,7 @@ export async function applyPendingEvents(db: Db, connectorId: string, options: A
       from billing_events
       where connector_id = ${connectorId} and state = 'pending'
         ${after ? sql`and (object_version, event_id) > (${after.version}::bigint, ${after.eventId})` : sql``}
+        ${options.freshOnly ? sql`and attempts = 0` : sql``}
       order by object_version, event_id limit ${limit}`),
   );
   const last = pending[pending.length - 1];
@@ -726,17 +729,19 @@ export interface ApplyTotals {
   /** Pending events left after the last pass (failed and waiting for a retry). */
   remaining: number;
   parts: number;
+  passes: number;
 }
 
 /**
  * Applies the connector's pending events part after part through `part` (applyPendingEvents on a
  * database, or a unit of the job or the CLI: each part its own transaction). A pass walks the
- * pending events in their order; a pass that applied something and left events pending (failed
- * ones, whose object may now have what it lacked, or events stored meanwhile) is followed by
- * another; one that applied nothing ends the run (`failed` then says whether a retry is due).
+ * pending events in their order; a pass that applied something and left events pending is followed
+ * by another over the events stored meanwhile (those never tried: one that failed is tried once a
+ * run, so a run that keeps finding new events does not spend a failing object's five attempts in
+ * seconds); one that applied nothing ends the run (`remaining` then says whether a retry is due).
  */
 export async function applyInParts(
-  part: (args: { limit: number; after: ApplyCursor | null }) => Promise<ApplyReport & { ms?: number }>,
+  part: (args: { limit: number; after: ApplyCursor | null; freshOnly: boolean }) => Promise<ApplyReport & { ms?: number }>,
   options: {
     limit?: number;
     /** Are the connector's webhooks arriving? While they are, parts wait (at most DEFER_AT_MOST_MS
@@ -744,7 +749,7 @@ export async function applyInParts(
     ingestBusy?: () => Promise<boolean>;
   } = {},
 ): Promise<ApplyTotals & { deferredMs: number }> {
-  const totals = { applied: 0, failed: 0, dead: 0, remaining: 0, parts: 0, deferredMs: 0 };
+  const totals = { applied: 0, failed: 0, dead: 0, remaining: 0, parts: 0, passes: 0, deferredMs: 0 };
   let limit = options.limit ?? FIRST_PART;
   let after: ApplyCursor | null = null;
   let passApplied = 0;
@@ -755,7 +760,7 @@ export async function applyInParts(
       totals.deferredMs += DEFER_STEP_MS;
     }
     const started = performance.now();
-    const report = await part({ limit, after });
+    const report = await part({ limit, after, freshOnly: totals.passes > 0 });
     totals.parts++;
     totals.applied += report.applied;
     totals.dead += report.dead;
@@ -766,8 +771,9 @@ export async function applyInParts(
       after = report.next;
       continue;
     }
-    totals.failed = passFailed;
+    totals.failed += passFailed;
     totals.remaining = report.remaining ?? 0;
+    totals.passes++;
     if (totals.remaining === 0 || passApplied === 0) return totals;
     after = null;
     passApplied = 0;

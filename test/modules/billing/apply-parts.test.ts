@@ -8,7 +8,7 @@ import { queryText } from '../../../src/db/client.ts';
 import type { BillingConnector } from '../../../src/db/schema/index.ts';
 import { transaction } from '../../../src/db/transaction.ts';
 import { billingApplyJob, queueBillingApply } from '../../../src/modules/billing/apply-job.ts';
-import { INGEST_BUSY_PER_SECOND, webhookIngestBusy } from '../../../src/modules/billing/apply.ts';
+import { type ApplyReport, applyInParts, INGEST_BUSY_PER_SECOND, webhookIngestBusy } from '../../../src/modules/billing/apply.ts';
 import { storeBillingEvents } from '../../../src/modules/billing/events.ts';
 import { checkBillingEvent } from '../../../src/modules/billing/payloads.ts';
 import { stripeSignature } from '../../../src/modules/billing/signatures.ts';
@@ -23,6 +23,21 @@ function subscriptionEvent(n: number, tag: string) {
   const object = { ...event.data.object, id: `sub_${tag}${n}`, customer: `cus_${tag}${n}` };
   return { ...event, id: `evt_${tag}${n}`, data: { object } };
 }
+
+test('a run tries a failing event once: its later passes take only the events stored meanwhile', async () => {
+  const answers: ApplyReport[] = [
+    { applied: 3, failed: 1, dead: 0, next: null, remaining: 2 }, // one failed, one stored meanwhile
+    { applied: 1, failed: 0, dead: 0, next: null, remaining: 1 }, // the new one applied
+    { applied: 0, failed: 0, dead: 0, next: null, remaining: 1 }, // nothing new: the failed one waits
+  ];
+  const asked: boolean[] = [];
+  const totals = await applyInParts(async ({ freshOnly }) => {
+    asked.push(freshOnly);
+    return answers.shift()!;
+  });
+  expect(asked).toEqual([false, true, true]);
+  expect(totals).toMatchObject({ applied: 4, failed: 1, remaining: 1, passes: 3 });
+});
 
 for (const backend of BACKENDS) {
   describe(`billing.apply in parts (${backend})`, () => {
