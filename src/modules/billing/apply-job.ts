@@ -3,7 +3,7 @@
 // parts, each its own transaction sized to a few tens of milliseconds (applyInParts), so a webhook's
 // acknowledgement never waits long behind applying on the embedded database, and while the
 // connector's webhooks arrive the parts wait (up to half a minute a run). A run that ends with
-// events failed and nothing applied looks again in half a minute, until they are dead.
+// events left pending (they failed) looks again in half a minute, until they are dead.
 import { Type as t } from '@sinclair/typebox';
 import { queryText, type Db } from '../../db/client.ts';
 import { timed } from '../../db/units-of-work.ts';
