@@ -13,7 +13,7 @@ import { waitFor } from '../helpers/binary.ts';
 import { openTestDatabase, TEST_DATABASE_URL, tempDir } from '../helpers/harness.ts';
 import { TEST_SECRET_KEY } from '../helpers/tickets.ts';
 
-// At 2,000 customers the test takes about five minutes a backend on the shared machine (their
+// At 2,000 customers the test takes one to five minutes a backend on the shared machine (their
 // 6,000 objects' apply, mostly), so the suite runs 300 (9 pages) and
 // BILLING_CRASH_CUSTOMERS=2000 runs that size.
 const CUSTOMERS = Number(process.env.BILLING_CRASH_CUSTOMERS ?? 300);
