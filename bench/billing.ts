@@ -6,11 +6,13 @@
 //    N GitHub-signed events to the ticket webhook in the same run, alternating (target >= 0.9x);
 // 2. events applied a second: from the first POST until the worker's billing.apply has applied them;
 // 3. backfill: customers a second of `billing sync` against the fake Stripe at BILLING_MAX_RPS
-//    (customers, subscriptions and invoices: three objects per customer), and the process's peak
-//    RSS meanwhile (sampled every 100 ms).
+//    (customers, subscriptions and invoices: three objects per customer), and this process's RSS
+//    before and at its peak meanwhile (sampled every 100 ms): the server's, since the fake Stripe
+//    runs in a process of its own (billing-fake-stripe.ts; its own peak is reported apart).
 // Options: --events N (1,000), --customers N (300; 100,000 for the issue's memory figure),
-// --max-rps N (BILLING_MAX_RPS, 25), --database-url URL, --embedded-only.
+// --max-rps N (BILLING_MAX_RPS, 25), --database-url URL, --embedded-only, --postgres-only.
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { queryText } from '../src/db/client.ts';
@@ -23,7 +25,6 @@ import { newBillingConnectorId } from '../src/modules/billing/connectors.ts';
 import { stripeSignature } from '../src/modules/billing/signatures.ts';
 import { runBackfill, startSync, syncUnits } from '../src/modules/billing/sync.ts';
 import { startServer } from '../src/server.ts';
-import { startFakeStripe, stripeAccount } from '../test/fakes/billing.ts';
 import { billingFixture } from '../test/helpers/billing.ts';
 import { testConfig } from '../test/helpers/harness.ts';
 import { cleanupAll, fmtInt, fmtRatio, makeTempDir, positiveOption, printHeaderAndExit, table } from './lib.ts';
@@ -37,6 +38,7 @@ const { values: opts } = parseArgs({
     'max-rps': { type: 'string' },
     'database-url': { type: 'string' },
     'embedded-only': { type: 'boolean', default: false },
+    'postgres-only': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -68,8 +70,30 @@ async function drive(count: number, request: (i: number) => Request): Promise<{ 
   return { perSecond: count / ((performance.now() - started) / 1000), failed };
 }
 
+/** The fake Stripe in a child process (billing-fake-stripe.ts): its URL, its peak RSS, stop. */
+async function startStripeProcess() {
+  const child = Bun.spawn(['bun', join(import.meta.dir, 'billing-fake-stripe.ts'), String(customers), API_KEY], {
+    stdout: 'pipe',
+    stderr: 'inherit',
+  });
+  const reader = child.stdout.getReader();
+  let text = '';
+  while (!text.includes('\n')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('the fake Stripe exited before it served');
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return {
+    url: text.trim(),
+    /** VmHWM: the most the process has held. */
+    peakRss: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024,
+    stop: () => child.kill(),
+  };
+}
+
 async function measure(backend: 'embedded' | 'postgres') {
-  const stripe = startFakeStripe({ apiKey: API_KEY, ...stripeAccount(customers) });
+  const stripe = await startStripeProcess();
   const config = testConfig({
     port: 0,
     host: '127.0.0.1',
@@ -86,6 +110,7 @@ async function measure(backend: 'embedded' | 'postgres') {
     shutdownTimeoutMs: 5_000,
   });
   const server = await startServer(config, { workerUrl: new URL('../src/jobs/worker.ts', import.meta.url), log: createLogger('silent') });
+  const rssStarted = process.memoryUsage().rss;
   const admin = localRunner(server.database.db, adminUnits, DEFAULT_SETTINGS);
   const base = server.url.href.replace(/\/$/, '');
   const org = (await admin.run('orgs.create', {
@@ -142,15 +167,22 @@ async function measure(backend: 'embedded' | 'postgres') {
           body: issue,
         }),
     );
-    const billing = await drive(events / 2, (i) => {
+    // Made and signed before the clock starts, as the ticket webhook's body is: the bench's own
+    // work is not the server's.
+    const t = Math.floor(Date.now() / 1000);
+    const signed = Array.from({ length: events / 2 }, (_, i) => {
       const body = billingBody(i, round);
-      const t = Math.floor(Date.now() / 1000);
-      return new Request(`${base}/api/webhooks/billing?connectorId=${billingId}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${stripeSignature(body, WEBHOOK_SECRET, t)}` },
-        body,
-      });
+      return { body, signature: `t=${t},v1=${stripeSignature(body, WEBHOOK_SECRET, t)}` };
     });
+    const billing = await drive(
+      events / 2,
+      (i) =>
+        new Request(`${base}/api/webhooks/billing?connectorId=${billingId}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'stripe-signature': signed[i]!.signature },
+          body: signed[i]!.body,
+        }),
+    );
     rates.tickets.push(tickets.perSecond);
     rates.billing.push(billing.perSecond);
     failed += tickets.failed + billing.failed;
@@ -168,7 +200,8 @@ async function measure(backend: 'embedded' | 'postgres') {
   const appliedPerSecond = events / ((performance.now() - appliedFrom) / 1000);
 
   // 3. Backfill, as `revintel billing sync` runs it, with the process's RSS sampled.
-  let peakRss = process.memoryUsage().rss;
+  const rssBefore = process.memoryUsage().rss;
+  let peakRss = rssBefore;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 100);
@@ -183,6 +216,8 @@ async function measure(backend: 'embedded' | 'postgres') {
   });
   const backfillSeconds = (performance.now() - backfillFrom) / 1000;
   clearInterval(sampler);
+  const stripePeakRss = stripe.peakRss();
+  if (done.error) console.error(`backfill ${done.state}: ${done.error}`);
   await server.stop();
   stripe.stop();
 
@@ -202,14 +237,19 @@ async function measure(backend: 'embedded' | 'postgres') {
           `${fmtInt(customers / backfillSeconds)} customers/s (${backfillSeconds.toFixed(1)} s)`,
           `${fmtInt((maxRps / 3) * 100)} customers/s at most (3 lists)`,
         ],
-        ['peak RSS during the backfill', `${Math.round(peakRss / 1e6)} MB`, ''],
+        [
+          'server RSS started, before the backfill, peak during it',
+          `${Math.round(rssStarted / 1e6)}, ${Math.round(rssBefore / 1e6)}, ${Math.round(peakRss / 1e6)} MB`,
+          '',
+        ],
+        ['peak RSS of the fake Stripe (own process)', `${Math.round(stripePeakRss / 1e6)} MB`, ''],
       ],
     ),
   );
 }
 
 try {
-  await measure('embedded');
+  if (!opts['postgres-only']) await measure('embedded');
   if (databaseUrl) await measure('postgres');
 } finally {
   await cleanupAll();

@@ -8,6 +8,7 @@ import { sealSecret } from '../lib/secret-box.ts';
 import type { Config } from '../config.ts';
 import { newBillingConnectorId, presentBillingConnector } from '../modules/billing/connectors.ts';
 import type { BillingConnectorStatusView } from '../modules/billing/model.ts';
+import { applyInParts } from '../modules/billing/apply.ts';
 import { presentSync, runBackfill } from '../modules/billing/sync.ts';
 import { syncSettingsOf } from '../modules/billing/sync-job.ts';
 import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, requireString, table, UsageError } from './args.ts';
@@ -135,12 +136,14 @@ export async function billingCommand(argv: string[]) {
             }
           },
         });
-        let applied = { applied: 0, failed: 0, dead: 0, remaining: 0 };
-        for (;;) {
-          const run = await s.runner.run('billing.apply', { connectorId: connector.id, stripeApiBase: config.stripeApiBase });
-          applied = { ...run, applied: applied.applied + run.applied, dead: applied.dead + run.dead };
-          if (run.remaining === 0 || run.applied === 0) break;
-        }
+        const {
+          parts: _parts,
+          passes: _passes,
+          deferredMs: _deferredMs,
+          ...applied
+        } = await applyInParts((part) =>
+          s.runner.run('billing.apply', { connectorId: connector.id, stripeApiBase: config.stripeApiBase, ...part }),
+        );
         return { sync: presentSync(sync), applied };
       });
       return cmd.print(result, ({ sync, applied }) =>

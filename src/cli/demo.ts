@@ -2,6 +2,7 @@ import { DATABASE_SETTINGS, helpText, type OptionSpecs, cliActor, parseCommand, 
 import { type AdminSession, withAdminSession } from './admin-runner.ts';
 import { sealSecret } from '../lib/secret-box.ts';
 import { newBillingConnectorId } from '../modules/billing/connectors.ts';
+import { applyInParts } from '../modules/billing/apply.ts';
 import { presentSync, runBackfill } from '../modules/billing/sync.ts';
 import { serveStripeAccount, stripeDemoAccount } from '../modules/demo/stripe-account.ts';
 import { sealingKey } from './billing.ts';
@@ -159,12 +160,12 @@ async function loadFromStripe(
   }
   if (sync.state !== 'done') throw new Error(`the demo's Stripe backfill failed: ${sync.error}`);
   let applied = 0;
-  for (;;) {
-    const run = await s.runner.run('billing.apply', { connectorId: billing.id });
+  await applyInParts(async (part) => {
+    const run = await s.runner.run('billing.apply', { connectorId: billing.id, ...part });
     applied += run.applied;
     phase(`applying Stripe's events… ${applied.toLocaleString('en-US')}`);
-    if (run.remaining === 0 || run.applied === 0) break;
-  }
+    return run;
+  });
   for (const table of DEMO_TABLES) await s.runner.run('demo.analyze', { table, sample: s.via === 'server' ? 'small' : 'full' });
   const report = presentSync(sync).report;
   const counts = {

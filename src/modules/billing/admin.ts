@@ -1,8 +1,7 @@
 // What `revintel billing` asks of the database, as units of work (the CLI's own connection, or the
 // running server's admin socket on the embedded database). Secrets arrive sealed by the CLI.
 import type { Db } from '../../db/client.ts';
-import type { Settings } from '../../settings.ts';
-import { applyPendingEvents } from './apply.ts';
+import { applyPart } from './apply-job.ts';
 import {
   connectorStatus,
   createBillingConnector,
@@ -32,8 +31,7 @@ export const billingAdminUnits = {
   'billing.status': async (db: Db, input: { connector: string; org?: string; publicUrl: string | null }) =>
     billingConnectorStatus(db, await findBillingConnector(db, input.connector, { org: input.org }), input.publicUrl),
   'billing.replay': (db: Db, input: { connector: string; org?: string; eventRef: string; actor: string }) => replayDeadEvent(db, input),
-  /** One run's worth of the connector's pending events applied. */
-  'billing.apply': (db: Db, input: { connectorId: string; stripeApiBase?: string }, settings: Settings) =>
-    applyPendingEvents(db, input.connectorId, { stripeApiBase: input.stripeApiBase, secretKey: settings.actions.secretKey }),
+  /** One part of the connector's pending events applied (applyInParts runs them all). */
+  'billing.apply': applyPart,
   ...syncUnits,
 };

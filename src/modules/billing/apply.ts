@@ -13,6 +13,7 @@
 import { transaction } from '../../db/transaction.ts';
 import { sql } from 'drizzle-orm';
 import { rowsOf, type Db } from '../../db/client.ts';
+import { nextSizeByTime } from '../../db/units-of-work.ts';
 import type { BillingConnector, BillingObjectType } from '../../db/schema/index.ts';
 import { AppError, messageOf } from '../../lib/errors.ts';
 import { openSecret } from '../../lib/secret-box.ts';
@@ -527,9 +528,19 @@ async function applyInvoice(db: Db, connector: Connector, invoiceId: string): Pr
   if (outcome!.outcome === 'rejected') throw outcome!.error;
 }
 
+/** Where a pass over the pending events stands: after this event in their order. */
+export interface ApplyCursor {
+  version: number;
+  eventId: string;
+}
+
 export interface ApplyOptions {
-  /** Events a run applies at most. */
+  /** Events a part applies at most. */
   limit?: number;
+  /** The part takes the pending events after this one (null or absent: from the first). */
+  after?: ApplyCursor | null;
+  /** Only events never tried yet (a run's later passes: what was stored meanwhile). */
+  freshOnly?: boolean;
   /** Where Stripe's API is, and the key that opens the connector's API key: with both, ties are re-read. */
   stripeApiBase?: string | null;
   secretKey?: string | null;
@@ -565,39 +576,51 @@ export interface ApplyReport {
   applied: number;
   failed: number;
   dead: number;
-  /** Pending events left for another run (more than one run's worth, or failed and to retry). */
-  remaining: number;
+  /** Where the next part of this pass starts (null: this part took the last pending events). */
+  next: ApplyCursor | null;
+  /** Pending events left once a pass ends (failed and to retry, or stored meanwhile); null while
+   * the pass goes on (counting them each part would cost a scan per part). */
+  remaining: number | null;
 }
 
 /**
- * Applies up to `limit` of the connector's pending events: the objects they touch are rebuilt,
+ * Applies up to `limit` of the connector's pending events after `after`, one part of a pass (the
+ * job runs a pass part after part, each its own transaction: applyInParts): the objects they touch are rebuilt,
  * customers first, then subscriptions, then invoices, then the customers of the subscriptions again
  * (a deletion counts as churn only once nothing of the customer counts). Each object in its own
  * savepoint: one that fails leaves its events pending with the error, the others go on.
  */
 export async function applyPendingEvents(db: Db, connectorId: string, options: ApplyOptions = {}): Promise<ApplyReport> {
   const limit = options.limit ?? 500;
+  const after = options.after ?? null;
   const [row] = rowsOf<BillingConnector>(
     await db.execute(
       sql`select id, org_id as "orgId", platform, mode, api_key_sealed as "apiKeySealed" from billing_connectors where id = ${connectorId}`,
     ),
   );
-  if (!row) return { applied: 0, failed: 0, dead: 0, remaining: 0 };
+  if (!row) return { applied: 0, failed: 0, dead: 0, next: null, remaining: 0 };
   const connector: Connector = { ...row, reread: stripeReread(row, options) };
   // One run per connector at a time (the job, a CLI's backfill): two would rebuild the same contracts.
   await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`billing.apply:${connectorId}`}))`);
   const pending = rowsOf<{
     id: string;
+    event_id: string;
+    object_version: string;
     object_type: string;
     object_id: string;
     customer_ref: string | null;
     subscription_ref: string | null;
   }>(
     await db.execute(sql`
-      select id, object_type, object_id, customer_ref, subscription_ref from billing_events
+      select id, event_id, object_version::text as object_version, object_type, object_id, customer_ref, subscription_ref
+      from billing_events
       where connector_id = ${connectorId} and state = 'pending'
+        ${after ? sql`and (object_version, event_id) > (${after.version}::bigint, ${after.eventId})` : sql``}
+        ${options.freshOnly ? sql`and attempts = 0` : sql``}
       order by object_version, event_id limit ${limit}`),
   );
+  const last = pending[pending.length - 1];
+  const next = pending.length === limit && last ? { version: Number(last.object_version), eventId: last.event_id } : null;
   const objects = new Map<string, { kind: string; id: string; events: string[] }>();
   const churnChecks = new Set<string>();
   for (const event of pending) {
@@ -614,7 +637,7 @@ export async function applyPendingEvents(db: Db, connectorId: string, options: A
   }
   const order = ['customer', 'subscription', 'invoice'];
   const sorted = [...objects.values()].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || (a.id < b.id ? -1 : 1));
-  const report: ApplyReport = { applied: 0, failed: 0, dead: 0, remaining: 0 };
+  const report: ApplyReport = { applied: 0, failed: 0, dead: 0, next, remaining: null };
   for (const object of sorted) {
     try {
       await transaction(db, async (savepoint) => {
@@ -657,9 +680,103 @@ export async function applyPendingEvents(db: Db, connectorId: string, options: A
       // The customer's own events carry the failure, if any, on their next run.
     }
   }
-  const [left] = rowsOf<{ n: number }>(
-    await db.execute(sql`select count(*)::int as n from billing_events where connector_id = ${connectorId} and state = 'pending'`),
-  );
-  report.remaining = left?.n ?? 0;
+  if (next === null) {
+    const [left] = rowsOf<{ n: number }>(
+      await db.execute(sql`select count(*)::int as n from billing_events where connector_id = ${connectorId} and state = 'pending'`),
+    );
+    report.remaining = left?.n ?? 0;
+  }
   return report;
+}
+
+/** A part's events at most, sized by the time the last part took in the database (nextSizeByTime):
+ * a part is one transaction, and on the embedded database, which runs one at a time, every webhook
+ * acknowledgement waits for the part in hand. Parts of 500 events held it for seconds (8 s on a
+ * quiet machine), and deliveries waited behind them. */
+const PART_SIZING = { targetMs: 40, min: 2, max: 500 };
+const FIRST_PART = 10;
+
+/** While the connector's webhooks arrive, the job's parts wait, up to this long in a run: an event
+ * applied half a minute later loses nothing, while an acknowledgement that waits may be delivered
+ * again. Beyond it the run goes on at full speed, so a flood that does not end cannot starve
+ * applying. On the embedded database, which runs one transaction at a time, each part otherwise
+ * took its turn between deliveries, and the webhook acknowledged at half the speed it did alone. */
+export const DEFER_AT_MOST_MS = 30_000;
+const DEFER_STEP_MS = 250;
+
+/** Webhook deliveries a second above which the connector's webhooks count as arriving (a few events
+ * now and then are applied at once). */
+export const INGEST_BUSY_PER_SECOND = 20;
+
+/** Are the connector's webhooks arriving (INGEST_BUSY_PER_SECOND over the last second, backfill
+ * pages aside)? */
+export async function webhookIngestBusy(db: Db, connectorId: string): Promise<boolean> {
+  const rows = rowsOf<{ n: number }>(
+    await db.execute(sql`
+      select count(*)::int as n from (
+        select 1 from billing_events
+        where connector_id = ${connectorId} and received_at > now() - interval '1 second' and source = 'webhook'
+        limit ${INGEST_BUSY_PER_SECOND}
+      ) recent`),
+  );
+  return (rows[0]?.n ?? 0) >= INGEST_BUSY_PER_SECOND;
+}
+
+export interface ApplyTotals {
+  applied: number;
+  failed: number;
+  dead: number;
+  /** Pending events left after the last pass (failed and waiting for a retry). */
+  remaining: number;
+  parts: number;
+  passes: number;
+}
+
+/**
+ * Applies the connector's pending events part after part through `part` (applyPendingEvents on a
+ * database, or a unit of the job or the CLI: each part its own transaction). A pass walks the
+ * pending events in their order; a pass that applied something and left events pending is followed
+ * by another over the events stored meanwhile (those never tried: one that failed is tried once a
+ * run, so a run that keeps finding new events does not spend a failing object's five attempts in
+ * seconds); one that applied nothing ends the run (`remaining` then says whether a retry is due).
+ */
+export async function applyInParts(
+  part: (args: { limit: number; after: ApplyCursor | null; freshOnly: boolean }) => Promise<ApplyReport & { ms?: number }>,
+  options: {
+    limit?: number;
+    /** Are the connector's webhooks arriving? While they are, parts wait (at most DEFER_AT_MOST_MS
+     * in all), so that acknowledging them comes first. */
+    ingestBusy?: () => Promise<boolean>;
+  } = {},
+): Promise<ApplyTotals & { deferredMs: number }> {
+  const totals = { applied: 0, failed: 0, dead: 0, remaining: 0, parts: 0, passes: 0, deferredMs: 0 };
+  let limit = options.limit ?? FIRST_PART;
+  let after: ApplyCursor | null = null;
+  let passApplied = 0;
+  let passFailed = 0;
+  for (;;) {
+    while (options.ingestBusy && totals.deferredMs < DEFER_AT_MOST_MS && (await options.ingestBusy())) {
+      await Bun.sleep(DEFER_STEP_MS);
+      totals.deferredMs += DEFER_STEP_MS;
+    }
+    const started = performance.now();
+    const report = await part({ limit, after, freshOnly: totals.passes > 0 });
+    totals.parts++;
+    totals.applied += report.applied;
+    totals.dead += report.dead;
+    passApplied += report.applied;
+    passFailed += report.failed;
+    if (options.limit === undefined) limit = nextSizeByTime(limit, report.ms ?? performance.now() - started, PART_SIZING);
+    if (report.next) {
+      after = report.next;
+      continue;
+    }
+    totals.failed += passFailed;
+    totals.remaining = report.remaining ?? 0;
+    totals.passes++;
+    if (totals.remaining === 0 || passApplied === 0) return totals;
+    after = null;
+    passApplied = 0;
+    passFailed = 0;
+  }
 }

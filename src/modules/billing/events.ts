@@ -116,6 +116,9 @@ export interface StoredBillingEvent {
   /** False when the event id was stored before (a redelivery): nothing changed. */
   created: boolean;
   state: BillingEventState;
+  /** Storing it queued its connector's `billing.apply` (none was queued yet): the job loop is to
+   * be woken. One already queued is the loop's to take, with no wake for every commit of a burst. */
+  applyQueued: boolean;
 }
 
 export interface BillingEventToStore {
@@ -127,14 +130,16 @@ export interface BillingEventToStore {
 }
 
 /** One statement for a whole batch: the columns as arrays, unnested into rows; a redelivery (or a
- * second copy within the batch) is skipped by the connector's event-id constraint. */
+ * second copy within the batch) is skipped by the connector's event-id constraint. The bodies go
+ * as one JSON array, their texts joined as received: as a text[] each was escaped quote by quote
+ * (a Stripe event is mostly quotes) and parsed twice, array then JSON. */
 const INSERT_EVENTS = `
   insert into billing_events (id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
     occurred_at, object_version, source, body, state, detail)
   select e.id, e.org_id, e.connector_id, e.event_id, e.type, e.object_type, e.object_id, e.customer_ref, e.subscription_ref,
-    to_timestamp(e.occurred_at::float8), e.object_version::bigint, e.source, e.body::jsonb, e.state, e.detail
-  from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+    to_timestamp(e.occurred_at::float8), e.object_version::bigint, e.source, e.body, e.state, e.detail
+  from rows from (unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+    $10::text[], $11::text[], $12::text[]), jsonb_array_elements($13::jsonb), unnest($14::text[], $15::text[]))
     as e(id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
       occurred_at, object_version, source, body, state, detail)
   on conflict (connector_id, event_id) do nothing
@@ -177,7 +182,7 @@ export async function storeBillingEvents(
     column((r) => String(r.event.occurredAt)),
     column((r) => String(r.event.objectVersion)),
     column((r) => r.source),
-    column((r) => r.text),
+    `[${rows.map((r) => r.text).join(',')}]`,
     column((r) => r.state),
     column((r) => r.event.ignored),
   ]);
@@ -192,12 +197,14 @@ export async function storeBillingEvents(
     for (const row of found) storedBefore.set(`${row.connector_id}\0${row.event_id}`, row);
   }
   const toApply = new Map(rows.filter((r) => r.state === 'pending' && fresh.has(r.id)).map((r) => [r.connector.id, r.connector]));
-  for (const connector of toApply.values()) await queueBillingApply(db, connector, options.stripeApiBase);
+  const queued = new Set<string>();
+  for (const connector of toApply.values())
+    if ((await queueBillingApply(db, connector, options.stripeApiBase)).created) queued.add(connector.id);
   return rows.map((r) => {
-    if (fresh.has(r.id)) return { id: r.id, created: true, state: r.state };
+    if (fresh.has(r.id)) return { id: r.id, created: true, state: r.state, applyQueued: queued.has(r.connector.id) };
     const first = storedBefore.get(`${r.connector.id}\0${r.event.eventId}`);
     if (!first) throw new Error(`billing event ${r.event.eventId} was neither stored nor found stored`);
-    return { id: first.id, created: false, state: first.state };
+    return { id: first.id, created: false, state: first.state, applyQueued: false };
   });
 }
 

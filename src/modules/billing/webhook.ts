@@ -77,7 +77,10 @@ export function createBillingWebhookReceiver(deps: BillingWebhookDeps): SignedWe
   const writer = createGroupCommit<BillingEventToStore, StoredBillingEvent>({
     writeBatch: (events) => transaction(db, (tx) => storeBillingEvents(tx, events, { stripeApiBase: deps.config.stripeApiBase })),
     onCommitted: (stored) => {
-      if (stored.some((s) => s.created && s.state === 'pending')) deps.wakeJobs?.();
+      // Only a commit that queued the apply job wakes the job loop: each wake costs the database a
+      // look for due jobs (two on the embedded one, which runs them between deliveries), and while
+      // one is queued, every commit of a burst would wake the loop for nothing.
+      if (stored.some((s) => s.applyQueued)) deps.wakeJobs?.();
     },
     sizeOf: (event) => event.text?.length ?? 0,
     parallel: deps.database.kind === 'postgres' ? 2 : 1,
