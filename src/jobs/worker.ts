@@ -14,6 +14,7 @@ import { DEFER_AT_MOST_MS, runTicketLoop } from '../modules/tickets/queue/loop.t
 import { runJobLoop } from './job-loop.ts';
 import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kind-registry.ts';
 import { createWaker } from '../lib/waker.ts';
+import { releaseStartupMemory } from '../lib/startup-memory.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
@@ -67,6 +68,7 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
     if (init.firstStart) await units.run('jobs.recover', { now: new Date().toISOString(), all: true });
   }
   send({ type: 'ready' });
+  releaseStartupMemory();
   const tickets = runTicketLoop({
     units,
     owner,
