@@ -4,7 +4,8 @@
 // binaries are started in turn, `--runs` times each (alternating, so a busy machine weighs on both
 // alike), and each run gives:
 //   ready   ms from spawning `revintel serve` to the first 200 from GET /readyz (polled every 10 ms);
-//   rss     VmRSS of the process (every thread, PGlite included) `--settle` seconds after ready;
+//   rss     VmRSS of the process (every thread, PGlite included) `--settle` seconds after ready,
+//           and of it the anonymous pages (heaps, PGlite's memory) and the file pages (the binary);
 //   cpu     CPU time of the idle process over the next `--idle` seconds, in % of one core.
 // (Defaults: 10 s to settle — the first minutes' jobs and the worker's first looks are start-up's
 // tail, not idling — and 20 s of idle; about half a minute a run.)
@@ -15,7 +16,7 @@
 // and drops its own database. Targets: ready < 0.5 s on PostgreSQL and < 1 s on an embedded
 // restart; idle RSS < 80 MB on PostgreSQL and < 200 MB embedded; idle CPU < 1 % of a core.
 import { parseArgs } from 'node:util';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   cleanupAll,
@@ -75,7 +76,16 @@ async function baselineBinary(): Promise<string> {
 interface Run {
   readyMs: number;
   rssMB: number;
+  anonMB: number;
+  fileMB: number;
   cpuPercent: number;
+}
+
+/** RssAnon and RssFile of /proc/<pid>/status, in MB (10^6 bytes, as rssMB). */
+function rssParts(pid: number): { anonMB: number; fileMB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (name: string) => (Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024) / 1e6;
+  return { anonMB: mb('RssAnon'), fileMB: mb('RssFile') + mb('RssShmem') };
 }
 
 /** One start of `binary` with `env`: ready, then idle RSS and CPU, then SIGTERM. */
@@ -91,10 +101,11 @@ async function measure(binary: string, env: Record<string, string>): Promise<Run
     const readyMs = performance.now() - started;
     await sleep(Number(opts.settle) * 1000);
     const rss = rssMB(proc.pid) ?? NaN;
+    const parts = rssParts(proc.pid);
     const cpuBefore = cpuMs(proc.pid) ?? NaN;
     await sleep(Number(opts.idle) * 1000);
     const cpuPercent = (((cpuMs(proc.pid) ?? NaN) - cpuBefore) / (Number(opts.idle) * 1000)) * 100;
-    return { readyMs, rssMB: rss, cpuPercent };
+    return { readyMs, rssMB: rss, ...parts, cpuPercent };
   } finally {
     await stopProcess(proc, 10_000);
   }
@@ -102,7 +113,7 @@ async function measure(binary: string, env: Record<string, string>): Promise<Run
 
 const summary = (runs: Run[]) => {
   const ready = runs.map((r) => r.readyMs);
-  return `ready ${Math.round(median(ready))} ms (${Math.round(Math.min(...ready))}–${Math.round(Math.max(...ready))})  rss ${median(runs.map((r) => r.rssMB)).toFixed(0)} MB  cpu ${median(runs.map((r) => r.cpuPercent)).toFixed(1)} %`;
+  return `ready ${Math.round(median(ready))} ms (${Math.round(Math.min(...ready))}–${Math.round(Math.max(...ready))})  rss ${median(runs.map((r) => r.rssMB)).toFixed(0)} MB (anon ${median(runs.map((r) => r.anonMB)).toFixed(0)}, file ${median(runs.map((r) => r.fileMB)).toFixed(0)})  cpu ${median(runs.map((r) => r.cpuPercent)).toFixed(1)} %`;
 };
 
 try {
@@ -131,7 +142,7 @@ try {
         results[who].push(await measure(binaries[who], envOf(who)));
       }
     }
-    log(`${name}`);
+    log(`${name} (load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')})`);
     for (const who of ['baseline', 'current'] as const) log(`  ${who.padEnd(9)} ${summary(results[who])}`);
   }
 } finally {

@@ -17,6 +17,7 @@ import { newId } from './lib/ids.ts';
 import { createLogger, type Logger } from './lib/log.ts';
 import { memoryRateLimiter, postgresRateLimiter, redisRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
 import { ensureSecretKey } from './lib/secret-key.ts';
+import { releaseStartupMemory } from './lib/startup-memory.ts';
 import { createAuthenticator } from './modules/keys/service.ts';
 import type { ReadinessCheck } from './modules/health/index.ts';
 import { VERSION } from './version.ts';
@@ -366,6 +367,8 @@ export async function startServer(config: Config, options: ServeOptions): Promis
       load_ms: loadedMs,
       ...phases,
     });
+    // The worker thread does the same once it is ready (jobs/worker.ts).
+    releaseStartupMemory();
     return { url, port: server.port!, database, stop: shutdownOf(config, log, server, supervisor, cleanup) };
   } catch (error) {
     await cleanup();

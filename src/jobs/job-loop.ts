@@ -50,6 +50,8 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   const now = () => new Date(clock()).toISOString();
   const kinds = new Map(options.kinds.map((k) => [k.kind, k]));
   const schedules = scheduledKinds(options.kinds, options.settings);
+  // The kinds that fire on a schedule: finding only them is housekeeping, not a sign of more work.
+  const scheduled = new Set(schedules.map((s) => s.kind));
   const running = new Map<string, Promise<void>>();
   const settle = groupCommit((outcomes) => units.run('jobs.settle', { owner, outcomes, now: now() }).then(() => undefined), log);
 
@@ -160,8 +162,11 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       }
       // Every free slot filled: more may be due.
       if (refill && claimed.length === free) continue;
-      // Jobs still running count as work: their follow-ups may come due soon.
-      if (claimed.length > 0 || running.size > 0) idle.found();
+      // A claim that found work looks again soon: its follow-ups may come due (a retry, a debounced
+      // job). Scheduled housekeeping (two kinds fire every 15 s) does not reset the back-off, or an
+      // idle server would look five times between firings instead of twice; a follow-up it queues
+      // is found by the look its completion wakes, or at the next poll.
+      if (claimed.some((job) => !scheduled.has(job.kind))) idle.found();
       const wait = claimed.length > 0 || running.size > 0 ? pollMs : idle.empty();
       await options.idle(Math.max(0, Math.min(wait, nextScheduleAt - clock())));
     }

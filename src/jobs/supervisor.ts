@@ -44,7 +44,7 @@ export interface SupervisorOptions {
   startTimeoutMs?: number;
   /** Embedded mode: the workers' units take turns with requests (db/turns.ts). */
   turns?: BackgroundTurns;
-  /** How often to look for due fits while the fitting thread is not running (default 5 s), and
+  /** How often to look for due fits while the fitting thread is not running (default 15 s), and
    * how long it may run with none due or running before it is stopped (default 60 s). */
   fitLookMs?: number;
   fittingIdleMs?: number;
@@ -116,7 +116,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   // of the process's RSS (measured on PostgreSQL: 94 -> 80 MB). Started when a look finds a fit
   // due (every `fitLookMs`, and at once when this process queues jobs); stopped, the work in hand
   // finished, after `fittingIdleMs` in which no look found one.
-  const fitLookMs = options.fitLookMs ?? 5_000;
+  const fitLookMs = options.fitLookMs ?? 15_000;
   const fittingIdleMs = options.fittingIdleMs ?? 60_000;
   let fitLook: Timer | null = null;
   let looking = false;

@@ -14,13 +14,15 @@ import { DEFER_AT_MOST_MS, runTicketLoop } from '../modules/tickets/queue/loop.t
 import { runJobLoop } from './job-loop.ts';
 import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kind-registry.ts';
 import { createWaker } from '../lib/waker.ts';
+import { releaseStartupMemory } from '../lib/startup-memory.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
 
-/** On the embedded database the supervisor hears a beat every `heartbeatMs` (readiness) but the
- * instance's row is written every third one: only this process reads it, to take back the leases of
- * an instance silent for 15 s, and each write is a transaction on the thread that answers requests. */
-const EMBEDDED_BEATS_PER_WRITE = 3;
+/** The supervisor hears a beat every `heartbeatMs` (readiness) but the instance's row is written
+ * every third one: the row is read only to take back the leases of an instance silent for 15 s, so
+ * one write in 6 s is enough, and an idle server spends a third of the writes (on the embedded
+ * database each is a transaction on the thread that answers requests). */
+const BEATS_PER_WRITE = 3;
 
 let stopping = false;
 const wakers = { tickets: createWaker(), jobs: createWaker() };
@@ -66,6 +68,7 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
     if (init.firstStart) await units.run('jobs.recover', { now: new Date().toISOString(), all: true });
   }
   send({ type: 'ready' });
+  releaseStartupMemory();
   const tickets = runTicketLoop({
     units,
     owner,
@@ -87,7 +90,7 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
   });
   for (let beat = 0; !stopping; beat++) {
     try {
-      if (beat % (ownDatabase ? 1 : EMBEDDED_BEATS_PER_WRITE) === 0) await units.run('instances.heartbeat', { id: owner });
+      if (beat % BEATS_PER_WRITE === 0) await units.run('instances.heartbeat', { id: owner });
       send({ type: 'heartbeat', at: Date.now() });
     } catch (error) {
       log.warn('heartbeat failed', { error: messageOf(error) });
