@@ -134,9 +134,9 @@ for (const backend of BACKENDS) {
         expect(unknown.status).toBe(404);
 
         // The customer's currency arrives (its first charge), by webhook, a second after the backfill
-        // read it: in the backfill's own second the two would tie, and a tie is decided by the rules
-        // test/modules/billing/tie-break.test.ts holds (here the backfill's copy would win, on a fast
-        // machine, and the currency never arrive).
+        // read it. In the backfill's own second the two would tie, and a tie is settled by re-reading
+        // the customer (test/modules/billing/tie-break.test.ts): this fake Stripe still says no
+        // currency, so on a fast machine the backfill's copy won and the test failed.
         const stored = await database.db.transaction((tx) =>
           storeBillingEvent(tx as unknown as Db, {
             connector: { id: connector.id, orgId: mine.org.id, platform: 'stripe', mode: 'test' },
