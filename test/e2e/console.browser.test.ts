@@ -201,6 +201,10 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const card = page.locator('li.card', { has: page.getByRole('heading', { name: /Browser help desk/ }) });
     await card.locator('summary', { hasText: 'Webhook secret' }).click();
     await card.getByRole('button', { name: 'Set secret' }).click();
+    // The secret, or the form's error: a refusal fails here with the server's words, not a timeout
+    // (once in a CI run on a busy machine the secret never showed; what the page said was not kept).
+    await card.getByTestId('connector-secret').or(card.getByRole('alert')).first().waitFor();
+    expect(await card.getByRole('alert').allTextContents()).toEqual([]);
     const secret = (await card.getByTestId('connector-secret').textContent())!.trim();
     expect(secret.length).toBeGreaterThanOrEqual(16);
     const url = await card.getByTestId('webhook-url').inputValue();
@@ -1011,6 +1015,10 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await help.getByText('x-hub-signature-256', { exact: true }).waitFor();
     await card.locator('summary', { hasText: 'Webhook secret' }).click();
     await card.getByRole('button', { name: 'Set secret' }).click();
+    // The secret, or the form's error: a refusal fails here with the server's words, not a timeout
+    // (once in a CI run on a busy machine the secret never showed; what the page said was not kept).
+    await card.getByTestId('connector-secret').or(card.getByRole('alert')).first().waitFor();
+    expect(await card.getByRole('alert').allTextContents()).toEqual([]);
     const secret = (await card.getByTestId('connector-secret').textContent())!.trim();
     await expect(card.getByLabel('Keep accepting the old secret for (seconds)').inputValue()).resolves.toBe('86400');
     await screenshots(page, 'connector-signing');
