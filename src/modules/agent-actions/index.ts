@@ -233,22 +233,14 @@ export function agentActionsModule(deps: {
       async ({ request, body, set }) => {
         const principal = principalOf(request);
         const orgId = principal.org.id;
-        const input = body;
+        // What both the approval check and the proposal read of the request.
+        const proposal = { customerId: body.customer_id, type: body.type as ActionType, params: body.params };
         const answer = await answerOnce(
           db,
           { orgId, key: idempotencyKeyOf(request), fingerprint: requestFingerprint('POST', ACTION_ROUTES.propose.path, body) },
           async (tx) => {
-            if (input.requires_approval === false) {
-              const refusal = await approvalOnProposalRefusal(
-                tx,
-                principal,
-                {
-                  customerId: input.customer_id,
-                  type: input.type as ActionType,
-                  params: input.params,
-                },
-                deps.settings,
-              );
+            if (body.requires_approval === false) {
+              const refusal = await approvalOnProposalRefusal(tx, principal, proposal, deps.settings);
               if (refusal)
                 throw new AppError('forbidden', `${refusal}: propose it for approval instead (requires_approval true, the default)`);
             }
@@ -256,15 +248,13 @@ export function agentActionsModule(deps: {
               tx,
               {
                 orgId,
-                customerId: input.customer_id,
-                type: input.type as ActionType,
-                params: input.params,
-                reason: (input.reason ?? 'manual') as ActionReason,
-                rationale: input.rationale,
-                priority: input.priority as never,
-                requiresApproval: input.requires_approval,
+                ...proposal,
+                reason: (body.reason ?? 'manual') as ActionReason,
+                rationale: body.rationale,
+                priority: body.priority,
+                requiresApproval: body.requires_approval,
                 source: 'api',
-                force: input.force,
+                force: body.force,
                 actor:
                   principal.kind === 'key' ? { kind: 'api_key', key_id: principal.key.id } : { kind: 'user', user_id: principal.user.id },
               },
