@@ -135,6 +135,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       const free = concurrency - running.size;
       const refill = running.size === 0 || free >= concurrency / 2;
       let claimed: ClaimedJob[] = [];
+      let nextDueAt = Infinity;
       if (refill) {
         try {
           const claim = await units.run('jobs.claim', {
@@ -147,6 +148,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
           });
           claimed = claim.jobs;
           turn = claim.turn;
+          if (claim.nextDueAt) nextDueAt = Date.parse(claim.nextDueAt);
         } catch (error) {
           log.warn('could not claim jobs', { error: messageOf(error) });
         }
@@ -168,7 +170,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       // is found by the look its completion wakes, or at the next poll.
       if (claimed.some((job) => !scheduled.has(job.kind))) idle.found();
       const wait = claimed.length > 0 || running.size > 0 ? pollMs : idle.empty();
-      await options.idle(Math.max(0, Math.min(wait, nextScheduleAt - clock())));
+      await options.idle(Math.max(0, Math.min(wait, nextScheduleAt - clock(), nextDueAt - clock())));
     }
   } finally {
     // The jobs in hand finish and are recorded before the loop says it has stopped.

@@ -180,7 +180,7 @@ const CLAIM = `
 export async function claimJobs(
   db: Db,
   args: { owner: string; limit: number; leaseSeconds: number; kinds: string[]; now: Date; after?: string },
-): Promise<{ jobs: ClaimedJob[]; turn: string }> {
+): Promise<{ jobs: ClaimedJob[]; turn: string; nextDueAt: string | null }> {
   // Walk the index, whatever the statistics say: right after a burst of inserts (and the embedded
   // database never analyzes on its own) the planner believes an organisation has one queued job and
   // would rather sort all 50,000 it has than read the first 16 in index order. The plan's costs,
@@ -208,7 +208,23 @@ export async function claimJobs(
   const jobs = rows
     .sort((a, b) => b.priority - a.priority || new Date(a.run_at).getTime() - new Date(b.run_at).getTime() || (a.id < b.id ? -1 : 1))
     .map((r) => ({ id: r.id, kind: r.kind, orgId: r.org_id, payload: r.payload, attempts: r.attempts, maxAttempts: r.max_attempts }));
-  return { jobs, turn: last ? (last.org_id ?? '') : (args.after ?? '') };
+  // Nothing due: when the next queued job comes due (a debounced recompute, a retry), so an idle
+  // loop looks then instead of at the end of its back-off, up to 5 s later.
+  const nextDueAt =
+    rows.length > 0
+      ? null
+      : ((
+          await queryText<{ next: Date | string | null }>(
+            db,
+            `select min(run_at) as next from jobs where state = 'queued' and run_at > $1::timestamptz and kind = any($2::text[])`,
+            [args.now.toISOString(), args.kinds],
+          )
+        )[0]?.next ?? null);
+  return {
+    jobs,
+    turn: last ? (last.org_id ?? '') : (args.after ?? ''),
+    nextDueAt: nextDueAt === null ? null : new Date(nextDueAt).toISOString(),
+  };
 }
 
 /** What became of a claimed job: done (with its result), back to the queue at `runAt`, or dead. */

@@ -294,6 +294,43 @@ for (const backend of BACKENDS) {
       expect(waits).toEqual([250, 250, 250]);
     });
 
+    test('an idle loop looks again when a queued job comes due, not at the end of its back-off', async () => {
+      const clock = manualClock();
+      const ran: number[] = [];
+      const kind = defineJobKind({
+        kind: unique('due'),
+        payload: t.Object({}),
+        perform: async () => {
+          ran.push(clock.now());
+          return null;
+        },
+      });
+      const start = clock.now();
+      await markDebounced(database.db, kind, 'soon', 4, { now: clock.date() });
+      const waits: number[] = [];
+      await runJobLoop({
+        settings: DEFAULT_SETTINGS,
+        units: localRunner(database.db, jobUnits([kind]), DEFAULT_SETTINGS),
+        kinds: [kind],
+        owner: 'due',
+        log: createLogger('silent'),
+        clock: clock.now,
+        isStopping: () => ran.length > 0 || waits.length >= 10,
+        idle: async (ms) => {
+          waits.push(ms);
+          clock.advance(ms);
+        },
+        wake: () => {},
+        pollMs: 1_000,
+        idleMaxMs: 5_000,
+      });
+      // The back-off alone would wait 1, 2, then 4 s and claim it 3 s late; it is claimed at 4 s
+      // (the loop's clock then moves on by its poll while the job runs).
+      expect(waits.slice(0, 3)).toEqual([1_000, 2_000, 1_000]);
+      expect(ran).toHaveLength(1);
+      expect(ran[0]).toBeGreaterThanOrEqual(start + 4_000);
+    });
+
     test('a lease taken back is no longer its old owner to settle', async () => {
       const kind = defineJobKind({ kind: unique('lease'), payload: t.Object({}), perform: async () => null });
       const { id } = await enqueueJob(database.db, kind, {});
