@@ -110,7 +110,7 @@ for (const backend of BACKENDS) {
           org.id,
         ]);
       const settled = Date.now();
-      while ((await jobs()).some((j) => j.state !== 'done') && Date.now() - settled < 5_000) await Bun.sleep(50);
+      while ((await jobs()).some((j) => j.state !== 'done') && Date.now() - settled < 15_000) await Bun.sleep(50);
       // (The 15-second sweep may have asked once more for the marks the setup's inserts made.)
       expect((await jobs()).length).toBeGreaterThanOrEqual(1);
       expect((await jobs()).every((j) => j.state === 'done')).toBe(true);
