@@ -130,16 +130,15 @@ export interface BillingEventToStore {
 }
 
 /** One statement for a whole batch: the columns as arrays, unnested into rows; a redelivery (or a
- * second copy within the batch) is skipped by the connector's event-id constraint. The bodies go
- * as one JSON array, their texts joined as received: as a text[] each was escaped quote by quote
- * (a Stripe event is mostly quotes) and parsed twice, array then JSON. */
+ * second copy within the batch) is skipped by the connector's event-id constraint. The bodies are
+ * stored as the text received, never parsed by the database (schema/billing.ts). */
 const INSERT_EVENTS = `
   insert into billing_events (id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
     occurred_at, object_version, source, body, state, detail)
   select e.id, e.org_id, e.connector_id, e.event_id, e.type, e.object_type, e.object_id, e.customer_ref, e.subscription_ref,
     to_timestamp(e.occurred_at::float8), e.object_version::bigint, e.source, e.body, e.state, e.detail
-  from rows from (unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-    $10::text[], $11::text[], $12::text[]), jsonb_array_elements($13::jsonb), unnest($14::text[], $15::text[]))
+  from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+    $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
     as e(id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
       occurred_at, object_version, source, body, state, detail)
   on conflict (connector_id, event_id) do nothing
@@ -182,7 +181,7 @@ export async function storeBillingEvents(
     column((r) => String(r.event.occurredAt)),
     column((r) => String(r.event.objectVersion)),
     column((r) => r.source),
-    `[${rows.map((r) => r.text).join(',')}]`,
+    column((r) => r.text),
     column((r) => r.state),
     column((r) => r.event.ignored),
   ]);
