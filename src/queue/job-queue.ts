@@ -95,6 +95,50 @@ async function insertJob(db: Db, kind: EnqueuedKind<TSchema>, payload: unknown, 
   throw new Error(`job ${kind.kind}: could not enqueue (key ${dedupeKey} raced twice)`);
 }
 
+/** Jobs for a statement's part (jobsQueuedInStatement): one a key. */
+export interface JobInStatement<P extends TSchema> {
+  payload: Static<P>;
+  orgId: string | null;
+  dedupeKey: string;
+}
+
+/**
+ * Jobs queued by a part of the caller's own statement (a data-modifying `with` clause), for a writer
+ * whose rows and their job must commit together: one statement needs no transaction, one round trip
+ * where `begin`, the rows' insert, enqueueJob's insert and its read-back of a twin, and `commit` were
+ * five. `text` inserts, due now, the jobs handed to `params` that satisfy `only` (a condition on
+ * `j.dedupe_key` and `j.org_id` that may read the statement's other parts), with the parameters from
+ * `$firstParam` on, and returns each queued job's `dedupe_key`. A twin already queued is left as it
+ * is and not read back (the caller learns which keys it queued, not the twin's id).
+ */
+export function jobsQueuedInStatement<P extends TSchema>(kind: EnqueuedKind<P>, options: { firstParam: number; only: string }) {
+  const p = (n: number) => `$${options.firstParam + n}`;
+  return {
+    text: `
+      insert into jobs (id, kind, org_id, payload, dedupe_key, priority, run_at, max_attempts, created_at, updated_at)
+      select j.id, ${p(0)}, j.org_id, j.payload::jsonb, j.dedupe_key, 0, ${p(1)}::timestamptz, ${p(2)}::int, ${p(1)}::timestamptz, ${p(1)}::timestamptz
+      from unnest(${p(3)}::text[], ${p(4)}::text[], ${p(5)}::text[], ${p(6)}::text[]) as j(id, org_id, payload, dedupe_key)
+      where ${options.only}
+      on conflict (kind, (coalesce(org_id, '')), dedupe_key) where state = 'queued' and dedupe_key is not null do nothing
+      returning dedupe_key`,
+    params(jobs: JobInStatement<P>[], now = new Date()): unknown[] {
+      for (const job of jobs) {
+        const problem = payloadProblem(kind, job.payload);
+        if (problem) throw new InvalidJobPayloadError(problem);
+      }
+      return [
+        kind.kind,
+        now.toISOString(),
+        retryPolicyOf(kind).maxAttempts,
+        jobs.map(() => newId('job')),
+        jobs.map((job) => job.orgId),
+        jobs.map((job) => JSON.stringify(job.payload ?? {})),
+        jobs.map((job) => job.dedupeKey),
+      ];
+    },
+  };
+}
+
 /** "Run `kind` for this key `delaySeconds` after the first mark not yet processed": the first mark
  * enqueues the run, later ones find it queued and leave its time alone, so a steady stream of marks
  * never postpones it for ever; a mark after the run has started makes the next run. */

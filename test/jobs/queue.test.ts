@@ -14,6 +14,7 @@ import {
   enqueueJob,
   fireSchedules,
   InvalidJobPayloadError,
+  jobsQueuedInStatement,
   markDebounced,
   recoverLeases,
   registerSchedules,
@@ -223,6 +224,27 @@ for (const backend of BACKENDS) {
       expect(settled).toEqual([first.id]);
       expect((await jobRow(database.db, first.id)).dedupe_key).toBeNull();
       expect((await jobRow(database.db, during.id)).dedupe_key).toBe('cus_1');
+    });
+
+    test("jobs queued by a part of the caller's statement: only the keys its condition keeps, none beside a queued twin, payloads checked", async () => {
+      const kind = defineJobKind({ kind: unique('part'), payload: t.Object({ n: t.Integer() }), perform: async () => null });
+      const part = jobsQueuedInStatement(kind, { firstParam: 2, only: 'j.dedupe_key = any($1::text[])' });
+      const statement = `with queued as (${part.text}) select dedupe_key from queued order by 1`;
+      const twin = await enqueueJob(database.db, kind, { n: 0 }, { dedupeKey: 'k_twin' });
+      const jobs = ['k_kept', 'k_left', 'k_twin'].map((dedupeKey, n) => ({ payload: { n }, orgId: null, dedupeKey }));
+      const queued = await queryText<{ dedupe_key: string }>(database.db, statement, [['k_kept', 'k_twin'], ...part.params(jobs)]);
+      expect(queued).toEqual([{ dedupe_key: 'k_kept' }]);
+      const rows = await queryText<{ id: string; dedupe_key: string; payload: unknown; state: string }>(
+        database.db,
+        'select id, dedupe_key, payload, state from jobs where kind = $1 order by dedupe_key',
+        [kind.kind],
+      );
+      expect(rows).toMatchObject([
+        { dedupe_key: 'k_kept', payload: { n: 0 }, state: 'queued' },
+        { id: twin.id, dedupe_key: 'k_twin', payload: { n: 0 }, state: 'queued' },
+      ]);
+      // @ts-expect-error n is an integer
+      expect(() => part.params([{ payload: { n: 'one' }, orgId: null, dedupeKey: 'k' }])).toThrow(InvalidJobPayloadError);
     });
 
     test('a debounced key runs once, N seconds after its first mark, however many marks follow', async () => {

@@ -9,7 +9,7 @@ import { queryText, type Db } from '../../db/client.ts';
 import { timed } from '../../db/units-of-work.ts';
 import type { Settings } from '../../settings.ts';
 import { type ApplyCursor, applyInParts, applyPendingEvents, webhookIngestBusy } from './apply.ts';
-import { defineJobKind, enqueueJob, PermanentJobError } from './queue.ts';
+import { defineJobKind, enqueueJob, type JobInStatement, jobsQueuedInStatement, PermanentJobError } from './queue.ts';
 
 const RETRY_FAILED_AFTER_SECONDS = 30;
 const OTHER_RUN_RETRY_SECONDS = 1;
@@ -95,16 +95,24 @@ export const billingApplyJob = defineJobKind({
   },
 });
 
+/** The connector's apply run as a job: keyed by the connector, so one is queued at a time. */
+export const billingApplyOf = (connector: { id: string; orgId: string }, stripeApiBase?: string): JobInStatement<typeof ApplyPayload> => ({
+  payload: { connectorId: connector.id, ...(stripeApiBase ? { stripeApiBase } : {}) },
+  orgId: connector.orgId,
+  dedupeKey: connector.id,
+});
+
 /** Queues the connector's apply run (one queued at a time), in `db`'s transaction. */
-export const queueBillingApply = (
+export function queueBillingApply(
   db: Db,
   connector: { id: string; orgId: string },
   stripeApiBase?: string,
   delaySeconds = 0,
-): Promise<{ id: string; created: boolean }> =>
-  enqueueJob(
-    db,
-    billingApplyJob,
-    { connectorId: connector.id, ...(stripeApiBase ? { stripeApiBase } : {}) },
-    { orgId: connector.orgId, dedupeKey: connector.id, delaySeconds },
-  );
+): Promise<{ id: string; created: boolean }> {
+  const { payload, orgId, dedupeKey } = billingApplyOf(connector, stripeApiBase);
+  return enqueueJob(db, billingApplyJob, payload, { orgId, dedupeKey, delaySeconds });
+}
+
+/** The part of a statement that queues the apply runs of the connectors whose key satisfies
+ * `only` (jobsQueuedInStatement; the key is the connector's id), from parameter `firstParam` on. */
+export const billingApplyInStatement = (options: { firstParam: number; only: string }) => jobsQueuedInStatement(billingApplyJob, options);

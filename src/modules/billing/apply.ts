@@ -48,8 +48,18 @@ interface Snapshot {
   type: string;
   occurred_at: number;
   object_version: number;
-  /** The event as stored: checked against its kind's schema where it is read. */
+  /** The event as stored, parsed: checked against its kind's schema where it is read. */
   body: unknown;
+}
+
+/** A stored body (JSON text, schema/billing.ts) parsed; null when it is not JSON, which the schema
+ * check of its object then refuses by name, as it would any other wrong snapshot. */
+function parsedBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }
 
 /** Reads an object as the platform has it now (null: it could not be read). */
@@ -70,13 +80,13 @@ const customerTerms = (connector: Connector, object: unknown, occurredAt: number
     : chargebeeCustomer(chargebeeObjects.customer(object), occurredAt);
 
 async function storedSnapshotsOf(db: Db, connector: Connector, kind: string, objectId: string): Promise<Snapshot[]> {
-  return rowsOf<Snapshot>(
+  return rowsOf<Omit<Snapshot, 'body'> & { body: string }>(
     await db.execute(sql`
       select event_id, type, extract(epoch from occurred_at)::bigint::int as occurred_at, object_version, body
       from billing_events
       where connector_id = ${connector.id} and object_type = ${kind} and object_id = ${objectId} and state in ('pending', 'applied')
       order by object_version, event_id`),
-  ).map((row) => ({ ...row, object_version: Number(row.object_version) }));
+  ).map((row) => ({ ...row, object_version: Number(row.object_version), body: parsedBody(row.body) }));
 }
 
 /** What a snapshot says of its object, as our records would hold it: two snapshots that say the same are one state. */
@@ -137,17 +147,19 @@ async function customerTermsOf(db: Db, connector: Connector, customerId: string)
     consider(snapshot.object_version, snapshot.event_id, terms);
   }
   if (connector.platform === 'chargebee') {
-    const carried = rowsOf<{ event_id: string; occurred_at: number; customer: unknown }>(
+    const carried = rowsOf<{ event_id: string; occurred_at: number; body: string }>(
       await db.execute(sql`
-        select event_id, extract(epoch from occurred_at)::bigint::int as occurred_at, body->'content'->'customer' as customer
+        select event_id, extract(epoch from occurred_at)::bigint::int as occurred_at, body
         from billing_events
         where connector_id = ${connector.id} and customer_ref = ${customerId} and object_type <> 'customer'
-          and state in ('pending', 'applied') and body->'content'->'customer' is not null`),
+          and state in ('pending', 'applied')`),
     );
     for (const row of carried) {
+      const body = parsedBody(row.body);
+      const customer = isJsonObject(body) && isJsonObject(body.content) ? body.content.customer : undefined;
       // A copy that is not a customer's shape is left out: the subscription it came with still applies.
-      if (!isChargebeeCustomer(row.customer)) continue;
-      consider(row.customer.resource_version ?? 0, row.event_id, chargebeeCustomer(row.customer, row.occurred_at));
+      if (!isChargebeeCustomer(customer)) continue;
+      consider(customer.resource_version ?? 0, row.event_id, chargebeeCustomer(customer, row.occurred_at));
     }
   }
   return (best as { terms: CustomerTerms } | null)?.terms ?? null;
@@ -155,16 +167,17 @@ async function customerTermsOf(db: Db, connector: Connector, customerId: string)
 
 /** The currency of the customer's earliest priced object, for a customer the platform gives none. */
 async function currencyFromObjects(db: Db, connector: Connector, customerId: string): Promise<string | null> {
-  const rows = rowsOf<{ currency: string | null }>(
+  const [first] = rowsOf<{ object_type: BillingObjectType; body: string }>(
     await db.execute(sql`
-      select upper(coalesce(body->'data'->'object'->>'currency', body->'content'->'subscription'->>'currency_code',
-                            body->'content'->'invoice'->>'currency_code')) as currency
-      from billing_events
+      select object_type, body from billing_events
       where connector_id = ${connector.id} and customer_ref = ${customerId} and object_type in ('subscription', 'invoice')
         and state in ('pending', 'applied')
       order by occurred_at, event_id limit 1`),
   );
-  return rows[0]?.currency ?? null;
+  if (!first) return null;
+  const object = objectOf(connector, parsedBody(first.body), first.object_type);
+  const currency = isJsonObject(object) ? (connector.platform === 'stripe' ? object.currency : object.currency_code) : null;
+  return typeof currency === 'string' && currency !== '' ? currency.toUpperCase() : null;
 }
 
 /** Writes the customer from its newest snapshot (or, with none yet, from its id); null when there is
@@ -306,7 +319,7 @@ export function withBilledAmounts(entries: TimelineEntry[], billed: BilledPeriod
 
 /** Every period the subscription's invoices billed, each invoice as its newest snapshot says. */
 async function billedPeriodsOf(db: Db, connector: Connector, subscriptionId: string): Promise<BilledPeriod[]> {
-  const invoices = rowsOf<{ body: unknown }>(
+  const invoices = rowsOf<{ body: string }>(
     await db.execute(sql`
       select distinct on (object_id) body from billing_events
       where connector_id = ${connector.id} and object_type = 'invoice' and subscription_ref = ${subscriptionId}
@@ -314,7 +327,7 @@ async function billedPeriodsOf(db: Db, connector: Connector, subscriptionId: str
       order by object_id, object_version desc, event_id desc`),
   );
   return invoices.flatMap(({ body }) => {
-    const object = objectOf(connector, body, 'invoice');
+    const object = objectOf(connector, parsedBody(body), 'invoice');
     try {
       return connector.platform === 'stripe'
         ? stripeBilledPeriods(stripeObjects.invoice(object), subscriptionId)

@@ -8,7 +8,7 @@ import type { BillingConnector, BillingEventState, BillingObjectType, BillingPla
 import { randomBase62 } from '../../lib/ids.ts';
 import { sha256Hex } from '../../lib/digest.ts';
 import { isJsonObject, type JsonObject } from '../signed-webhooks/payload.ts';
-import { queueBillingApply } from './apply-job.ts';
+import { billingApplyInStatement, billingApplyOf } from './apply-job.ts';
 import { type BillingEventBody, type ChargebeeEvent, idOf, objectTypeOf, STRIPE_LIFECYCLE, type StripeEvent } from './payloads.ts';
 
 export interface ClassifiedEvent {
@@ -129,30 +129,44 @@ export interface BillingEventToStore {
   text?: string;
 }
 
-/** One statement for a whole batch: the columns as arrays, unnested into rows; a redelivery (or a
- * second copy within the batch) is skipped by the connector's event-id constraint. The bodies go
- * as one JSON array, their texts joined as received: as a text[] each was escaped quote by quote
- * (a Stripe event is mostly quotes) and parsed twice, array then JSON. */
-const INSERT_EVENTS = `
-  insert into billing_events (id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
-    occurred_at, object_version, source, body, state, detail)
-  select e.id, e.org_id, e.connector_id, e.event_id, e.type, e.object_type, e.object_id, e.customer_ref, e.subscription_ref,
-    to_timestamp(e.occurred_at::float8), e.object_version::bigint, e.source, e.body, e.state, e.detail
-  from rows from (unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-    $10::text[], $11::text[], $12::text[]), jsonb_array_elements($13::jsonb), unnest($14::text[], $15::text[]))
-    as e(id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
+/** The apply runs of the connectors with a new pending event (the statement's `stored` part). */
+const APPLY_RUNS = billingApplyInStatement({
+  firstParam: 16,
+  only: `exists (select 1 from stored s where s.connector_id = j.dedupe_key and s.state = 'pending')`,
+});
+
+/** One statement for a whole batch and its apply runs: the columns as arrays, unnested into rows; a
+ * redelivery (or a second copy within the batch) is skipped by the connector's event-id constraint,
+ * and a connector with a new pending event gets its `billing.apply` queued (one queued at a time)
+ * by the same statement, so both commit together. The bodies are stored as the text received, never
+ * parsed by the database (schema/billing.ts). Answers the new events' ids and the connectors whose
+ * run it queued. */
+const STORE_EVENTS = `
+  with stored as (
+    insert into billing_events (id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
       occurred_at, object_version, source, body, state, detail)
-  on conflict (connector_id, event_id) do nothing
-  returning id`;
+    select e.id, e.org_id, e.connector_id, e.event_id, e.type, e.object_type, e.object_id, e.customer_ref, e.subscription_ref,
+      to_timestamp(e.occurred_at::float8), e.object_version::bigint, e.source, e.body, e.state, e.detail
+    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+      $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+      as e(id, org_id, connector_id, event_id, type, object_type, object_id, customer_ref, subscription_ref,
+        occurred_at, object_version, source, body, state, detail)
+    on conflict (connector_id, event_id) do nothing
+    returning id, connector_id, state
+  ),
+  queued as (${APPLY_RUNS.text})
+  select id, null::text as queued from stored
+  union all select null, dedupe_key from queued`;
 
 /** The stored copies of events whose id was taken. */
 const FIND_STORED = `
   select e.connector_id, e.event_id, e.id, e.state from billing_events e
   join unnest($1::text[], $2::text[]) as k(connector_id, event_id) on e.connector_id = k.connector_id and e.event_id = k.event_id`;
 
-/** Stores events (in `db`'s transaction: call it in one) and, for each connector with a new event to
- * apply, queues `billing.apply` once in the same transaction: an event acknowledged is an event that
- * will be applied. The webhook's group commit and a backfill's page each store many at once. */
+/** Stores events and, for each connector with a new event to apply, queues `billing.apply` once in
+ * the same statement: an event acknowledged is an event that will be applied. One statement, so
+ * committed alone by the webhook's group commit, or in a backfill page's transaction with its cursor;
+ * a redelivery's stored copy is then read in a second. */
 export async function storeBillingEvents(
   db: Db,
   events: BillingEventToStore[],
@@ -169,7 +183,8 @@ export async function storeBillingEvents(
     return { id: `bev_${randomBase62(20)}`, connector, source, text: text ?? JSON.stringify(body.event), event, state };
   });
   const column = (pick: (row: (typeof rows)[number]) => string | null) => rows.map(pick);
-  const inserted = await queryText<{ id: string }>(db, INSERT_EVENTS, [
+  const toApply = new Map(rows.filter((r) => r.state === 'pending').map((r) => [r.connector.id, r.connector]));
+  const answered = await queryText<{ id: string | null; queued: string | null }>(db, STORE_EVENTS, [
     column((r) => r.id),
     column((r) => r.connector.orgId),
     column((r) => r.connector.id),
@@ -182,11 +197,13 @@ export async function storeBillingEvents(
     column((r) => String(r.event.occurredAt)),
     column((r) => String(r.event.objectVersion)),
     column((r) => r.source),
-    `[${rows.map((r) => r.text).join(',')}]`,
+    column((r) => r.text),
     column((r) => r.state),
     column((r) => r.event.ignored),
+    ...APPLY_RUNS.params([...toApply.values()].map((connector) => billingApplyOf(connector, options.stripeApiBase))),
   ]);
-  const fresh = new Set(inserted.map((row) => row.id));
+  const fresh = new Set(answered.flatMap((row) => (row.id ? [row.id] : [])));
+  const queued = new Set(answered.flatMap((row) => (row.queued ? [row.queued] : [])));
   const repeated = rows.filter((r) => !fresh.has(r.id));
   const storedBefore = new Map<string, { id: string; state: BillingEventState }>();
   if (repeated.length > 0) {
@@ -196,10 +213,6 @@ export async function storeBillingEvents(
     ]);
     for (const row of found) storedBefore.set(`${row.connector_id}\0${row.event_id}`, row);
   }
-  const toApply = new Map(rows.filter((r) => r.state === 'pending' && fresh.has(r.id)).map((r) => [r.connector.id, r.connector]));
-  const queued = new Set<string>();
-  for (const connector of toApply.values())
-    if ((await queueBillingApply(db, connector, options.stripeApiBase)).created) queued.add(connector.id);
   return rows.map((r) => {
     if (fresh.has(r.id)) return { id: r.id, created: true, state: r.state, applyQueued: queued.has(r.connector.id) };
     const first = storedBefore.get(`${r.connector.id}\0${r.event.eventId}`);

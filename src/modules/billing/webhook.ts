@@ -7,7 +7,6 @@ import { t } from 'elysia';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/client.ts';
 import { createGroupCommit } from '../../db/group-commit.ts';
-import { transaction } from '../../db/transaction.ts';
 import { AppError } from '../../lib/errors.ts';
 import { parseJsonBody } from '../../lib/json.ts';
 import type { RouteDeclaration } from '../../lib/routes.ts';
@@ -75,7 +74,8 @@ export function createBillingWebhookReceiver(deps: BillingWebhookDeps): SignedWe
   const clock = deps.clock ?? Date.now;
   const verifier = billingVerifier({ toleranceSeconds: deps.config.billingToleranceS, clock });
   const writer = createGroupCommit<BillingEventToStore, StoredBillingEvent>({
-    writeBatch: (events) => transaction(db, (tx) => storeBillingEvents(tx, events, { stripeApiBase: deps.config.stripeApiBase })),
+    // One statement stores the batch and queues its apply run (events.ts): no transaction to open.
+    writeBatch: (events) => storeBillingEvents(db, events, { stripeApiBase: deps.config.stripeApiBase }),
     onCommitted: (stored) => {
       // Only a commit that queued the apply job wakes the job loop: each wake costs the database a
       // look for due jobs (two on the embedded one, which runs them between deliveries), and while

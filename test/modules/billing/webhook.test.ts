@@ -166,6 +166,17 @@ for (const backend of BACKENDS) {
       expect(await stored(connector)).toHaveLength(1);
     });
 
+    test('an event is kept as the text received, byte for byte (its spacing and its order of keys)', async () => {
+      const connector = await makeBillingConnector(database.db, { platform: 'stripe' });
+      const { id: _id, ...event } = JSON.parse(stripeEvent('stripe/customer.created.json'));
+      const body = JSON.stringify({ type: event.type, id: `evt_${crypto.randomUUID().replaceAll('-', '')}`, ...event }, null, 3);
+      expect((await signedPost(connector, body)).status).toBe(200);
+      const rows = await queryText<{ body: string }>(database.db, 'select body from billing_events where connector_id = $1', [
+        connector.id,
+      ]);
+      expect(rows).toEqual([{ body }]);
+    });
+
     test('an event of the other mode is acknowledged and stored as ignored, nothing to apply', async () => {
       const connector = await makeBillingConnector(database.db, { platform: 'stripe', mode: 'test' });
       const answer = await signedPost(connector, stripeEvent('stripe/customer.created.json', { livemode: true }));

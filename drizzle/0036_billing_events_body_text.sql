@@ -1,0 +1,1 @@
+ALTER TABLE "billing_events" ALTER COLUMN "body" SET DATA TYPE text;
