@@ -346,6 +346,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
           app.billingConnectors.invalidate();
         },
         onJobsQueued: () => supervisor.wakeJobs(),
+        onEventsQueued: () => supervisor.wake(),
         turns: turns ?? undefined,
       });
       cleanups.push(socket.stop);

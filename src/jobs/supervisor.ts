@@ -44,7 +44,8 @@ export interface SupervisorOptions {
   startTimeoutMs?: number;
   /** Embedded mode: the workers' units take turns with requests (db/turns.ts). */
   turns?: BackgroundTurns;
-  /** How often to look for due fits while the fitting thread is not running (default 15 s), and
+  /** How often to look for due fits while the fitting thread is not running (default 15 s, a minute
+   * on the embedded database), and
    * how long it may run with none due or running before it is stopped (default 60 s). */
   fitLookMs?: number;
   fittingIdleMs?: number;
@@ -116,7 +117,9 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   // of the process's RSS (measured on PostgreSQL: 94 -> 80 MB). Started when a look finds a fit
   // due (every `fitLookMs`, and at once when this process queues jobs); stopped, the work in hand
   // finished, after `fittingIdleMs` in which no look found one.
-  const fitLookMs = options.fitLookMs ?? 15_000;
+  // Embedded, every fit is queued in this process (and an API or CLI request wakes the look at once):
+  // the look is left only the nightly retrains and the retries, which can wait a minute.
+  const fitLookMs = options.fitLookMs ?? (options.database.kind === 'embedded' ? 60_000 : 15_000);
   const fittingIdleMs = options.fittingIdleMs ?? 60_000;
   let fitLook: Timer | null = null;
   let looking = false;

@@ -13,7 +13,7 @@ import { workerUnits, type WorkerUnits } from './worker-units.ts';
 import { DEFER_AT_MOST_MS, runTicketLoop } from '../modules/tickets/queue/loop.ts';
 import { runJobLoop } from './job-loop.ts';
 import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kind-registry.ts';
-import { createWaker } from '../lib/waker.ts';
+import { createWaker, IDLE_POLL_MAX_EMBEDDED_MS } from '../lib/waker.ts';
 import { releaseStartupMemory } from '../lib/startup-memory.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
@@ -77,6 +77,8 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
     idle: wakers.tickets.idle,
     ingestBusy: () => ingestBusy,
     pause: deferrals.idle,
+    jobsQueued: wakers.jobs.wake,
+    idleMaxMs: ownDatabase ? undefined : IDLE_POLL_MAX_EMBEDDED_MS,
   });
   const jobs = runJobLoop({
     units,
@@ -87,6 +89,7 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
     isStopping: () => stopping,
     idle: wakers.jobs.idle,
     wake: wakers.jobs.wake,
+    idleMaxMs: ownDatabase ? undefined : IDLE_POLL_MAX_EMBEDDED_MS,
   });
   for (let beat = 0; !stopping; beat++) {
     try {
@@ -132,6 +135,7 @@ function runFittingLoop(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner:
     wake: wakers.jobs.wake,
     concurrency: 1,
     leaseSeconds: 900,
+    idleMaxMs: embedded ? IDLE_POLL_MAX_EMBEDDED_MS : undefined,
   });
 }
 
