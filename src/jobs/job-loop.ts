@@ -119,17 +119,16 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
         .run('jobs.register-schedules', { schedules, now: now() })
         .catch((error) => log.warn('could not register job schedules', { error: messageOf(error) }));
     }
+    const scheduleFired = (result: { fired: string[]; nextAt: string | null }) => {
+      if (result.fired.length) log.debug('scheduled jobs fired', { kinds: result.fired });
+      nextScheduleAt = result.nextAt ? Math.max(Date.parse(result.nextAt), clock() + 100) : Infinity;
+    };
+    const scheduleFailed = (error: unknown) => {
+      log.warn('could not fire job schedules', { error: messageOf(error) });
+      nextScheduleAt = clock() + pollMs;
+    };
     while (!options.isStopping()) {
-      if (schedules.length > 0 && clock() >= nextScheduleAt) {
-        try {
-          const { fired, nextAt } = await units.run('jobs.fire-schedules', { schedules, now: now() });
-          if (fired.length) log.debug('scheduled jobs fired', { kinds: fired });
-          nextScheduleAt = nextAt ? Math.max(Date.parse(nextAt), clock() + 100) : Infinity;
-        } catch (error) {
-          log.warn('could not fire job schedules', { error: messageOf(error) });
-          nextScheduleAt = clock() + pollMs;
-        }
-      }
+      const fire = schedules.length > 0 && clock() >= nextScheduleAt;
       // Slots are refilled once half of them are free (or all): a claim per finished job would
       // cost a transaction per job when jobs are short.
       const free = concurrency - running.size;
@@ -137,6 +136,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       let claimed: ClaimedJob[] = [];
       let nextDueAt = Infinity;
       if (refill) {
+        // Due schedules fire in the claim's transaction, and what they queued is claimed with it.
         try {
           const claim = await units.run('jobs.claim', {
             owner,
@@ -145,12 +145,21 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
             now: now(),
             kinds: [...kinds.keys()],
             after: turn,
+            schedules: fire ? schedules : undefined,
           });
           claimed = claim.jobs;
           turn = claim.turn;
           if (claim.nextDueAt) nextDueAt = Date.parse(claim.nextDueAt);
+          if (claim.schedules) scheduleFired(claim.schedules);
         } catch (error) {
           log.warn('could not claim jobs', { error: messageOf(error) });
+          if (fire) scheduleFailed(error);
+        }
+      } else if (fire) {
+        try {
+          scheduleFired(await units.run('jobs.fire-schedules', { schedules, now: now() }));
+        } catch (error) {
+          scheduleFailed(error);
         }
       }
       for (const job of claimed) {

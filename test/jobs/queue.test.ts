@@ -294,6 +294,36 @@ for (const backend of BACKENDS) {
       expect(waits).toEqual([250, 250, 250]);
     });
 
+    test("a due schedule fires in the claim's transaction, and that claim takes its run", async () => {
+      const clock = manualClock();
+      const ran: string[] = [];
+      const kind = defineJobKind({
+        kind: unique('hourly'),
+        payload: t.Object({}),
+        schedule: { everySeconds: 3_600 },
+        perform: async () => {
+          ran.push('ran');
+          return null;
+        },
+      });
+      const runner = localRunner(database.db, jobUnits([kind]), DEFAULT_SETTINGS);
+      const units: string[] = [];
+      await runJobLoop({
+        settings: DEFAULT_SETTINGS,
+        units: { run: ((name: string, args: never) => (units.push(name), runner.run(name as never, args))) as typeof runner.run },
+        kinds: [kind],
+        owner: 'fire',
+        log: createLogger('silent'),
+        clock: clock.now,
+        isStopping: () => units.includes('jobs.perform') || units.length > 10,
+        // Each wait lasts until the next firing.
+        idle: async () => void clock.advance(3_600_000),
+        wake: () => {},
+      });
+      expect(units.slice(0, 4)).toEqual(['jobs.register-schedules', 'jobs.claim', 'jobs.claim', 'jobs.perform']);
+      expect(ran).toEqual(['ran']);
+    });
+
     test('an idle loop looks again when a queued job comes due, not at the end of its back-off', async () => {
       const clock = manualClock();
       const ran: number[] = [];
