@@ -185,6 +185,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       isStopping: () => stopping,
       idle: upkeepWaker.idle,
       wake: upkeepWaker.wake,
+      // Its units take connections of the requests' pool: two at a time at most.
+      concurrency: 2,
     }).catch((error) => options.log.error('upkeep job loop failed', { error: String(error) }));
   };
 
