@@ -9,6 +9,7 @@ import {
   claimJobs,
   fireSchedules,
   lockHeldJob,
+  nextQueuedDue,
   recoverLeases,
   registerSchedules,
   renewLeases,
@@ -42,17 +43,28 @@ export function jobUnits(kinds: readonly JobKind[]) {
       const claim = await claimJobs(db, { ...args, kinds: args.kinds.filter((kind) => byName.has(kind)), now });
       return { ...claim, schedules: fired };
     },
-    'jobs.settle': (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string }) =>
-      settleJobs(db, { ...args, now: new Date(args.now) }),
-    /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost. */
-    'jobs.perform': async (db: Db, args: { owner: string; job: JobInfo & { payload: unknown }; now: string }, settings: Settings) => {
+    /** Records outcomes; with `kinds` (the loop's), says when its next job is due (nextQueuedDue). */
+    'jobs.settle': async (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string; kinds?: string[] }) => {
+      const now = new Date(args.now);
+      const ids = await settleJobs(db, { ...args, now });
+      return { ids, nextDueAt: args.kinds ? await nextQueuedDue(db, { kinds: args.kinds, now }) : null };
+    },
+    /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost.
+     * With `kinds`, says when the loop's next job is due, as jobs.settle. */
+    'jobs.perform': async (
+      db: Db,
+      args: { owner: string; job: JobInfo & { payload: unknown }; now: string; kinds?: string[] },
+      settings: Settings,
+    ) => {
       const kind = byName.get(args.job.kind);
       if (!kind || !('perform' in kind)) throw new Error(`job kind ${args.job.kind} has no perform step`);
-      if (!(await lockHeldJob(db, args.job.id, args.owner))) return { held: false as const };
+      const now = new Date(args.now);
+      const nextDue = async () => (args.kinds ? await nextQueuedDue(db, { kinds: args.kinds, now }) : null);
+      if (!(await lockHeldJob(db, args.job.id, args.owner))) return { held: false as const, nextDueAt: await nextDue() };
       const { payload, ...job } = args.job;
       const result = (await kind.perform(db, payload as never, job, settings)) ?? null;
-      await settleJobs(db, { owner: args.owner, outcomes: [{ id: job.id, state: 'done', result }], now: new Date(args.now) });
-      return { held: true as const, result };
+      await settleJobs(db, { owner: args.owner, outcomes: [{ id: job.id, state: 'done', result }], now });
+      return { held: true as const, result, nextDueAt: await nextDue() };
     },
     /** One of a `handle` kind's own units. */
     'jobs.unit': (db: Db, args: { kind: string; unit: string; args: unknown }, settings: Settings) => {
