@@ -43,11 +43,8 @@ Commands:
 Run "revintel <command> --help" for a command's options. Every command takes --json.
 `;
 
-/** The worker thread starts first: its code loads on the other core while this thread loads the
- * server's (every path out of a failed start ends the process, and the thread with it). */
 async function serve(argv: string[]) {
-  const worker = new Worker(WORKER_URL);
-  return (await import('./cli/serve.ts')).serveCommand(argv, WORKER_URL, worker);
+  return (await import('./cli/serve.ts')).serveCommand(argv, WORKER_URL);
 }
 
 async function main(argv: string[]) {

@@ -230,8 +230,9 @@ export async function startServer(config: Config, options: ServeOptions): Promis
   const startedAt = Date.now();
   // From the process's start to here: loading the code (and reading the settings).
   const loadedMs = Math.round(performance.now());
-  // The worker's code loads while the database opens and migrates; it waits for its `init`.
-  const firstWorker = options.worker ?? new Worker(options.workerUrl);
+  // Embedded: the worker's code loads while the database opens and migrates; it waits for its
+  // `init`. On PostgreSQL it starts when there is work (jobs/supervisor.ts).
+  const firstWorker = options.worker ?? (config.databaseUrl ? undefined : new Worker(options.workerUrl));
   const log = options.log ?? createLogger(config.logLevel);
   const { phases, phase } = phaseTimer();
   const database = await openDatabase(
@@ -243,7 +244,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
     },
     (message) => log.warn(message),
   ).catch((error) => {
-    firstWorker.terminate();
+    firstWorker?.terminate();
     throw error;
   });
   phase('open_database_ms');
@@ -263,7 +264,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
   }
   // Whatever is opened is closed again, in reverse, at shutdown or if start-up fails. The worker
   // thread is ended last (a no-op once the supervisor has stopped it).
-  const cleanups: (() => Promise<void>)[] = [async () => firstWorker.terminate(), () => database.close()];
+  const cleanups: (() => Promise<void>)[] = [async () => firstWorker?.terminate(), () => database.close()];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn().catch((error) => log.error('shutdown step failed', { error: String(error) }));
   };
@@ -346,6 +347,7 @@ export async function startServer(config: Config, options: ServeOptions): Promis
           app.billingConnectors.invalidate();
         },
         onJobsQueued: () => supervisor.wakeJobs(),
+        onEventsQueued: () => supervisor.wake(),
         turns: turns ?? undefined,
       });
       cleanups.push(socket.stop);

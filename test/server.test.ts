@@ -66,14 +66,16 @@ for (const backend of BACKENDS) {
       if (backend === 'embedded') expect(readLockHolder(config.dataDir)).toBeNull();
     });
 
-    test('a worker that cannot start fails the start-up with its reason, and releases everything', async () => {
+    // On PostgreSQL the worker thread starts only when there is work (jobs/supervisor.ts): one that
+    // cannot start then is restarted like one that dies, and start-up does not wait for it.
+    test.if(backend === 'embedded')('a worker that cannot start fails the start-up with its reason, and releases everything', async () => {
       const config = configFor(backend);
       const error = await startServer(config, { workerUrl: FAILING_WORKER_URL, log: createLogger('silent') }).then(
         () => null,
         (e: unknown) => e,
       );
       expect(String((error as Error)?.message)).toContain('the worker thread could not start: relation "instances" does not exist');
-      if (backend === 'embedded') expect(readLockHolder(config.dataDir)).toBeNull();
+      expect(readLockHolder(config.dataDir)).toBeNull();
     });
   });
 }

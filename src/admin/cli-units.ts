@@ -221,6 +221,9 @@ export const CHANGES_ACCESS: ReadonlySet<keyof AdminUnits> = new Set([
   'billing.remove-named',
 ]);
 
+/** Units that queue ticket events: the server's ticket loop looks for them at once. */
+export const QUEUES_EVENTS: ReadonlySet<keyof AdminUnits> = new Set(['events.replay']);
+
 /** Units that queue jobs: the server's worker looks for them at once. */
 export const QUEUES_JOBS: ReadonlySet<keyof AdminUnits> = new Set([
   'jobs.retry',

@@ -10,7 +10,7 @@ import type { Settings } from '../settings.ts';
 import { timedWork } from '../db/embedded-stalls.ts';
 import type { BackgroundTurns } from '../db/turns.ts';
 import { AppError } from '../lib/errors.ts';
-import { adminUnits, CHANGES_ACCESS, QUEUES_JOBS, type AdminUnits } from './cli-units.ts';
+import { adminUnits, CHANGES_ACCESS, QUEUES_EVENTS, QUEUES_JOBS, type AdminUnits } from './cli-units.ts';
 
 /** In a directory of its own with mode 0700: the socket is never reachable by other users, not
  * even between bind() and chmod(), whatever the mode of DATA_DIR itself. */
@@ -28,6 +28,7 @@ export function serveAdminSocket(options: {
   settings: Settings;
   onAccessChange: () => void;
   onJobsQueued: () => void;
+  onEventsQueued: () => void;
   turns?: BackgroundTurns;
 }) {
   const path = adminSocketPath(options.dataDir);
@@ -52,6 +53,7 @@ export function serveAdminSocket(options: {
         const result = await runner.run(name, args);
         if (CHANGES_ACCESS.has(name)) options.onAccessChange();
         if (QUEUES_JOBS.has(name)) options.onJobsQueued();
+        if (QUEUES_EVENTS.has(name)) options.onEventsQueued();
         return timedWork('admin-socket encode', () => Response.json({ ok: true, result }));
       } catch (error) {
         return Response.json({ ok: false, error: serializeError(error) });

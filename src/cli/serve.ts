@@ -13,9 +13,13 @@ the flag wins.`,
 
 const EXIT_DATABASE_FAILED = 70;
 
-export async function serveCommand(argv: string[], workerUrl: URL, worker?: Worker) {
+export async function serveCommand(argv: string[], workerUrl: URL) {
   const cmd = parseCommand(argv, {}, HELP);
   const config = cmd.config();
+  // Embedded, the worker thread starts first: its code loads on the other core while this thread
+  // loads the server's (every path out of a failed start ends the process, and the thread with it).
+  // On PostgreSQL it starts only when there is work (jobs/supervisor.ts).
+  const worker = config.databaseUrl ? undefined : new Worker(workerUrl);
   // The embedded database's wasm compiles while the server's code loads (an error is met again,
   // and reported, when the database opens).
   if (!config.databaseUrl) import('../db/embedded.ts').then((embedded) => embedded.compilePglite()).catch(() => {});

@@ -1,8 +1,8 @@
 // The worker thread's job loop: fire due schedules, claim due jobs into free slots (CONCURRENCY at
 // a time), run each by its kind, and record the outcomes — several at once when they finish
 // together (one transaction for many, as the ticket queue's group commit). Leases of running jobs
-// are renewed while they run. Woken when jobs are enqueued in this process; polling finds the rest
-// (other processes' jobs, retries and schedules coming due).
+// are renewed while they run. Woken when jobs are enqueued in this process, and by a finished job
+// when another is due; polling finds the rest (other processes' jobs).
 import type { UnitRunner } from '../db/units-of-work.ts';
 import type { Logger } from '../lib/log.ts';
 import { messageOf } from '../lib/errors.ts';
@@ -53,9 +53,15 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   // The kinds that fire on a schedule: finding only them is housekeeping, not a sign of more work.
   const scheduled = new Set(schedules.map((s) => s.kind));
   const running = new Map<string, Promise<void>>();
-  const settle = groupCommit((outcomes) => units.run('jobs.settle', { owner, outcomes, now: now() }).then(() => undefined), log);
+  const kindNames = [...kinds.keys()];
+  const settle = groupCommit(
+    (outcomes) => units.run('jobs.settle', { owner, outcomes, now: now(), kinds: kindNames }).then((settled) => settled.nextDueAt),
+    log,
+  );
 
-  async function runOne(job: ClaimedJob): Promise<void> {
+  /** Runs a claimed job and records its outcome; answers when the loop's next job is due, as the
+   * transaction that recorded it saw (undefined: not known). */
+  async function runOne(job: ClaimedJob): Promise<string | null | undefined> {
     const kind = kinds.get(job.kind)!;
     const problem = payloadProblem(kind, job.payload);
     if (problem) return settle({ id: job.id, state: 'dead', error: `${problem} (permanent: not retried)` });
@@ -74,18 +80,19 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       });
     try {
       if ('perform' in kind) {
-        const done = await units.run('jobs.perform', { owner, job: { ...info, payload: job.payload }, now: now() });
+        const done = await units.run('jobs.perform', { owner, job: { ...info, payload: job.payload }, now: now(), kinds: kindNames });
         if (!done.held) log.warn('job lease lost before it finished; another worker has it', { job_id: job.id, kind: job.kind });
         else finished(done.result);
-        return;
+        return done.nextDueAt;
       }
       const result = await kind.handle(job.payload, {
         job: info,
         settings: options.settings,
         run: (unit, args) => units.run('jobs.unit', { kind: kind.kind, unit, args }) as never,
       });
-      await settle({ id: job.id, state: 'done', result: result ?? null });
+      const nextDueAt = await settle({ id: job.id, state: 'done', result: result ?? null });
       finished(result ?? null);
+      return nextDueAt;
     } catch (error) {
       const outcome = failedJobOutcome(kind, job, error, clock(), random);
       log.warn(outcome.state === 'dead' ? 'job dead' : 'job failed; will retry', {
@@ -93,7 +100,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
         kind: job.kind,
         error: 'error' in outcome ? outcome.error : undefined,
       });
-      await settle(outcome);
+      return settle(outcome);
     }
   }
 
@@ -113,23 +120,32 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
   let nextScheduleAt = schedules.length > 0 ? 0 : Infinity;
   // The organisation this loop's last claim served last: the next claim starts after it.
   let turn = '';
+  // Until when the loop is waiting (-Infinity while it is not), and the earliest due time the
+  // jobs finished since its last claim reported: a finished job wakes the loop only when a job is
+  // due before it would look anyway.
+  let waitingUntil = Number.NEGATIVE_INFINITY;
+  let reportedDueAt = Number.POSITIVE_INFINITY;
+  const jobFinished = (nextDueAt: string | null | undefined) => {
+    const at = nextDueAt === undefined ? clock() : nextDueAt === null ? Number.POSITIVE_INFINITY : Date.parse(nextDueAt);
+    if (at <= clock() || at < waitingUntil) options.wake();
+    else reportedDueAt = Math.min(reportedDueAt, at);
+  };
   try {
     if (schedules.length > 0) {
       await units
         .run('jobs.register-schedules', { schedules, now: now() })
         .catch((error) => log.warn('could not register job schedules', { error: messageOf(error) }));
     }
+    const scheduleFired = (result: { fired: string[]; nextAt: string | null }) => {
+      if (result.fired.length) log.debug('scheduled jobs fired', { kinds: result.fired });
+      nextScheduleAt = result.nextAt ? Math.max(Date.parse(result.nextAt), clock() + 100) : Infinity;
+    };
+    const scheduleFailed = (error: unknown) => {
+      log.warn('could not fire job schedules', { error: messageOf(error) });
+      nextScheduleAt = clock() + pollMs;
+    };
     while (!options.isStopping()) {
-      if (schedules.length > 0 && clock() >= nextScheduleAt) {
-        try {
-          const { fired, nextAt } = await units.run('jobs.fire-schedules', { schedules, now: now() });
-          if (fired.length) log.debug('scheduled jobs fired', { kinds: fired });
-          nextScheduleAt = nextAt ? Math.max(Date.parse(nextAt), clock() + 100) : Infinity;
-        } catch (error) {
-          log.warn('could not fire job schedules', { error: messageOf(error) });
-          nextScheduleAt = clock() + pollMs;
-        }
-      }
+      const fire = schedules.length > 0 && clock() >= nextScheduleAt;
       // Slots are refilled once half of them are free (or all): a claim per finished job would
       // cost a transaction per job when jobs are short.
       const free = concurrency - running.size;
@@ -137,6 +153,7 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
       let claimed: ClaimedJob[] = [];
       let nextDueAt = Infinity;
       if (refill) {
+        // Due schedules fire in the claim's transaction, and what they queued is claimed with it.
         try {
           const claim = await units.run('jobs.claim', {
             owner,
@@ -145,32 +162,51 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
             now: now(),
             kinds: [...kinds.keys()],
             after: turn,
+            schedules: fire ? schedules : undefined,
           });
           claimed = claim.jobs;
           turn = claim.turn;
           if (claim.nextDueAt) nextDueAt = Date.parse(claim.nextDueAt);
+          if (claim.schedules) scheduleFired(claim.schedules);
         } catch (error) {
           log.warn('could not claim jobs', { error: messageOf(error) });
+          if (fire) scheduleFailed(error);
+        }
+      } else if (fire) {
+        try {
+          scheduleFired(await units.run('jobs.fire-schedules', { schedules, now: now() }));
+        } catch (error) {
+          scheduleFailed(error);
         }
       }
+      reportedDueAt = Number.POSITIVE_INFINITY; // the claim has seen what they reported
       for (const job of claimed) {
         running.set(
           job.id,
-          runOne(job).finally(() => {
-            running.delete(job.id);
-            options.wake();
-          }),
+          runOne(job).then(
+            (nextDueAt) => {
+              running.delete(job.id);
+              jobFinished(nextDueAt);
+            },
+            () => {
+              running.delete(job.id);
+              jobFinished(undefined);
+            },
+          ),
         );
       }
       // Every free slot filled: more may be due.
       if (refill && claimed.length === free) continue;
-      // A claim that found work looks again soon: its follow-ups may come due (a retry, a debounced
-      // job). Scheduled housekeeping (two kinds fire every 15 s) does not reset the back-off, or an
-      // idle server would look five times between firings instead of twice; a follow-up it queues
-      // is found by the look its completion wakes, or at the next poll.
+      // A claim that found work polls again soon (another process's work may follow it); scheduled
+      // housekeeping (two kinds fire every 15 s) does not reset the back-off, or an idle server
+      // would look five times between firings instead of twice. Jobs running need no poll of their
+      // own: each says, in the transaction that records it, when the loop's next job is due (a
+      // follow-up it queued, a retry), and wakes the loop if that is before its next look.
       if (claimed.some((job) => !scheduled.has(job.kind))) idle.found();
-      const wait = claimed.length > 0 || running.size > 0 ? pollMs : idle.empty();
-      await options.idle(Math.max(0, Math.min(wait, nextScheduleAt - clock(), nextDueAt - clock())));
+      const wait = Math.max(0, Math.min(idle.empty(), nextScheduleAt - clock(), nextDueAt - clock(), reportedDueAt - clock()));
+      waitingUntil = clock() + wait;
+      await options.idle(wait);
+      waitingUntil = Number.NEGATIVE_INFINITY;
     }
   } finally {
     // The jobs in hand finish and are recorded before the loop says it has stopped.
@@ -183,16 +219,21 @@ export async function runJobLoop(options: JobLoopOptions): Promise<void> {
  * one transaction for many when jobs finish together. A batch that cannot be written is written
  * outcome by outcome, so one bad row fails alone; one that still fails keeps its lease until it runs
  * out, and the job runs again. */
-function groupCommit(write: (outcomes: JobOutcome[]) => Promise<void>, log: Logger): (outcome: JobOutcome) => Promise<void> {
-  let waiting: { outcome: JobOutcome; done: () => void }[] = [];
+function groupCommit(
+  write: (outcomes: JobOutcome[]) => Promise<string | null>,
+  log: Logger,
+): (outcome: JobOutcome) => Promise<string | null | undefined> {
+  let waiting: { outcome: JobOutcome; done: (nextDueAt: string | null | undefined) => void }[] = [];
   let draining = false;
   async function drain() {
     draining = true;
     while (waiting.length > 0) {
       const batch = waiting;
       waiting = [];
+      // When the loop's next job is due, as the write saw it (undefined: written outcome by outcome).
+      let nextDueAt: string | null | undefined;
       try {
-        await write(batch.map((w) => w.outcome));
+        nextDueAt = await write(batch.map((w) => w.outcome));
       } catch {
         for (const w of batch) {
           await write([w.outcome]).catch((error) =>
@@ -203,12 +244,12 @@ function groupCommit(write: (outcomes: JobOutcome[]) => Promise<void>, log: Logg
           );
         }
       }
-      for (const w of batch) w.done();
+      for (const w of batch) w.done(nextDueAt);
     }
     draining = false;
   }
   return (outcome) =>
-    new Promise<void>((resolve) => {
+    new Promise<string | null | undefined>((resolve) => {
       waiting.push({ outcome, done: resolve });
       if (!draining) void drain();
     });

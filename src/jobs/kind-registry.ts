@@ -43,6 +43,15 @@ export const MAIN_JOB_KINDS: readonly JobKind[] = [
   ...BILLING_JOB_KINDS,
 ];
 
+/** The service's upkeep: the kinds that fire on a schedule, each SQL in batches. On PostgreSQL the
+ * main thread runs them, so that the worker thread is needed only when there is other work
+ * (jobs/supervisor.ts); on the embedded database the worker thread does (their units run on the
+ * main thread either way). */
+export const UPKEEP_JOB_KINDS: readonly JobKind[] = MAIN_JOB_KINDS.filter((kind) => kind.schedule !== undefined);
+
+/** The rest of MAIN_JOB_KINDS: what starts the worker thread on PostgreSQL. */
+export const ON_DEMAND_JOB_KINDS: readonly JobKind[] = MAIN_JOB_KINDS.filter((kind) => kind.schedule === undefined);
+
 export const FITTING_JOB_KINDS: readonly JobKind[] = [trainJob, backtestJob, forecastBacktestJob];
 
 export const JOB_KINDS: readonly JobKind[] = [...MAIN_JOB_KINDS, ...FITTING_JOB_KINDS];

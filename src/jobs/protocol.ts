@@ -5,8 +5,8 @@ import type { UnitReply, UnitRequest } from '../db/units-of-work.ts';
 import type { InstanceInfo } from './worker-units.ts';
 import type { Settings } from '../settings.ts';
 
-/** `main` runs the ticket queue and most jobs and keeps the heartbeat; `fitting` runs only the jobs
- * that fit models (seconds of CPU each), so that they never hold up ticket processing. */
+/** `main` runs the ticket queue and most jobs and beats; `fitting` runs only the jobs that fit
+ * models (seconds of CPU each), so that they never hold up ticket processing. */
 export type WorkerRole = 'main' | 'fitting';
 
 export interface WorkerInit {
@@ -22,6 +22,9 @@ export interface WorkerInit {
   firstStart: boolean;
   /** The process's settings the job kinds read (the worker cannot see `serve`'s flags). */
   settings: Settings;
+  /** `main` only: whether it runs the upkeep kinds too (the embedded database) or leaves them to the
+   * main thread (PostgreSQL, where it runs only while there is other work). */
+  upkeep: boolean;
 }
 
 /** Which queue has new work: its loop looks now rather than at its next poll. */

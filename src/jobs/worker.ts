@@ -1,7 +1,8 @@
 // The worker thread's entry (a second entrypoint of `bun build --compile`), started in two roles.
-// `main` keeps this instance's heartbeat in the database and runs two loops beside it: the ticket
-// event queue (modules/tickets/queue/loop.ts) and the job queue (job-loop.ts). `fitting` runs only
-// the job kinds that fit models, one at a time: seconds of CPU that must not hold up the tickets.
+// `main` runs two loops and beats to the supervisor beside them: the ticket event queue
+// (modules/tickets/queue/loop.ts) and the job queue (job-loop.ts). `fitting` runs only the job kinds
+// that fit models, one at a time: seconds of CPU that must not hold up the tickets. The instance's
+// row (its registration and heartbeat) is the supervisor's, on the main thread.
 declare const self: Worker;
 
 import { connectPostgres } from '../db/client.ts';
@@ -12,17 +13,11 @@ import { unhandled, type FromWorker, type ToWorker, type WorkerInit } from './pr
 import { workerUnits, type WorkerUnits } from './worker-units.ts';
 import { DEFER_AT_MOST_MS, runTicketLoop } from '../modules/tickets/queue/loop.ts';
 import { runJobLoop } from './job-loop.ts';
-import { FITTING_JOB_KINDS, MAIN_JOB_KINDS } from './kind-registry.ts';
-import { createWaker } from '../lib/waker.ts';
+import { FITTING_JOB_KINDS, MAIN_JOB_KINDS, ON_DEMAND_JOB_KINDS } from './kind-registry.ts';
+import { createWaker, IDLE_POLL_MAX_EMBEDDED_MS } from '../lib/waker.ts';
 import { releaseStartupMemory } from '../lib/startup-memory.ts';
 
 const send = (message: FromWorker) => self.postMessage(message);
-
-/** The supervisor hears a beat every `heartbeatMs` (readiness) but the instance's row is written
- * every third one: the row is read only to take back the leases of an instance silent for 15 s, so
- * one write in 6 s is enough, and an idle server spends a third of the writes (on the embedded
- * database each is a transaction on the thread that answers requests). */
-const BEATS_PER_WRITE = 3;
 
 let stopping = false;
 const wakers = { tickets: createWaker(), jobs: createWaker() };
@@ -60,7 +55,6 @@ async function run(init: WorkerInit) {
 }
 
 async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: string, log: Logger, ownDatabase: boolean) {
-  await units.run('instances.register', init.instance);
   if (!ownDatabase) {
     // The embedded database has one owner: the ticket events held belong to a thread that is gone,
     // and at the process's start so do the jobs (later, the fitting thread's may still be running).
@@ -77,29 +71,27 @@ async function runMain(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner: 
     idle: wakers.tickets.idle,
     ingestBusy: () => ingestBusy,
     pause: deferrals.idle,
+    jobsQueued: wakers.jobs.wake,
+    idleMaxMs: ownDatabase ? undefined : IDLE_POLL_MAX_EMBEDDED_MS,
   });
   const jobs = runJobLoop({
     units,
-    kinds: MAIN_JOB_KINDS,
+    kinds: init.upkeep ? MAIN_JOB_KINDS : ON_DEMAND_JOB_KINDS,
     settings: init.settings,
     owner,
     log,
     isStopping: () => stopping,
     idle: wakers.jobs.idle,
     wake: wakers.jobs.wake,
+    idleMaxMs: ownDatabase ? undefined : IDLE_POLL_MAX_EMBEDDED_MS,
   });
-  for (let beat = 0; !stopping; beat++) {
-    try {
-      if (beat % BEATS_PER_WRITE === 0) await units.run('instances.heartbeat', { id: owner });
-      send({ type: 'heartbeat', at: Date.now() });
-    } catch (error) {
-      log.warn('heartbeat failed', { error: messageOf(error) });
-    }
+  // The supervisor's readiness hears that this thread's event loop still turns.
+  while (!stopping) {
+    send({ type: 'heartbeat', at: Date.now() });
     await pauses.idle(init.heartbeatMs);
   }
   // The work in hand is finished and recorded before the thread says it has stopped.
   await Promise.all([tickets, jobs]);
-  await units.run('instances.stop', { id: owner }).catch(() => {});
 }
 
 /** Fits run one at a time under a long lease: a fit holds this thread's event loop for seconds,
@@ -132,6 +124,7 @@ function runFittingLoop(init: WorkerInit, units: UnitRunner<WorkerUnits>, owner:
     wake: wakers.jobs.wake,
     concurrency: 1,
     leaseSeconds: 900,
+    idleMaxMs: embedded ? IDLE_POLL_MAX_EMBEDDED_MS : undefined,
   });
 }
 

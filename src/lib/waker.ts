@@ -46,6 +46,14 @@ export function createWaker(): Waker {
 /** The default longest idle wait of the worker's loops (modules/tickets/queue/loop.ts, jobs/job-loop.ts). */
 export const IDLE_POLL_MAX_MS = 5_000;
 
+/** The longest idle wait on the embedded database. This process is its only user (the CLI goes
+ * through the admin socket), so every event and job is committed here and wakes the loops, and what
+ * comes due later is known: the job loop's claim says when the next queued job is due and its
+ * schedules when they fire, the ticket loop's claim when the next retry is. What is left for the
+ * poll is a slip in that bookkeeping; each look is a transaction on the thread that answers
+ * requests and feeds PGlite's wasm to JavaScriptCore's compiler (most of an idle server's CPU). */
+export const IDLE_POLL_MAX_EMBEDDED_MS = 60_000;
+
 /**
  * How long an idle loop waits before it looks again: `baseMs` after a look that found work, doubling
  * with each look that found none, up to `maxMs`. Work queued in this process wakes the loop at once

@@ -271,6 +271,20 @@ export async function claimJobs(
   };
 }
 
+/** When the next queued job of `kinds` is due: `now` if one is due already, else the earliest
+ * run_at, or null with none queued. Asked when a job finishes, in the transaction that records it,
+ * so that its loop looks again only when there is something to take (the first due row is one
+ * probe of jobs_due_idx, however long the backlog). */
+export async function nextQueuedDue(db: Db, args: { kinds: string[]; now: Date }): Promise<string | null> {
+  const [row] = await queryText<{ next: Date | string | null }>(
+    db,
+    `select case when exists (select 1 from jobs where state = 'queued' and run_at <= $1::timestamptz and kind = any($2::text[]))
+       then $1::timestamptz else (select min(run_at) from jobs where state = 'queued' and kind = any($2::text[])) end as next`,
+    [args.now.toISOString(), args.kinds],
+  );
+  return row?.next == null ? null : new Date(row.next).toISOString();
+}
+
 /** What became of a claimed job: done (with its result), back to the queue at `runAt`, or dead. */
 export type JobOutcome =
   | { id: string; state: 'done'; result: unknown }

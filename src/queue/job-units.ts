@@ -9,6 +9,7 @@ import {
   claimJobs,
   fireSchedules,
   lockHeldJob,
+  nextQueuedDue,
   recoverLeases,
   registerSchedules,
   renewLeases,
@@ -21,20 +22,49 @@ export function jobUnits(kinds: readonly JobKind[]) {
   const byName = new Map(kinds.map((k) => [k.kind, k]));
   return {
     /** Claims only the kinds the asking loop runs (a subset of this registry's); `after` is the
-     * organisation the loop's last claim served last (organisations take turns). */
-    'jobs.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number; now: string; kinds: string[]; after?: string }) =>
-      claimJobs(db, { ...args, kinds: args.kinds.filter((kind) => byName.has(kind)), now: new Date(args.now) }),
-    'jobs.settle': (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string }) =>
-      settleJobs(db, { ...args, now: new Date(args.now) }),
-    /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost. */
-    'jobs.perform': async (db: Db, args: { owner: string; job: JobInfo & { payload: unknown }; now: string }, settings: Settings) => {
+     * organisation the loop's last claim served last (organisations take turns); with `schedules`,
+     * fires those that are due first (see jobs.fire-schedules). */
+    'jobs.claim': async (
+      db: Db,
+      args: {
+        owner: string;
+        limit: number;
+        leaseSeconds: number;
+        now: string;
+        kinds: string[];
+        after?: string;
+        schedules?: ScheduledKind[];
+      },
+    ) => {
+      const now = new Date(args.now);
+      // The loop's schedules, when one is due, fire in the same transaction: an idle server's
+      // upkeep (two kinds every 15 s) costs one look fewer each time.
+      const fired = args.schedules ? await fireSchedules(db, { schedules: args.schedules, now }) : null;
+      const claim = await claimJobs(db, { ...args, kinds: args.kinds.filter((kind) => byName.has(kind)), now });
+      return { ...claim, schedules: fired };
+    },
+    /** Records outcomes; with `kinds` (the loop's), says when its next job is due (nextQueuedDue). */
+    'jobs.settle': async (db: Db, args: { owner: string; outcomes: JobOutcome[]; now: string; kinds?: string[] }) => {
+      const now = new Date(args.now);
+      const ids = await settleJobs(db, { ...args, now });
+      return { ids, nextDueAt: args.kinds ? await nextQueuedDue(db, { kinds: args.kinds, now }) : null };
+    },
+    /** A `perform` kind's work and its "done", in one transaction; nothing when the lease was lost.
+     * With `kinds`, says when the loop's next job is due, as jobs.settle. */
+    'jobs.perform': async (
+      db: Db,
+      args: { owner: string; job: JobInfo & { payload: unknown }; now: string; kinds?: string[] },
+      settings: Settings,
+    ) => {
       const kind = byName.get(args.job.kind);
       if (!kind || !('perform' in kind)) throw new Error(`job kind ${args.job.kind} has no perform step`);
-      if (!(await lockHeldJob(db, args.job.id, args.owner))) return { held: false as const };
+      const now = new Date(args.now);
+      const nextDue = async () => (args.kinds ? await nextQueuedDue(db, { kinds: args.kinds, now }) : null);
+      if (!(await lockHeldJob(db, args.job.id, args.owner))) return { held: false as const, nextDueAt: await nextDue() };
       const { payload, ...job } = args.job;
       const result = (await kind.perform(db, payload as never, job, settings)) ?? null;
-      await settleJobs(db, { owner: args.owner, outcomes: [{ id: job.id, state: 'done', result }], now: new Date(args.now) });
-      return { held: true as const, result };
+      await settleJobs(db, { owner: args.owner, outcomes: [{ id: job.id, state: 'done', result }], now });
+      return { held: true as const, result, nextDueAt: await nextDue() };
     },
     /** One of a `handle` kind's own units. */
     'jobs.unit': (db: Db, args: { kind: string; unit: string; args: unknown }, settings: Settings) => {

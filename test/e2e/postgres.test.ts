@@ -53,7 +53,7 @@ for (const _ of suites) {
       const [{ n }] = (await check`select count(*)::int as n from drizzle.__drizzle_migrations`) as unknown as [{ n: number }];
       const instances = await check`select id from instances where stopped_at is null`;
       await check.end();
-      expect(instances.length).toBe(2); // each instance's worker registered itself
+      expect(instances.length).toBe(2); // each instance registered itself
       // the two took turns: between them each migration was applied exactly once
       const appliedBy = (server: { output(): string }) => Number(/"migrations_applied":(\d+)/.exec(server.output())![1]);
       expect(appliedBy(a) + appliedBy(b)).toBe(n);

@@ -38,7 +38,7 @@ for (const backend of BACKENDS) {
         log: createLogger('silent'),
         logLevel: 'silent',
         heartbeatMs: 100,
-        fitLookMs: 100,
+        lookMs: 100,
         fittingIdleMs: 300,
       });
       await supervisor.ready;

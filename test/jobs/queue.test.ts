@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { t } from 'elysia';
 import { queryText, type Db } from '../../src/db/client.ts';
 import { localRunner } from '../../src/db/units-of-work.ts';
-import { defineJobKind, nextFiring, PermanentJobError } from '../../src/queue/job-kind.ts';
+import { defineJobKind, nextFiring, PermanentJobError, type JobKind } from '../../src/queue/job-kind.ts';
 import { runJobLoop } from '../../src/jobs/job-loop.ts';
 import { jobUnits } from '../../src/queue/job-units.ts';
 import {
@@ -314,6 +314,77 @@ for (const backend of BACKENDS) {
       });
       expect(claims).toBe(3);
       expect(waits).toEqual([250, 250, 250]);
+    });
+
+    test("a due schedule fires in the claim's transaction, and that claim takes its run", async () => {
+      const clock = manualClock();
+      const ran: string[] = [];
+      const kind = defineJobKind({
+        kind: unique('hourly'),
+        payload: t.Object({}),
+        schedule: { everySeconds: 3_600 },
+        perform: async () => {
+          ran.push('ran');
+          return null;
+        },
+      });
+      const runner = localRunner(database.db, jobUnits([kind]), DEFAULT_SETTINGS);
+      const units: string[] = [];
+      await runJobLoop({
+        settings: DEFAULT_SETTINGS,
+        units: { run: ((name: string, args: never) => (units.push(name), runner.run(name as never, args))) as typeof runner.run },
+        kinds: [kind],
+        owner: 'fire',
+        log: createLogger('silent'),
+        clock: clock.now,
+        isStopping: () => units.includes('jobs.perform') || units.length > 10,
+        // Each wait lasts until the next firing.
+        idle: async () => void clock.advance(3_600_000),
+        wake: () => {},
+      });
+      expect(units.slice(0, 4)).toEqual(['jobs.register-schedules', 'jobs.claim', 'jobs.claim', 'jobs.perform']);
+      expect(ran).toEqual(['ran']);
+    });
+
+    /** Runs `kinds` until the loop has waited `waits` times (50 ms each, whatever it asked), counting
+     * the wake-ups its finished jobs gave it. */
+    const wakesOf = async (kinds: JobKind[], waits: number) => {
+      let wakes = 0;
+      let waited = 0;
+      await runJobLoop({
+        settings: DEFAULT_SETTINGS,
+        units: localRunner(database.db, jobUnits(kinds), DEFAULT_SETTINGS),
+        kinds,
+        owner: 'wakes',
+        log: createLogger('silent'),
+        isStopping: () => waited >= waits,
+        idle: async () => {
+          waited++;
+          await Bun.sleep(50);
+        },
+        wake: () => void wakes++,
+      });
+      return wakes;
+    };
+
+    test('a finished job with nothing else due does not wake its loop (no claim before its next look)', async () => {
+      const kind = defineJobKind({ kind: unique('quiet'), payload: t.Object({}), perform: async () => null });
+      const { id } = await enqueueJob(database.db, kind, {});
+      expect(await wakesOf([kind], 2)).toBe(0);
+      expect((await jobRow(database.db, id)).state).toBe('done');
+    });
+
+    test('a finished job that queued a follow-up due now wakes its loop, which runs it', async () => {
+      const followUp = defineJobKind({ kind: unique('follow-up'), payload: t.Object({}), perform: async () => null });
+      const first = defineJobKind({
+        kind: unique('first'),
+        payload: t.Object({}),
+        perform: async (db) => (await enqueueJob(db, followUp, {})).id,
+      });
+      const { id } = await enqueueJob(database.db, first, {});
+      expect(await wakesOf([first, followUp], 3)).toBe(1);
+      const followUpId = (await jobRow(database.db, id)).result as string;
+      expect((await jobRow(database.db, followUpId)).state).toBe('done');
     });
 
     test('an idle loop looks again when a queued job comes due, not at the end of its back-off', async () => {

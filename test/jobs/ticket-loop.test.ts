@@ -6,7 +6,7 @@ import { localRunner } from '../../src/db/units-of-work.ts';
 import { workerUnits } from '../../src/jobs/worker-units.ts';
 import { createBatchSizer, DEFER_AT_MOST_MS, runTicketLoop } from '../../src/modules/tickets/queue/loop.ts';
 import { createLogger } from '../../src/lib/log.ts';
-import { buildApp, call, createOrgWithKey, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
+import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, testConfig, type TestDatabase } from '../helpers/harness.ts';
 import { makeConnector, TEST_SECRET_KEY } from '../helpers/tickets.ts';
 import { queryText } from '../../src/db/client.ts';
 import { DEFAULT_SETTINGS } from '../../src/settings.ts';
@@ -99,6 +99,43 @@ describe('ticket loop (embedded)', () => {
     expect(await statuses(connectorId)).toEqual(Array(25).fill('done'));
   });
 });
+
+for (const backend of BACKENDS) {
+  describe(`ticket loop, idle (${backend})`, () => {
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await openTestDatabase(backend);
+    });
+    afterAll(() => database.dispose());
+
+    test('with nothing due it looks again when the next retry comes due, not at the end of its back-off', async () => {
+      const { org } = await createOrgWithKey(database);
+      const connector = await makeConnector(database, org.id);
+      const app = buildApp(database, { config: testConfig({ secretKey: TEST_SECRET_KEY }) }).app;
+      const res = await call(app, 'POST', `/api/webhooks/tickets?connectorId=${connector.id}`, {
+        rawBody: JSON.stringify({ ticket: { id: 'R-1', subject: 'Hello' } }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(200);
+      // As a failed attempt leaves it: pending, its back-off ending in 3 s.
+      await queryText(database.db, `update ticket_events set run_after = now() + interval '3 seconds' where connector_id = $1`, [
+        connector.id,
+      ]);
+      const waits: number[] = [];
+      await runTicketLoop({
+        units: localRunner(database.db, workerUnits, DEFAULT_SETTINGS),
+        owner: 'idle-test',
+        log: createLogger('silent'),
+        pollMs: 10_000,
+        isStopping: () => waits.length > 0,
+        idle: async (ms) => void waits.push(ms),
+      });
+      expect(waits).toHaveLength(1);
+      expect(waits[0]).toBeGreaterThan(0);
+      expect(waits[0]).toBeLessThanOrEqual(3_000);
+    });
+  });
+}
 
 describe('ticket batches sized by time', () => {
   test('a batch that took long to apply makes the next smaller, down to 10; quick ones make them grow back, up to the most', () => {

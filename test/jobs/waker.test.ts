@@ -44,8 +44,10 @@ test('an idle loop looks again after 1 s, then less and less often up to 5 s; wo
   const units = {
     run: async (name: string) => {
       if (name === 'tickets.claim')
-        return ++looks === 6 ? [{ id: 'tev_1', orgId: 'org_1', platform: 'zendesk', payload: 'not json', attempts: 1 }] : [];
-      if (name === 'tickets.apply') return { dead: 0, ms: 1 };
+        return ++looks === 6
+          ? { events: [{ id: 'tev_1', orgId: 'org_1', platform: 'zendesk', payload: 'not json', attempts: 1 }], nextDueMs: null }
+          : { events: [], nextDueMs: null };
+      if (name === 'tickets.apply') return { dead: 0, linked: 0, ms: 1 };
       return {};
     },
   };
@@ -57,4 +59,43 @@ test('an idle loop looks again after 1 s, then less and less often up to 5 s; wo
     idle: async (ms) => void waits.push(ms),
   });
   expect(waits).toEqual([1_000, 2_000, 4_000, 5_000, 5_000, 1_000, 2_000]);
+});
+
+test('an idle ticket loop with a retry coming due looks again then, within its back-off', async () => {
+  const waits: number[] = [];
+  const units = { run: async (name: string) => (name === 'tickets.claim' ? { events: [], nextDueMs: 1_500 } : {}) };
+  await runTicketLoop({
+    units: units as never,
+    owner: 'ins_test',
+    log: createLogger('silent'),
+    isStopping: () => waits.length >= 4,
+    idle: async (ms) => void waits.push(ms),
+  });
+  expect(waits).toEqual([1_000, 1_500, 1_500, 1_500]);
+});
+
+test('a batch that linked tickets to customers wakes the job loop (their rescores and signals may have queued jobs)', async () => {
+  const linkedPerApply = [1, 0];
+  let claims = 0;
+  let jobWakes = 0;
+  const units = {
+    run: async (name: string) => {
+      if (name === 'tickets.claim')
+        return ++claims <= 2
+          ? { events: [{ id: `tev_${claims}`, orgId: 'org_1', platform: 'zendesk', payload: 'not json', attempts: 1 }], nextDueMs: null }
+          : { events: [], nextDueMs: null };
+      if (name === 'tickets.apply') return { dead: 0, linked: linkedPerApply.shift() ?? 0, ms: 1 };
+      return {};
+    },
+  };
+  let idles = 0;
+  await runTicketLoop({
+    units: units as never,
+    owner: 'ins_test',
+    log: createLogger('silent'),
+    isStopping: () => idles > 0,
+    idle: async () => void idles++,
+    jobsQueued: () => void jobWakes++,
+  });
+  expect(jobWakes).toBe(1);
 });

@@ -407,7 +407,7 @@ for (const backend of BACKENDS) {
       const connector = await makeConnector(database, orgId);
       for (let i = 0; i < 40; i++) await post(connector.id, JSON.stringify({ ticket: { id: `W-${i}`, subject: `ticket ${i}` } }));
       const units = localRunner(database.db, workerUnits, DEFAULT_SETTINGS);
-      const [a, b] = await Promise.all([
+      const [{ events: a }, { events: b }] = await Promise.all([
         units.run('tickets.claim', { owner: 'worker-a', limit: 25, leaseSeconds: 60 }),
         units.run('tickets.claim', { owner: 'worker-b', limit: 25, leaseSeconds: 60 }),
       ]);

@@ -1,8 +1,8 @@
 import { integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { timestamptz } from './columns.ts';
 
-/** One row per running `serve` process, kept fresh by its worker thread: which instances share the
- * database, and whether each one's background worker is alive. */
+/** One row per running `serve` process, kept fresh by its supervisor (jobs/supervisor.ts): which
+ * instances share the database, and whether each one is alive to hold its leases. */
 export const instances = pgTable('instances', {
   id: text('id').primaryKey(),
   hostname: text('hostname').notNull(),

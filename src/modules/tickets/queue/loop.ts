@@ -48,6 +48,9 @@ export interface TicketLoopOptions {
   /** Defers work during a burst: resolves after `ms`, at a stop, or when the burst is over (a
    * wake-up does not end it). */
   pause?: (ms: number) => Promise<void>;
+  /** An applied batch linked tickets to customers, which may have queued jobs (a prediction's
+   * rescore, an action's notification): the job loop should look now. */
+  jobsQueued?: () => void;
 }
 
 /** Events per batch at most. */
@@ -98,18 +101,20 @@ export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
       }
     }
     let outcomes: EventOutcome[] = [];
+    let nextDueMs: number | null = null;
     try {
-      outcomes = await prepareBatch(options, sizer.size());
+      ({ outcomes, nextDueMs } = await prepareBatch(options, sizer.size()));
     } catch (error) {
       options.log.warn('could not claim ticket events', { error: messageOf(error) });
     }
     await applying;
     if (outcomes.length === 0) {
-      await options.idle(idle.empty());
+      // A retry coming due is looked for then, not at the end of the back-off.
+      await options.idle(Math.min(idle.empty(), nextDueMs ?? Infinity));
       continue;
     }
     idle.found();
-    applying = applyBatch(options.units, options.owner, outcomes, options.log, sizer);
+    applying = applyBatch(options.units, options.owner, outcomes, options.log, sizer, options.jobsQueued);
   }
   await applying;
 }
@@ -119,19 +124,20 @@ export async function runTicketLoop(options: TicketLoopOptions): Promise<void> {
 export async function processDueEvents(
   options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'batchSize' | 'leaseSeconds'>,
 ): Promise<number> {
-  const outcomes = await prepareBatch(options, options.batchSize ?? BATCH_MAX);
+  const { outcomes } = await prepareBatch(options, options.batchSize ?? BATCH_MAX);
   if (outcomes.length > 0) await applyBatch(options.units, options.owner, outcomes, options.log);
   return outcomes.length;
 }
 
-/** Claims due events and makes their outcomes (the tickets read and scored, or why not). */
+/** Claims due events and makes their outcomes (the tickets read and scored, or why not); with none
+ * due, in how many ms the next pending one is. */
 async function prepareBatch(
   options: Pick<TicketLoopOptions, 'units' | 'owner' | 'log' | 'leaseSeconds'>,
   limit: number,
-): Promise<EventOutcome[]> {
+): Promise<{ outcomes: EventOutcome[]; nextDueMs: number | null }> {
   const { units, owner, log } = options;
-  const claimed = await units.run('tickets.claim', { owner, limit, leaseSeconds: options.leaseSeconds ?? 60 });
-  if (claimed.length === 0) return [];
+  const { events: claimed, nextDueMs } = await units.run('tickets.claim', { owner, limit, leaseSeconds: options.leaseSeconds ?? 60 });
+  if (claimed.length === 0) return { outcomes: [], nextDueMs };
   const extractions = claimed.map(extractEvent);
   const pairs = extractions.flatMap((x) =>
     x.ok ? x.tickets.filter((t) => t.requesterEmail).map((t) => ({ orgId: x.event.orgId, email: t.requesterEmail! })) : [],
@@ -142,13 +148,14 @@ async function prepareBatch(
   } catch (error) {
     log.warn('could not count recent contacts; urgency ignores them for this batch', { error: messageOf(error) });
   }
-  return extractions.map((x) => {
+  const outcomes = extractions.map((x) => {
     try {
       return analyseExtraction(x, contacts);
     } catch (error) {
       return failedOutcome(x.event.id, error, 'analysis failed');
     }
   });
+  return { outcomes, nextDueMs: null };
 }
 
 function dedupePairs(pairs: { orgId: string; email: string }[]) {
@@ -162,10 +169,12 @@ async function applyBatch(
   outcomes: EventOutcome[],
   log: Logger,
   sizer?: BatchSizer,
+  jobsQueued?: () => void,
 ): Promise<void> {
   try {
     const result = await units.run('tickets.apply', { owner, outcomes });
     sizer?.applied(outcomes.length, result.ms);
+    if (result.linked > 0) jobsQueued?.();
     if (result.dead > 0) log.warn('ticket events dead-lettered', { count: result.dead });
     return;
   } catch (error) {
@@ -181,5 +190,5 @@ async function applyBatch(
       return;
     }
   }
-  for (const outcome of outcomes) await applyBatch(units, owner, [outcome], log);
+  for (const outcome of outcomes) await applyBatch(units, owner, [outcome], log, undefined, jobsQueued);
 }

@@ -80,6 +80,18 @@ export async function claimEvents(db: Db, args: { owner: string; limit: number; 
     .sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 
+/** In how many ms the next pending event comes due (a retry's back-off ending; by the database's
+ * clock), or null when none is pending. An idle ticket loop looks again then, not only at the end
+ * of its back-off. */
+export async function nextEventDueMs(db: Db): Promise<number | null> {
+  const [row] = await queryText<{ in_ms: number | null }>(
+    db,
+    `select (extract(epoch from min(run_after) - now()) * 1000)::float8 as in_ms from ticket_events where status = 'pending'`,
+    [],
+  );
+  return row?.in_ms == null ? null : Math.max(0, Number(row.in_ms));
+}
+
 /** How long the oldest due event has waited (ms, by the database's clock; null when none is due).
  * A fresh event is due from the moment it is received; a retry from the moment its back-off ends. */
 export async function oldestDueWaitMs(db: Db): Promise<number | null> {
@@ -221,6 +233,9 @@ export interface ApplyResult {
   dead: number;
   skipped: number;
   tickets: number;
+  /** Tickets linked to a customer: their predictions were marked stale and their signals fired,
+   * both of which may queue jobs (the worker wakes its job loop for them). */
+  linked: number;
 }
 
 /** Applies a batch of outcomes in one transaction (the caller's). */
@@ -234,7 +249,7 @@ export async function applyOutcomes(
     args.owner,
     args.outcomes.map((o) => o.eventId),
   );
-  const result: ApplyResult = { done: 0, failed: 0, dead: 0, skipped: 0, tickets: 0 };
+  const result: ApplyResult = { done: 0, failed: 0, dead: 0, skipped: 0, tickets: 0, linked: 0 };
 
   // Tickets: one row per (connector, platform id) — of several versions in this batch, the newest
   // (or, for equal times, the later event) — so one statement never updates a row twice.
@@ -289,6 +304,7 @@ export async function applyOutcomes(
     ]);
     result.tickets = written.length;
     const linked = written.filter((t) => t.customer_id !== null);
+    result.linked = linked.length;
     // Their churn predictions are stale now, and are rescored a few seconds later.
     await markStale(
       db,

@@ -4,11 +4,23 @@ import type { Db } from '../../../db/client.ts';
 import type { UnitRegistry } from '../../../db/units-of-work.ts';
 import { newId } from '../../../lib/ids.ts';
 import type { Settings } from '../../../settings.ts';
-import { applyOutcomes, claimEvents, oldestDueWaitMs, recentContacts, releaseAllLeases, type EventOutcome } from './service.ts';
+import {
+  applyOutcomes,
+  claimEvents,
+  nextEventDueMs,
+  oldestDueWaitMs,
+  recentContacts,
+  releaseAllLeases,
+  type EventOutcome,
+} from './service.ts';
 
 export const ticketUnits = {
-  /** Takes due ticket events (and those of dead workers) for this worker. */
-  'tickets.claim': (db: Db, args: { owner: string; limit: number; leaseSeconds: number }) => claimEvents(db, args),
+  /** Takes due ticket events (and those of dead workers) for this worker; finding none, says in how
+   * many ms the next pending one comes due (null: none is pending), in the same transaction. */
+  'tickets.claim': async (db: Db, args: { owner: string; limit: number; leaseSeconds: number }) => {
+    const events = await claimEvents(db, args);
+    return { events, nextDueMs: events.length > 0 ? null : await nextEventDueMs(db) };
+  },
   /** How long the oldest due ticket event has waited (ms): how long a burst may still defer them. */
   'tickets.oldest-due-wait': (db: Db, _args: Record<string, never>) => oldestDueWaitMs(db),
   /** How many tickets each (org, requester) opened lately: an input of urgency. */
