@@ -21,6 +21,7 @@ import { renewalsDueJob } from '../modules/agent-actions/jobs/renewals.ts';
 import { executeActionJob } from '../modules/agent-actions/execute-job.ts';
 import { deliverEventJob } from '../modules/agent-actions/outbox.ts';
 import { reanalyseTicketsJob } from '../modules/tickets/reanalysis.ts';
+import { monthSumsDailyJob, monthSumsJob } from '../modules/cfo-history/jobs/month-sums.ts';
 import { BILLING_JOB_KINDS } from '../modules/billing/jobs.ts';
 
 export const MAIN_JOB_KINDS: readonly JobKind[] = [
@@ -40,6 +41,8 @@ export const MAIN_JOB_KINDS: readonly JobKind[] = [
   whatsappInboundJob,
   whatsappBatchJob,
   reanalyseTicketsJob,
+  monthSumsJob,
+  monthSumsDailyJob,
   ...BILLING_JOB_KINDS,
 ];
 
