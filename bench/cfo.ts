@@ -11,8 +11,9 @@
 //             point-in-time rebuild (revintel_contracts_at at each month's last day, --months + 1
 //             of them), each customer's ARR compared with the close before, summed per month and
 //             currency — without new vs reactivation or retention, so a lower bound of its cost.
-//   forecast  GET /api/cfo/forecast's work, 12 months, every currency (cfoForecast), with the live
-//             history and with the stored month sums (as the route reads them); and of it the
+//   forecast  GET /api/cfo/forecast's work, 12 months, every currency (cfoForecast): computed per
+//             request; from the stored month sums and features as the route reads them (the
+//             features' rebuild, once), and so with --marked customers marked in both; and of it the
 //             bands alone (groups by dynamic programme multiplied by FFT, retainedDistribution), with
 //             the largest error bound stated over the book, beside the baseline: the same bands by
 //             one dynamic programme capped at 4·10⁶ cell updates (the method before the FFT)
@@ -34,7 +35,15 @@ import { refreshStoredSums } from '../src/modules/cfo-history/stored-sums.ts';
 import { storedSums } from '../src/modules/cfo-history/sums-reader.ts';
 import { cohorts } from '../src/modules/cfo-history/cohorts.ts';
 import { closingDay, monthIndex, monthOf } from '../src/modules/cfo-history/months.ts';
-import { bookAt, cfoForecast, forecastBook, forecastModel, type BookCustomer } from '../src/modules/cfo-forecast/forecast.ts';
+import {
+  bookAt,
+  cfoForecast,
+  forecastBook,
+  forecastModel,
+  type BookCustomer,
+  type BookReader,
+} from '../src/modules/cfo-forecast/forecast.ts';
+import { featuresStanding, refreshStoredFeatures, storedBook } from '../src/modules/cfo-forecast/stored-features.ts';
 import { DEFAULT_LIMITS, type GridLimits } from '../src/modules/cfo-forecast/distribution.ts';
 import { forecastBacktest } from '../src/modules/cfo-forecast/backtest.ts';
 import { cpuMs, makeTempDir, median, positiveOption, removeTempDir, table } from './lib.ts';
@@ -164,7 +173,26 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
     const baselineMs = await timed(() => baseline(database, orgId), backendPid);
     const forecastInput = { orgId, today, months: 12, reportingCurrency: null, graceDays: 30, priorAnnualChurn: 0.12 };
     const forecastMs = await timed(() => cfoForecast(database.db, forecastInput), backendPid);
-    const forecastStoredMs = await timed(() => cfoForecast(database.db, forecastInput, storedSums(noFallback)), backendPid);
+    // From the stored month sums and features (as the route reads them): built, read, read with
+    // customers marked in both.
+    await database.db.execute(sql`delete from cfo_features_state where org_id = ${orgId}`);
+    const featuresRebuildMs = await once(() =>
+      database.db.transaction((tx) => refreshStoredFeatures(tx as never, { orgId, today, graceDays: forecastInput.graceDays })),
+    );
+    const storedOnly: BookReader = async (db, input) => {
+      const standing = await featuresStanding(db, { orgId: input.orgId, today: input.day, graceDays: input.graceDays });
+      if (!standing.current) throw new Error('the stored features are not current');
+      return storedBook(db, { orgId: input.orgId, today: input.day, graceDays: input.graceDays, model: input.model });
+    };
+    await database.db.execute(sql`delete from cfo_sums_changes where org_id = ${orgId}`);
+    await refresh();
+    const forecastStored = () => cfoForecast(database.db, forecastInput, storedSums(noFallback), storedOnly);
+    const forecastStoredMs = await timed(forecastStored, backendPid);
+    await markSome();
+    await database.db.execute(sql`insert into cfo_feature_changes (org_id, customer_id)
+      select org_id, customer_id from cfo_sums_changes where org_id = ${orgId}
+      on conflict (org_id, customer_id) do update set seq = nextval(pg_get_serial_sequence('cfo_feature_changes', 'seq'))`);
+    const forecastMarkedMs = await timed(forecastStored, backendPid);
     // The bands alone: the same book's months again, without the database.
     const book = (await cfoForecast(database.db, forecastInput)).series.map((s) => s.customers);
     // The bands alone, each currency's 12 months: the FFT's, and the capped dynamic programme's.
@@ -202,7 +230,9 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
       customers.toLocaleString('en-US'),
       book.join(' / '),
       shown(forecastMs),
+      shown(featuresRebuildMs),
       shown(forecastStoredMs),
+      shown(forecastMarkedMs),
       `${fft.ms.toFixed(0)} ms, bound ${(fft.worst * 100).toFixed(4)} %`,
       `${dp.ms.toFixed(0)} ms, bound ${(dp.worst * 100).toFixed(4)} %`,
       opts['no-backtest'] ? '(left out)' : shown(backtestMs),
@@ -252,7 +282,9 @@ console.log(
       'customers',
       'book per currency',
       'forecast (12 months)',
-      'forecast, stored sums',
+      'stored features: rebuild (once)',
+      'forecast, stored',
+      `forecast, stored, ${markedCount} marked`,
       'bands alone (FFT), bound ÷ book',
       'baseline: one DP ≤ 4·10⁶ cells',
       'backtest (12 × 12, one run)',

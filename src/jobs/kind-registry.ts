@@ -22,6 +22,7 @@ import { executeActionJob } from '../modules/agent-actions/execute-job.ts';
 import { deliverEventJob } from '../modules/agent-actions/outbox.ts';
 import { reanalyseTicketsJob } from '../modules/tickets/reanalysis.ts';
 import { monthSumsDailyJob, monthSumsJob } from '../modules/cfo-history/jobs/month-sums.ts';
+import { forecastFeaturesDailyJob, forecastFeaturesJob } from '../modules/cfo-forecast/jobs/forecast-features.ts';
 import { BILLING_JOB_KINDS } from '../modules/billing/jobs.ts';
 
 export const MAIN_JOB_KINDS: readonly JobKind[] = [
@@ -43,6 +44,8 @@ export const MAIN_JOB_KINDS: readonly JobKind[] = [
   reanalyseTicketsJob,
   monthSumsJob,
   monthSumsDailyJob,
+  forecastFeaturesJob,
+  forecastFeaturesDailyJob,
   ...BILLING_JOB_KINDS,
 ];
 

@@ -65,12 +65,13 @@ for (const backend of BACKENDS) {
           `select kind from job_schedules where kind = any($1::text[]) order by kind`,
           [JOB_KINDS.map((k) => k.kind)],
         );
-        return rows.length === 9 && rows.map((r) => r.kind);
+        return rows.length === 10 && rows.map((r) => r.kind);
       });
       expect(kinds).toEqual([
         'actions.expire',
         'actions.renewals-due',
         'actions.wake',
+        'cfo.forecast-features-daily',
         'cfo.month-sums-daily',
         'idempotency.purge',
         'jobs.purge-finished',

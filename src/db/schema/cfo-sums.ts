@@ -1,4 +1,4 @@
-import { bigint, bigserial, date, foreignKey, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, date, doublePrecision, foreignKey, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { organisations } from './organisations.ts';
 
 /** The figures of one month sums row (cfo-history/history.ts `MonthSums`). */
@@ -53,6 +53,51 @@ export const cfoCustomerMonthSums = pgTable(
  * mark off can tell a change it stored from one made since. */
 export const cfoSumsChanges = pgTable(
   'cfo_sums_changes',
+  {
+    orgId: text('org_id').notNull(),
+    customerId: text('customer_id').notNull(),
+    seq: bigserial('seq', { mode: 'number' }).notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.orgId, table.customerId] }),
+    foreignKey({ columns: [table.orgId], foreignColumns: [organisations.id] }).onDelete('cascade'),
+  ],
+);
+
+/** Which day (and grace) an organisation's stored forecast features are as of. */
+export const cfoFeaturesState = pgTable(
+  'cfo_features_state',
+  {
+    orgId: text('org_id').primaryKey(),
+    asOf: date('as_of', { mode: 'string' }).notNull(),
+    graceDays: integer('grace_days').notNull(),
+    builtAt: timestamp('built_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (table) => [foreignKey({ columns: [table.orgId], foreignColumns: [organisations.id] }).onDelete('cascade')],
+);
+
+/** The forecast's book as of cfo_features_state.as_of: each customer with a contract counting that
+ * day, its features at a year's horizon (in FEATURES' order, as JSON), ARR and term end. */
+export const cfoStoredFeatures = pgTable(
+  'cfo_stored_features',
+  {
+    orgId: text('org_id').notNull(),
+    customerId: text('customer_id').notNull(),
+    currency: text('currency').notNull(),
+    arr: doublePrecision('arr').notNull(),
+    renewalDate: date('renewal_date', { mode: 'string' }),
+    values: text('values').notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.orgId, table.customerId] }),
+    foreignKey({ columns: [table.orgId], foreignColumns: [organisations.id] }).onDelete('cascade'),
+  ],
+);
+
+/** Customers whose features' inputs (their row, contract revisions, invoices, tickets) changed since
+ * their stored features were computed (triggers, migration 0037); `seq` as in cfo_sums_changes. */
+export const cfoFeatureChanges = pgTable(
+  'cfo_feature_changes',
   {
     orgId: text('org_id').notNull(),
     customerId: text('customer_id').notNull(),

@@ -67,8 +67,17 @@ export async function bookAt(
   return bookOf(rows, input.model);
 }
 
+/** Reads the book at a day: bookAt, or the stored features (stored-features.ts). */
+export type BookReader = (
+  db: Db,
+  input: { orgId: string; day: string; graceDays: number; model: AdditiveModel },
+) => Promise<BookCustomer[]>;
+
 /** The customers of `rows` (features at a day, horizon a year) with ARR, each with its probability by `model`. */
-export function bookOf(rows: readonly FeatureRow[], model: AdditiveModel): BookCustomer[] {
+export function bookOf(
+  rows: readonly Pick<FeatureRow, 'customerId' | 'currency' | 'arr' | 'renewalDate' | 'values'>[],
+  model: AdditiveModel,
+): BookCustomer[] {
   return rows
     .filter((row) => row.arr > 0)
     .map((row) => ({
@@ -238,6 +247,7 @@ export async function cfoForecast(
     limits?: GridLimits;
   },
   readSums?: SumsReader,
+  readBook: BookReader = bookAt,
 ): Promise<Forecast> {
   // With kept sums (the routes, whose `db` is a pool), the history read for the expansion rate starts
   // now, beside the features read — on PostgreSQL two connections at once; the embedded database
@@ -247,7 +257,7 @@ export async function cfoForecast(
       () => {},
     );
   const model = await forecastModel(db, input.orgId, input.priorAnnualChurn);
-  const book = await bookAt(db, { orgId: input.orgId, day: input.today, graceDays: input.graceDays, model: model.parameters });
+  const book = await readBook(db, { orgId: input.orgId, day: input.today, graceDays: input.graceDays, model: model.parameters });
   const answer: Forecast = {
     as_of: input.today,
     months: input.months,

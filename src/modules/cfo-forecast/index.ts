@@ -21,6 +21,7 @@ import { Forecast, ForecastBacktestBody, ForecastBacktestParams, ForecastBacktes
 import { forecastBacktestJob } from './jobs/backtest.ts';
 import { getForecastBacktest, latestForecastBacktest, requestForecastBacktest } from './runs.ts';
 import type { SumsReader } from '../cfo-history/history.ts';
+import { storedBooks } from './book-reader.ts';
 
 export const CFO_FORECAST_ROUTES = {
   forecast: {
@@ -98,6 +99,7 @@ export function cfoForecastModule(deps: {
   const { db } = deps.database;
   const backtestBody = requestBody(ForecastBacktestBody);
   const backtestLimit = bodyLimit(CFO_FORECAST_ROUTES.requestBacktest.body, deps.config);
+  const readBook = storedBooks();
   return new Elysia({ name: 'revintel/cfo-forecast' })
     .post(CFO_FORECAST_ROUTES.requestBacktest.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
@@ -140,6 +142,7 @@ export function cfoForecastModule(deps: {
             priorAnnualChurn: settings.priorAnnualChurn,
           },
           deps.readSums,
+          readBook,
         ),
       );
     });

@@ -1,0 +1,170 @@
+// The forecast from stored features (cfo-forecast/stored-features.ts) is the forecast from features
+// computed per request, on a demo book: once built, after each kind of write to a customer's
+// inputs before the job stores it (the marked customers computed by the read), after the job, and
+// on a day other than the stored one (computed per request, and a rebuild asked for). Both backends.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { sql } from 'drizzle-orm';
+import { queryRows } from '../../src/db/client.ts';
+import { utcToday } from '../../src/lib/today.ts';
+import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
+import { monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
+import { storedBooks } from '../../src/modules/cfo-forecast/book-reader.ts';
+import { bookAt, cfoForecast, type BookReader } from '../../src/modules/cfo-forecast/forecast.ts';
+import { featuresStanding, refreshStoredFeatures, storedBook } from '../../src/modules/cfo-forecast/stored-features.ts';
+import { loadDemo } from '../../src/modules/demo/service.ts';
+import { createKey } from '../../src/modules/keys/service.ts';
+import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+
+const today = utcToday();
+const T = monthIndex(today.slice(0, 7));
+const first = (j: number) => `${monthOf(T - j)}-01`;
+const GRACE = 30;
+
+/** The stored book, or a failure when it is not current: the stored path must not fall back. */
+const storedOnly: BookReader = async (db, input) => {
+  const standing = await featuresStanding(db, { orgId: input.orgId, today: input.day, graceDays: input.graceDays });
+  if (!standing.current) throw new Error('the stored features are not current');
+  return storedBook(db, { orgId: input.orgId, today: input.day, graceDays: input.graceDays, model: input.model });
+};
+
+for (const backend of BACKENDS) {
+  describe(`stored forecast features (${backend})`, () => {
+    let database: TestDatabase;
+    let app: ReturnType<typeof buildApp>['app'];
+    let key: string;
+    let orgId: string;
+    const send = async (method: string, path: string, body?: Record<string, unknown>) => {
+      const res = await call(app, method, path, { key, body });
+      if (res.status >= 300) throw new Error(`${path}: ${res.status} ${res.text}`);
+      return res.body.data as { id: string };
+    };
+    const forecast = (readBook: BookReader) =>
+      cfoForecast(
+        database.db,
+        { orgId, today, months: 12, reportingCurrency: null, graceDays: GRACE, priorAnnualChurn: 0.12 },
+        undefined,
+        readBook,
+      );
+    const marks = async () =>
+      (await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from cfo_feature_changes where org_id = ${orgId}`))[0]!.n;
+    const refresh = (day = today) =>
+      database.db.transaction((tx) => refreshStoredFeatures(tx as never, { orgId, today: day, graceDays: GRACE }));
+
+    /** The stored book gives the forecast computed per request, to the unit. */
+    async function expectStoredIsLive() {
+      const live = await forecast(bookAt);
+      expect(await forecast(storedOnly)).toEqual(live);
+      return live;
+    }
+
+    /** A write: the read after it (before the job) gives the new forecast, a different one; the job
+     * takes the marks off and the stored book still gives the forecast computed per request. */
+    async function expectWriteReflected(write: () => Promise<unknown>) {
+      const before = await forecast(bookAt);
+      await write();
+      expect(await marks()).toBeGreaterThan(0);
+      const after = await expectStoredIsLive();
+      expect(after).not.toEqual(before);
+      expect(await refresh()).toBe('folded');
+      expect(await marks()).toBe(0);
+      await expectStoredIsLive();
+    }
+
+    const someCustomer = async (currency: string, offset = 0) => {
+      const [row] = await queryRows<{ id: string }>(
+        database.db,
+        sql`select c.id from customers c join cfo_stored_features f on f.org_id = c.org_id and f.customer_id = c.id
+            where c.org_id = ${orgId} and c.currency = ${currency} order by c.id limit 1 offset ${offset}`,
+      );
+      return row!.id;
+    };
+
+    beforeAll(async () => {
+      database = await openTestDatabase(backend);
+      app = buildApp(database).app;
+      const made = await database.db.transaction(async (tx) => {
+        const demo = await loadDemo(
+          tx as never,
+          { orgName: uniqueName('demo-features'), customers: 300, seed: 5, today, actor: 'test' },
+          DEFAULT_ACTION_SETTINGS,
+        );
+        const { plaintext } = await createKey(tx as never, { org: demo.org.id, name: 'test key', expiresAt: null, actor: 'test' });
+        return { orgId: demo.org.id, key: plaintext };
+      });
+      orgId = made.orgId;
+      key = made.key;
+      expect(await marks()).toBeGreaterThan(0);
+      expect(await refresh()).toBe('rebuilt');
+    }, 120_000);
+    afterAll(() => database.dispose());
+
+    test('built, the stored features give the forecast computed per request, and no customer is marked', async () => {
+      expect(await marks()).toBe(0);
+      const live = await expectStoredIsLive();
+      expect(live.series.map((s) => s.currency)).toEqual(['EUR', 'GBP', 'USD']);
+    });
+
+    test("a contract's amount changed through the API", async () => {
+      const customerId = await someCustomer('EUR');
+      const [contract] = await queryRows<{ id: string }>(
+        database.db,
+        sql`select id from contracts where org_id = ${orgId} and customer_id = ${customerId} and status = 'active' order by id limit 1`,
+      );
+      await expectWriteReflected(() => send('PATCH', `/api/contracts/${contract!.id}`, { amount: 876_543 }));
+    });
+
+    test('an invoice long past due written through the API', async () => {
+      const customerId = await someCustomer('USD');
+      await expectWriteReflected(() =>
+        send('POST', '/api/invoices', {
+          customer_id: customerId,
+          number: 'INV-STORED-1',
+          status: 'open',
+          amount_due: 9_000_000,
+          amount_paid: 0,
+          issued_at: `${first(4)}T00:00:00Z`,
+          due_date: first(3),
+        }),
+      );
+    });
+
+    test('tickets moved to another customer by plain SQL (as the ticket pipeline writes them)', async () => {
+      const from = await queryRows<{ customer_id: string }>(
+        database.db,
+        sql`select customer_id from tickets where org_id = ${orgId} and customer_id is not null
+            group by customer_id order by count(*) desc, customer_id limit 1`,
+      );
+      const to = await someCustomer('GBP', 1);
+      await expectWriteReflected(() =>
+        database.db.execute(sql`update tickets set customer_id = ${to} where org_id = ${orgId} and customer_id = ${from[0]!.customer_id}`),
+      );
+    });
+
+    test('a new customer with a contract through the API', async () => {
+      await expectWriteReflected(async () => {
+        const customer = await send('POST', '/api/customers', { name: 'New one', currency: 'EUR' });
+        await send('POST', '/api/contracts', {
+          customer_id: customer.id,
+          name: 'Plan',
+          start_date: first(2),
+          billing_interval: 'year',
+          amount: 480_000,
+        });
+      });
+    });
+
+    test('on a day other than the stored one the features are computed per request and a rebuild is asked for', async () => {
+      const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
+      expect(await refresh(yesterday)).toBe('rebuilt');
+      await database.db.execute(sql`delete from jobs where org_id = ${orgId} and kind = 'cfo.forecast-features'`);
+      expect(await forecast(storedBooks())).toEqual(await forecast(bookAt));
+      const [job] = await queryRows<{ n: number }>(
+        database.db,
+        sql`select count(*)::int as n from jobs where org_id = ${orgId} and kind = 'cfo.forecast-features' and state = 'queued'`,
+      );
+      expect(job!.n).toBe(1);
+      expect(await refresh()).toBe('rebuilt');
+      await expectStoredIsLive();
+    });
+  });
+}
