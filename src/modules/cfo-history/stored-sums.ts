@@ -6,7 +6,7 @@
 // - A trigger marks every customer whose contract revisions change (cfo_sums_changes), in the
 //   change's transaction, whoever writes it. A read takes the stored total, less the marked
 //   customers' stored shares, plus their shares computed now: one statement, so one snapshot of
-//   the total, the shares, the marks and the revisions.
+//   the total, the shares and the revisions.
 // - A job (jobs/month-sums.ts), debounced after the reads that found marks (sums-reader.ts), folds
 //   the marked customers into the stored rows, or rebuilds them when the day has changed since.
 // A day other than the stored one, or a change to more customers than a read recomputes quickly,
@@ -36,18 +36,24 @@ const added = sql.raw(FIELDS.map((f) => `"${f}" = cfo_month_sums."${f}" + exclud
 const allZero = sql.raw(FIELDS.map((f) => `"${f}" = 0`).join(' and '));
 const anyNonZero = sql.raw(FIELDS.map((f) => `sum("${f}") <> 0`).join(' or '));
 
-const marked = (orgId: string) => sql`select customer_id from cfo_sums_changes where org_id = ${orgId}`;
-
-/** The stored total with the marked customers' shares recomputed: the same rows monthSums gives. */
-export function storedSumsSql(input: { orgId: string; today: string; currency?: string }): SQL {
+/**
+ * The stored total with the customers `marked` (read just before) recomputed: the same rows
+ * monthSums gives. Marks made after that list was read leave their customers' stored shares in:
+ * the answer is then the one of the moment the list was read for them, never a mix of a customer's
+ * two states (the stored share taken off and the fresh one added are the same customers').
+ */
+export function storedSumsSql(input: { orgId: string; today: string; currency?: string }, marked: string[]): SQL {
   const { orgId, currency } = input;
   const inCurrency = currency === undefined ? sql`` : sql` and currency = ${currency}`;
-  return sql`with fresh as (${monthSumsSql(input, { customers: marked(orgId) })})
+  if (marked.length === 0)
+    return sql`select kind, currency, k, ${columns} from cfo_month_sums where org_id = ${orgId}${inCurrency} order by currency, k`;
+  const ids = sql`select unnest(${sql.param(marked)}::text[])`;
+  return sql`with fresh as (${monthSumsSql(input, { customers: ids })})
     select kind, currency, k, ${summed} from (
       select kind, currency, k, ${columns} from cfo_month_sums where org_id = ${orgId}${inCurrency}
       union all
       select kind, currency, k, ${negated} from cfo_customer_month_sums
-      where org_id = ${orgId} and customer_id in (${marked(orgId)})${inCurrency}
+      where org_id = ${orgId} and customer_id in (${ids})${inCurrency}
       union all
       select kind, currency, k, ${columns} from fresh
     ) d
