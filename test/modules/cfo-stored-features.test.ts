@@ -9,7 +9,7 @@ import { utcToday } from '../../src/lib/today.ts';
 import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 import { monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
 import { storedBooks } from '../../src/modules/cfo-forecast/book-reader.ts';
-import { bookAt, cfoForecast, type BookReader } from '../../src/modules/cfo-forecast/forecast.ts';
+import { bookAt, cfoForecast, keepForecasts, type BookReader } from '../../src/modules/cfo-forecast/forecast.ts';
 import { featuresStanding, refreshStoredFeatures, storedBook } from '../../src/modules/cfo-forecast/stored-features.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { createKey } from '../../src/modules/keys/service.ts';
@@ -151,6 +151,32 @@ for (const backend of BACKENDS) {
           amount: 480_000,
         });
       });
+    });
+
+    test("kept forecasts: an unchanged currency's months are the kept ones, a changed one's are made again", async () => {
+      const forecastOf = keepForecasts();
+      const kept = () =>
+        cfoForecast(
+          database.db,
+          { orgId, today, months: 12, reportingCurrency: null, graceDays: GRACE, priorAnnualChurn: 0.12 },
+          undefined,
+          storedOnly,
+          forecastOf,
+        );
+      const before = await kept();
+      expect(before).toEqual(await forecast(bookAt));
+      const customerId = await someCustomer('EUR', 2);
+      const [contract] = await queryRows<{ id: string }>(
+        database.db,
+        sql`select id from contracts where org_id = ${orgId} and customer_id = ${customerId} and status = 'active' order by id limit 1`,
+      );
+      await send('PATCH', `/api/contracts/${contract!.id}`, { amount: 765_432 });
+      const after = await kept();
+      expect(after).toEqual(await forecast(bookAt));
+      expect(after.series.map((s) => s.currency)).toEqual(['EUR', 'GBP', 'USD']);
+      expect(after.series[0]!.months).not.toEqual(before.series[0]!.months);
+      expect(after.series[1]!.months).toBe(before.series[1]!.months);
+      expect(after.series[2]!.months).toBe(before.series[2]!.months);
     });
 
     test('on a day other than the stored one the features are computed per request and a rebuild is asked for', async () => {

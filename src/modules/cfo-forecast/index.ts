@@ -16,7 +16,7 @@ import type { RequestStates } from '../../plugins/request-state.ts';
 import { isIsoCurrency } from '../cfo-history/currencies.ts';
 import { reportingCurrencyOf } from '../cfo-history/fx.ts';
 import type { PredictionSettings } from '../predictions/settings.ts';
-import { cfoForecast } from './forecast.ts';
+import { cfoForecast, keepForecasts } from './forecast.ts';
 import { Forecast, ForecastBacktestBody, ForecastBacktestParams, ForecastBacktestRun, ForecastQuery } from './model.ts';
 import { forecastBacktestJob } from './jobs/backtest.ts';
 import { getForecastBacktest, latestForecastBacktest, requestForecastBacktest } from './runs.ts';
@@ -100,6 +100,7 @@ export function cfoForecastModule(deps: {
   const backtestBody = requestBody(ForecastBacktestBody);
   const backtestLimit = bodyLimit(CFO_FORECAST_ROUTES.requestBacktest.body, deps.config);
   const readBook = storedBooks();
+  const forecastOf = keepForecasts();
   return new Elysia({ name: 'revintel/cfo-forecast' })
     .post(CFO_FORECAST_ROUTES.requestBacktest.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
@@ -143,6 +144,7 @@ export function cfoForecastModule(deps: {
           },
           deps.readSums,
           readBook,
+          forecastOf,
         ),
       );
     });
