@@ -23,6 +23,7 @@ import { deliverEventJob } from '../modules/agent-actions/outbox.ts';
 import { reanalyseTicketsJob } from '../modules/tickets/reanalysis.ts';
 import { monthSumsDailyJob, monthSumsJob } from '../modules/cfo-history/jobs/month-sums.ts';
 import { forecastFeaturesDailyJob, forecastFeaturesJob } from '../modules/cfo-forecast/jobs/forecast-features.ts';
+import { sweepCfoMarksJob } from '../modules/cfo-forecast/jobs/sweep-marks.ts';
 import { BILLING_JOB_KINDS } from '../modules/billing/jobs.ts';
 
 export const MAIN_JOB_KINDS: readonly JobKind[] = [
@@ -46,6 +47,7 @@ export const MAIN_JOB_KINDS: readonly JobKind[] = [
   monthSumsDailyJob,
   forecastFeaturesJob,
   forecastFeaturesDailyJob,
+  sweepCfoMarksJob,
   ...BILLING_JOB_KINDS,
 ];
 

@@ -9,11 +9,14 @@ import { utcToday } from '../../src/lib/today.ts';
 import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 import { monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
 import { storedBooks } from '../../src/modules/cfo-forecast/book-reader.ts';
-import { bookAt, cfoForecast, keepForecasts, type BookReader } from '../../src/modules/cfo-forecast/forecast.ts';
+import { bookAt, cfoForecast, forecastModel, keepForecasts, type BookReader } from '../../src/modules/cfo-forecast/forecast.ts';
 import { featuresStanding, refreshStoredFeatures, storedBook } from '../../src/modules/cfo-forecast/stored-features.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { createKey } from '../../src/modules/keys/service.ts';
-import { BACKENDS, buildApp, call, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
+import { refreshStoredSums } from '../../src/modules/cfo-history/stored-sums.ts';
+import { sweepCfoMarksJob } from '../../src/modules/cfo-forecast/jobs/sweep-marks.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
+import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
 const today = utcToday();
 const T = monthIndex(today.slice(0, 7));
@@ -50,8 +53,11 @@ for (const backend of BACKENDS) {
     const refresh = (day = today) =>
       database.db.transaction((tx) => refreshStoredFeatures(tx as never, { orgId, today: day, graceDays: GRACE }));
 
-    /** The stored book gives the forecast computed per request, to the unit. */
+    /** The stored book is the one computed per request, customer by customer and in its order, and
+     * gives the same forecast, to the unit. */
     async function expectStoredIsLive() {
+      const bookInput = { orgId, day: today, graceDays: GRACE, model: (await forecastModel(database.db, orgId, 0.12)).parameters };
+      expect(await storedOnly(database.db, bookInput)).toEqual(await bookAt(database.db, bookInput));
       const live = await forecast(bookAt);
       expect(await forecast(storedOnly)).toEqual(live);
       return live;
@@ -177,6 +183,33 @@ for (const backend of BACKENDS) {
       expect(after.series[0]!.months).not.toEqual(before.series[0]!.months);
       expect(after.series[1]!.months).toBe(before.series[1]!.months);
       expect(after.series[2]!.months).toBe(before.series[2]!.months);
+    });
+
+    test('the sweep asks for the jobs of an organisation with stored rows and marks, and not of one without stored rows', async () => {
+      await database.db.transaction((tx) => refreshStoredSums(tx as never, { orgId, today }));
+      const other = await send('POST', '/api/customers', { name: 'Marked', currency: 'GBP' });
+      await send('POST', '/api/contracts', {
+        customer_id: other.id,
+        name: 'Plan',
+        start_date: first(1),
+        billing_interval: 'month',
+        amount: 1_000,
+      });
+      const bare = await createOrgWithKey(database, {});
+      await database.db.execute(sql`insert into cfo_feature_changes (org_id, customer_id) values (${bare.org.id}, 'cus_none')`);
+      await database.db.execute(sql`delete from jobs where kind in ('cfo.month-sums', 'cfo.forecast-features')`);
+      await database.db.transaction((tx) =>
+        sweepCfoMarksJob.perform(tx as never, {}, { id: 'job_test', kind: 'cfo.sweep-marks', orgId: null, attempts: 1 }, DEFAULT_SETTINGS),
+      );
+      const queued = await queryRows<{ org_id: string; kind: string }>(
+        database.db,
+        sql`select org_id, kind from jobs where kind in ('cfo.month-sums', 'cfo.forecast-features') and state = 'queued'
+            and org_id in (${orgId}, ${bare.org.id}) order by kind`,
+      );
+      expect(queued).toEqual([
+        { org_id: orgId, kind: 'cfo.forecast-features' },
+        { org_id: orgId, kind: 'cfo.month-sums' },
+      ]);
     });
 
     test('on a day other than the stored one the features are computed per request and a rebuild is asked for', async () => {

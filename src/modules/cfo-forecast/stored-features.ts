@@ -68,34 +68,48 @@ export async function storedBook(
 ): Promise<BookCustomer[]> {
   const rows = await db.transaction(
     async (tx) => {
-      // The unmarked customers' stored rows and the marked customers' ids (currency null), in the
-      // order featuresAt answers (by customer id, in the database's collation): the bands' sums run
-      // in that order, so the book keeps it to give the same answer to the unit.
-      const stored = await queryRows<{
-        customer_id: string;
-        currency: string | null;
-        arr: number;
-        renewal_date: string | null;
-        values: string;
-      }>(
+      // Every stored row in the primary key's order (by customer id in the database's collation,
+      // the order featuresAt answers in: the bands' sums run in it, so the book keeps it), read by
+      // the index without a sort; and each marked customer with the number of stored rows before
+      // it in that order, so its features computed now go where featuresAt would put them. Sorting
+      // the stored rows with the marks instead spilled 64,000 rows to disk (100,000 customers).
+      const stored = await queryRows<{ customer_id: string; currency: string; arr: number; renewal_date: string | null; values: string }>(
         tx,
-        sql`select customer_id, currency, arr, renewal_date::text as renewal_date, "values" from cfo_stored_features f
-            where org_id = ${input.orgId}
-              and not exists (select 1 from cfo_feature_changes m where m.org_id = f.org_id and m.customer_id = f.customer_id)
-            union all
-            select customer_id, null, null, null, null from cfo_feature_changes where org_id = ${input.orgId}
-            order by customer_id`,
+        sql`select customer_id, currency, arr, renewal_date::text as renewal_date, "values" from cfo_stored_features
+            where org_id = ${input.orgId} order by org_id, customer_id`,
       );
-      const marked = stored.filter((r) => r.currency === null).map((r) => r.customer_id);
-      const fresh = new Map((marked.length > 0 ? await featuresAt(tx, featureQuery(input, marked)) : []).map((r) => [r.customerId, r]));
+      const marked = await queryRows<{ customer_id: string; before: number }>(
+        tx,
+        sql`select m.customer_id,
+                   (select count(*) from cfo_stored_features f where f.org_id = m.org_id and f.customer_id < m.customer_id)::int as before
+            from cfo_feature_changes m where m.org_id = ${input.orgId} order by m.customer_id`,
+      );
+      const fresh = new Map(
+        (marked.length > 0
+          ? await featuresAt(
+              tx,
+              featureQuery(
+                input,
+                marked.map((m) => m.customer_id),
+              ),
+            )
+          : []
+        ).map((r) => [r.customerId, r]),
+      );
+      const isMarked = new Set(marked.map((m) => m.customer_id));
       const out: StoredRow[] = [];
-      for (const row of stored) {
-        if (row.currency !== null) out.push(fromStored({ ...row, currency: row.currency }));
-        else {
-          const now = fresh.get(row.customer_id);
+      let next = 0;
+      const placeUpTo = (position: number) => {
+        for (; next < marked.length && marked[next]!.before <= position; next++) {
+          const now = fresh.get(marked[next]!.customer_id);
           if (now) out.push(now);
         }
-      }
+      };
+      stored.forEach((row, i) => {
+        placeUpTo(i);
+        if (!isMarked.has(row.customer_id)) out.push(fromStored(row));
+      });
+      placeUpTo(Number.POSITIVE_INFINITY);
       return out;
     },
     { isolationLevel: 'repeatable read', accessMode: 'read only' },
@@ -155,6 +169,8 @@ export async function refreshStoredFeatures(
     const all = await featuresAt(db, featureQuery(input));
     await db.execute(sql`delete from cfo_stored_features where org_id = ${orgId}`);
     await store(db, orgId, all);
+    // Fresh statistics: the reads then take the rows in the primary key's order by the index.
+    await db.execute(sql`analyze cfo_stored_features`);
     await db.execute(sql`insert into cfo_features_state (org_id, as_of, grace_days) values (${orgId}, ${input.today}, ${input.graceDays})
       on conflict (org_id) do update set as_of = excluded.as_of, grace_days = excluded.grace_days, built_at = now()`);
     done = 'rebuilt';
