@@ -6,8 +6,8 @@
 //   (cfo_feature_changes), in the change's transaction, whoever writes it. A read takes the stored
 //   rows of the unmarked customers and computes the marked ones' now, both in one snapshot, so the
 //   book is the one featuresAt gives.
-// - The job (jobs/forecast-features.ts), asked for by the reads that found marks, stores the marked
-//   customers' features, or every customer's when the day (or the grace) changed.
+// - The job (jobs/forecast-features.ts), asked for by the reads that found marks and by the sweep,
+//   stores the marked customers' features, or every customer's when the day (or the grace) changed.
 // A day or grace other than the stored one, or more marked customers than a read recomputes
 // quickly, is answered by featuresAt over the whole organisation while the job catches up.
 import { sql } from 'drizzle-orm';

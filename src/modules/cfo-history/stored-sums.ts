@@ -4,11 +4,11 @@
 // - cfo_customer_month_sums holds each customer's share and cfo_month_sums their total, both as of
 //   one day (cfo_sums_state.as_of: the month under way closes on it).
 // - A trigger marks every customer whose contract revisions change (cfo_sums_changes), in the
-//   change's transaction, whoever writes it. A read takes the stored total, less the marked
-//   customers' stored shares, plus their shares computed now: one statement, so one snapshot of
-//   the total, the shares and the revisions.
-// - A job (jobs/month-sums.ts), debounced after the reads that found marks (sums-reader.ts), folds
-//   the marked customers into the stored rows, or rebuilds them when the day has changed since.
+//   change's transaction, whoever writes it. A read lists the marked customers, then takes the
+//   stored total, less their stored shares, plus their shares computed now: one statement, so
+//   one snapshot of the total, the shares and the revisions (storedSumsSql).
+// - A job (jobs/month-sums.ts), asked for by the reads that found marks (sums-reader.ts) and by the
+//   sweep, folds the marked customers into the stored rows, or rebuilds them after a day change.
 // A day other than the stored one, or a change to more customers than a read recomputes quickly,
 // is answered by the live query (`fallback`) while the job catches up.
 import { sql, type SQL } from 'drizzle-orm';
