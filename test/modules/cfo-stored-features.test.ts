@@ -1,7 +1,8 @@
 // The forecast from stored features (cfo-forecast/stored-features.ts) is the forecast from features
 // computed per request, on a demo book: once built, after each kind of write to a customer's
 // inputs before the job stores it (the marked customers computed by the read), after the job, and
-// on a day other than the stored one (computed per request, and a rebuild asked for). Both backends.
+// on a day other than the stored one (computed per request, and a rebuild asked for), and between
+// every two parts of a rebuild run by the job. Both backends.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/client.ts';
@@ -15,6 +16,8 @@ import { loadDemo } from '../../src/modules/demo/service.ts';
 import { createKey } from '../../src/modules/keys/service.ts';
 import { refreshStoredSums } from '../../src/modules/cfo-history/stored-sums.ts';
 import { sweepCfoMarksJob } from '../../src/modules/cfo-forecast/jobs/sweep-marks.ts';
+import { forecastFeaturesJob } from '../../src/modules/cfo-forecast/jobs/forecast-features.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
 import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 import { BACKENDS, buildApp, call, createOrgWithKey, openTestDatabase, uniqueName, type TestDatabase } from '../helpers/harness.ts';
 
@@ -223,6 +226,49 @@ for (const backend of BACKENDS) {
       );
       expect(job!.n).toBe(1);
       expect(await refresh()).toBe('rebuilt');
+      await expectStoredIsLive();
+    });
+
+    test('a rebuild run by the job in parts gives the book computed per request between every two parts, each part within its bound', async () => {
+      // Stored as of a day in another month: most customers' shares differ from today's.
+      const earlier = new Date(Date.parse(today) - 45 * 86_400_000).toISOString().slice(0, 10);
+      expect(await refresh(earlier)).toBe('rebuilt');
+      const customers = (
+        await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from customers where org_id = ${orgId}`)
+      )[0]!.n;
+      const bookInput = { orgId, day: today, graceDays: GRACE, model: (await forecastModel(database.db, orgId, 0.12)).parameters };
+      const [contract] = await queryRows<{ id: string }>(
+        database.db,
+        sql`select id from contracts where org_id = ${orgId} and status = 'active' order by id desc limit 1`,
+      );
+      const units = localRunner(database.db, forecastFeaturesJob.units!, DEFAULT_SETTINGS);
+      const parts: { step: string; customers: number; marksBefore: number; marksAfter: number }[] = [];
+      const result = await forecastFeaturesJob.handle(
+        { graceDays: GRACE, partSize: 40 },
+        {
+          job: { id: 'job_test', kind: forecastFeaturesJob.kind, orgId, attempts: 1 },
+          settings: DEFAULT_SETTINGS,
+          run: (async (name: 'features-part', args: { orgId: string; today: string; graceDays: number; limit: number }) => {
+            const marksBefore = await marks();
+            const part = await units.run(name, args);
+            parts.push({ step: part.step, customers: part.customers, marksBefore, marksAfter: await marks() });
+            expect(await storedOnly(database.db, bookInput)).toEqual(await bookAt(database.db, bookInput));
+            // A write between two parts: its customer is marked (again) and computed by the reads.
+            if (parts.length === 3) await send('PATCH', `/api/contracts/${contract!.id}`, { amount: 654_321 });
+            return part;
+          }) as never,
+        },
+      );
+      expect(result).toEqual({ done: 'rebuilt', parts: parts.length });
+      expect(parts[0]).toMatchObject({ step: 'marked', marksBefore: 0, marksAfter: customers });
+      const folds = parts.slice(1);
+      expect(folds.length).toBeGreaterThanOrEqual(Math.ceil(customers / 40));
+      for (const fold of folds) {
+        expect(fold.step).toBe('folded');
+        expect(fold.customers).toBeLessThanOrEqual(40);
+        expect(fold.marksAfter).toBe(fold.marksBefore - fold.customers);
+      }
+      expect(await marks()).toBe(0);
       await expectStoredIsLive();
     });
   });

@@ -1,7 +1,8 @@
 // The stored month sums (cfo-history/stored-sums.ts) give the ARR history the live query gives, on
 // a demo book: once built, after each kind of write before the job folds it in (the marked
 // customers recomputed by the read), after the fold, and on a day other than the stored one (the
-// live answer, and a rebuild asked for). Both backends.
+// live answer, and a rebuild asked for), and between every two parts of a rebuild run by the job.
+// Both backends.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'drizzle-orm';
 import { queryRows } from '../../src/db/client.ts';
@@ -11,6 +12,9 @@ import { arrHistory, monthSums, type SumsReader } from '../../src/modules/cfo-hi
 import { monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
 import { refreshStoredSums } from '../../src/modules/cfo-history/stored-sums.ts';
 import { storedSums } from '../../src/modules/cfo-history/sums-reader.ts';
+import { monthSumsJob } from '../../src/modules/cfo-history/jobs/month-sums.ts';
+import { localRunner } from '../../src/db/units-of-work.ts';
+import { DEFAULT_SETTINGS } from '../../src/settings.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { importBatch } from '../../src/modules/imports/service.ts';
 import { createKey } from '../../src/modules/keys/service.ts';
@@ -169,6 +173,66 @@ for (const backend of BACKENDS) {
       expect(job!.n).toBe(1);
       expect(await fold()).toBe('rebuilt');
       await expectStoredIsLive();
+    });
+
+    test('a rebuild run by the job in parts answers as the live query does between every two parts, each part within its bound', async () => {
+      // Stored as of a day in another month: most customers' shares differ from today's.
+      const earlier = new Date(Date.parse(today) - 400 * 86_400_000).toISOString().slice(0, 10);
+      await database.db.transaction((tx) => refreshStoredSums(tx as never, { orgId, today: earlier }));
+      expect(await history(storedSums(noFallback), undefined, earlier)).not.toEqual(await history(monthSums));
+      const customers = (
+        await queryRows<{ n: number }>(
+          database.db,
+          sql`select count(distinct customer_id)::int as n from contract_revisions where org_id = ${orgId}`,
+        )
+      )[0]!.n;
+      const [contract] = await queryRows<{ id: string }>(
+        database.db,
+        sql`select id from contracts where org_id = ${orgId} and status = 'active' and currency = 'EUR' order by id desc limit 1`,
+      );
+      const units = localRunner(database.db, monthSumsJob.units!, DEFAULT_SETTINGS);
+      const parts: { step: string; customers: number; marksBefore: number; marksAfter: number }[] = [];
+      const result = await monthSumsJob.handle(
+        { partSize: 40 },
+        {
+          job: { id: 'job_test', kind: monthSumsJob.kind, orgId, attempts: 1 },
+          settings: DEFAULT_SETTINGS,
+          run: (async (name: 'sums-part', args: { orgId: string; today: string; limit: number }) => {
+            const marksBefore = await marks();
+            const part = await units.run(name, args);
+            parts.push({ step: part.step, customers: part.customers, marksBefore, marksAfter: await marks() });
+            await expectStoredIsLive();
+            // A write between two parts: its customer is marked (again) and recomputed by the reads.
+            if (parts.length === 3) await send('PATCH', `/api/contracts/${contract!.id}`, { amount: 123_456 });
+            return part;
+          }) as never,
+        },
+      );
+      expect(result).toEqual({ done: 'rebuilt', parts: parts.length });
+      expect(parts[0]).toMatchObject({ step: 'marked', marksBefore: 0, marksAfter: customers });
+      const folds = parts.slice(1);
+      expect(folds.length).toBeGreaterThanOrEqual(Math.ceil(customers / 40));
+      for (const fold of folds) {
+        expect(fold.step).toBe('folded');
+        expect(fold.customers).toBeLessThanOrEqual(40);
+        expect(fold.marksAfter).toBe(fold.marksBefore - fold.customers);
+      }
+      expect(await marks()).toBe(0);
+      // The totals are the sum of the stored shares (what the reads take marked shares off).
+      const [apart] = await queryRows<{ n: number }>(
+        database.db,
+        sql`select count(*)::int as n from (
+              (select kind, currency, k, new, churn, retained from cfo_month_sums where org_id = ${orgId}
+               except select kind, currency, k, sum(new)::bigint, sum(churn)::bigint, sum(retained)::bigint
+               from cfo_customer_month_sums where org_id = ${orgId} group by kind, currency, k)
+              union all
+              (select kind, currency, k, sum(new)::bigint, sum(churn)::bigint, sum(retained)::bigint
+               from cfo_customer_month_sums where org_id = ${orgId} group by kind, currency, k
+               having sum(new) <> 0 or sum(churn) <> 0 or sum(retained) <> 0
+               except select kind, currency, k, new, churn, retained from cfo_month_sums where org_id = ${orgId})
+            ) d`,
+      );
+      expect(apart!.n).toBe(0);
     });
   });
 }

@@ -141,9 +141,9 @@ async function store(db: Db, orgId: string, rows: FeatureRow[]): Promise<void> {
 }
 
 /** At most this many marked customers a part stores the features of: at 10,000 demo customers on
- * the embedded database a part of N customers took about N × 0.5 ms plus 10 ms (docs/cfo.md), so
- * parts of 80 stay near 50 ms, the house's bound for holding the embedded database. */
-export const FEATURES_PART_MAX = 80;
+ * the embedded database a part of 50 took 50 ms, of 100 40 ms, of 200 114 ms (medians,
+ * bench:cfo-parts, load average 5 on 2 cores), so parts of 100 stay near 50 ms, the house's bound. */
+export const FEATURES_PART_MAX = 100;
 
 export interface FeaturesPart {
   /** `marked`: the stored day (and grace) moved with every customer marked; `folded`: customers stored. */

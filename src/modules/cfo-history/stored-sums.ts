@@ -62,9 +62,9 @@ export function storedSumsSql(input: { orgId: string; today: string; currency?: 
 }
 
 /** At most this many marked customers a part folds in: at 10,000 demo customers on the embedded
- * database a part of N customers took about N × 0.3 ms plus 12 ms (docs/cfo.md), so parts of 100
- * stay near 50 ms, the house's bound for holding the embedded database. */
-export const SUMS_PART_MAX = 100;
+ * database a part of 50 took 42 ms, of 100 65 ms, of 200 122 ms (medians, bench:cfo-parts, load
+ * average 5 on 2 cores), so parts of 60 stay near 50 ms, the house's bound for a unit. */
+export const SUMS_PART_MAX = 60;
 
 export interface SumsPart {
   /** `marked`: the stored day moved to today with every customer marked; `folded`: customers folded in. */
