@@ -158,7 +158,7 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
       await fn();
       return { wall: performance.now() - started, cpu: cpuNow(backendPid) - cpuStarted };
     };
-    const refresh = () => database.db.transaction((tx) => refreshStoredSums(tx as never, { orgId, today }));
+    const refresh = () => refreshStoredSums(database.db, { orgId, today });
     await database.db.execute(sql`delete from cfo_sums_state where org_id = ${orgId}`);
     const rebuildMs = await once(refresh);
     const noFallback: SumsReader = () => Promise.reject(new Error('the stored sums fell back to the live query'));
@@ -180,7 +180,7 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
     // customers marked in both.
     await database.db.execute(sql`delete from cfo_features_state where org_id = ${orgId}`);
     const featuresRebuildMs = await once(() =>
-      database.db.transaction((tx) => refreshStoredFeatures(tx as never, { orgId, today, graceDays: forecastInput.graceDays })),
+      refreshStoredFeatures(database.db, { orgId, today, graceDays: forecastInput.graceDays }),
     );
     const storedOnly: BookReader = async (db, input) => {
       const standing = await featuresStanding(db, { orgId: input.orgId, today: input.day, graceDays: input.graceDays });

@@ -11,7 +11,12 @@ import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/setting
 import { monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
 import { storedBooks } from '../../src/modules/cfo-forecast/book-reader.ts';
 import { bookAt, cfoForecast, forecastModel, keepForecasts, type BookReader } from '../../src/modules/cfo-forecast/forecast.ts';
-import { featuresStanding, refreshStoredFeatures, storedBook } from '../../src/modules/cfo-forecast/stored-features.ts';
+import {
+  type FeaturesPartArgs,
+  featuresStanding,
+  refreshStoredFeatures,
+  storedBook,
+} from '../../src/modules/cfo-forecast/stored-features.ts';
 import { loadDemo } from '../../src/modules/demo/service.ts';
 import { createKey } from '../../src/modules/keys/service.ts';
 import { refreshStoredSums } from '../../src/modules/cfo-history/stored-sums.ts';
@@ -244,15 +249,18 @@ for (const backend of BACKENDS) {
       const units = localRunner(database.db, forecastFeaturesJob.units!, DEFAULT_SETTINGS);
       const parts: { step: string; customers: number; marksBefore: number; marksAfter: number }[] = [];
       const result = await forecastFeaturesJob.handle(
-        { graceDays: GRACE, partSize: 40 },
+        { graceDays: GRACE, partSize: 40, markSize: 100 },
         {
           job: { id: 'job_test', kind: forecastFeaturesJob.kind, orgId, attempts: 1 },
           settings: DEFAULT_SETTINGS,
-          run: (async (name: 'features-part', args: { orgId: string; today: string; graceDays: number; limit: number }) => {
+          run: (async (name: 'features-part', args: FeaturesPartArgs) => {
             const marksBefore = await marks();
             const part = await units.run(name, args);
             parts.push({ step: part.step, customers: part.customers, marksBefore, marksAfter: await marks() });
-            expect(await storedOnly(database.db, bookInput)).toEqual(await bookAt(database.db, bookInput));
+            // Until the last customers are marked the stored day stays, and the reads compute every customer.
+            if (part.step === 'marking')
+              expect((await featuresStanding(database.db, { orgId, today, graceDays: GRACE })).current).toBe(false);
+            else expect(await storedOnly(database.db, bookInput)).toEqual(await bookAt(database.db, bookInput));
             // A write between two parts: its customer is marked (again) and computed by the reads.
             if (parts.length === 3) await send('PATCH', `/api/contracts/${contract!.id}`, { amount: 654_321 });
             return part;
@@ -260,8 +268,14 @@ for (const backend of BACKENDS) {
         },
       );
       expect(result).toEqual({ done: 'rebuilt', parts: parts.length });
-      expect(parts[0]).toMatchObject({ step: 'marked', marksBefore: 0, marksAfter: customers });
-      const folds = parts.slice(1);
+      const marking = parts.findIndex((p) => p.step === 'marked');
+      expect(marking).toBeGreaterThanOrEqual(2);
+      for (const part of parts.slice(0, marking)) {
+        expect(part.step).toBe('marking');
+        expect(part.customers).toBeLessThanOrEqual(100);
+      }
+      expect(parts[marking]!.marksAfter).toBe(customers);
+      const folds = parts.slice(marking + 1);
       expect(folds.length).toBeGreaterThanOrEqual(Math.ceil(customers / 40));
       for (const fold of folds) {
         expect(fold.step).toBe('folded');

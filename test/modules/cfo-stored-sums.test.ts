@@ -10,7 +10,7 @@ import { utcToday } from '../../src/lib/today.ts';
 import { DEFAULT_ACTION_SETTINGS } from '../../src/modules/agent-actions/settings.ts';
 import { arrHistory, monthSums, type SumsReader } from '../../src/modules/cfo-history/history.ts';
 import { monthIndex, monthOf } from '../../src/modules/cfo-history/months.ts';
-import { refreshStoredSums } from '../../src/modules/cfo-history/stored-sums.ts';
+import { refreshStoredSums, type SumsPartArgs } from '../../src/modules/cfo-history/stored-sums.ts';
 import { storedSums } from '../../src/modules/cfo-history/sums-reader.ts';
 import { monthSumsJob } from '../../src/modules/cfo-history/jobs/month-sums.ts';
 import { localRunner } from '../../src/db/units-of-work.ts';
@@ -44,6 +44,9 @@ for (const backend of BACKENDS) {
       arrHistory(database.db, { orgId, from, to, today: day, currency, reportingCurrency: null }, readSums);
     const marks = async () =>
       (await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from cfo_sums_changes where org_id = ${orgId}`))[0]!.n;
+    const storedDay = async () =>
+      (await queryRows<{ as_of: string }>(database.db, sql`select as_of::text as as_of from cfo_sums_state where org_id = ${orgId}`))[0]!
+        .as_of;
     const fold = () => database.db.transaction((tx) => refreshStoredSums(tx as never, { orgId, today }));
 
     /** The stored answer is the live one, for every currency at once and for one. */
@@ -193,15 +196,17 @@ for (const backend of BACKENDS) {
       const units = localRunner(database.db, monthSumsJob.units!, DEFAULT_SETTINGS);
       const parts: { step: string; customers: number; marksBefore: number; marksAfter: number }[] = [];
       const result = await monthSumsJob.handle(
-        { partSize: 40 },
+        { partSize: 40, markSize: 100 },
         {
           job: { id: 'job_test', kind: monthSumsJob.kind, orgId, attempts: 1 },
           settings: DEFAULT_SETTINGS,
-          run: (async (name: 'sums-part', args: { orgId: string; today: string; limit: number }) => {
+          run: (async (name: 'sums-part', args: SumsPartArgs) => {
             const marksBefore = await marks();
             const part = await units.run(name, args);
             parts.push({ step: part.step, customers: part.customers, marksBefore, marksAfter: await marks() });
-            await expectStoredIsLive();
+            // Until the last customers are marked the stored day stays, and the reads answer live.
+            if (part.step === 'marking') expect(await storedDay()).toBe(earlier);
+            else await expectStoredIsLive();
             // A write between two parts: its customer is marked (again) and recomputed by the reads.
             if (parts.length === 3) await send('PATCH', `/api/contracts/${contract!.id}`, { amount: 123_456 });
             return part;
@@ -209,8 +214,14 @@ for (const backend of BACKENDS) {
         },
       );
       expect(result).toEqual({ done: 'rebuilt', parts: parts.length });
-      expect(parts[0]).toMatchObject({ step: 'marked', marksBefore: 0, marksAfter: customers });
-      const folds = parts.slice(1);
+      const marking = parts.findIndex((p) => p.step === 'marked');
+      expect(marking).toBeGreaterThanOrEqual(2);
+      for (const part of parts.slice(0, marking)) {
+        expect(part.step).toBe('marking');
+        expect(part.customers).toBeLessThanOrEqual(100);
+      }
+      expect(parts[marking]!.marksAfter).toBe(customers);
+      const folds = parts.slice(marking + 1);
       expect(folds.length).toBeGreaterThanOrEqual(Math.ceil(customers / 40));
       for (const fold of folds) {
         expect(fold.step).toBe('folded');

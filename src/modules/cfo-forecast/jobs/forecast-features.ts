@@ -10,20 +10,29 @@ import { nextSizeByTime, timed } from '../../../db/units-of-work.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { defineJobKind } from '../../../queue/job-kind.ts';
 import { enqueueJob } from '../../../queue/job-queue.ts';
-import { FEATURES_PART_MAX, featuresInParts, refreshFeaturesPart } from '../stored-features.ts';
+import {
+  FEATURES_PART_MAX,
+  type FeaturesPartArgs,
+  featuresInParts,
+  MARK_FEATURES_PART_MAX,
+  refreshFeaturesPart,
+} from '../stored-features.ts';
 
 const PART_SIZING = { targetMs: 50, min: 5, max: FEATURES_PART_MAX };
 
 const featuresUnits = {
-  'features-part': timed((db: Db, args: { orgId: string; today: string; graceDays: number; limit: number }) =>
-    refreshFeaturesPart(db, args),
-  ),
+  'features-part': timed((db: Db, args: FeaturesPartArgs) => refreshFeaturesPart(db, args)),
 };
 
 export const forecastFeaturesJob = defineJobKind({
   kind: 'cfo.forecast-features',
-  // `partSize`: customers a part at most (tests, benches); absent: sized by time up to FEATURES_PART_MAX.
-  payload: t.Object({ graceDays: t.Integer({ minimum: 0 }), partSize: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })) }),
+  // `partSize`: customers a part at most, `markSize` a marking part (tests, benches); absent: the
+  // parts sized by time up to FEATURES_PART_MAX, the marking parts MARK_FEATURES_PART_MAX.
+  payload: t.Object({
+    graceDays: t.Integer({ minimum: 0 }),
+    partSize: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })),
+    markSize: t.Optional(t.Integer({ minimum: 1, maximum: 100_000 })),
+  }),
   retry: { maxAttempts: 5 },
   units: featuresUnits,
   handle: async (payload, ctx) => {
@@ -32,8 +41,15 @@ export const forecastFeaturesJob = defineJobKind({
     const today = utcToday();
     let limit = payload.partSize ?? PART_SIZING.min * 4;
     let parts = 0;
-    const done = await featuresInParts(async () => {
-      const part = await ctx.run('features-part', { orgId, today, graceDays: payload.graceDays, limit });
+    const done = await featuresInParts(async (after) => {
+      const part = await ctx.run('features-part', {
+        orgId,
+        today,
+        graceDays: payload.graceDays,
+        limit,
+        markLimit: payload.markSize ?? MARK_FEATURES_PART_MAX,
+        after,
+      });
       parts++;
       // Sized by the parts that had their fill of customers: a last, smaller one says nothing.
       if (payload.partSize === undefined && part.step === 'folded' && part.customers === limit)

@@ -11,18 +11,22 @@ import { nextSizeByTime, timed } from '../../../db/units-of-work.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { defineJobKind } from '../../../queue/job-kind.ts';
 import { enqueueJob } from '../../../queue/job-queue.ts';
-import { refreshSumsPart, SUMS_PART_MAX, sumsInParts } from '../stored-sums.ts';
+import { MARK_PART_MAX, refreshSumsPart, SUMS_PART_MAX, type SumsPartArgs, sumsInParts } from '../stored-sums.ts';
 
 const PART_SIZING = { targetMs: 50, min: 5, max: SUMS_PART_MAX };
 
 const sumsUnits = {
-  'sums-part': timed((db: Db, args: { orgId: string; today: string; limit: number }) => refreshSumsPart(db, args)),
+  'sums-part': timed((db: Db, args: SumsPartArgs) => refreshSumsPart(db, args)),
 };
 
 export const monthSumsJob = defineJobKind({
   kind: 'cfo.month-sums',
-  // `partSize`: customers a part at most (tests, benches); absent: sized by time up to SUMS_PART_MAX.
-  payload: t.Object({ partSize: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })) }),
+  // `partSize`: customers a fold at most, `markSize` a marking part (tests, benches); absent: the
+  // folds sized by time up to SUMS_PART_MAX, the marking parts MARK_PART_MAX.
+  payload: t.Object({
+    partSize: t.Optional(t.Integer({ minimum: 1, maximum: 10_000 })),
+    markSize: t.Optional(t.Integer({ minimum: 1, maximum: 100_000 })),
+  }),
   retry: { maxAttempts: 5 },
   units: sumsUnits,
   handle: async (payload, ctx) => {
@@ -31,8 +35,8 @@ export const monthSumsJob = defineJobKind({
     const today = utcToday();
     let limit = payload.partSize ?? PART_SIZING.min * 4;
     let parts = 0;
-    const done = await sumsInParts(async () => {
-      const part = await ctx.run('sums-part', { orgId, today, limit });
+    const done = await sumsInParts(async (after) => {
+      const part = await ctx.run('sums-part', { orgId, today, limit, markLimit: payload.markSize ?? MARK_PART_MAX, after });
       parts++;
       // Sized by the parts that had their fill of customers: a last, smaller one says nothing.
       if (payload.partSize === undefined && part.step === 'folded' && part.customers === limit)
