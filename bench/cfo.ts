@@ -179,9 +179,7 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
     // From the stored month sums and features (as the route reads them): built, read, read with
     // customers marked in both.
     await database.db.execute(sql`delete from cfo_features_state where org_id = ${orgId}`);
-    const featuresRebuildMs = await once(() =>
-      refreshStoredFeatures(database.db, { orgId, today, graceDays: forecastInput.graceDays }),
-    );
+    const featuresRebuildMs = await once(() => refreshStoredFeatures(database.db, { orgId, today, graceDays: forecastInput.graceDays }));
     const storedOnly: BookReader = async (db, input) => {
       const standing = await featuresStanding(db, { orgId: input.orgId, today: input.day, graceDays: input.graceDays });
       if (!standing.current) throw new Error('the stored features are not current');
