@@ -223,6 +223,8 @@ for (const backend of BACKENDS) {
 
     test('on a day other than the stored one the features are computed per request and a rebuild is asked for', async () => {
       const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
+      // Stored as of a day before: a refresh never moves the stored day back, so built afresh.
+      await database.db.execute(sql`delete from cfo_features_state where org_id = ${orgId}`);
       expect(await refresh(yesterday)).toBe('rebuilt');
       await database.db.execute(sql`delete from jobs where org_id = ${orgId} and kind = 'cfo.forecast-features'`);
       expect(await forecast(storedBooks())).toEqual(await forecast(bookAt));
@@ -241,6 +243,8 @@ for (const backend of BACKENDS) {
     test('a rebuild run by the job in parts gives the book computed per request between every two parts, each part within its bound', async () => {
       // Stored as of a day in another month: most customers' shares differ from today's.
       const earlier = new Date(Date.parse(today) - 45 * 86_400_000).toISOString().slice(0, 10);
+      // Stored as of a day before: a refresh never moves the stored day back, so built afresh.
+      await database.db.execute(sql`delete from cfo_features_state where org_id = ${orgId}`);
       expect(await refresh(earlier)).toBe('rebuilt');
       const customers = (
         await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from customers where org_id = ${orgId}`)

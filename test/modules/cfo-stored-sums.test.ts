@@ -160,6 +160,8 @@ for (const backend of BACKENDS) {
 
     test('on a day other than the stored one the live query answers and a refresh is asked for; the refresh rebuilds', async () => {
       const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
+      // Stored as of a day before: a refresh never moves the stored day back, so built afresh.
+      await database.db.execute(sql`delete from cfo_sums_state where org_id = ${orgId}`);
       await database.db.transaction((tx) => refreshStoredSums(tx as never, { orgId, today: yesterday }));
       await database.db.execute(sql`delete from jobs where org_id = ${orgId} and kind = 'cfo.month-sums'`);
       const live = await history(monthSums);
@@ -185,6 +187,8 @@ for (const backend of BACKENDS) {
     test('a rebuild run by the job in parts answers as the live query does between every two parts, each part within its bound', async () => {
       // Stored as of a day in another month: most customers' shares differ from today's.
       const earlier = new Date(Date.parse(today) - 400 * 86_400_000).toISOString().slice(0, 10);
+      // Stored as of a day before: a refresh never moves the stored day back, so built afresh.
+      await database.db.execute(sql`delete from cfo_sums_state where org_id = ${orgId}`);
       await database.db.transaction((tx) => refreshStoredSums(tx as never, { orgId, today: earlier }));
       expect(await history(storedSums(noFallback), undefined, earlier)).not.toEqual(await history(monthSums));
       const customers = (
@@ -248,6 +252,17 @@ for (const backend of BACKENDS) {
             ) d`,
       );
       expect(apart!.n).toBe(0);
+    });
+
+    test('a run of the day before leaves the stored sums of today as they are (a run still going at midnight)', async () => {
+      await fold();
+      const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
+      await database.db.execute(sql`insert into cfo_sums_changes (org_id, customer_id)
+        select org_id, id from customers where org_id = ${orgId} order by id limit 3 on conflict do nothing`);
+      expect(await database.db.transaction((tx) => refreshStoredSums(tx as never, { orgId, today: yesterday }))).toBe('folded');
+      expect(await storedDay()).toBe(today);
+      expect(await marks()).toBe(3);
+      await expectStoredIsLive();
     });
   });
 }

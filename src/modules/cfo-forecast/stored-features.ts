@@ -187,6 +187,8 @@ export async function refreshFeaturesPart(db: Db, input: FeaturesPartArgs): Prom
     db,
     sql`select as_of::text as as_of, grace_days from cfo_features_state where org_id = ${orgId}`,
   );
+  // A run of the day before (still going at midnight) leaves them to the new day's (as refreshSumsPart).
+  if (state && state.as_of > input.today) return { step: 'folded', customers: 0, more: false, after: null };
   if (!state || state.as_of !== input.today || state.grace_days !== input.graceDays) {
     const [edge] = await queryRows<{ id: string }>(
       db,

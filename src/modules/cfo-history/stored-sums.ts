@@ -105,6 +105,9 @@ export async function refreshSumsPart(db: Db, input: SumsPartArgs): Promise<Sums
   // One part of an organisation at a time: each reads the shares the one before stored.
   await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`cfo.month-sums:${orgId}`}))`);
   const [state] = await queryRows<{ as_of: string }>(db, sql`select as_of::text as as_of from cfo_sums_state where org_id = ${orgId}`);
+  // A run of the day before (still going at midnight) leaves them to the new day's: moving the
+  // stored day back, each would start the other's marking again.
+  if (state && state.as_of > today) return { step: 'folded', customers: 0, more: false, after: null };
   if (state?.as_of !== today) {
     // The range (after, upTo]: upTo the markLimit-th customer id after `after`; none left, to the end.
     const [edge] = await queryRows<{ id: string }>(
