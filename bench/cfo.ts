@@ -1,13 +1,21 @@
-// bun run bench:cfo [-- --customers 100000 --only postgres,embedded --months 36 --runs 5 --no-backtest]
+// bun run bench:cfo [-- --customers 100000 --only postgres,embedded --months 36 --runs 5 --marked 10 --no-backtest]
 // The CFO's ARR history at scale, in this process (no server): loads the demo at --customers into a
 // fresh organisation on each backend, then times, median of --runs after one warm-up:
 //   history   GET /api/cfo/arr's work over --months months, every currency (arrHistory)
+//   stored    the same history from the stored month sums (cfo-history/stored-sums.ts): their
+//             rebuild (one run), a read, a read with --marked customers marked changed (recomputed
+//             by the read; the marks are written straight, so the organisation's data stays as it
+//             was), and the fold of those marks (one run)
 //   cohorts   GET /api/cfo/cohorts' work over the last 12 cohorts
 //   baseline  the same closes the obvious way, in the same run: every close's customers from the
 //             point-in-time rebuild (revintel_contracts_at at each month's last day, --months + 1
 //             of them), each customer's ARR compared with the close before, summed per month and
 //             currency — without new vs reactivation or retention, so a lower bound of its cost.
-//   forecast  GET /api/cfo/forecast's work, 12 months, every currency (cfoForecast); and of it the
+//   forecast  GET /api/cfo/forecast's work, 12 months, every currency (cfoForecast): computed per
+//             request; from the stored month sums and features as the route reads them (the
+//             features' rebuild, once), and so with --marked customers marked in both; with the
+//             bands kept (keepForecasts) as the route keeps them, unchanged and with EUR's book
+//             taken as changed (its bands made again each run); and of it the
 //             bands alone (groups by dynamic programme multiplied by FFT, retainedDistribution), with
 //             the largest error bound stated over the book, beside the baseline: the same bands by
 //             one dynamic programme capped at 4·10⁶ cell updates (the method before the FFT)
@@ -24,10 +32,21 @@ import { sql } from 'drizzle-orm';
 import { connectPostgres, openEmbedded, rowsOf, type Database } from '../src/db/client.ts';
 import { runMigrations } from '../src/db/migrate.ts';
 import { loadDemo } from '../src/modules/demo/service.ts';
-import { arrHistory } from '../src/modules/cfo-history/history.ts';
+import { arrHistory, type SumsReader } from '../src/modules/cfo-history/history.ts';
+import { refreshStoredSums } from '../src/modules/cfo-history/stored-sums.ts';
+import { storedSums } from '../src/modules/cfo-history/sums-reader.ts';
 import { cohorts } from '../src/modules/cfo-history/cohorts.ts';
 import { closingDay, monthIndex, monthOf } from '../src/modules/cfo-history/months.ts';
-import { bookAt, cfoForecast, forecastBook, forecastModel, type BookCustomer } from '../src/modules/cfo-forecast/forecast.ts';
+import {
+  bookAt,
+  cfoForecast,
+  forecastBook,
+  forecastModel,
+  keepForecasts,
+  type BookCustomer,
+  type BookReader,
+} from '../src/modules/cfo-forecast/forecast.ts';
+import { featuresStanding, refreshStoredFeatures, storedBook } from '../src/modules/cfo-forecast/stored-features.ts';
 import { DEFAULT_LIMITS, type GridLimits } from '../src/modules/cfo-forecast/distribution.ts';
 import { forecastBacktest } from '../src/modules/cfo-forecast/backtest.ts';
 import { cpuMs, makeTempDir, median, positiveOption, removeTempDir, table } from './lib.ts';
@@ -41,9 +60,11 @@ const { values: opts } = parseArgs({
     runs: { type: 'string' },
     'database-url': { type: 'string' },
     org: { type: 'string' },
+    marked: { type: 'string' },
     'no-backtest': { type: 'boolean' },
   },
 });
+const markedCount = positiveOption(opts.marked, 10);
 const customers = positiveOption(opts.customers, 100_000);
 const months = positiveOption(opts.months, 36);
 const runs = positiveOption(opts.runs, 5);
@@ -131,10 +152,62 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
     const backendPid =
       backend === 'postgres' ? rowsOf<{ pid: number }>(await database.db.execute(sql`select pg_backend_pid() as pid`))[0]!.pid : null;
     const history = await timed(() => arrHistory(database.db, { orgId, from, to, today, reportingCurrency: null }), backendPid);
+    // The stored month sums: built, read, read with customers marked, the marks folded in.
+    const once = async (fn: () => Promise<unknown>) => {
+      const [started, cpuStarted] = [performance.now(), cpuNow(backendPid)];
+      await fn();
+      return { wall: performance.now() - started, cpu: cpuNow(backendPid) - cpuStarted };
+    };
+    const refresh = () => refreshStoredSums(database.db, { orgId, today });
+    await database.db.execute(sql`delete from cfo_sums_state where org_id = ${orgId}`);
+    const rebuildMs = await once(refresh);
+    const noFallback: SumsReader = () => Promise.reject(new Error('the stored sums fell back to the live query'));
+    const stored = () => arrHistory(database.db, { orgId, from, to, today, reportingCurrency: null }, storedSums(noFallback));
+    const storedMs = await timed(stored, backendPid);
+    const markSome = () =>
+      database.db.execute(sql`insert into cfo_sums_changes (org_id, customer_id)
+        select org_id, id from customers where org_id = ${orgId} order by random() limit ${markedCount}
+        on conflict (org_id, customer_id) do update set seq = nextval(pg_get_serial_sequence('cfo_sums_changes', 'seq'))`);
+    await markSome();
+    const markedMs = await timed(stored, backendPid);
+    const foldMs = await once(refresh);
+    await markSome();
     const cohortsMs = await timed(() => cohorts(database.db, { orgId, from: monthOf(monthIndex(to) - 11), to, today }), backendPid);
     const baselineMs = await timed(() => baseline(database, orgId), backendPid);
     const forecastInput = { orgId, today, months: 12, reportingCurrency: null, graceDays: 30, priorAnnualChurn: 0.12 };
     const forecastMs = await timed(() => cfoForecast(database.db, forecastInput), backendPid);
+    // From the stored month sums and features (as the route reads them): built, read, read with
+    // customers marked in both.
+    await database.db.execute(sql`delete from cfo_features_state where org_id = ${orgId}`);
+    const featuresRebuildMs = await once(() => refreshStoredFeatures(database.db, { orgId, today, graceDays: forecastInput.graceDays }));
+    const storedOnly: BookReader = async (db, input) => {
+      const standing = await featuresStanding(db, { orgId: input.orgId, today: input.day, graceDays: input.graceDays });
+      if (!standing.current) throw new Error('the stored features are not current');
+      return storedBook(db, { orgId: input.orgId, today: input.day, graceDays: input.graceDays, model: input.model });
+    };
+    await database.db.execute(sql`delete from cfo_sums_changes where org_id = ${orgId}`);
+    await refresh();
+    const forecastStored = () => cfoForecast(database.db, forecastInput, storedSums(noFallback), storedOnly);
+    const forecastStoredMs = await timed(forecastStored, backendPid);
+    await markSome();
+    await database.db.execute(sql`insert into cfo_feature_changes (org_id, customer_id)
+      select org_id, customer_id from cfo_sums_changes where org_id = ${orgId}
+      on conflict (org_id, customer_id) do update set seq = nextval(pg_get_serial_sequence('cfo_feature_changes', 'seq'))`);
+    const forecastMarkedMs = await timed(forecastStored, backendPid);
+    // With the bands kept (keepForecasts, as the route): nothing changed since, then one currency's
+    // book changed (its bands made again, the other two kept).
+    const keptBands = keepForecasts();
+    const forecastKeptMs = await timed(
+      () => cfoForecast(database.db, forecastInput, storedSums(noFallback), storedOnly, keptBands),
+      backendPid,
+    );
+    // The currencies' books come in order (EUR, GBP, USD): the first of each forecast's three is made again.
+    let books = 0;
+    const oneChanged: typeof forecastBook = (book, input) => (books++ % 3 === 0 ? forecastBook(book, input) : keptBands(book, input));
+    const forecastOneMs = await timed(
+      () => cfoForecast(database.db, forecastInput, storedSums(noFallback), storedOnly, oneChanged),
+      backendPid,
+    );
     // The bands alone: the same book's months again, without the database.
     const book = (await cfoForecast(database.db, forecastInput)).series.map((s) => s.customers);
     // The bands alone, each currency's 12 months: the FFT's, and the capped dynamic programme's.
@@ -172,6 +245,11 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
       customers.toLocaleString('en-US'),
       book.join(' / '),
       shown(forecastMs),
+      shown(featuresRebuildMs),
+      shown(forecastStoredMs),
+      shown(forecastMarkedMs),
+      shown(forecastKeptMs),
+      shown(forecastOneMs),
       `${fft.ms.toFixed(0)} ms, bound ${(fft.worst * 100).toFixed(4)} %`,
       `${dp.ms.toFixed(0)} ms, bound ${(dp.worst * 100).toFixed(4)} %`,
       opts['no-backtest'] ? '(left out)' : shown(backtestMs),
@@ -182,6 +260,10 @@ for (const backend of (['postgres', 'embedded'] as const).filter((b) => only.has
       kept ? '(kept)' : customers.toLocaleString('en-US'),
       size!.revisions.toLocaleString('en-US'),
       shown(history),
+      shown(rebuildMs),
+      shown(storedMs),
+      shown(markedMs),
+      shown(foldMs),
       shown(cohortsMs),
       shown(baselineMs),
       `${(baselineMs.cpu / history.cpu).toFixed(1)}x`,
@@ -199,6 +281,10 @@ console.log(
       'customers',
       'revisions',
       `history (${months} months)`,
+      'stored: rebuild (once)',
+      'history, stored',
+      `history, stored, ${markedCount} marked`,
+      `fold of ${markedCount} (once)`,
       'cohorts (12)',
       `baseline (${months + 1} rebuilds)`,
       'baseline ÷ history (CPU)',
@@ -213,6 +299,11 @@ console.log(
       'customers',
       'book per currency',
       'forecast (12 months)',
+      'stored features: rebuild (once)',
+      'forecast, stored',
+      `forecast, stored, ${markedCount} marked`,
+      '… bands kept',
+      '… one currency changed',
       'bands alone (FFT), bound ÷ book',
       'baseline: one DP ≤ 4·10⁶ cells',
       'backtest (12 × 12, one run)',

@@ -47,6 +47,7 @@ import { TICKET_IMPORT_ROUTES, ticketImportModule } from './modules/tickets/impo
 import { PREDICTION_ROUTES, predictionsModule } from './modules/predictions/index.ts';
 import { CFO_HISTORY_ROUTES, cfoHistoryModule } from './modules/cfo-history/index.ts';
 import { keepSums } from './modules/cfo-history/history.ts';
+import { storedSums } from './modules/cfo-history/sums-reader.ts';
 import { CFO_FORECAST_ROUTES, cfoForecastModule } from './modules/cfo-forecast/index.ts';
 import { ACTION_ROUTES, agentActionsModule } from './modules/agent-actions/index.ts';
 import { TEAM_CHAT_ROUTE, teamChatModule } from './modules/slack/webhook.ts';
@@ -152,8 +153,9 @@ function createRoutes(
 ) {
   // What the routes read of the settings: the configuration's (SECRET_KEY the one in force).
   const settings = deps.settings ?? settingsOf(deps.config);
-  // The ARR history's month sums, kept for the history's routes and the forecast's expansion rate alike.
-  const cfoSums = keepSums();
+  // The ARR history's month sums for the history's routes and the forecast's expansion rate alike:
+  // stored and kept up to date by a job, and the live query (kept per data version) until they are.
+  const cfoSums = storedSums(keepSums());
   let methodTable: { method: string; matcher: RegExp }[] | null = null;
   const allowedMethods = (path: string): string[] => {
     const table = (methodTable ??= routesOf().map((route) => ({ method: route.method, matcher: patternMatcher(route.path) })));

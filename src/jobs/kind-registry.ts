@@ -21,6 +21,9 @@ import { renewalsDueJob } from '../modules/agent-actions/jobs/renewals.ts';
 import { executeActionJob } from '../modules/agent-actions/execute-job.ts';
 import { deliverEventJob } from '../modules/agent-actions/outbox.ts';
 import { reanalyseTicketsJob } from '../modules/tickets/reanalysis.ts';
+import { monthSumsDailyJob, monthSumsJob } from '../modules/cfo-history/jobs/month-sums.ts';
+import { forecastFeaturesDailyJob, forecastFeaturesJob } from '../modules/cfo-forecast/jobs/forecast-features.ts';
+import { sweepCfoMarksJob } from '../modules/cfo-forecast/jobs/sweep-marks.ts';
 import { BILLING_JOB_KINDS } from '../modules/billing/jobs.ts';
 
 export const MAIN_JOB_KINDS: readonly JobKind[] = [
@@ -40,6 +43,11 @@ export const MAIN_JOB_KINDS: readonly JobKind[] = [
   whatsappInboundJob,
   whatsappBatchJob,
   reanalyseTicketsJob,
+  monthSumsJob,
+  monthSumsDailyJob,
+  forecastFeaturesJob,
+  forecastFeaturesDailyJob,
+  sweepCfoMarksJob,
   ...BILLING_JOB_KINDS,
 ];
 

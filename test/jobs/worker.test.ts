@@ -65,12 +65,15 @@ for (const backend of BACKENDS) {
           `select kind from job_schedules where kind = any($1::text[]) order by kind`,
           [JOB_KINDS.map((k) => k.kind)],
         );
-        return rows.length === 8 && rows.map((r) => r.kind);
+        return rows.length === 11 && rows.map((r) => r.kind);
       });
       expect(kinds).toEqual([
         'actions.expire',
         'actions.renewals-due',
         'actions.wake',
+        'cfo.forecast-features-daily',
+        'cfo.month-sums-daily',
+        'cfo.sweep-marks',
         'idempotency.purge',
         'jobs.purge-finished',
         'jobs.recover-leases',

@@ -20,3 +20,4 @@ export * from './users.ts';
 export * from './fx-rates.ts';
 export * from './billing.ts';
 export * from './forecast-backtests.ts';
+export * from './cfo-sums.ts';

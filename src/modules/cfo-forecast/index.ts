@@ -16,11 +16,12 @@ import type { RequestStates } from '../../plugins/request-state.ts';
 import { isIsoCurrency } from '../cfo-history/currencies.ts';
 import { reportingCurrencyOf } from '../cfo-history/fx.ts';
 import type { PredictionSettings } from '../predictions/settings.ts';
-import { cfoForecast } from './forecast.ts';
+import { cfoForecast, keepForecasts } from './forecast.ts';
 import { Forecast, ForecastBacktestBody, ForecastBacktestParams, ForecastBacktestRun, ForecastQuery } from './model.ts';
 import { forecastBacktestJob } from './jobs/backtest.ts';
 import { getForecastBacktest, latestForecastBacktest, requestForecastBacktest } from './runs.ts';
 import type { SumsReader } from '../cfo-history/history.ts';
+import { storedBooks } from './book-reader.ts';
 
 export const CFO_FORECAST_ROUTES = {
   forecast: {
@@ -98,6 +99,8 @@ export function cfoForecastModule(deps: {
   const { db } = deps.database;
   const backtestBody = requestBody(ForecastBacktestBody);
   const backtestLimit = bodyLimit(CFO_FORECAST_ROUTES.requestBacktest.body, deps.config);
+  const readBook = storedBooks();
+  const forecastOf = keepForecasts();
   return new Elysia({ name: 'revintel/cfo-forecast' })
     .post(CFO_FORECAST_ROUTES.requestBacktest.path, async ({ request, set }) => {
       const orgId = principalOf(request).org.id;
@@ -140,6 +143,8 @@ export function cfoForecastModule(deps: {
             priorAnnualChurn: settings.priorAnnualChurn,
           },
           deps.readSums,
+          readBook,
+          forecastOf,
         ),
       );
     });

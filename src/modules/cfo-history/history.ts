@@ -55,7 +55,7 @@ export interface ArrHistory {
 }
 
 /** Figures summed per currency and month from the customers' steps. */
-interface MonthSums {
+export interface MonthSums {
   kind: 'movement' | 'retention';
   currency: string;
   k: number;
@@ -99,7 +99,11 @@ const NUMERIC_FIELDS = [
  * months before was a and is now b. Those runs are few per customer, so the pairs are too.
  */
 export async function monthSums(db: Db, input: { orgId: string; today: string; currency?: string }): Promise<MonthSums[]> {
-  const rows = await withoutJit(db, (tx) => queryRows<Record<string, unknown>>(tx, monthSumsSql(input)));
+  return parseSums(await withoutJit(db, (tx) => queryRows<Record<string, unknown>>(tx, monthSumsSql(input))));
+}
+
+/** Month sums rows as read (bigint sums come as strings). */
+export function parseSums(rows: Record<string, unknown>[]): MonthSums[] {
   return rows.map((row) => {
     const out = { ...row } as Record<string, unknown>;
     for (const field of NUMERIC_FIELDS) out[field] = Number(row[field]);
@@ -107,9 +111,17 @@ export async function monthSums(db: Db, input: { orgId: string; today: string; c
   });
 }
 
-export function monthSumsSql(input: { orgId: string; today: string; currency?: string }): SQL {
+/** What monthSumsSql sums: the whole organisation per currency and month, or (`byCustomer`) each
+ * customer's share apart, of every customer or of those `customers` (a query of their ids) lists. */
+export interface SumsScope {
+  byCustomer?: boolean;
+  customers?: SQL;
+}
+
+export function monthSumsSql(input: { orgId: string; today: string; currency?: string }, scope: SumsScope = {}): SQL {
   const current = currentMonthSql(input.today);
-  return sql`with ${stepsSql(input.orgId, input.today, input.currency)},
+  const by = scope.byCustomer ? sql`customer_id, ` : sql``;
+  return sql`with ${stepsSql(input.orgId, input.today, input.currency, scope.customers)},
     moves as (
       -- One window pass over the steps, in their order: the movements and the runs of constant ARR.
       select customer_id, currency, k, arr_after - delta as before, arr_after as after,
@@ -120,16 +132,16 @@ export function monthSumsSql(input: { orgId: string; today: string; currency?: s
     ),
     positive as (select customer_id, currency, k as from_k, until_k, after as arr from moves where after > 0),
     pairs as (
-      select a.currency, greatest(a.from_k + 12, b.from_k) as lo, least(a.until_k + 12, b.until_k) as hi, b.arr as retained, least(a.arr, b.arr) as capped
+      select a.customer_id, a.currency, greatest(a.from_k + 12, b.from_k) as lo, least(a.until_k + 12, b.until_k) as hi, b.arr as retained, least(a.arr, b.arr) as capped
       from positive a join positive b on b.customer_id = a.customer_id and b.currency = a.currency
       where greatest(a.from_k + 12, b.from_k) < least(a.until_k + 12, b.until_k)
     ),
     retention as (
-      select currency, lo as k, retained, capped from pairs
+      select customer_id, currency, lo as k, retained, capped from pairs
       union all
-      select currency, hi, -retained, -capped from pairs where hi <= ${current}
+      select customer_id, currency, hi, -retained, -capped from pairs where hi <= ${current}
     )
-    select 'movement' as kind, currency, k,
+    select 'movement' as kind, ${by}currency, k,
            coalesce(sum(after) filter (where before = 0 and starts = 1), 0)::bigint as new,
            coalesce(sum(after) filter (where before = 0 and starts > 1), 0)::bigint as reactivation,
            coalesce(sum(after - before) filter (where before > 0 and after > before), 0)::bigint as expansion,
@@ -140,11 +152,15 @@ export function monthSumsSql(input: { orgId: string; today: string; currency?: s
            (count(*) filter (where after = 0))::int as churned_customers,
            (count(*) filter (where before = 0) - count(*) filter (where after = 0))::int as customers_net,
            0::bigint as retained, 0::bigint as retained_capped
-    from moves group by currency, k
+    from moves group by ${by}currency, k
     union all
-    select 'retention', currency, k, 0, 0, 0, 0, 0, 0, 0, 0, 0, sum(retained)::bigint, sum(capped)::bigint
-    from retention group by currency, k
-    order by 2, 3`;
+    select 'retention', ${by}currency, k, 0, 0, 0, 0, 0, 0, 0, 0, 0, sum(retained)::bigint, sum(capped)::bigint
+    from retention group by ${by}currency, k${
+      scope.byCustomer
+        ? sql``
+        : sql`
+    order by 2, 3`
+    }`;
 }
 
 /** Reads an organisation's month sums: straight from the database, or through a keepSums memo. */

@@ -17,8 +17,9 @@ const monthIndexOf = (day: SQL) => sql`(extract(year from ${day})::int * 12 + ex
  * months k with lo ≤ close(k) ≤ hi, a run of months; adding its ARR at the first and taking it off
  * after the last, then summing per customer in month order, gives every close without writing a
  * row per customer and month (100,000 customers × 36 months would be 3.6 million).
+ * `customers`, a query of customer ids, keeps those customers' steps only (stored-sums.ts).
  */
-export function stepsSql(orgId: string, today: string, currency?: string): SQL {
+export function stepsSql(orgId: string, today: string, currency?: string, customers?: SQL): SQL {
   const current = sql`${monthIndexOf(sql`${today}::date`)}`;
   return sql`revisions as (
     select r.customer_id, r.currency, r.revision, r.contract_id, r.valid_from,
@@ -27,7 +28,7 @@ export function stepsSql(orgId: string, today: string, currency?: string): SQL {
            revintel_contract_service_end(r.status, r.end_date, r.cancelled_at) as service_end,
            revintel_contract_arr(r.billing_interval, r.amount) as arr
     from contract_revisions r
-    where r.org_id = ${orgId}${currency === undefined ? sql`` : sql` and r.currency = ${currency}`}
+    where r.org_id = ${orgId}${currency === undefined ? sql`` : sql` and r.currency = ${currency}`}${customers === undefined ? sql`` : sql` and r.customer_id in (${customers})`}
   ),
   spans as (
     -- A revision holds until a later one (by number) holds: the earliest valid_from after it.
