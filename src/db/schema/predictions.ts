@@ -95,7 +95,12 @@ export const predictions = pgTable(
   (table) => [
     primaryKey({ columns: [table.orgId, table.customerId] }),
     foreignKey({ columns: [table.orgId, table.customerId], foreignColumns: [customers.orgId, customers.id] }).onDelete('cascade'),
-    index('predictions_org_risk_idx').on(table.orgId, table.risk),
+    // A band's customers of one organisation (risk = any(…) and org_id = …). Led by the band, not
+    // the organisation: an index led by org_id alone ties with the primary key for a chunk's
+    // `org_id = $1` when the planner believes the table empty (analysed before the first scores;
+    // the embedded database never analyses on its own), and a chunk then scanned every prediction
+    // of its organisation (test/modules/predictions-chunk-plans.test.ts).
+    index('predictions_risk_org_idx').on(table.risk, table.orgId),
     check('predictions_probability_check', sql`${table.probability} >= 0 and ${table.probability} <= 1`),
     check('predictions_risk_check', sql`${table.risk} in ('low', 'medium', 'high', 'critical')`),
   ],
