@@ -15,6 +15,7 @@ import { queryRows, queryText, type Db } from '../../db/client.ts';
 import { featuresAt, type FeatureRow } from '../predictions/features.ts';
 import type { AdditiveModel } from '../predictions/logistic.ts';
 import { bookOf, FORECAST_HORIZON_DAYS, type BookCustomer } from './forecast.ts';
+import { refreshInParts, type RefreshPart } from '../cfo-history/refresh-parts.ts';
 
 /** Beyond this many marked customers a read computes every customer's features at once. */
 export const MAX_MARKED_FEATURES = 5_000;
@@ -149,16 +150,7 @@ export const FEATURES_PART_MAX = 100;
  * one statement took 1.6 s on PostgreSQL (240 ms at 10,000 on the embedded database). */
 export const MARK_FEATURES_PART_MAX = 2_500;
 
-export interface FeaturesPart {
-  /** `marking`: customers up to `after` marked, the stored day not moved yet; `marked`: the last of
-   * them marked and the stored day (and grace) moved; `folded`: marked customers' features stored. */
-  step: 'marking' | 'marked' | 'folded';
-  customers: number;
-  /** Another part is due. */
-  more: boolean;
-  /** Where the next marking part starts (customer ids after it). */
-  after: string | null;
-}
+export type FeaturesPart = RefreshPart;
 
 export interface FeaturesPartArgs {
   orgId: string;
@@ -238,23 +230,12 @@ export async function refreshFeaturesPart(db: Db, input: FeaturesPartArgs): Prom
 /** Runs parts (`part`: one unit, its own transaction, from the last one's `after`) until none is
  * due: 'rebuilt' when one moved the stored day. The job runs them as units sized by time
  * (jobs/forecast-features.ts). */
-export async function featuresInParts(part: (after: string | null) => Promise<FeaturesPart>): Promise<'folded' | 'rebuilt'> {
-  let done: 'folded' | 'rebuilt' = 'folded';
-  let after: string | null = null;
-  for (;;) {
-    const result = await part(after);
-    if (result.step === 'marked') done = 'rebuilt';
-    if (!result.more) return done;
-    after = result.after;
-  }
-}
-
 /** The whole refresh on `db`, each part a transaction of its own (a savepoint in a caller's): tests, benches. */
 export const refreshStoredFeatures = (
   db: Db,
   input: { orgId: string; today: string; graceDays: number; limit?: number; markLimit?: number },
 ): Promise<'folded' | 'rebuilt'> =>
-  featuresInParts((after) =>
+  refreshInParts((after) =>
     db.transaction((tx) =>
       refreshFeaturesPart(tx, {
         orgId: input.orgId,

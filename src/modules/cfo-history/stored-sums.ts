@@ -14,6 +14,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, queryText, type Db } from '../../db/client.ts';
 import { monthSumsSql } from './history.ts';
+import { refreshInParts, type RefreshPart } from './refresh-parts.ts';
 
 const FIELDS = [
   'new',
@@ -70,16 +71,7 @@ export const SUMS_PART_MAX = 60;
  * one statement took 3.2 s on PostgreSQL (200 ms at 10,000 on the embedded database). */
 export const MARK_PART_MAX = 2_500;
 
-export interface SumsPart {
-  /** `marking`: customers up to `after` marked, the stored day not moved yet; `marked`: the last of
-   * them marked and the stored day moved to today; `folded`: marked customers folded in. */
-  step: 'marking' | 'marked' | 'folded';
-  customers: number;
-  /** Another part is due. */
-  more: boolean;
-  /** Where the next marking part starts (customer ids after it). */
-  after: string | null;
-}
+export type SumsPart = RefreshPart;
 
 export interface SumsPartArgs {
   orgId: string;
@@ -181,23 +173,12 @@ async function foldIn(db: Db, orgId: string, today: string, seen: { customer_id:
 /** Runs parts (`part`: one unit, its own transaction, from the last one's `after`) until none is
  * due: 'rebuilt' when one moved the stored day. The job runs them as units sized by time
  * (jobs/month-sums.ts). */
-export async function sumsInParts(part: (after: string | null) => Promise<SumsPart>): Promise<'folded' | 'rebuilt'> {
-  let done: 'folded' | 'rebuilt' = 'folded';
-  let after: string | null = null;
-  for (;;) {
-    const result = await part(after);
-    if (result.step === 'marked') done = 'rebuilt';
-    if (!result.more) return done;
-    after = result.after;
-  }
-}
-
 /** The whole refresh on `db`, each part a transaction of its own (a savepoint in a caller's): tests, benches. */
 export const refreshStoredSums = (
   db: Db,
   input: { orgId: string; today: string; limit?: number; markLimit?: number },
 ): Promise<'folded' | 'rebuilt'> =>
-  sumsInParts((after) =>
+  refreshInParts((after) =>
     db.transaction((tx) =>
       refreshSumsPart(tx, {
         orgId: input.orgId,

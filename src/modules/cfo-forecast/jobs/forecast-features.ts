@@ -6,17 +6,12 @@
 // transaction, all of it holding the embedded database.
 import { Type as t } from '@sinclair/typebox';
 import { queryText, type Db } from '../../../db/client.ts';
-import { nextSizeByTime, timed } from '../../../db/units-of-work.ts';
+import { timed } from '../../../db/units-of-work.ts';
+import { refreshSizedByTime } from '../../cfo-history/refresh-parts.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { defineJobKind } from '../../../queue/job-kind.ts';
 import { enqueueJob } from '../../../queue/job-queue.ts';
-import {
-  FEATURES_PART_MAX,
-  type FeaturesPartArgs,
-  featuresInParts,
-  MARK_FEATURES_PART_MAX,
-  refreshFeaturesPart,
-} from '../stored-features.ts';
+import { FEATURES_PART_MAX, type FeaturesPartArgs, MARK_FEATURES_PART_MAX, refreshFeaturesPart } from '../stored-features.ts';
 
 const PART_SIZING = { targetMs: 50, min: 5, max: FEATURES_PART_MAX };
 
@@ -39,24 +34,11 @@ export const forecastFeaturesJob = defineJobKind({
     const orgId = ctx.job.orgId;
     if (!orgId) return { skipped: 'no organisation' };
     const today = utcToday();
-    let limit = payload.partSize ?? PART_SIZING.min * 4;
-    let parts = 0;
-    const done = await featuresInParts(async (after) => {
-      const part = await ctx.run('features-part', {
-        orgId,
-        today,
-        graceDays: payload.graceDays,
-        limit,
-        markLimit: payload.markSize ?? MARK_FEATURES_PART_MAX,
-        after,
-      });
-      parts++;
-      // Sized by the parts that had their fill of customers: a last, smaller one says nothing.
-      if (payload.partSize === undefined && part.step === 'folded' && part.customers === limit)
-        limit = nextSizeByTime(limit, part.ms, PART_SIZING);
-      return part;
-    });
-    return { done, parts };
+    const { graceDays } = payload;
+    const markLimit = payload.markSize ?? MARK_FEATURES_PART_MAX;
+    return refreshSizedByTime(PART_SIZING, payload.partSize, (limit, after) =>
+      ctx.run('features-part', { orgId, today, graceDays, limit, markLimit, after }),
+    );
   },
 });
 

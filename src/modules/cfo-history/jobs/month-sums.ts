@@ -7,11 +7,12 @@
 // took 16 s as one. Between parts the reads stay exact (live while the marks are many).
 import { Type as t } from '@sinclair/typebox';
 import { queryText, type Db } from '../../../db/client.ts';
-import { nextSizeByTime, timed } from '../../../db/units-of-work.ts';
+import { timed } from '../../../db/units-of-work.ts';
 import { utcToday } from '../../../lib/today.ts';
 import { defineJobKind } from '../../../queue/job-kind.ts';
 import { enqueueJob } from '../../../queue/job-queue.ts';
-import { MARK_PART_MAX, refreshSumsPart, SUMS_PART_MAX, type SumsPartArgs, sumsInParts } from '../stored-sums.ts';
+import { refreshSizedByTime } from '../refresh-parts.ts';
+import { MARK_PART_MAX, refreshSumsPart, SUMS_PART_MAX, type SumsPartArgs } from '../stored-sums.ts';
 
 const PART_SIZING = { targetMs: 50, min: 5, max: SUMS_PART_MAX };
 
@@ -33,17 +34,10 @@ export const monthSumsJob = defineJobKind({
     const orgId = ctx.job.orgId;
     if (!orgId) return { skipped: 'no organisation' };
     const today = utcToday();
-    let limit = payload.partSize ?? PART_SIZING.min * 4;
-    let parts = 0;
-    const done = await sumsInParts(async (after) => {
-      const part = await ctx.run('sums-part', { orgId, today, limit, markLimit: payload.markSize ?? MARK_PART_MAX, after });
-      parts++;
-      // Sized by the parts that had their fill of customers: a last, smaller one says nothing.
-      if (payload.partSize === undefined && part.step === 'folded' && part.customers === limit)
-        limit = nextSizeByTime(limit, part.ms, PART_SIZING);
-      return part;
-    });
-    return { done, parts };
+    const markLimit = payload.markSize ?? MARK_PART_MAX;
+    return refreshSizedByTime(PART_SIZING, payload.partSize, (limit, after) =>
+      ctx.run('sums-part', { orgId, today, limit, markLimit, after }),
+    );
   },
 });
 
