@@ -74,8 +74,8 @@ export interface MonthSums {
   retained_capped: number;
 }
 
-const NUMERIC_FIELDS = [
-  'k',
+/** The sums of a month (stored-sums.ts stores these per customer and in total). */
+export const SUM_FIELDS = [
   'new',
   'reactivation',
   'expansion',
@@ -88,6 +88,8 @@ const NUMERIC_FIELDS = [
   'retained',
   'retained_capped',
 ] as const;
+
+const NUMERIC_FIELDS = ['k', ...SUM_FIELDS] as const;
 
 /**
  * Every currency's (or one currency's) month sums over the organisation's whole history.

@@ -13,22 +13,10 @@
 // is answered by the live query (`fallback`) while the job catches up.
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, queryText, type Db } from '../../db/client.ts';
-import { monthSumsSql } from './history.ts';
+import { monthSumsSql, SUM_FIELDS } from './history.ts';
 import { refreshInParts, type RefreshPart } from './refresh-parts.ts';
 
-const FIELDS = [
-  'new',
-  'reactivation',
-  'expansion',
-  'contraction',
-  'churn',
-  'new_customers',
-  'reactivated_customers',
-  'churned_customers',
-  'customers_net',
-  'retained',
-  'retained_capped',
-] as const;
+const FIELDS = SUM_FIELDS;
 
 const columns = sql.raw(FIELDS.map((f) => `"${f}"`).join(', '));
 const negated = sql.raw(FIELDS.map((f) => `-"${f}"`).join(', '));
