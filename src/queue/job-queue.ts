@@ -254,20 +254,11 @@ export async function claimJobs(
     .map((r) => ({ id: r.id, kind: r.kind, orgId: r.org_id, payload: r.payload, attempts: r.attempts, maxAttempts: r.max_attempts }));
   // Nothing due: when the next queued job comes due (a debounced recompute, a retry), so an idle
   // loop looks then instead of at the end of its back-off, up to 5 s later.
-  const nextDueAt =
-    rows.length > 0
-      ? null
-      : ((
-          await queryText<{ next: Date | string | null }>(
-            db,
-            `select min(run_at) as next from jobs where state = 'queued' and run_at > $1::timestamptz and kind = any($2::text[])`,
-            [args.now.toISOString(), args.kinds],
-          )
-        )[0]?.next ?? null);
+  const nextDueAt = rows.length > 0 ? null : await nextQueuedDue(db, { kinds: args.kinds, now: args.now });
   return {
     jobs,
     turn: last ? (last.org_id ?? '') : (args.after ?? ''),
-    nextDueAt: nextDueAt === null ? null : new Date(nextDueAt).toISOString(),
+    nextDueAt,
   };
 }
 
